@@ -1,0 +1,3 @@
+from evalrun.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""The assertion handler contract.
+
+A handler is a subclass of `Assertion` registered under a type name (see registry.py). It is built once per
+configured assertion at config-load time (`__init__` -> `check()`, which raises ConfigError for bad arguments),
+and its `evaluate()` is awaited once per case with an `AssertionContext`. It returns a `Score` for the
+*un-negated* assertion; the engine applies `not-`, weight, metric and error handling. Handlers keep no per-case
+state on `self` (house rule 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalrun.errors import ConfigError
+from evalrun.types import AssertionSpec, Case, GraderTrace, Output
+
+if TYPE_CHECKING:
+    from evalrun.grading.base import Grader
+
+
+@dataclass
+class Score:
+    """What a handler returns: the un-negated verdict."""
+
+    pass_: bool
+    score: float | None
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+    trace: GraderTrace | None = None  # graded handlers return their grader calls here
+    #: True for lower-is-better metrics: `not-` then flips pass but leaves the score as measured.
+    keep_score_on_negate: bool = False
+
+
+@dataclass
+class AssertionContext:
+    """Everything a handler may read for one case. `value` and `config` are already rendered for the case."""
+
+    output: str  # the provider output after test- and assertion-level transforms
+    response: Output  # the full provider response (latency, cost, tokens, finish_reason, metadata)
+    vars: dict[str, Any]
+    prompt: str  # the rendered prompt (chat prompts as JSON text)
+    case: Case
+    value: Any
+    config: dict[str, Any]
+    #: Resolves the grader for this assertion (assertion provider > test options.provider > ... > builtin).
+    get_grader: Callable[[AssertionSpec], Grader] | None = None
+    #: Evaluates child assertions (assert-set) with the same case context.
+    run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None
+
+    def grader(self, spec: AssertionSpec) -> Grader:
+        if self.get_grader is None:  # pragma: no cover - the runner always sets it
+            raise RuntimeError("no grader resolver in context")
+        return self.get_grader(spec)
+
+
+class Assertion:
+    """Base class of every assertion handler. Subclasses set the class attributes and implement evaluate()."""
+
+    #: Type name as written in YAML (without `not-`). Set by @register.
+    name: ClassVar[str] = ""
+    #: One line for `evalrun list`.
+    summary: ClassVar[str] = ""
+    #: Uses a grader model (counted in --dry-run, shown in validate).
+    graded: ClassVar[bool] = False
+    #: Upper bound of grader calls one evaluation makes (for --dry-run estimates).
+    grader_calls: ClassVar[int] = 0
+    #: Threshold used when the YAML gives none (None = the handler has no threshold).
+    default_threshold: ClassVar[float | None] = None
+    #: `value` must be present.
+    requires_value: ClassVar[bool] = False
+    #: The handler is given the un-rendered value (e.g. python code, JS code).
+    raw_value: ClassVar[bool] = False
+    #: Extra keys allowed in `config:` (None = any).
+    config_keys: ClassVar[frozenset[str] | None] = None
+
+    def __init__(self, spec: AssertionSpec) -> None:
+        self.spec = spec
+        if self.requires_value and spec.value is None:
+            raise self.error("a value is required", key="value",
+                             hint=f"give `value:` for {spec.full_type}")
+        if self.config_keys is not None:
+            for k in spec.config:
+                if k not in self.config_keys:
+                    from evalrun.suggest import did_you_mean
+                    raise self.error(f"unknown config key {k!r} for {spec.type}", key=f"config.{k}",
+                                     hint=did_you_mean(k, self.config_keys) or
+                                     f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
+        self.check()
+
+    @property
+    def threshold(self) -> float | None:
+        return self.spec.threshold if self.spec.threshold is not None else self.default_threshold
+
+    def check(self) -> None:
+        """Validate arguments at config-load time. Raise via self.error(). Static values only."""
+
+    def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
+        path = self.spec.key_path + ("." + key if key else "")
+        return ConfigError.at(self.spec.loc, message, key=path or None, hint=hint)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        raise NotImplementedError

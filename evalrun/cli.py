@@ -1,0 +1,112 @@
+"""Command line: `evalrun eval|validate|list|cache`. The only place that prints besides report/.
+
+Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
+so `evalrun validate` stays fast and never imports litellm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from evalrun import __version__
+from evalrun.errors import ConfigError, EvalrunError
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"evalrun: error: {message}\n  hint: run `{self.prog} --help` for the options", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _configs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("configs", nargs="*", metavar="CONFIG", help="config file(s) (YAML or JSON)")
+    p.add_argument("-c", "--config", action="append", default=[], metavar="CONFIG",
+                   help="config file; may be given several times (merged)")
+    p.add_argument("--var", action="append", default=[], metavar="K=V", help="set a var for every test")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="evalrun", description="Evaluate LLM output against YAML-declared assertions.")
+    parser.add_argument("--version", action="version", version=f"evalrun {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    ev = sub.add_parser("eval", help="run a suite and report results")
+    _configs(ev)
+    ev.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="write results; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+    ev.add_argument("-j", "--max-concurrency", type=int, default=None, metavar="N",
+                    help="concurrent cases (default 4, or evaluateOptions.maxConcurrency)")
+    ev.add_argument("--repeat", type=int, default=None, metavar="N", help="run each case N times")
+    ev.add_argument("--delay", type=int, default=None, metavar="MS", help="wait MS between calls")
+    ev.add_argument("--timeout", type=float, default=None, metavar="S", help="per-case timeout in seconds")
+    ev.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    ev.add_argument("--grader", metavar="MODEL", default=None,
+                    help="grader for graded assertions: a model id (e.g. openai:gpt-4o-mini) or 'builtin'")
+    ev.add_argument("--filter-pattern", metavar="REGEX", help="only tests whose description matches")
+    ev.add_argument("--filter-first-n", type=int, metavar="N", help="only the first N cases")
+    ev.add_argument("--filter-failing", metavar="RESULTS", help="only cases that failed or errored in RESULTS")
+    ev.add_argument("--no-table", action="store_true", help="do not print the results table")
+    ev.add_argument("--no-progress-bar", action="store_true", help="no progress bar")
+    ev.add_argument("--resume", nargs="?", const="", default=None, metavar="RESULTS_JSONL",
+                    help="continue an interrupted run, skipping cases already in its results file")
+    ev.add_argument("--results-file", metavar="JSONL", default=None,
+                    help="where results are appended as cases finish (default .evalrun/last-run.jsonl)")
+    ev.add_argument("--dry-run", action="store_true",
+                    help="load and expand, call nothing; print the calls the run would make")
+    ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
+                    help="exit 0 when at least PCT%% of cases pass")
+
+    va = sub.add_parser("validate", help="load and check config(s) without calling anything")
+    _configs(va)
+    va.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    li = sub.add_parser("list", help="list assertion types")
+    li.add_argument("--json", action="store_true", help="print as JSON")
+    li.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
+    ca = sub.add_parser("cache", help="inspect or clear the response cache")
+    ca.add_argument("action", choices=["stats", "clear"])
+    ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    try:
+        module = importlib.import_module(f"evalrun.commands.{_COMMANDS[args.command]}")
+        return int(module.run(args))
+    except ConfigError as e:
+        if debug:
+            raise
+        print(f"evalrun: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except EvalrunError as e:
+        if debug:
+            raise
+        print(f"evalrun: error: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        print("evalrun: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

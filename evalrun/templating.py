@@ -1,0 +1,143 @@
+"""One sandboxed Jinja2 environment with StrictUndefined; compiled templates are cached.
+
+Var values are data and are never rendered themselves. A string that is exactly one `{{ name }}` expression
+renders to the var's native value (a list of chunks stays a list), as promptfoo users write
+`contextChunks: '{{contextChunks}}'`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+from jinja2.sandbox import SandboxedEnvironment
+
+from evalrun.errors import ConfigError
+
+_SINGLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
+
+
+class _Env(dict[str, str]):
+    """`{{ env.NAME }}`: the config's `env:` over the process environment; a missing name is an error."""
+
+    def __getattr__(self, name: str) -> str:
+        try:
+            return self[name]
+        except KeyError:
+            raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
+
+
+_env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
+_env.filters["dump"] = lambda v: json.dumps(v, ensure_ascii=False)
+_env.filters["tojson"] = lambda v: json.dumps(v, ensure_ascii=False)
+_config_env: dict[str, str] = {}
+
+
+def set_config_env(env: dict[str, str]) -> None:
+    """Values from the config's `env:` key, consulted before os.environ by `{{ env.NAME }}`."""
+    _config_env.clear()
+    _config_env.update(env)
+
+
+def env_namespace() -> _Env:
+    merged = _Env(os.environ)
+    merged.update(_config_env)
+    return merged
+
+
+def has_template(text: str) -> bool:
+    return "{{" in text or "{%" in text
+
+
+@lru_cache(maxsize=4096)
+def compile_template(source: str) -> jinja2.Template:
+    """Compile (cached). Raises jinja2.TemplateSyntaxError."""
+    return _env.from_string(source)
+
+
+@lru_cache(maxsize=4096)
+def variables_of(source: str) -> frozenset[str]:
+    """Top-level variable names a template reads (for checking undefined vars before any call)."""
+    return frozenset(meta.find_undeclared_variables(_env.parse(source)))
+
+
+def check_syntax(source: str) -> str | None:
+    """None when the template compiles, else the error message."""
+    try:
+        compile_template(source)
+    except jinja2.TemplateSyntaxError as e:
+        return f"template syntax error: {e.message} (template line {e.lineno})"
+    return None
+
+
+def render(source: str, vars: dict[str, Any]) -> str:
+    """Render a template string with vars (plus `env`). Raises jinja2 errors to the caller."""
+    if not has_template(source):
+        return source
+    ns = dict(vars)
+    ns.setdefault("env", env_namespace())
+    return compile_template(source).render(ns)
+
+
+def render_value(value: Any, vars: dict[str, Any]) -> Any:
+    """Render an assertion value/config: strings (and strings inside lists/dicts) are templates.
+
+    A string that is exactly `{{ name }}` (or `{{ a.b }}`) yields the var's native value.
+    """
+    if isinstance(value, str):
+        if not has_template(value):
+            return value
+        m = _SINGLE_VAR.match(value)
+        if m:
+            found, native = _lookup(m.group(1), vars)
+            if found:
+                return native
+        return render(value, vars)
+    if isinstance(value, list):
+        return [render_value(v, vars) for v in value]
+    if isinstance(value, dict):
+        return {k: render_value(v, vars) for k, v in value.items()}
+    return value
+
+
+def _lookup(dotted: str, vars: dict[str, Any]) -> tuple[bool, Any]:
+    cur: Any = vars
+    for part in dotted.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return False, None
+    return True, cur
+
+
+def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str | list[dict[str, Any]]:
+    """Render a text prompt, or each message's string content of a chat prompt."""
+    if isinstance(raw, str):
+        return render(raw, vars)
+    out = []
+    for msg in raw:
+        m = dict(msg)
+        if isinstance(m.get("content"), str):
+            m["content"] = render(m["content"], vars)
+        out.append(m)
+    return out
+
+
+def describe_render_error(e: Exception, *, where: str) -> ConfigError:
+    """Turn a Jinja2 error into a ConfigError naming the variable and `where` (e.g. the test)."""
+    if isinstance(e, jinja2.UndefinedError):
+        msg = str(e.message or e)
+        name = re.search(r"'([^']+)' is undefined", msg)
+        if name:
+            return ConfigError(f"undefined template variable {name.group(1)!r} in {where}",
+                               hint=f"define `{name.group(1)}` under the test's `vars:` (or defaultTest.vars), "
+                                    "or pass --var {0}=VALUE".format(name.group(1)))
+        return ConfigError(f"template error in {where}: {msg}")
+    if isinstance(e, jinja2.TemplateSyntaxError):
+        return ConfigError(f"template syntax error in {where}: {e.message}")
+    return ConfigError(f"template error in {where}: {e}")

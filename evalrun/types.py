@@ -1,0 +1,248 @@
+"""Data passed between stages. Frozen where it crosses a module boundary.
+
+Flow: config (Suite, TestSpec, AssertionSpec, PromptSpec, ProviderSpec) -> expand (Case)
+-> runner/providers (Output) -> assertions (AssertionResult) -> CaseResult -> report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalrun.errors import Location
+
+Messages = list[dict[str, Any]]
+VerdictLabel = Literal["supported", "contradicted", "unsupported"]
+RelevanceLevel = Literal["high", "medium", "low", "none"]
+Status = Literal["pass", "fail", "error"]
+
+
+# ---------------------------------------------------------------- config model
+@dataclass(frozen=True)
+class PromptSpec:
+    """One prompt: raw template text, or a chat message list whose contents are templates."""
+
+    raw: str | Messages
+    label: str
+    id: str
+    loc: Location | None = None
+
+    @property
+    def is_chat(self) -> bool:
+        return isinstance(self.raw, list)
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """A provider as written in the config, not yet built. `id` is e.g. 'echo', 'openai:gpt-4o-mini'."""
+
+    id: str
+    label: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    prompts: tuple[str, ...] | None = None  # labels/ids of prompts this provider runs; None = all
+    transform: str | None = None
+    delay_ms: int = 0
+    loc: Location | None = None
+
+    @property
+    def name(self) -> str:
+        return self.label or self.id
+
+
+@dataclass(frozen=True)
+class AssertionSpec:
+    """One assertion as configured. `type` excludes the `not-` prefix, `negate` says it was there.
+
+    `value` may still hold templates (rendered per case). `children` is set for `assert-set`.
+    """
+
+    type: str
+    negate: bool = False
+    value: Any = None
+    threshold: float | None = None
+    weight: float = 1.0
+    metric: str | None = None
+    transform: str | None = None
+    provider: Any = None  # grader spec (str or dict) for graded assertions
+    config: dict[str, Any] = field(default_factory=dict)
+    rubric_prompt: Any = None
+    context_transform: str | None = None
+    children: tuple[AssertionSpec, ...] = ()
+    loc: Location | None = None
+    key_path: str = ""  # e.g. "tests[2].assert[0]"
+    #: The built handler (an assertions.base.Assertion), set by the config loader via assertions.engine.build.
+    handler: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def full_type(self) -> str:
+        return f"not-{self.type}" if self.negate else self.type
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One test after defaultTest (and scenario) merge."""
+
+    index: int
+    description: str | None
+    vars: dict[str, Any]
+    asserts: tuple[AssertionSpec, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    providers: tuple[str, ...] | None = None  # filter: provider ids/labels; None = all
+    prompts: tuple[str, ...] | None = None  # filter: prompt labels/ids; None = all
+    loc: Location | None = None
+    key_path: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A loaded, validated config: everything needed to expand and run."""
+
+    description: str | None
+    prompts: tuple[PromptSpec, ...]
+    providers: tuple[ProviderSpec, ...]
+    tests: tuple[TestSpec, ...]
+    files: tuple[str, ...]  # the config files loaded
+    evaluate_options: dict[str, Any] = field(default_factory=dict)
+    output_paths: tuple[str, ...] = ()
+    derived_metrics: tuple[dict[str, Any], ...] = ()
+    grader: Any = None  # evalrun's own top-level `grader:` key
+    env: dict[str, str] = field(default_factory=dict)
+    disable_var_expansion: bool = False
+    base_dir: str = "."
+
+
+# ---------------------------------------------------------------- expansion
+@dataclass(frozen=True)
+class Case:
+    """One cell of the test matrix: a test, one var combination, one provider, one prompt, one repeat."""
+
+    id: str  # stable hash of (test index, vars, provider id, prompt id, repeat)
+    index: int  # position in promptfoo's expansion order
+    test: TestSpec
+    vars: dict[str, Any]
+    provider: ProviderSpec
+    prompt: PromptSpec
+    repeat: int = 0
+
+
+# ---------------------------------------------------------------- run
+@dataclass(frozen=True)
+class TokenUsage:
+    prompt: int = 0
+    completion: int = 0
+    total: int = 0
+    cached: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(self.prompt + other.prompt, self.completion + other.completion,
+                          self.total + other.total, self.cached + other.cached)
+
+
+@dataclass(frozen=True)
+class Output:
+    """What a provider returned for one case."""
+
+    text: str
+    raw: Any = None
+    tokens: TokenUsage = field(default_factory=TokenUsage)
+    cost: float | None = None
+    latency_ms: float = 0.0
+    cached: bool = False
+    finish_reason: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)  # e.g. retrieved context from a RAG app
+
+
+# ---------------------------------------------------------------- grading
+@dataclass(frozen=True)
+class Verdict:
+    verdict: VerdictLabel
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkJudgement:
+    level: RelevanceLevel
+    used: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ChunkRelevance:
+    chunks: tuple[ChunkJudgement, ...]
+    missing: tuple[str, ...] = ()
+
+
+@dataclass
+class GraderCall:
+    """One grader call, for the audit trail."""
+
+    step: str  # extract | verify | attribute | classify | judge
+    raw: str | None
+    cached: bool = False
+    tokens: TokenUsage = field(default_factory=TokenUsage)
+    cost: float | None = None
+    latency_ms: float = 0.0
+
+
+@dataclass
+class GraderTrace:
+    """Accumulates the grader calls of one assertion evaluation (owned by that evaluation only)."""
+
+    grader: str
+    calls: list[GraderCall] = field(default_factory=list)
+
+    @property
+    def tokens(self) -> TokenUsage:
+        total = TokenUsage()
+        for c in self.calls:
+            total = total + c.tokens
+        return total
+
+    @property
+    def cost(self) -> float:
+        return sum(c.cost or 0.0 for c in self.calls)
+
+
+# ---------------------------------------------------------------- results
+@dataclass(frozen=True)
+class AssertionResult:
+    type: str  # with `not-` prefix when negated
+    pass_: bool
+    score: float | None
+    threshold: float | None
+    weight: float
+    reason: str
+    metric: str | None = None
+    error: str | None = None  # set when the assertion could not be evaluated: the case is an ERROR
+    details: dict[str, Any] = field(default_factory=dict)
+    grader: str | None = None
+    tokens: TokenUsage = field(default_factory=TokenUsage)  # grader tokens
+    cost: float = 0.0  # grader cost
+    children: tuple[AssertionResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case_id: str
+    index: int
+    status: Status
+    pass_: bool
+    score: float | None
+    reason: str
+    error: str | None
+    provider: str
+    prompt_label: str
+    prompt: str  # rendered prompt (chat prompts as JSON)
+    vars: dict[str, Any]
+    description: str | None
+    output: str | None
+    latency_ms: float
+    cached: bool
+    tokens: TokenUsage
+    cost: float | None
+    assertions: tuple[AssertionResult, ...]
+    test_index: int = 0
+    repeat: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,142 @@
+"""A fake OpenAI-compatible HTTP server on 127.0.0.1 for tests (no network).
+
+Serves POST /v1/chat/completions (and /chat/completions). Replies come from a script, in order, then from
+`default` (a callable of the request body returning a reply). A reply is a dict:
+  {"content": "text"}                     -> 200 with a chat completion whose message content is the text
+  {"content": ..., "delay": 0.2}          -> the same after sleeping 0.2 s
+  {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}  -> that status (body defaults to an error)
+  {"drop": True}                          -> closes the connection without answering
+  {"raw": "not json"}                     -> 200 with that raw body
+  {"usage": {...}, "finish_reason": "length"} may accompany "content".
+Every request body (parsed JSON) is recorded in `.requests`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = dict[str, Any]
+
+
+class FakeOpenAI:
+    def __init__(self, default: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        self.default = default or (lambda body: {"content": "ok"})
+        self._script: list[Reply] = []
+        self._lock = threading.Lock()
+        self.requests: list[dict[str, Any]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # ------------------------------------------------------------ control
+    @property
+    def url(self) -> str:
+        """Base URL to pass as api_base / apiBaseUrl (ends in /v1)."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    def start(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if self._script:
+                return self._script.pop(0)
+        return self.default(body)
+
+    # ------------------------------------------------------------ HTTP
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b"{}"
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                reply = fake._next_reply(body)
+                if reply.get("delay"):
+                    time.sleep(float(reply["delay"]))
+                if reply.get("drop"):
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                status = int(reply.get("status", 200))
+                headers = dict(reply.get("headers") or {})
+                if "raw" in reply:
+                    payload = str(reply["raw"]).encode()
+                elif status != 200:
+                    payload = json.dumps(reply.get("body") or {
+                        "error": {"message": f"injected {status}", "type": "fake_error", "code": status}
+                    }).encode()
+                else:
+                    payload = json.dumps(_completion(body, reply)).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in headers.items():
+                    self.send_header(k, str(v))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:  # /v1/models, for clients that probe
+                payload = json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    content = reply.get("content", "")
+    if not isinstance(content, str):
+        content = json.dumps(content)
+    usage = reply.get("usage") or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake-model"),
+        "choices": [{
+            "index": 0,
+            "message": {"role": "assistant", "content": content},
+            "finish_reason": reply.get("finish_reason", "stop"),
+        }],
+        "usage": usage,
+    }
