@@ -1,0 +1,166 @@
+"""Pure scoring formulas of the graded metrics (public API; no I/O, no globals).
+
+Every function takes the judgements a grader produced (claims' correctness, claim x chunk entailment, chunk
+relevance levels, ...) and returns a number. The formulas and their worked examples are documented in
+docs/metrics.md. Functions whose metric is undefined on empty input (no claims) return None: the caller
+reports that outcome instead of inventing a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+NOISE_MODES = ("relevant", "irrelevant")
+NOISE_FORMULAS = ("default", "ragas")
+
+#: Mastra's context-relevance weights per level.
+RELEVANCE_WEIGHTS: Mapping[str, float] = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
+
+#: Mastra's noise-robustness weights per impact level.
+IMPACT_WEIGHTS: Mapping[str, float] = {
+    "none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1,
+}
+
+
+def _check_matrix(entails: Sequence[Sequence[bool]], rows: int, cols: int, name: str) -> None:
+    if len(entails) != rows:
+        raise ValueError(f"{name} has {len(entails)} rows, expected {rows}")
+    for i, row in enumerate(entails):
+        if len(row) != cols:
+            raise ValueError(f"{name}[{i}] has {len(row)} columns, expected {cols}")
+
+
+def irrelevant_sourced(entails_row: Sequence[bool], relevant: Sequence[bool]) -> bool:
+    """A claim comes from irrelevant context: some irrelevant chunk entails it and no relevant chunk does."""
+    from_irrelevant = any(e and not r for e, r in zip(entails_row, relevant, strict=True))
+    from_relevant = any(e and r for e, r in zip(entails_row, relevant, strict=True))
+    return from_irrelevant and not from_relevant
+
+
+def noise_counted(correct: Sequence[bool], entails: Sequence[Sequence[bool]], relevant: Sequence[bool],
+                  mode: str = "relevant", formula: str = "default") -> list[bool]:
+    """Per claim: does it count against the output in this mode / formula (see noise_sensitivity)."""
+    if mode not in NOISE_MODES:
+        raise ValueError(f"mode must be one of {NOISE_MODES}, got {mode!r}")
+    if formula not in NOISE_FORMULAS:
+        raise ValueError(f"formula must be one of {NOISE_FORMULAS}, got {formula!r}")
+    _check_matrix(entails, len(correct), len(relevant), "entails")
+    counted = []
+    for ok, row in zip(correct, entails, strict=True):
+        if ok:
+            counted.append(False)
+        elif mode == "irrelevant":
+            counted.append(irrelevant_sourced(row, relevant))
+        elif formula == "ragas":
+            counted.append(any(e and r for e, r in zip(row, relevant, strict=True)))
+        else:
+            counted.append(True)
+    return counted
+
+
+def noise_sensitivity(correct: Sequence[bool], entails: Sequence[Sequence[bool]], relevant: Sequence[bool],
+                      mode: str = "relevant", formula: str = "default") -> float | None:
+    """Share of the output's claims that are wrong (and, per mode, come from noise). Lower is better.
+
+    correct[i]: claim i is supported by the ground truth. entails[i][k]: chunk k entails claim i.
+    relevant[k]: chunk k is relevant. mode "relevant": every wrong claim counts (formula "default") or only
+    wrong claims some relevant chunk entails (formula "ragas"); mode "irrelevant": wrong claims entailed by an
+    irrelevant chunk and by no relevant chunk. None when there are no claims.
+    """
+    counted = noise_counted(correct, entails, relevant, mode, formula)
+    if not counted:
+        return None
+    return sum(counted) / len(counted)
+
+
+def chunk_relevance(reference_entails: Sequence[Sequence[bool]], n_chunks: int | None = None) -> list[bool]:
+    """Chunk k is relevant when it entails at least one ground-truth claim (reference_entails[j][k]).
+
+    With no ground-truth claims the matrix has no rows; pass n_chunks to get all-False of the right length.
+    """
+    if not reference_entails:
+        return [False] * (n_chunks or 0)
+    width = len(reference_entails[0])
+    _check_matrix(reference_entails, len(reference_entails), width, "reference_entails")
+    return [any(row[k] for row in reference_entails) for k in range(width)]
+
+
+def faithfulness(verdicts: Sequence[str], *, lenient: bool = False) -> float | None:
+    """#supported / #claims (higher is better). `lenient`: only "contradicted" counts against (DeepEval).
+
+    None when there are no claims.
+    """
+    if not verdicts:
+        return None
+    if lenient:
+        return sum(v != "contradicted" for v in verdicts) / len(verdicts)
+    return sum(v == "supported" for v in verdicts) / len(verdicts)
+
+
+def hallucination(verdicts: Sequence[str]) -> float | None:
+    """#(contradicted or unsupported) / #claims (lower is better). None when there are no claims."""
+    if not verdicts:
+        return None
+    return sum(v != "supported" for v in verdicts) / len(verdicts)
+
+
+def context_relevance(levels: Sequence[str], used: Sequence[bool], missing: int, *,
+                      unused_high_penalty: float = 0.1, missing_per_item: float = 0.15,
+                      max_missing_penalty: float = 0.5, scale: float = 1.0) -> float:
+    """Mastra's weighted-level context relevance (higher is better).
+
+    base = mean(weight[level]); score = max(0, base - unused_high_penalty * #(high and unused)
+    - min(missing_per_item * missing, max_missing_penalty)) * scale. No chunks: 1.0 * scale.
+    """
+    if len(levels) != len(used):
+        raise ValueError(f"{len(levels)} levels but {len(used)} used flags")
+    if not levels:
+        return 1.0 * scale
+    try:
+        base = sum(RELEVANCE_WEIGHTS[lv] for lv in levels) / len(levels)
+    except KeyError as e:
+        raise ValueError(f"unknown relevance level {e.args[0]!r}") from None
+    unused_high = sum(1 for lv, u in zip(levels, used, strict=True) if lv == "high" and not u)
+    penalty = unused_high_penalty * unused_high + min(missing_per_item * missing, max_missing_penalty)
+    return max(0.0, base - penalty) * scale
+
+
+def context_precision(useful: Sequence[bool]) -> float:
+    """Mean average precision over the chunk order: sum_k v_k * precision@k / #useful; 0 when none useful."""
+    hits = 0
+    total = 0.0
+    for k, v in enumerate(useful, start=1):
+        if v:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else 0.0
+
+
+def context_recall(attributed: Sequence[bool]) -> float | None:
+    """Share of the reference's claims that some chunk entails. None when the reference has no claims."""
+    if not attributed:
+        return None
+    return sum(attributed) / len(attributed)
+
+
+def noise_robustness(robustness_score: float, levels: Sequence[str], major_issues: int, *,
+                     weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
+                     max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2) -> float:
+    """Mastra's noise-sensitivity scorer (higher is better), rounded to 2 decimals.
+
+    s = clamp(robustness_score); avg = mean(weight[level]); if |s - avg| > discrepancy_threshold: s = min(s, avg);
+    s = max(0, s - min(major_issues * major_issue_per_item, max_major_issue_penalty)).
+    """
+    w = dict(IMPACT_WEIGHTS)
+    if weights:
+        w.update(weights)
+    s = min(1.0, max(0.0, robustness_score))
+    if levels:
+        try:
+            avg = sum(w[lv] for lv in levels) / len(levels)
+        except KeyError as e:
+            raise ValueError(f"unknown impact level {e.args[0]!r}") from None
+        if abs(s - avg) > discrepancy_threshold:
+            s = min(s, avg)
+    s = max(0.0, s - min(major_issues * major_issue_per_item, max_major_issue_penalty))
+    return round(s, 2)
