@@ -1,8 +1,49 @@
 """Provider construction (owner: run engine).
 
-    build(spec: ProviderSpec, base_dir: str) -> Provider
+    build(spec: ProviderSpec, base_dir: str, transport=None) -> Provider
 
-Kinds: echo, exec:CMD, file://provider.py[:call_api], http(s)://..., and every other id goes to litellm
-(providers/litellm_.py; promptfoo-style ids mapped to litellm ids there). Importing this package never
-imports litellm.
+Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `http(s)://...`,
+and every other id goes to litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package
+never imports litellm; building a litellm provider imports only the wrapper module, not litellm itself.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun.providers.base import CallContext, Provider
+from evalrun.types import ProviderSpec
+
+__all__ = ["CallContext", "Provider", "build", "is_builtin"]
+
+
+def is_builtin(provider_id: str) -> bool:
+    """True for the kinds implemented here (no model call, never litellm)."""
+    return (provider_id == "echo" or provider_id.startswith(("exec:", "python:", "http://", "https://"))
+            or (provider_id.startswith("file://") and ".py" in provider_id))
+
+
+def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Provider:
+    """Build a provider from its spec; ConfigError (with the spec's location) for a bad one."""
+    pid = spec.id
+    if pid == "echo":
+        from evalrun.providers.echo import EchoProvider
+
+        return EchoProvider(spec)
+    if pid.startswith("exec:"):
+        from evalrun.providers.exec_ import ExecProvider
+
+        return ExecProvider(spec, base_dir)
+    if pid.startswith("python:") or (pid.startswith("file://") and ".py" in pid):
+        from evalrun.providers.python_ import PythonProvider
+
+        return PythonProvider(spec, base_dir)
+    if pid.startswith(("http://", "https://")):
+        from evalrun.providers.http_ import HttpProvider
+
+        return HttpProvider(spec, on_event=getattr(transport, "on_event", None))
+    import importlib
+
+    litellm_ = importlib.import_module("evalrun.providers.litellm_")  # the wrapper; litellm itself stays lazy
+    provider: Provider = litellm_.LiteLLMProvider(spec, transport)
+    return provider

@@ -1,0 +1,158 @@
+"""`http(s)://URL`: calls an HTTP endpoint per case (your RAG app's API, a custom gateway).
+
+YAML (`config:` keys, promptfoo spellings):
+    method: POST                       # default POST (GET sends no body)
+    headers: {Authorization: "Bearer {{ env.TOKEN }}"}
+    body: {query: "{{ prompt }}", user: "{{ user }}"}   # templates see the vars and `prompt`; a string body too
+    queryParams: {k: v}
+    responsePath: json.answer          # a path into the JSON reply (alias transformResponse); default: whole body
+    contextPath: json.contexts         # optional: stored in the output's metadata as `context`
+    timeoutMs: 60000
+    maxRetries: 4                      # attempts after the first, on 429, 5xx, connection errors and timeouts
+
+Retries use exponential back-off with jitter and honour `Retry-After`; other 4xx fail at once. No caching.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from evalrun import templating
+from evalrun.errors import ConfigError, ProviderError
+from evalrun.providers._common import as_text
+from evalrun.providers.base import CallContext
+from evalrun.types import Messages, Output, ProviderSpec
+
+_PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")
+_ALLOWED = frozenset({"url", "method", "headers", "body", "queryParams", "responsePath", "transformResponse",
+                      "contextPath", "timeoutMs", "maxRetries"})
+
+
+def parse_path(path: str) -> list[str | int]:
+    """'json.choices[0].message.content' -> ['choices', 0, 'message', 'content'] (a leading `json` dropped)."""
+    parts: list[str | int] = []
+    pos = 0
+    path = path.strip()
+    while pos < len(path):
+        m = _PATH_TOKEN.match(path, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot parse response path {path!r} at {path[pos:]!r}")
+        parts.append(int(m.group(2)) if m.group(2) else (m.group(1) or m.group(3)))
+        pos = m.end()
+    if parts and parts[0] in ("json", "data"):
+        parts = parts[1:]
+    return parts
+
+
+def follow(data: Any, parts: list[str | int]) -> Any:
+    cur = data
+    for p in parts:
+        try:
+            cur = cur[p]
+        except (KeyError, IndexError, TypeError):
+            raise ProviderError(f"http: response has no {p!r} at this path (got {as_text(cur)[:200]})") from None
+    return cur
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+class HttpProvider:
+    def __init__(self, spec: ProviderSpec, on_event: Callable[[str], None] | None = None) -> None:
+        self.id = spec.id
+        self.label = spec.name
+        cfg = dict(spec.config)
+        for k in cfg:
+            if k not in _ALLOWED:
+                from evalrun.suggest import did_you_mean
+
+                raise ConfigError.at(spec.loc, f"unknown http provider config key {k!r}", key=f"config.{k}",
+                                     hint=did_you_mean(k, _ALLOWED) or f"allowed: {', '.join(sorted(_ALLOWED))}")
+        self.url = str(cfg.get("url") or spec.id)
+        self.method = str(cfg.get("method", "POST")).upper()
+        self.headers = dict(cfg.get("headers") or {})
+        self.body = cfg.get("body", {"prompt": "{{ prompt }}"})
+        self.query = dict(cfg.get("queryParams") or {})
+        self.timeout = float(cfg.get("timeoutMs", 60000)) / 1000.0
+        self.max_retries = int(cfg.get("maxRetries", 4))
+        self.on_event = on_event
+        try:
+            path = cfg.get("responsePath") or cfg.get("transformResponse")
+            self.response_path = parse_path(str(path)) if path else []
+            ctx_path = cfg.get("contextPath")
+            self.context_path = parse_path(str(ctx_path)) if ctx_path else None
+        except ValueError as e:
+            raise ConfigError.at(spec.loc, str(e), key="config.responsePath",
+                                 hint="write a path like json.choices[0].message.content") from None
+        self._client: Any = None
+
+    async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        import httpx
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+        variables = {**ctx.vars, "prompt": prompt}
+        try:
+            url = templating.render(self.url, variables)
+            headers = {k: str(templating.render_value(v, variables)) for k, v in self.headers.items()}
+            query = {k: str(templating.render_value(v, variables)) for k, v in self.query.items()}
+            body = templating.render_value(self.body, variables)
+        except Exception as e:  # jinja errors
+            raise ProviderError(f"http: cannot render the request: {e}") from None
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.timeout)
+        kwargs: dict[str, Any] = {"headers": headers, "params": query or None}
+        if self.method != "GET":
+            if isinstance(body, (dict, list)):
+                kwargs["json"] = body
+            else:
+                kwargs["content"] = str(body).encode()
+
+        backoff = wait_exponential_jitter(initial=0.5, max=30.0)
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception()
+            delay = exc.retry_after if isinstance(exc, ProviderError) and exc.retry_after is not None \
+                else backoff(state)
+            if self.on_event:
+                self.on_event(f"retry {state.attempt_number}/{self.max_retries} after {exc}, waiting {delay:.1f}s")
+            return float(delay)
+
+        start = time.perf_counter()
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1), wait=wait, reraise=True,
+            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
+        ):
+            with attempt:
+                try:
+                    resp = await self._client.request(self.method, url, **kwargs)
+                except (httpx.TimeoutException, httpx.TransportError) as e:
+                    raise ProviderError(f"http: {type(e).__name__}: {e}", retryable=True) from None
+                status = resp.status_code
+                if status == 429 or status >= 500:
+                    raise ProviderError(f"http {status}", retryable=True, status=status,
+                                        retry_after=_retry_after(resp.headers.get("Retry-After")))
+                if status >= 400:
+                    raise ProviderError(f"http {status}: {resp.text[:300]}", status=status)
+        latency = (time.perf_counter() - start) * 1000.0
+        try:
+            data: Any = resp.json()
+        except ValueError:
+            if self.response_path:
+                raise ProviderError(f"http: reply is not JSON: {resp.text[:200]!r}") from None
+            return Output(text=resp.text, raw=resp.text, latency_ms=latency)
+        meta: dict[str, Any] = {}
+        if self.context_path is not None:
+            meta["context"] = follow(data, self.context_path)
+        return Output(text=as_text(follow(data, self.response_path)), raw=data, latency_ms=latency, metadata=meta)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
