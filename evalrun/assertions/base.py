@@ -18,6 +18,7 @@ from evalrun.types import AssertionSpec, Case, GraderTrace, Output
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
+    from evalrun.pyexpr import UserFunction
 
 
 @dataclass
@@ -49,6 +50,27 @@ class AssertionContext:
     #: Evaluates child assertions (assert-set) with the same case context.
     run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None
 
+    def as_dict(self) -> dict[str, Any]:
+        """promptfoo's `context` object for user code (python assertions, transforms): plain data only."""
+        case = self.case
+        test = case.test
+        resp = self.response
+        return {
+            "prompt": self.prompt,
+            "vars": self.vars,
+            "test": {"description": test.description, "vars": test.vars, "options": test.options,
+                     "metadata": test.metadata, "threshold": test.threshold},
+            "config": self.config,
+            "provider": {"id": case.provider.id, "label": case.provider.label},
+            "providerResponse": {"output": resp.text, "cost": resp.cost, "cached": resp.cached,
+                                 "latencyMs": resp.latency_ms, "finishReason": resp.finish_reason,
+                                 "metadata": resp.metadata,
+                                 "tokenUsage": {"prompt": resp.tokens.prompt,
+                                                "completion": resp.tokens.completion,
+                                                "total": resp.tokens.total, "cached": resp.tokens.cached}},
+            "metadata": resp.metadata,
+        }
+
     def grader(self, spec: AssertionSpec) -> Grader:
         if self.get_grader is None:  # pragma: no cover - the runner always sets it
             raise RuntimeError("no grader resolver in context")
@@ -74,6 +96,8 @@ class Assertion:
     raw_value: ClassVar[bool] = False
     #: Extra keys allowed in `config:` (None = any).
     config_keys: ClassVar[frozenset[str] | None] = None
+    #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
+    transform_fn: UserFunction | None = None
 
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
@@ -87,7 +111,23 @@ class Assertion:
                     raise self.error(f"unknown config key {k!r} for {spec.type}", key=f"config.{k}",
                                      hint=did_you_mean(k, self.config_keys) or
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
+        if spec.transform:
+            from evalrun.pyexpr import compile_user_code
+
+            self.transform_fn = compile_user_code(spec.transform, ("output", "context"), loc=spec.loc,
+                                                  key=self._key("transform"), base_dir=self.base_dir,
+                                                  default_fn="get_transform")
         self.check()
+
+    @property
+    def base_dir(self) -> str:
+        """Directory that relative file:// references in this assertion resolve against."""
+        import os
+
+        return os.path.dirname(os.path.abspath(self.spec.loc.file)) if self.spec.loc and self.spec.loc.file else "."
+
+    def _key(self, key: str) -> str:
+        return self.spec.key_path + ("." + key if key else "") if self.spec.key_path else key
 
     @property
     def threshold(self) -> float | None:
@@ -97,8 +137,7 @@ class Assertion:
         """Validate arguments at config-load time. Raise via self.error(). Static values only."""
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
-        path = self.spec.key_path + ("." + key if key else "")
-        return ConfigError.at(self.spec.loc, message, key=path or None, hint=hint)
+        return ConfigError.at(self.spec.loc, message, key=self._key(key) or None, hint=hint)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError

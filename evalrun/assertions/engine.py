@@ -8,3 +8,129 @@
         promptfoo's rules: weighted mean score; pass = all pass (weight 0 never fails) or score >= test threshold;
         any result with error -> status "error".
 """
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from evalrun.assertions import registry
+from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError
+from evalrun.types import AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
+
+
+def build(spec: AssertionSpec) -> Assertion:
+    """Look up spec.type in the registry and construct its handler (which validates its arguments)."""
+    cls = registry.get(spec.type)
+    if cls is None:
+        from evalrun.suggest import did_you_mean
+
+        names = registry.names()
+        typed = spec.full_type
+        hint = did_you_mean(typed, names + [f"not-{n}" for n in names])
+        raise ConfigError.at(spec.loc, f"unknown assertion type {typed!r}",
+                             key=f"{spec.key_path}.type" if spec.key_path else "type",
+                             hint=hint or "run `evalrun list` to see every assertion type")
+    return cls(spec)
+
+
+def handler_of(spec: AssertionSpec) -> Assertion:
+    """The spec's built handler (built now if the loader did not attach one)."""
+    h = spec.handler
+    return h if isinstance(h, Assertion) else build(spec)
+
+
+def output_text(value: Any) -> str:
+    """A transformed output as text: strings unchanged, other values as compact JSON (like JSON.stringify)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResult:
+    """Run one assertion for one case: transform, handler, `not-`, weight, metric; errors become result.error."""
+    handler = handler_of(spec)
+    threshold = handler.threshold
+    try:
+        if handler.transform_fn is not None:
+            transformed = await handler.transform_fn.call(ctx.output, ctx.as_dict())
+            ctx = dataclasses.replace(ctx, output=output_text(transformed))
+        score = await handler.evaluate(ctx)
+    except GraderError as e:
+        details: dict[str, Any] = {"raw_replies": [e.raw]} if e.raw is not None else {}
+        return _error(spec, threshold, f"grader error: {e}", details)
+    except (AssertionRuntimeError, EvalrunError) as e:
+        return _error(spec, threshold, str(e), {})
+    except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
+        return _error(spec, threshold, f"{type(e).__name__}: {e}",
+                      {"traceback": traceback.format_exc()})
+    return _result(spec, threshold, score)
+
+
+def _result(spec: AssertionSpec, threshold: float | None, s: Score) -> AssertionResult:
+    passed, value = s.pass_, s.score
+    if spec.negate:
+        passed = not passed
+        if value is not None and not s.keep_score_on_negate:
+            value = 1.0 - value
+    details = dict(s.details)
+    grader, tokens, cost = None, None, 0.0
+    if s.trace is not None:
+        grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
+        details["calls"] = _calls(s.trace)
+        details["raw_replies"] = [c.raw for c in s.trace.calls]
+    children = details.pop("_children", ())
+    kw: dict[str, Any] = {"tokens": tokens} if tokens is not None else {}
+    return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
+                           weight=spec.weight, reason=s.reason, metric=spec.metric, details=details,
+                           grader=grader, cost=cost, children=tuple(children), **kw)
+
+
+def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
+    return [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
+             "tokens": dataclasses.asdict(c.tokens)} for c in trace.calls]
+
+
+def _error(spec: AssertionSpec, threshold: float | None, message: str,
+           details: dict[str, Any]) -> AssertionResult:
+    return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
+                           weight=spec.weight, reason=message, metric=spec.metric, error=message,
+                           details=details)
+
+
+def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
+    """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules).
+
+    score = sum(score*weight) / sum(weight) (0 when the weights sum to 0; errors count as score 0);
+    pass = no assertion with weight > 0 failed, or, when the test sets a threshold (0 included),
+    score >= threshold; any error -> status "error". No assertions -> pass, score 1.
+    """
+    if not results:
+        return "pass", True, 1.0, "No assertions"
+    score, passed, reason = combine(results, test.threshold)
+    errors = [r for r in results if r.error]
+    if errors:
+        return "error", False, score, f"{errors[0].type}: {errors[0].error}"
+    return ("pass" if passed else "fail"), passed, score, reason
+
+
+def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
+    """Weighted score, pass and reason of a group of results (a test, or an assert-set's children)."""
+    total = sum((r.score or 0.0) * r.weight for r in results)
+    weight = sum(r.weight for r in results)
+    score = total / weight if weight > 0 else 0.0
+    failed = [r for r in results if not r.pass_ and (r.weight > 0 or r.error)]
+    passed = not failed
+    reason = "All assertions passed" if passed else failed[-1].reason
+    if threshold is not None:
+        passed = score >= threshold
+        sign = "≥" if passed else "<"
+        reason = f"Aggregate score {score:.2f} {sign} {threshold} threshold"
+    return score, passed, reason

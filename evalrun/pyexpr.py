@@ -1,0 +1,188 @@
+"""User Python code in configs: inline expressions, multi-line bodies and `file://x.py:fn` references.
+
+Shared by `python` assertions, assertion `transform`, test-level transforms and `contextTransform`.
+
+    compile_user_code(code, params=("output", "context"), *, loc, key, base_dir) -> UserFunction
+
+Forms (promptfoo's rules for `python` assertions):
+- one line: an expression, evaluated as ``return <code>``;
+- several lines: the body of ``def main(<params>):`` (use ``return``);
+- ``file://path.py`` or ``file://path.py:fn``: function `fn` (default `get_assert` for assertions, given by
+  `default_fn`) from that file, path relative to `base_dir`.
+
+Syntax errors, missing files and missing functions are ConfigErrors at `loc`/`key`; exceptions raised by the
+user's code at run time are re-raised as AssertionRuntimeError with the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import inspect
+import os
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+
+FILE_PREFIX = "file://"
+_GLOBALS_BASE: dict[str, Any] = {}
+
+
+def _base_globals() -> dict[str, Any]:
+    """Modules promptfoo's generated wrapper imports (json) plus a few common helpers."""
+    if not _GLOBALS_BASE:
+        import json
+        import math
+        import re
+
+        _GLOBALS_BASE.update({"json": json, "re": re, "math": math})
+    return dict(_GLOBALS_BASE)
+
+
+@dataclass(frozen=True)
+class UserFunction:
+    """A compiled piece of user code. Call with the positional params it was compiled for."""
+
+    fn: Callable[..., Any]
+    source: str  # the code as written, or the file:// reference
+    params: tuple[str, ...]
+
+    async def call(self, *args: Any) -> Any:
+        """Call the function (awaiting it if it is async); user exceptions become AssertionRuntimeError."""
+        try:
+            result = self.fn(*args[: self._arity()])
+            if inspect.isawaitable(result):
+                result = await result
+        except AssertionRuntimeError:
+            raise
+        except Exception as e:  # noqa: BLE001 - user code may raise anything
+            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()})") from e
+        return result
+
+    def call_sync(self, *args: Any) -> Any:
+        """Synchronous call for sync functions (an async function is run to completion)."""
+        try:
+            result = self.fn(*args[: self._arity()])
+            if inspect.isawaitable(result):
+                result = asyncio.run(_await(result))
+        except AssertionRuntimeError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()})") from e
+        return result
+
+    def _arity(self) -> int:
+        try:
+            sig = inspect.signature(self.fn)
+        except (TypeError, ValueError):
+            return len(self.params)
+        ps = list(sig.parameters.values())
+        if any(p.kind == p.VAR_POSITIONAL for p in ps):
+            return len(self.params)
+        return min(len(self.params), sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps))
+
+    def _short(self) -> str:
+        first = self.source.strip().splitlines()[0] if self.source.strip() else ""
+        return first if len(first) <= 60 else first[:57] + "..."
+
+
+async def _await(x: Any) -> Any:
+    return await x
+
+
+def is_file_ref(code: Any) -> bool:
+    return isinstance(code, str) and code.strip().startswith(FILE_PREFIX)
+
+
+def compile_user_code(
+    code: str,
+    params: Sequence[str] = ("output", "context"),
+    *,
+    loc: Location | None = None,
+    key: str | None = None,
+    base_dir: str | None = None,
+    default_fn: str | None = None,
+) -> UserFunction:
+    """Compile inline code or load a file:// function. ConfigError on any problem found statically."""
+    if not isinstance(code, str) or not code.strip():
+        raise ConfigError.at(loc, "expected Python code (an expression or file://x.py:fn)", key=key)
+    if is_file_ref(code):
+        return _load_file(code.strip(), tuple(params), loc=loc, key=key, base_dir=base_dir,
+                          default_fn=default_fn)
+    src = _wrap(code, params)
+    try:
+        compiled = compile(src, f"<{key or 'python'}>", "exec")
+    except SyntaxError as e:
+        raise ConfigError.at(loc, f"Python code does not compile: {e.msg}", key=key,
+                             hint=_syntax_hint(code, e)) from None
+    namespace = _base_globals()
+    exec(compiled, namespace)  # noqa: S102 - defining the user's function is the point
+    return UserFunction(namespace["__evalrun_main"], code, tuple(params))
+
+
+def _wrap(code: str, params: Sequence[str]) -> str:
+    head = f"def __evalrun_main({', '.join(params)}):\n"
+    stripped = code.strip("\n")
+    if "\n" not in stripped:
+        return head + f"    return ({stripped.strip()}\n    )\n"
+    body = textwrap.dedent(stripped)
+    return head + textwrap.indent(body, "    ") + "\n    return None\n"
+
+
+def _syntax_hint(code: str, e: SyntaxError) -> str:
+    if "\n" not in code.strip():
+        return "a one-line value is a Python expression (e.g. `'hello' in output`); " \
+               "use several lines with `return` for statements"
+    return f"line {e.lineno} of the code: {(e.text or '').strip()}"
+
+
+def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: str | None,
+               base_dir: str | None, default_fn: str | None) -> UserFunction:
+    rest = ref[len(FILE_PREFIX):]
+    path, _, fn_name = rest.partition(":")
+    if os.name == "nt" and len(path) == 1 and fn_name:  # pragma: no cover - drive letter
+        drive_rest, _, fn_name = fn_name.partition(":")
+        path = f"{path}:{drive_rest}"
+    fn_name = fn_name or default_fn or ""
+    if not path.endswith(".py"):
+        raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
+    if not fn_name:
+        raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
+    full = path if os.path.isabs(path) else os.path.join(base_dir or ".", path)
+    if not os.path.isfile(full):
+        raise ConfigError.at(loc, f"file not found: {full}", key=key,
+                             hint="paths are relative to the config file's directory")
+    module = _import_file(full, loc=loc, key=key)
+    fn = getattr(module, fn_name, None)
+    if not callable(fn):
+        from evalrun.suggest import did_you_mean
+
+        funcs = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+        raise ConfigError.at(loc, f"{full} has no function {fn_name!r}", key=key,
+                             hint=did_you_mean(fn_name, funcs) or f"functions there: {', '.join(funcs) or 'none'}")
+    return UserFunction(fn, ref, params)
+
+
+_MODULES: dict[str, Any] = {}
+
+
+def _import_file(full: str, *, loc: Location | None, key: str | None) -> Any:
+    full = os.path.abspath(full)
+    if full in _MODULES:
+        return _MODULES[full]
+    name = "evalrun_user_" + str(abs(hash(full)))
+    spec = importlib.util.spec_from_file_location(name, full)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        raise ConfigError.at(loc, f"cannot import {full}", key=key)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise ConfigError.at(loc, f"{full}:{e.lineno}: Python syntax error: {e.msg}", key=key) from None
+    except Exception as e:  # noqa: BLE001 - importing user code may raise anything
+        raise ConfigError.at(loc, f"importing {full} failed: {type(e).__name__}: {e}", key=key) from None
+    _MODULES[full] = module
+    return module
