@@ -159,6 +159,8 @@ class Output:
 class Verdict:
     verdict: VerdictLabel
     reason: str = ""
+    #: Indices of the evidence items (e.g. context chunks) the grader cites for this verdict; () when none.
+    evidence: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

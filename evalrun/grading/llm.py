@@ -1,0 +1,209 @@
+"""The LLM grader: the claim-pipeline steps through any litellm model, via the run's LLM transport.
+
+Each step renders its prompt template (grading/prompts/<step>.j2, or a user override), asks for JSON with
+`response_format` = a JSON schema whose array lengths are pinned (grading/schemas.py), validates the reply with
+jsonschema, and on an invalid reply makes ONE repair call (the reply and the validation error sent back). A
+reply still invalid raises GraderError carrying the raw reply. When the provider rejects `json_schema`
+response formats, the grader falls back to JSON mode with the schema in the prompt (and remembers it).
+Untrusted text is fenced (grading/fence.py). This module never imports litellm: the transport does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+import jinja2
+import jsonschema
+
+from evalrun import templating
+from evalrun.errors import AssertionRuntimeError, GraderError, ProviderError
+from evalrun.grading import schemas
+from evalrun.grading.fence import block, numbered
+from evalrun.types import ChunkJudgement, ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
+
+#: Steps whose prompt a user may override (rubricPrompt / config), and the variables each template receives.
+TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {
+    "extract": ("text", "question", "kind"),
+    "verify": ("claims", "evidence", "n_claims", "n_evidence", "claims_list", "evidence_list"),
+    "attribute": ("claims", "chunks", "n_claims", "n_chunks", "claims_list", "chunks_list"),
+    "classify": ("query", "output", "chunks", "n_chunks", "chunks_list"),
+}
+
+_UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|structured output", re.I)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+class Transport(Protocol):
+    """The run's LLM transport (providers/litellm_.py): cached, retried, concurrency-limited."""
+
+    async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
+        ...
+
+
+@cache
+def builtin_template(name: str) -> str:
+    """The text of grading/prompts/<name>.j2."""
+    return resources.files("evalrun.grading").joinpath(f"prompts/{name}.j2").read_text(encoding="utf-8")
+
+
+def _render(source: str, variables: dict[str, Any], what: str) -> str:
+    try:
+        return templating.render(source, variables)
+    except jinja2.TemplateError as e:
+        allowed = ", ".join(sorted(variables))
+        raise AssertionRuntimeError(f"{what}: {e} (available variables: {allowed})") from None
+
+
+def _as_messages(rendered: str, system: str) -> Messages:
+    """A rendered prompt that is a JSON list of chat messages is used as is; text becomes system + user."""
+    text = rendered.strip()
+    if text.startswith("["):
+        try:
+            msgs = json.loads(text)
+        except ValueError:
+            msgs = None
+        if isinstance(msgs, list) and msgs and all(isinstance(m, dict) and "role" in m for m in msgs):
+            return msgs
+    return [{"role": "system", "content": system}, {"role": "user", "content": rendered}]
+
+
+def parse_reply(text: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """(data, None) when `text` is a JSON object valid against `schema`, else (None, error message)."""
+    if not text or not text.strip():
+        return None, "the reply was empty"
+    m = _FENCE.match(text)
+    body = m.group(1) if m else text.strip()
+    try:
+        data = json.loads(body)
+    except ValueError as e:
+        return None, f"the reply is not valid JSON ({e})"
+    if not isinstance(data, dict):
+        return None, "the reply is not a JSON object"
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if err is not None:
+        where = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        return None, f"at {where}: {err.message}"
+    return data, None
+
+
+class LLMGrader:
+    """Grader protocol (grading/base.py) over an LLM. One instance per distinct grader spec."""
+
+    def __init__(self, model: str, transport: Transport, *, grader_id: str | None = None,
+                 params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None) -> None:
+        self.model = model
+        self.id = grader_id or model
+        self.description = f"{self.id} (LLM grader)"
+        self._transport = transport
+        self._params: dict[str, Any] = {"temperature": 0, **(params or {})}
+        self._prompts = dict(prompts or {})
+        self._format = {"structured": True}  # shared with with_prompts() views: a property of the model
+
+    def with_prompts(self, overrides: Mapping[str, str]) -> LLMGrader:
+        """A view of this grader whose step templates are replaced by `overrides` (step -> template)."""
+        view = LLMGrader(self.model, self._transport, grader_id=self.id, prompts={**self._prompts, **overrides})
+        view._params = self._params
+        view._format = self._format
+        view.description = self.description
+        return view
+
+    # ------------------------------------------------------------ pipeline steps
+    async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
+        if not text.strip():
+            return []
+        variables = {"text": block("TEXT", text), "question": block("QUESTION", question) if question else "",
+                     "kind": "text"}
+        data = await self._step("extract", variables, schemas.extract(), trace)
+        return [c.strip() for c in data["claims"] if c.strip()]
+
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace) -> list[Verdict]:
+        if not claims:
+            return []
+        if not evidence:
+            return [Verdict("unsupported", "no evidence was given") for _ in claims]
+        variables = {"claims": numbered("CLAIM", claims), "evidence": numbered("EVIDENCE", evidence),
+                     "n_claims": len(claims), "n_evidence": len(evidence),
+                     "claims_list": list(claims), "evidence_list": list(evidence)}
+        data = await self._step("verify", variables, schemas.verify(len(claims), len(evidence)), trace)
+        return [Verdict(v["verdict"], v["reason"], tuple(sorted(set(v["evidence"])))) for v in data["verdicts"]]
+
+    async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
+        if not claims or not chunks:
+            return [[] for _ in claims] if not chunks else []
+        variables = {"claims": numbered("CLAIM", claims), "chunks": numbered("CHUNK", chunks),
+                     "n_claims": len(claims), "n_chunks": len(chunks),
+                     "claims_list": list(claims), "chunks_list": list(chunks)}
+        data = await self._step("attribute", variables, schemas.attribute(len(claims), len(chunks)), trace)
+        return [list(row) for row in data["matrix"]]
+
+    async def classify_chunks(self, query: str, output: str, chunks: list[str],
+                              trace: GraderTrace) -> ChunkRelevance:
+        if not chunks:
+            return ChunkRelevance(())
+        variables = {"query": block("QUERY", query), "output": block("ANSWER", output),
+                     "chunks": numbered("CHUNK", chunks), "n_chunks": len(chunks), "chunks_list": list(chunks)}
+        data = await self._step("classify", variables, schemas.classify(len(chunks)), trace)
+        judged = tuple(ChunkJudgement(c["level"], c["used"], c["reason"]) for c in data["chunks"])
+        return ChunkRelevance(judged, tuple(m for m in data["missing"] if m.strip()))
+
+    async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
+                    step: str = "judge") -> dict[str, Any]:
+        return await self._ask(step, _as_messages(prompt, self._system()), schema, trace)
+
+    # ------------------------------------------------------------ machinery
+    def _system(self) -> str:
+        return builtin_template("system").strip()
+
+    async def _step(self, step: str, variables: dict[str, Any], schema: dict[str, Any],
+                    trace: GraderTrace) -> dict[str, Any]:
+        source = self._prompts.get(step)
+        what = f"rubricPrompt for step {step!r}" if source is not None else f"prompt template {step}.j2"
+        rendered = _render(source if source is not None else builtin_template(step), variables, what)
+        return await self._ask(step, _as_messages(rendered, self._system()), schema, trace)
+
+    async def _ask(self, step: str, messages: Messages, schema: dict[str, Any],
+                   trace: GraderTrace) -> dict[str, Any]:
+        out = await self._call(step, messages, schema, trace)
+        data, error = parse_reply(out.text, schema)
+        if data is not None:
+            return data
+        repair = _render(builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
+        messages = [*messages, {"role": "assistant", "content": out.text or ""},
+                    {"role": "user", "content": repair}]
+        out = await self._call(step, messages, schema, trace, repair=True)
+        data, error = parse_reply(out.text, schema)
+        if data is not None:
+            return data
+        raise GraderError(f"grader reply for step {step!r} is invalid after one repair attempt: {error}",
+                          raw=out.text)
+
+    async def _call(self, step: str, messages: Messages, schema: dict[str, Any], trace: GraderTrace, *,
+                    repair: bool = False) -> Output:
+        label = f"{step}:repair" if repair else step
+        while True:
+            structured = self._format["structured"]
+            params = dict(self._params)
+            msgs = messages
+            if structured:
+                params["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": f"evalrun_{step}", "schema": schema, "strict": True}}
+            else:
+                params["response_format"] = {"type": "json_object"}
+                hint = _render(builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
+                msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
+            try:
+                out = await self._transport.chat(self.model, msgs, params)
+            except ProviderError as e:
+                if structured and _UNSUPPORTED_FORMAT.search(str(e)):
+                    self._format["structured"] = False  # the model rejects json_schema: use JSON mode
+                    continue
+                trace.calls.append(GraderCall(label, None))
+                raise GraderError(f"grader call for step {step!r} failed: {e}", raw=None) from None
+            trace.calls.append(GraderCall(label, out.text, cached=out.cached, tokens=out.tokens, cost=out.cost,
+                                          latency_ms=out.latency_ms))
+            return out

@@ -1,0 +1,157 @@
+"""Which grader grades an assertion (promptfoo's order), and one grader instance per distinct spec.
+
+Order: assertion `provider` > test `options.provider` (defaultTest's options are merged into it by the config
+loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader.
+A spec is "builtin", a provider id string (e.g. "openai:gpt-4o-mini", "ollama/llama3"), or an object
+{id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. promptfoo's per-kind map
+{text: SPEC, embedding: SPEC} is accepted; its `text` entry is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalrun.errors import ConfigError, GraderError, Location
+from evalrun.grading.llm import LLMGrader, Transport
+from evalrun.types import AssertionSpec, Output, Suite, TestSpec
+
+if TYPE_CHECKING:
+    from evalrun.grading.base import Grader
+
+BUILTIN = "builtin"
+ENV_VAR = "EVALRUN_GRADER"
+_KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
+#: Keys of a provider object that are not model parameters.
+_SPEC_KEYS = frozenset({"id", "label", "config", "prompts", "transform", "delay"})
+
+
+def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provider") -> str | dict[str, Any]:
+    """Check a grader spec's shape and return "builtin", an id string, or {id, label?, config}.
+
+    Raises ConfigError (with `loc`/`key`) for a malformed spec.
+    """
+    if isinstance(spec, Mapping) and "id" not in spec and spec and set(spec) <= _KIND_KEYS:
+        if "text" not in spec:
+            raise ConfigError.at(loc, "grader provider map has no `text` entry", key=key,
+                                 hint="give `provider: {text: MODEL}` or just `provider: MODEL`")
+        return normalise_spec(spec["text"], loc=loc, key=f"{key}.text")
+    if isinstance(spec, str):
+        if not spec.strip():
+            raise ConfigError.at(loc, "empty grader id", key=key, hint="e.g. openai:gpt-4o-mini or builtin")
+        return spec.strip()
+    if isinstance(spec, Mapping):
+        pid = spec.get("id")
+        if not isinstance(pid, str) or not pid.strip():
+            raise ConfigError.at(loc, "grader provider object needs a string `id`", key=key,
+                                 hint="e.g. {id: openai:gpt-4o-mini, config: {temperature: 0}}")
+        unknown = set(spec) - _SPEC_KEYS
+        if unknown:
+            raise ConfigError.at(loc, f"unknown key(s) in grader provider: {', '.join(sorted(unknown))}",
+                                 key=key, hint=f"allowed: {', '.join(sorted(_SPEC_KEYS))}")
+        config = spec.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise ConfigError.at(loc, "grader provider `config` must be a mapping", key=f"{key}.config")
+        if pid.strip() == BUILTIN:
+            return BUILTIN
+        out: dict[str, Any] = {"id": pid.strip(), "config": dict(config)}
+        if spec.get("label"):
+            out["label"] = str(spec["label"])
+        return out
+    raise ConfigError.at(loc, f"a grader provider must be an id string or an object, not {type(spec).__name__}",
+                         key=key, hint="e.g. `provider: openai:gpt-4o-mini` or `provider: builtin`")
+
+
+def _litellm_target(pid: str, config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(litellm model id, litellm params) through the provider-id helpers (lazily imported, no litellm)."""
+    for name in ("evalrun.providers.ids", "evalrun.providers.litellm_"):
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        if hasattr(mod, "to_litellm_model") and hasattr(mod, "normalise_params"):
+            return mod.to_litellm_model(pid), dict(mod.normalise_params(dict(config)))
+    # the provider-id helpers have not landed: promptfoo's common keys only
+    model = pid.split(":", 1)[1] if pid.startswith("litellm:") else pid
+    if ":" in model and "/" not in model.split(":", 1)[0]:
+        head, tail = model.split(":", 1)
+        model = f"{head}/{tail.removeprefix('chat:')}"
+    keys = {"apiBaseUrl": "api_base", "apiHost": "api_base", "apiKey": "api_key", "maxTokens": "max_tokens",
+            "max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed",
+            "api_base": "api_base", "api_key": "api_key", "timeout": "timeout"}
+    params = {keys[k]: v for k, v in config.items() if k in keys}
+    if "apiKeyEnvar" in config:
+        params["api_key"] = os.environ.get(str(config["apiKeyEnvar"]), "")
+    return model, params
+
+
+class _NoTransport:
+    """Used when resolving only to describe (dry-run, validate): any call is a grader error."""
+
+    async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
+        raise GraderError("no LLM transport: graders are only being described in this run")
+
+
+class GraderResolver:
+    """Resolves the grader of each assertion; caches one grader per distinct spec."""
+
+    def __init__(self, suite: Suite | None, cli_grader: str | None, transport: Transport | None) -> None:
+        self._suite = suite
+        self._cli = cli_grader
+        self._transport: Transport = transport if transport is not None else _NoTransport()
+        self._cache: dict[str, Grader] = {}
+        self._used: list[str] = []
+
+    def spec_for(self, spec: AssertionSpec | None, test: TestSpec | None) -> tuple[str | dict[str, Any], str]:
+        """The winning grader spec and where it came from (for messages)."""
+        candidates: list[tuple[Any, str, Location | None, str]] = []
+        if spec is not None:
+            candidates.append((spec.provider, "assertion provider", spec.loc, f"{spec.key_path}.provider"))
+        if test is not None:
+            candidates.append((test.options.get("provider"), "test options.provider", test.loc,
+                               f"{test.key_path}.options.provider"))
+        candidates.append((self._cli, "--grader", None, "--grader"))
+        candidates.append((os.environ.get(ENV_VAR) or None, ENV_VAR, None, ENV_VAR))
+        if self._suite is not None:
+            candidates.append((self._suite.grader, "config grader", None, "grader"))
+        for value, origin, loc, key in candidates:
+            if value is not None and value != "":
+                return normalise_spec(value, loc=loc, key=key), origin
+        return BUILTIN, "default"
+
+    def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
+        """The grader for this assertion in this test."""
+        chosen, _ = self.spec_for(spec, test)
+        cache_key = json.dumps(chosen, sort_keys=True, default=str)
+        grader = self._cache.get(cache_key)
+        if grader is None:
+            grader = self._build(chosen)
+            self._cache[cache_key] = grader
+        if grader.id not in self._used:
+            self._used.append(grader.id)
+        return grader
+
+    def graders_used(self) -> list[str]:
+        """Ids of the graders resolved so far, in first-use order (for the run summary)."""
+        return list(self._used)
+
+    def descriptions(self) -> list[str]:
+        """One-line descriptions of the graders resolved so far."""
+        seen: dict[str, str] = {}
+        for g in self._cache.values():
+            seen.setdefault(g.id, g.description)
+        return [seen[i] for i in self._used if i in seen]
+
+    def _build(self, chosen: str | dict[str, Any]) -> Grader:
+        if chosen == BUILTIN:
+            builtin: Any = importlib.import_module("evalrun.grading.builtin")
+            grader: Grader = builtin.BuiltinGrader()
+            return grader
+        pid = chosen if isinstance(chosen, str) else chosen["id"]
+        config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
+        label = None if isinstance(chosen, str) else chosen.get("label")
+        model, params = _litellm_target(pid, config)
+        return LLMGrader(model, self._transport, grader_id=label or pid, params=params)
