@@ -8,9 +8,10 @@ YAML (`config:` keys, promptfoo spellings):
     responsePath: json.answer          # a path into the JSON reply (alias transformResponse); default: whole body
     contextPath: json.contexts         # optional: stored in the output's metadata as `context`
     timeoutMs: 60000
-    maxRetries: 4                      # attempts after the first, on 429, 5xx, connection errors and timeouts
+    maxRetries: 4                      # retries after the first attempt (default: EVALRUN_MAX_RETRIES policy)
 
-Retries use exponential back-off with jitter and honour `Retry-After`; other 4xx fail at once. No caching.
+Retries (evalrun/retry.py, shared with model calls) use exponential back-off with jitter and honour
+`Retry-After`, on 408/429, 5xx, connection errors and timeouts; other 4xx fail at once. No caching.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from evalrun import templating
 from evalrun.errors import ConfigError, ProviderError
 from evalrun.providers._common import as_text
 from evalrun.providers.base import CallContext
+from evalrun.retry import (
+    RetryPolicy,
+    call_with_retries,
+    describe_retry,
+    is_retryable_status,
+    parse_retry_after,
+)
 from evalrun.types import Messages, Output, ProviderSpec
 
 _PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")
@@ -57,13 +65,6 @@ def follow(data: Any, parts: list[str | int]) -> Any:
     return cur
 
 
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
 class HttpProvider:
     def __init__(self, spec: ProviderSpec, on_event: Callable[[str], None] | None = None) -> None:
         self.id = spec.id
@@ -81,7 +82,8 @@ class HttpProvider:
         self.body = cfg.get("body", {"prompt": "{{ prompt }}"})
         self.query = dict(cfg.get("queryParams") or {})
         self.timeout = float(cfg.get("timeoutMs", 60000)) / 1000.0
-        self.max_retries = int(cfg.get("maxRetries", 4))
+        policy = RetryPolicy.from_env()
+        self.policy = RetryPolicy(attempts=int(cfg["maxRetries"]) + 1) if "maxRetries" in cfg else policy
         self.on_event = on_event
         try:
             path = cfg.get("responsePath") or cfg.get("transformResponse")
@@ -95,7 +97,6 @@ class HttpProvider:
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         import httpx
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
         variables = {**ctx.vars, "prompt": prompt}
         try:
@@ -114,32 +115,25 @@ class HttpProvider:
             else:
                 kwargs["content"] = str(body).encode()
 
-        backoff = wait_exponential_jitter(initial=0.5, max=30.0)
+        async def attempt() -> Any:
+            try:
+                resp = await self._client.request(self.method, url, **kwargs)
+            except (httpx.TimeoutException, httpx.TransportError) as e:
+                raise ProviderError(f"http: {type(e).__name__}: {e}", retryable=True) from None
+            status = resp.status_code
+            if is_retryable_status(status):
+                raise ProviderError(f"http {status}", retryable=True, status=status,
+                                    retry_after=parse_retry_after(resp.headers.get("Retry-After")))
+            if status >= 400:
+                raise ProviderError(f"http {status}: {resp.text[:300]}", status=status)
+            return resp
 
-        def wait(state: Any) -> float:
-            exc = state.outcome.exception()
-            delay = exc.retry_after if isinstance(exc, ProviderError) and exc.retry_after is not None \
-                else backoff(state)
+        def on_retry(n: int, total: int, err: ProviderError, wait: float) -> None:
             if self.on_event:
-                self.on_event(f"retry {state.attempt_number}/{self.max_retries} after {exc}, waiting {delay:.1f}s")
-            return float(delay)
+                self.on_event(describe_retry(n, total, err, wait) + f" [{self.label}]")
 
         start = time.perf_counter()
-        async for attempt in AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1), wait=wait, reraise=True,
-            retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
-        ):
-            with attempt:
-                try:
-                    resp = await self._client.request(self.method, url, **kwargs)
-                except (httpx.TimeoutException, httpx.TransportError) as e:
-                    raise ProviderError(f"http: {type(e).__name__}: {e}", retryable=True) from None
-                status = resp.status_code
-                if status == 429 or status >= 500:
-                    raise ProviderError(f"http {status}", retryable=True, status=status,
-                                        retry_after=_retry_after(resp.headers.get("Retry-After")))
-                if status >= 400:
-                    raise ProviderError(f"http {status}: {resp.text[:300]}", status=status)
+        resp = await call_with_retries(attempt, self.policy, on_retry)
         latency = (time.perf_counter() - start) * 1000.0
         try:
             data: Any = resp.json()

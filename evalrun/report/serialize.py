@@ -1,0 +1,50 @@
+"""CaseResult -> the JSON-ready dict of the results contract (schemas/results.schema.json).
+
+One function owns the shape of a result record; every output format (jsonl, json, csv, junit, html) reads
+these dicts, so the formats cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun.types import AssertionResult, CaseResult, TokenUsage
+
+RESULTS_VERSION = 1
+
+
+def tokens_dict(t: TokenUsage) -> dict[str, int]:
+    return {"prompt": t.prompt, "completion": t.completion, "total": t.total, "cached": t.cached}
+
+
+def assertion_dict(a: AssertionResult) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "type": a.type, "pass": a.pass_, "score": a.score, "threshold": a.threshold, "weight": a.weight,
+        "reason": a.reason, "error": a.error, "metric": a.metric, "details": a.details, "grader": a.grader,
+        "tokens": tokens_dict(a.tokens), "cost": a.cost,
+    }
+    if a.children:
+        d["children"] = [assertion_dict(c) for c in a.children]
+    return d
+
+
+def result_dict(r: CaseResult) -> dict[str, Any]:
+    return {
+        "id": r.case_id, "index": r.index, "test_index": r.test_index, "repeat": r.repeat,
+        "description": r.description, "provider": r.provider, "prompt_label": r.prompt_label,
+        "prompt": r.prompt, "vars": r.vars, "output": r.output, "status": r.status, "pass": r.pass_,
+        "score": r.score, "reason": r.reason, "error": r.error, "latency_ms": round(r.latency_ms, 3),
+        "cached": r.cached, "tokens": tokens_dict(r.tokens), "cost": r.cost,
+        "assertions": [assertion_dict(a) for a in r.assertions], "metadata": r.metadata,
+    }
+
+
+def grader_usage(assertions: list[dict[str, Any]]) -> tuple[dict[str, int], float]:
+    """Grader tokens and cost of a result's assertions (children included, as the engine sums them)."""
+    tok = {"prompt": 0, "completion": 0, "total": 0, "cached": 0}
+    cost = 0.0
+    for a in assertions:
+        for k in tok:
+            tok[k] += int((a.get("tokens") or {}).get(k, 0))
+        cost += float(a.get("cost") or 0.0)
+    return tok, cost

@@ -1,0 +1,151 @@
+"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate.
+
+Every failure of the case itself (a template error, a provider error, a timeout, a user transform that raised)
+becomes an ERROR result for this case only; nothing here stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun import templating
+from evalrun.assertions.base import AssertionContext
+from evalrun.errors import ConfigError, EvalrunError, ProviderError
+from evalrun.providers.base import CallContext, Provider
+from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
+
+
+@dataclass
+class CaseEnv:
+    """What every case of a run shares (read-only during the run, except the caches)."""
+
+    providers: dict[int, Provider]  # by id(ProviderSpec)
+    resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
+    engine: Any  # module or object with async evaluate(spec, ctx) and aggregate(test, results)
+    use_cache: bool = True
+    delay_s: float = 0.0
+    base_dir: str = "."
+    transforms: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+
+class CaseFailure(Exception):
+    """Ends a case as ERROR with this message."""
+
+
+def _prompt_text(prompt: str | list[dict[str, Any]]) -> str:
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+
+
+def _where(case: Case) -> str:
+    test = case.test.key_path or f"tests[{case.test.index}]"
+    return f"{test} (prompt {case.prompt.label!r})"
+
+
+async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: str, prompt: str) -> str:
+    """A Python transform (evalrun.pyexpr: expression, body or file://x.py:fn) of the output."""
+    from evalrun import pyexpr
+
+    fn = env.transforms.get((key, src))
+    if fn is None:
+        fn = pyexpr.compile_user_code(src, ("output", "context"), loc=case.test.loc, key=key,
+                                      base_dir=env.base_dir)
+        env.transforms[(key, src)] = fn
+    context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
+    try:
+        value = await fn.call(output, context)
+    except EvalrunError as e:
+        raise CaseFailure(f"{key} failed: {e}") from None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+async def run_case(case: Case, env: CaseEnv) -> CaseResult:
+    """Run one case to a CaseResult (never raises, except cancellation)."""
+    prompt_str = ""
+    output: Output | None = None
+    try:
+        try:
+            prompt = templating.render_prompt(case.prompt.raw, case.vars)
+        except Exception as e:
+            raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
+        prompt_str = _prompt_text(prompt)
+        provider = env.providers[id(case.provider)]
+        ctx = CallContext(vars=case.vars, prompt_label=case.prompt.label, test_description=case.test.description,
+                          use_cache=env.use_cache)
+        try:
+            output = await provider.call(prompt, ctx)
+        except ProviderError as e:
+            raise CaseFailure(f"provider {case.provider.name}: {e}") from None
+        finally:
+            delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
+            if delay:
+                await asyncio.sleep(delay)
+        text = output.text
+        if case.provider.transform:
+            text = await _apply_transform(env, case, case.provider.transform, "provider.transform", text, prompt_str)
+        test_transform = case.test.options.get("transform")
+        if isinstance(test_transform, str) and test_transform.strip():
+            text = await _apply_transform(env, case, test_transform, "options.transform", text, prompt_str)
+        results = await _assert_all(case, env, text, output, prompt_str)
+        status, pass_, score, reason = env.engine.aggregate(case.test, results)
+        error = (reason or "an assertion could not be evaluated") if status == "error" else None
+        return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
+    except CaseFailure as e:
+        msg = str(e)
+        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, msg,
+                       msg, ())
+    except (ConfigError, EvalrunError) as e:
+        msg = str(e)
+        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, msg,
+                       msg, ())
+
+
+def error_result(case: Case, message: str) -> CaseResult:
+    """An ERROR result for a case that could not finish (e.g. its timeout expired)."""
+    return _result(case, "", None, None, "error", False, None, message, message, ())
+
+
+async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
+                      prompt: str) -> tuple[AssertionResult, ...]:
+    asserts = case.test.asserts
+    if not asserts:
+        return ()
+
+    def make_ctx(spec: AssertionSpec) -> AssertionContext:
+        raw = bool(getattr(spec.handler, "raw_value", False))
+        try:
+            value = spec.value if raw else templating.render_value(spec.value, case.vars)
+            config = spec.config if raw or not spec.config else templating.render_value(spec.config, case.vars)
+        except Exception as e:
+            where = spec.key_path or _where(case)
+            raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
+        return AssertionContext(output=text, response=output, vars=case.vars, prompt=prompt, case=case,
+                                value=value, config=config, get_grader=get_grader, run_child=run_child)
+
+    def get_grader(spec: AssertionSpec) -> Any:
+        return env.resolve_grader(spec, case.test)
+
+    async def run_child(spec: AssertionSpec) -> Any:
+        return await env.engine.evaluate(spec, make_ctx(spec))
+
+    ctxs = [make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
+    if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
+        return tuple(await asyncio.gather(*(env.engine.evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
+    return tuple([await env.engine.evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True)])
+
+
+def _result(case: Case, prompt: str, text: str | None, output: Output | None, status: Any, pass_: bool,
+            score: float | None, reason: str, error: str | None,
+            assertions: tuple[AssertionResult, ...]) -> CaseResult:
+    return CaseResult(
+        case_id=case.id, index=case.index, status=status, pass_=pass_, score=score, reason=reason or "",
+        error=error, provider=case.provider.name, prompt_label=case.prompt.label, prompt=prompt,
+        vars=case.vars, description=case.test.description, output=text,
+        latency_ms=output.latency_ms if output else 0.0, cached=output.cached if output else False,
+        tokens=output.tokens if output else TokenUsage(), cost=output.cost if output else None,
+        assertions=assertions, test_index=case.test.index, repeat=case.repeat,
+        metadata=dict(case.test.metadata) if case.test.metadata else {},
+    )

@@ -1,0 +1,69 @@
+"""Case filters: --filter-pattern (test description regex), --filter-failing (a previous results file),
+--filter-first-n (first N cases, after the other filters). All lazy: they wrap the case iterator."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import UsageError
+from evalrun.types import Case
+
+
+def _key(provider: str, prompt_label: str, vars: Any) -> str:
+    return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
+
+
+def failing_keys(path: str) -> tuple[set[str], set[str]]:
+    """(ids, fallback keys) of the failed or errored cases in a results .json or .jsonl file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot read --filter-failing file: {e}", file=path) from None
+    records: list[dict[str, Any]] = []
+    try:
+        data = json.loads(text)
+        if isinstance(data, dict):
+            records = list(data.get("results") or [])
+        elif isinstance(data, list):
+            records = data
+    except ValueError:  # JSONL
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                records.append(rec)
+    ids: set[str] = set()
+    keys: set[str] = set()
+    for r in records:
+        if not isinstance(r, dict) or r.get("status", "pass" if r.get("pass") else "fail") == "pass":
+            continue
+        if r.get("id"):
+            ids.add(str(r["id"]))
+        keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
+    return ids, keys
+
+
+def apply(cases: Iterable[Case], *, pattern: str | None = None, failing: str | None = None,
+          first_n: int | None = None) -> Iterator[Case]:
+    it: Iterator[Case] = iter(cases)
+    if pattern:
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
+        it = (c for c in it if rx.search(c.test.description or ""))
+    if failing:
+        ids, keys = failing_keys(failing)
+        it = (c for c in it if c.id in ids
+              or _key(c.provider.name, c.prompt.label, c.vars) in keys)
+    if first_n is not None:
+        it = itertools.islice(it, first_n)
+    return it

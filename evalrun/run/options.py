@@ -1,0 +1,68 @@
+"""Run options: the CLI flags and `evaluateOptions` merged (CLI wins)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import UsageError
+
+DEFAULT_RESULTS_FILE = Path(".evalrun") / "last-run.jsonl"
+
+
+@dataclass
+class RunOptions:
+    max_concurrency: int = 4
+    repeat: int = 1
+    delay_ms: int = 0
+    timeout_s: float | None = None
+    use_cache: bool = True
+    grader: str | None = None
+    filter_pattern: str | None = None
+    filter_first_n: int | None = None
+    filter_failing: str | None = None  # path of a previous results .json/.jsonl
+    results_file: Path = field(default_factory=lambda: DEFAULT_RESULTS_FILE)
+    resume: bool = False
+    progress: bool = False
+
+    @classmethod
+    def merge(cls, evaluate_options: dict[str, Any], **cli: Any) -> RunOptions:
+        """CLI values (None = not given) over the config's evaluateOptions over the defaults."""
+        eo = evaluate_options or {}
+        opts = cls()
+        pick = {
+            "max_concurrency": (cli.get("max_concurrency"), eo.get("maxConcurrency")),
+            "repeat": (cli.get("repeat"), eo.get("repeat")),
+            "delay_ms": (cli.get("delay_ms"), eo.get("delay")),
+            "timeout_s": (cli.get("timeout_s"),
+                          eo["timeoutMs"] / 1000.0 if isinstance(eo.get("timeoutMs"), (int, float)) else None),
+        }
+        for name, (c, e) in pick.items():
+            if c is not None:
+                setattr(opts, name, c)
+            elif e is not None:
+                setattr(opts, name, e)
+        opts.use_cache = not cli.get("no_cache") and eo.get("cache", True) is not False
+        for name in ("grader", "filter_pattern", "filter_first_n", "filter_failing", "progress"):
+            if cli.get(name) is not None:
+                setattr(opts, name, cli[name])
+        if cli.get("results_file"):
+            opts.results_file = Path(cli["results_file"])
+        opts.resume = bool(cli.get("resume"))
+        opts.check()
+        return opts
+
+    def check(self) -> None:
+        if int(self.max_concurrency) < 1:
+            raise UsageError("--max-concurrency must be at least 1", key="maxConcurrency")
+        if int(self.repeat) < 1:
+            raise UsageError("--repeat must be at least 1", key="repeat")
+        if int(self.delay_ms) < 0:
+            raise UsageError("--delay must not be negative", key="delay")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise UsageError("--timeout must be positive", key="timeoutMs")
+        if self.filter_first_n is not None and self.filter_first_n < 0:
+            raise UsageError("--filter-first-n must not be negative")
+        self.max_concurrency, self.repeat, self.delay_ms = int(self.max_concurrency), int(self.repeat), \
+            int(self.delay_ms)

@@ -1,0 +1,69 @@
+"""A one-line progress bar on stderr (only when stderr is a terminal, CI is unset and not --no-progress-bar).
+
+Shows done/total, pass/fail/error counts and the latest retry/back-off message from the transport.
+Redraws at most every 0.1 s so it costs nothing measurable per case.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TextIO
+
+
+def wanted(no_progress_bar: bool, stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stderr
+    return not no_progress_bar and not os.environ.get("CI") and stream.isatty()
+
+
+class Progress:
+    def __init__(self, total: int | None, stream: TextIO | None = None, *, enabled: bool = True) -> None:
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.done = self.passed = self.failed = self.errors = 0
+        self.note_text = ""
+        self._note_until = 0.0
+        self._last = 0.0
+
+    def update(self, status: str) -> None:
+        self.done += 1
+        if status == "pass":
+            self.passed += 1
+        elif status == "fail":
+            self.failed += 1
+        else:
+            self.errors += 1
+        self._draw()
+
+    def note(self, message: str) -> None:
+        """A retry/back-off message, shown for a few seconds."""
+        self.note_text = message
+        self._note_until = time.monotonic() + 5.0
+        self._draw(force=True)
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1 and self.done != self.total:
+            return
+        self._last = now
+        width = 24
+        if self.total:
+            filled = int(width * min(self.done, self.total) / self.total)
+            bar = "[" + "#" * filled + "." * (width - filled) + f"] {self.done}/{self.total}"
+        else:
+            bar = f"{self.done} done"
+        line = f"{bar}  pass {self.passed}  fail {self.failed}  error {self.errors}"
+        if self.note_text and now < self._note_until:
+            line += f"  | {self.note_text}"
+        self.stream.write("\r\x1b[2K" + line[:200])
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self._draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()

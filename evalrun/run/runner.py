@@ -1,0 +1,180 @@
+"""Scheduling: a bounded pool of workers over a lazy stream of cases; results streamed to the results file.
+
+Never materialises the cases: `max_concurrency` workers pull from one iterator. Each finished case is written
+to the results JSONL at once and reduced to a compact Row in the Tally. Cancellation (Ctrl-C) stops the workers,
+keeps every finished result and marks the run interrupted; `resume` skips case ids already in the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalrun.report.serialize import result_dict
+from evalrun.run import filters
+from evalrun.run.casework import CaseEnv, error_result, run_case
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import Progress
+from evalrun.run.store import ResultsWriter, read_records
+from evalrun.run.tally import Row, Tally
+from evalrun.types import Case, CaseResult, Suite
+
+
+@dataclass
+class RunOutcome:
+    suite: Suite
+    tally: Tally
+    results_file: Path
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.tally.summary()
+
+    @property
+    def interrupted(self) -> bool:
+        return self.tally.interrupted
+
+
+def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Results already in the file (for --resume): id -> (offset, record)."""
+    if not path.exists():
+        return {}
+    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path)}
+
+
+def _slim(rec: dict[str, Any]) -> dict[str, Any]:
+    """Only what Tally.add reads (keeps a resumed run's memory small)."""
+    keep = ("id", "index", "status", "cached", "tokens", "cost", "vars", "test_index", "repeat", "description",
+            "provider", "prompt_label", "output", "reason", "error")
+    slim = {k: rec.get(k) for k in keep}
+    slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
+    return slim
+
+
+class Runner:
+    """Runs a suite. Collaborators are injectable for tests; by default the real ones are used."""
+
+    def __init__(self, suite: Suite, options: RunOptions, *, transport: Any = None, resolver: Any = None,
+                 engine: Any = None, build_provider: Callable[..., Any] | None = None,
+                 cases: Callable[[Suite, int], Iterator[Case]] | None = None,
+                 progress: Progress | None = None) -> None:
+        self.suite = suite
+        self.options = options
+        self.progress = progress or Progress(None, enabled=options.progress)
+        self.transport = transport if transport is not None else self._make_transport()
+        self.resolver = resolver
+        self.engine = engine
+        self.build_provider = build_provider
+        self.cases = cases
+
+    def _make_transport(self) -> Any:
+        from evalrun.providers.litellm_ import LLMTransport  # the wrapper only: litellm stays unimported
+
+        return LLMTransport(max_concurrency=self.options.max_concurrency, use_cache=self.options.use_cache,
+                            on_event=self.progress.note)
+
+    def _env(self) -> CaseEnv:
+        if self.engine is None:
+            from evalrun.assertions import engine
+
+            self.engine = engine
+        if self.resolver is None:
+            from evalrun.grading.select import GraderResolver
+
+            self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
+        from evalrun import providers as providers_pkg
+
+        build = self.build_provider or providers_pkg.build
+        providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
+        return CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
+                       use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
+                       base_dir=self.suite.base_dir)
+
+    def _case_stream(self) -> tuple[Iterator[Case], int | None]:
+        from evalrun import expand
+
+        opts = self.options
+        source = self.cases(self.suite, opts.repeat) if self.cases else expand.iter_cases(self.suite,
+                                                                                         repeat=opts.repeat)
+        total: int | None = None
+        if not self.cases and not opts.filter_pattern and not opts.filter_failing:
+            total = expand.count_cases(self.suite, repeat=opts.repeat)
+            if opts.filter_first_n is not None:
+                total = min(total, opts.filter_first_n)
+        stream = filters.apply(source, pattern=opts.filter_pattern, failing=opts.filter_failing,
+                               first_n=opts.filter_first_n)
+        return stream, total
+
+    async def run(self) -> RunOutcome:
+        opts = self.options
+        tally = Tally()
+        env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
+        stream, total = self._case_stream()
+        previous = _previous(opts.results_file) if opts.resume else {}
+        writer = ResultsWriter(opts.results_file, append=opts.resume)
+        self.progress.total = total
+        timeout = opts.timeout_s
+
+        def finish(result: CaseResult) -> None:
+            rec = result_dict(result)
+            offset = writer.write(rec)
+            tally.add(rec, offset)
+            self.progress.update(result.status)
+
+        async def one(case: Case) -> CaseResult:
+            if timeout is None:
+                return await run_case(case, env)
+            try:
+                return await asyncio.wait_for(run_case(case, env), timeout)
+            except asyncio.TimeoutError:
+                return error_result(case, f"timed out after {timeout:g}s")
+
+        async def worker() -> None:
+            for case in stream:  # shared lazy iterator: each worker pulls the next case
+                prev = previous.pop(case.id, None)
+                if prev is not None:
+                    tally.add(prev[1], prev[0], resumed=True)
+                    self.progress.update(str(prev[1].get("status")))
+                    continue
+                finish(await one(case))
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(opts.max_concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        except asyncio.CancelledError:
+            tally.interrupted = True
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            writer.close()
+            self.progress.close()
+            tally.finished = time.time()
+            await self._close(env)
+        tally.graders = self._graders_used()
+        return RunOutcome(self.suite, tally, opts.results_file)
+
+    async def _close(self, env: CaseEnv) -> None:
+        for obj in [*env.providers.values(), self.transport]:
+            close = getattr(obj, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    await close()
+
+    def _graders_used(self) -> list[str]:
+        used = getattr(self.resolver, "descriptions", None) or getattr(self.resolver, "graders_used", None)
+        try:
+            return list(used()) if used else []
+        except Exception:  # pragma: no cover - reporting must not fail the run
+            print("evalrun: warning: could not list the graders used", file=sys.stderr)
+            return []
+
+
+def rows_in_order(outcome: RunOutcome) -> list[Row]:
+    return outcome.tally.ordered()

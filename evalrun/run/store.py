@@ -1,0 +1,94 @@
+"""The results file: one JSON object per finished case, appended as each case ends.
+
+Writes are buffered and flushed at least every `flush_s` seconds (no per-case fsync), so a crash loses at most
+that window and Ctrl-C loses nothing. Each record's byte offset is kept so reports can re-read results in order
+without holding them in memory. `read_records` tolerates a torn last line (an interrupted write).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+
+def _dumps(obj: Any) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+class ResultsWriter:
+    def __init__(self, path: Path, *, append: bool, flush_s: float = 0.5) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if append and path.exists():
+            _drop_torn_tail(path)
+            self._f: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
+        else:
+            self._f = open(path, "wb")  # noqa: SIM115
+        self.offset = self._f.seek(0, 2)
+        self.flush_s = flush_s
+        self._last_flush = time.monotonic()
+
+    def write(self, record: dict[str, Any]) -> int:
+        """Append one record; returns its byte offset."""
+        data = _dumps(record)
+        at = self.offset
+        self._f.write(data)
+        self.offset += len(data)
+        now = time.monotonic()
+        if now - self._last_flush >= self.flush_s:
+            self._f.flush()
+            self._last_flush = now
+        return at
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.flush()
+            self._f.close()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line that was not completely written (no trailing newline)."""
+    with open(path, "rb+") as f:
+        size = f.seek(0, 2)
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        pos, keep = size, 0
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            f.seek(pos)
+            chunk = f.read(step)
+            nl = chunk.rfind(b"\n")
+            if nl >= 0:
+                keep = pos + nl + 1
+                break
+        f.truncate(keep)
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(offset, record) for each complete, parseable line of a results JSONL file."""
+    offset = 0
+    with open(path, "rb") as f:
+        for line in f:
+            at = offset
+            offset += len(line)
+            if not line.endswith(b"\n"):
+                break
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and "id" in rec:
+                yield at, rec
+
+
+def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
+    f.seek(offset)
+    rec: dict[str, Any] = json.loads(f.readline())
+    return rec
