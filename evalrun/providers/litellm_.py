@@ -1,8 +1,344 @@
-"""The only module that imports litellm, lazily, on the first model call (owner: LLM transport).
+"""Every model call goes through here: the only module that imports litellm, lazily, on the first call.
 
-    to_litellm_model(provider_id) -> str              'openai:chat:gpt-4o' -> 'openai/gpt-4o', litellm ids pass through
-    normalise_params(config) -> dict                 promptfoo keys (apiBaseUrl, apiKey, apiKeyEnvar, ...) -> litellm
-    async chat_completion(model, messages, *, params, use_cache=True, on_retry=None) -> Output
-        one chat completion through the response cache and the retry policy; Output.raw = response dict;
-        raises ProviderError after the last retry.
+    transport = LLMTransport(max_concurrency=4, use_cache=True, on_event=print)   # one per run; no litellm yet
+    out = await transport.chat("openai/gpt-4o-mini", messages, {"temperature": 0})  # -> Output
+    transport.stats()  # {"calls", "requests", "cache_hits", "coalesced", "retries", "errors"}
+
+    provider = LiteLLMProvider(spec, transport)   # promptfoo id + config -> litellm model + kwargs
+    out = await provider.call("prompt text" | [messages], ctx)
+
+A chat call: response cache (successes only; key in evalrun/cache.py) -> identical in-flight requests
+coalesced -> retries (evalrun/retry.py) around one HTTP attempt at a time, each attempt holding a slot of the
+transport's semaphore (shared by providers and graders). Errors come out as ProviderError naming model and
+status, with a hint.
 """
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from evalrun.cache import ResponseCache, cache_key
+from evalrun.errors import ProviderError
+from evalrun.providers import ids
+from evalrun.providers.base import CallContext
+from evalrun.retry import (
+    RetryPolicy,
+    call_with_retries,
+    describe_retry,
+    is_retryable_status,
+    parse_retry_after,
+)
+from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
+
+# Re-exported for callers of the original contract.
+to_litellm_model = ids.to_litellm_model
+normalise_params = ids.normalise_params
+
+#: Seconds per HTTP attempt when the config sets no `timeout`.
+DEFAULT_TIMEOUT = 300.0
+
+_litellm: Any = None
+
+
+def _load_litellm() -> Any:
+    """Import and configure litellm once (quiet, offline price map, no retries of its own)."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        _litellm = litellm
+    return _litellm
+
+
+async def _litellm_module() -> Any:
+    if _litellm is not None:
+        return _litellm
+    # The first import takes seconds: do it off the event loop so progress output keeps moving.
+    return await asyncio.to_thread(_load_litellm)
+
+
+class _Flight:
+    """One request in flight, shared by every identical caller."""
+
+    __slots__ = ("task", "waiters")
+
+    def __init__(self, task: asyncio.Task[Output]) -> None:
+        self.task = task
+        self.waiters = 0
+
+
+class LLMTransport:
+    """Chat completions for one run: bounded concurrency, response cache, coalescing, retries.
+
+    `on_event(message)` receives progress lines such as ``retry 2/5 after 429 (Retry-After 1s) [model]``.
+    """
+
+    def __init__(self, max_concurrency: int = 4, use_cache: bool = True,
+                 on_event: Callable[[str], None] | None = None, *, cache: ResponseCache | None = None,
+                 policy: RetryPolicy | None = None) -> None:
+        self.max_concurrency = max(1, int(max_concurrency))
+        self.use_cache = use_cache
+        self.on_event = on_event
+        self.cache = cache if cache is not None else ResponseCache()
+        self.policy = policy if policy is not None else RetryPolicy.from_env()
+        self._sem = asyncio.Semaphore(self.max_concurrency)
+        self._inflight: dict[str, _Flight] = {}
+        self._stats = {"calls": 0, "requests": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}
+
+    def stats(self) -> dict[str, int]:
+        """calls (chat() invocations), requests (HTTP attempts), cache_hits, coalesced, retries, errors."""
+        return dict(self._stats)
+
+    async def chat(self, model: str, messages: Messages, params: dict[str, Any], *,
+                   use_cache: bool | None = None) -> Output:
+        """One chat completion. `params` are litellm kwargs; `use_cache=False` bypasses cache and coalescing
+        (so `--repeat` with `--no-cache` samples the model again). Raises ProviderError (retries exhausted)."""
+        self._stats["calls"] += 1
+        if not (self.use_cache if use_cache is None else use_cache):
+            return await self._request(model, messages, params, None)
+        key = cache_key(model, messages, params)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self._stats["cache_hits"] += 1
+            return _as_cached(_output_from_value(hit))
+        flight = self._inflight.get(key)
+        shared = flight is not None
+        if flight is None:
+            flight = _Flight(asyncio.ensure_future(self._request(model, messages, params, key)))
+            self._inflight[key] = flight
+            flight.task.add_done_callback(functools.partial(self._landed, key))
+        else:
+            self._stats["coalesced"] += 1
+        flight.waiters += 1
+        try:
+            out = await asyncio.shield(flight.task)
+        except asyncio.CancelledError:
+            flight.waiters -= 1
+            if flight.waiters == 0 and not flight.task.done():
+                flight.task.cancel()
+            raise
+        flight.waiters -= 1
+        return _as_cached(out) if shared else out
+
+    def _landed(self, key: str, task: asyncio.Task[Output]) -> None:
+        flight = self._inflight.get(key)
+        if flight is not None and flight.task is task:
+            del self._inflight[key]
+        if not task.cancelled():
+            task.exception()  # retrieved here so an unawaited failure never warns
+
+    async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
+        litellm = await _litellm_module()
+        kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
+        attempts = 0
+
+        async def attempt() -> Output:
+            nonlocal attempts
+            attempts += 1
+            async with self._sem:
+                self._stats["requests"] += 1
+                start = time.perf_counter()
+                try:
+                    response = await litellm.acompletion(model=model, messages=messages, **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # litellm raises many types; each becomes a ProviderError
+                    raise to_provider_error(exc, model, params) from exc
+                latency_ms = (time.perf_counter() - start) * 1000.0
+            return _output_from_response(litellm, response, latency_ms)
+
+        def on_retry(next_attempt: int, total: int, err: ProviderError, wait: float) -> None:
+            self._stats["retries"] += 1
+            if self.on_event is not None:
+                self.on_event(f"{describe_retry(next_attempt, total, err, wait)} [{model}]")
+
+        try:
+            out = await call_with_retries(attempt, self.policy, on_retry)
+        except ProviderError as err:
+            self._stats["errors"] += 1
+            raise with_attempts(err, attempts) from err.__cause__
+        if key is not None:
+            self.cache.put(key, _value_from_output(out), model=model)
+        return out
+
+
+# ---------------------------------------------------------------- response <-> Output <-> cache value
+def _output_from_response(litellm: Any, response: Any, latency_ms: float) -> Output:
+    raw = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+    raw = json.loads(json.dumps(raw, default=str))  # plain JSON types only (it is cached and reported)
+    choices = raw.get("choices") or [{}]
+    choice = choices[0] or {}
+    message = choice.get("message") or {}
+    text = message.get("content")
+    if text is None and message.get("tool_calls"):
+        text = json.dumps(message["tool_calls"])
+    usage = raw.get("usage") or {}
+    tokens = TokenUsage(prompt=int(usage.get("prompt_tokens") or 0),
+                        completion=int(usage.get("completion_tokens") or 0),
+                        total=int(usage.get("total_tokens") or 0))
+    try:
+        cost: float | None = float(litellm.completion_cost(completion_response=response))
+    except Exception:  # no price known for this model (local servers, custom names)
+        cost = None
+    return Output(text=text or "", raw=raw, tokens=tokens, cost=cost, latency_ms=latency_ms,
+                  finish_reason=choice.get("finish_reason"))
+
+
+def _value_from_output(out: Output) -> dict[str, Any]:
+    t = out.tokens
+    return {"text": out.text, "raw": out.raw, "tokens": [t.prompt, t.completion, t.total], "cost": out.cost,
+            "latency_ms": out.latency_ms, "finish_reason": out.finish_reason}
+
+
+def _output_from_value(value: dict[str, Any]) -> Output:
+    p, c, t = (list(value.get("tokens") or []) + [0, 0, 0])[:3]
+    return Output(text=str(value.get("text") or ""), raw=value.get("raw"),
+                  tokens=TokenUsage(int(p), int(c), int(t)), cost=value.get("cost"),
+                  latency_ms=float(value.get("latency_ms") or 0.0), finish_reason=value.get("finish_reason"))
+
+
+def _as_cached(out: Output) -> Output:
+    """The same answer served without a request: cached=True, no cost, tokens counted as cached."""
+    tokens = dataclasses.replace(out.tokens, cached=out.tokens.total)
+    return dataclasses.replace(out, cached=True, cost=0.0 if out.cost is not None else None, tokens=tokens)
+
+
+# ---------------------------------------------------------------- errors
+_STATUS_WHAT = {
+    400: "bad request", 401: "authentication failed", 402: "payment required", 403: "permission denied",
+    404: "not found", 408: "request timeout", 413: "request too large", 422: "unprocessable request",
+    429: "rate limited", 500: "server error", 502: "bad gateway", 503: "service unavailable",
+    504: "gateway timeout",
+}
+_PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
+
+
+def _server_message(exc: BaseException) -> str:
+    """The server's own words, without litellm's 'litellm.RateLimitError: ...Exception - ' wrapping."""
+    text = str(getattr(exc, "message", None) or exc).strip()
+    if "Exception - " in text:
+        text = text.split("Exception - ", 1)[1]
+    for _ in range(3):
+        text = _PREFIX.sub("", text, count=1)
+    text = " ".join(text.split())
+    return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    for source in (getattr(getattr(exc, "response", None), "headers", None),
+                   getattr(exc, "litellm_response_headers", None), getattr(exc, "headers", None)):
+        if not source:
+            continue
+        try:
+            headers = {str(k).lower(): str(v) for k, v in dict(source).items()}
+        except (TypeError, ValueError):
+            continue
+        if "retry-after-ms" in headers:
+            try:
+                return max(float(headers["retry-after-ms"]) / 1000.0, 0.0)
+            except ValueError:
+                pass
+        seconds = parse_retry_after(headers.get("retry-after"))
+        if seconds is not None:
+            return seconds
+    return None
+
+
+def _key_hint(model: str) -> str:
+    provider = model.split("/", 1)[0].upper() if "/" in model else "OPENAI"
+    return (f"check the API key: set `apiKey` or `apiKeyEnvar` in the provider's config, or export "
+            f"{provider}_API_KEY (litellm's variable for this provider)")
+
+
+def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) -> ProviderError:
+    """Classify a litellm exception: retryable for 408/409/425/429, 5xx, connection errors and timeouts."""
+    name = type(exc).__name__
+    names = {c.__name__ for c in type(exc).__mro__}
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    message = _server_message(exc)
+    base = params.get("api_base") or "the provider's default endpoint"
+    lower = message.lower()
+    has_response = getattr(exc, "response", None) is not None and status is not None
+    if "Timeout" in names or "timed out" in lower:
+        what, status, retryable = "timed out", None, True
+        hint = "raise `timeout` (seconds) in the provider config, or lower --max-concurrency"
+    elif "APIConnectionError" in names or "connection error" in lower or ("connect" in lower and not has_response):
+        what, status, retryable = f"could not connect to {base}", None, True
+        hint = "is the server running? check `apiBaseUrl` (an OpenAI-compatible server usually ends in /v1)"
+    elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
+        what, status, retryable = f"the server at {base} did not return valid JSON", None, False
+        hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
+    elif status is not None:
+        what = f"HTTP {status} {_STATUS_WHAT.get(status, 'error')}"
+        retryable = is_retryable_status(status)
+        hint = {401: _key_hint(model), 403: _key_hint(model),
+                404: "check the model name and `apiBaseUrl`",
+                429: "the provider is rate limiting: lower --max-concurrency or raise your quota"}.get(status, "")
+        if status == 400 and "ContextWindowExceededError" in names:
+            hint = "the prompt is longer than the model's context window"
+    else:
+        what, retryable, hint = name, False, ""
+    if message.lower().rstrip(".") in ("connection error", "request timed out", what.lower()):
+        message = ""
+    text = f"{model}: {what}" + (f": {message}" if message else "")
+    if hint:
+        text += f"\n  hint: {hint}"
+    return ProviderError(text, retryable=retryable, status=status, retry_after=_retry_after(exc))
+
+
+def with_attempts(err: ProviderError, attempts: int) -> ProviderError:
+    """The final error: says how many attempts were made; retryable=False (retries are used up)."""
+    text = str(err)
+    if attempts > 1:
+        first, sep, rest = text.partition("\n")
+        text = f"{first} (gave up after {attempts} attempts){sep}{rest}"
+    return ProviderError(text, retryable=False, status=err.status, retry_after=err.retry_after)
+
+
+# ---------------------------------------------------------------- provider
+class LiteLLMProvider:
+    """A promptfoo-style or litellm-style provider id served through an LLMTransport."""
+
+    def __init__(self, spec: ProviderSpec, transport: LLMTransport) -> None:
+        self.spec = spec
+        self.id = spec.id
+        self.label = spec.label or spec.id
+        self.transport = transport
+        self.model = ids.to_litellm_model(spec.id, loc=spec.loc, key="providers")
+        params = ids.default_params(spec.id)
+        params.update(ids.normalise_params(spec.config, loc=spec.loc, key=f"providers[{spec.id}].config"))
+        if (self.model.startswith("openai/") and params.get("api_base") and "api_key" not in params
+                and not os.environ.get("OPENAI_API_KEY")):
+            params["api_key"] = "sk-no-key-required"  # local OpenAI-compatible servers need none
+        self.params = params
+
+    async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        messages = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+        return await self.transport.chat(self.model, messages, self.params, use_cache=ctx.use_cache)
+
+
+# ---------------------------------------------------------------- original functional contract
+_default_transport: LLMTransport | None = None
+
+
+async def chat_completion(model: str, messages: Messages, *, params: dict[str, Any] | None = None,
+                          use_cache: bool = True, on_retry: Callable[[str], None] | None = None) -> Output:
+    """One chat completion through a process-wide default transport (prefer an LLMTransport per run)."""
+    global _default_transport
+    if _default_transport is None:
+        _default_transport = LLMTransport()
+    if on_retry is not None:
+        _default_transport.on_event = on_retry
+    return await _default_transport.chat(model, messages, dict(params or {}), use_cache=use_cache)

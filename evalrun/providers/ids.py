@@ -1,0 +1,185 @@
+"""Provider ids and config keys: promptfoo spelling -> litellm spelling. Pure (no litellm, no I/O).
+
+    to_litellm_model("openai:chat:gpt-4o") -> "openai/gpt-4o"      litellm ids ("openai/gpt-4o") pass through
+    default_params("localai:chat:m")       -> {"api_base": "http://localhost:8080/v1"}
+    normalise_params({"apiBaseUrl": ..., "apiKeyEnvar": "MY_KEY", "temperature": 0}) -> litellm kwargs
+
+`evalrun validate` uses these to check provider ids without importing litellm.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from evalrun.errors import ConfigError, Location
+
+_HINT = ("write a promptfoo id such as `openai:gpt-4o-mini`, `anthropic:messages:claude-3-5-haiku-latest`, "
+         "`ollama:chat:llama3`, or a litellm id such as `openai/gpt-4o-mini`")
+
+#: promptfoo provider prefix -> litellm provider prefix (chat models).
+_PREFIXES: dict[str, str] = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "azure": "azure",
+    "azureopenai": "azure",
+    "bedrock": "bedrock",
+    "vertex": "vertex_ai",
+    "google": "gemini",
+    "gemini": "gemini",
+    "mistral": "mistral",
+    "groq": "groq",
+    "openrouter": "openrouter",
+    "together": "together_ai",
+    "togetherai": "together_ai",
+    "deepseek": "deepseek",
+    "fireworks": "fireworks_ai",
+    "perplexity": "perplexity",
+    "cohere": "cohere_chat",
+    "xai": "xai",
+    "cerebras": "cerebras",
+    "huggingface": "huggingface",
+    "replicate": "replicate",
+    "cloudflare-ai": "cloudflare",
+    "ollama": "ollama",
+    "vllm": "hosted_vllm",
+    "localai": "openai",
+    "llama": "openai",  # llama.cpp server (OpenAI-compatible /v1)
+    "lmstudio": "lm_studio",
+    "litellm": "litellm_proxy",
+}
+
+#: Sub-kinds written between prefix and model (`openai:chat:gpt-4o`) that select the chat endpoint.
+_CHAT_KINDS = frozenset({"chat", "messages", "text-generation", "conversational"})
+#: Sub-kinds with their own litellm prefix.
+_SPECIAL_KINDS: dict[tuple[str, str], str] = {
+    ("ollama", "chat"): "ollama_chat",
+    ("ollama", "completion"): "ollama",
+    ("openai", "completion"): "text-completion-openai",
+    ("azure", "completion"): "azure_text",
+    ("azureopenai", "completion"): "azure_text",
+    ("anthropic", "completion"): "anthropic",
+    ("bedrock", "converse"): "bedrock/converse",
+}
+#: Sub-kinds that are not chat/text models at all.
+_NOT_CHAT = frozenset({"embedding", "embeddings", "moderation", "image", "assistant", "realtime",
+                       "responses", "transcription", "classification", "feature-extraction"})
+
+#: Local OpenAI-compatible servers: default base URL (env var overrides), as promptfoo does.
+_LOCAL_SERVERS: dict[str, tuple[str, str]] = {
+    "localai": ("LOCALAI_BASE_URL", "http://localhost:8080/v1"),
+    "llama": ("LLAMA_BASE_URL", "http://localhost:8080/v1"),
+    "vllm": ("VLLM_BASE_URL", "http://localhost:8000/v1"),
+    "lmstudio": ("LMSTUDIO_BASE_URL", "http://localhost:1234/v1"),
+}
+
+
+def _malformed(provider_id: str, why: str, loc: Location | None, key: str | None) -> ConfigError:
+    return ConfigError.at(loc, f"provider id {provider_id!r} {why}", key=key, hint=_HINT)
+
+
+def to_litellm_model(provider_id: str, *, loc: Location | None = None, key: str | None = None) -> str:
+    """The litellm model string for a promptfoo-style or litellm-style id; ConfigError when malformed."""
+    pid = provider_id.strip() if isinstance(provider_id, str) else ""
+    if not pid:
+        raise _malformed(str(provider_id), "is empty", loc, key)
+    if any(ch.isspace() for ch in pid):
+        raise _malformed(pid, "contains whitespace", loc, key)
+    head, sep, rest = pid.partition(":")
+    if "/" in head:  # litellm id: provider/model (the model may contain ':' as in bedrock '...-v1:0')
+        prov, _, model = head.partition("/")
+        if not prov or not (model or rest):
+            raise _malformed(pid, "needs both a provider and a model, e.g. `openai/gpt-4o-mini`", loc, key)
+        return pid
+    if not sep:  # a bare model name: litellm infers the provider (gpt-4o-mini, claude-3-5-sonnet-...)
+        return pid
+    prefix = head.lower()
+    if prefix not in _PREFIXES:
+        raise _malformed(pid, f"has an unknown provider prefix {head!r}", loc, key)
+    kind, sep2, model = rest.partition(":")
+    special = _SPECIAL_KINDS.get((prefix, kind.lower())) if sep2 else None
+    if sep2 and (special or kind.lower() in _CHAT_KINDS or kind.lower() in _NOT_CHAT or kind == "completion"):
+        if kind.lower() in _NOT_CHAT:
+            raise _malformed(pid, f"names a {kind} endpoint, which is not a chat/text model", loc, key)
+        target = special or _PREFIXES[prefix]
+    else:  # no sub-kind: the rest is the model (it may contain ':' e.g. ollama:llama3:8b, bedrock ...:0)
+        model = rest
+        target = _PREFIXES[prefix]
+    if not model or model.startswith(":"):
+        raise _malformed(pid, "has no model name after the provider", loc, key)
+    return f"{target}/{model}"
+
+
+def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Defaults a promptfoo id implies, e.g. the base URL of a local server (`localai:`, `llama:`, `vllm:`)."""
+    environ = os.environ if env is None else env
+    prefix = provider_id.partition(":")[0].lower() if ":" in provider_id.partition("/")[0] else ""
+    if prefix in _LOCAL_SERVERS:
+        var, url = _LOCAL_SERVERS[prefix]
+        return {"api_base": environ.get(var) or url, "api_key": "sk-local"}
+    return {}
+
+
+#: promptfoo config key -> litellm kwarg. Keys already in litellm spelling pass through unchanged.
+_KEY_MAP: dict[str, str] = {
+    "apiBaseUrl": "api_base",
+    "apiBase": "api_base",
+    "baseUrl": "api_base",
+    "base_url": "api_base",
+    "apiKey": "api_key",
+    "apiVersion": "api_version",
+    "organization": "organization",
+    "maxTokens": "max_tokens",
+    "topP": "top_p",
+    "topK": "top_k",
+    "frequencyPenalty": "frequency_penalty",
+    "presencePenalty": "presence_penalty",
+    "responseFormat": "response_format",
+    "stopSequences": "stop",
+    "headers": "extra_headers",
+    "passthrough": "extra_body",
+    "toolChoice": "tool_choice",
+}
+#: promptfoo-only keys with no meaning for a litellm call (dropped instead of sent to the server).
+_PROMPTFOO_ONLY = frozenset({
+    "cost", "showThinking", "functionToolCallbacks", "transformResponse", "cache", "prefill",
+    "apiKeyRequired",
+})
+
+
+def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str] | None = None,
+                     loc: Location | None = None, key: str = "config") -> dict[str, Any]:
+    """litellm kwargs from a provider's `config:`; both spellings accepted, unknown keys passed through.
+
+    - `apiKeyEnvar: NAME` reads the key from env var NAME (ConfigError naming it when unset).
+    - `apiHost: host` becomes `api_base: https://host` (promptfoo's openai/azure spelling).
+    - `timeout` is in seconds for litellm; promptfoo's `timeoutMs` (milliseconds) is converted.
+    - `stop` as a single string is kept (litellm accepts both).
+    """
+    environ = os.environ if env is None else env
+    out: dict[str, Any] = {}
+    for name, value in (config or {}).items():
+        if name in _PROMPTFOO_ONLY:
+            continue
+        if name == "apiKeyEnvar":
+            var = str(value)
+            secret = environ.get(var)
+            if not secret:
+                raise ConfigError.at(loc, f"apiKeyEnvar names {var!r}, which is not set", key=f"{key}.apiKeyEnvar",
+                                     hint=f"export {var}=... before running, or set apiKey in the provider config")
+            out.setdefault("api_key", secret)
+            continue
+        if name == "apiHost":
+            host = str(value).rstrip("/")
+            out.setdefault("api_base", host if "://" in host else f"https://{host}")
+            continue
+        if name == "timeoutMs":
+            out["timeout"] = float(value) / 1000.0
+            continue
+        target = _KEY_MAP.get(name, name)
+        if target == "api_key":
+            out["api_key"] = value  # an explicit apiKey wins over apiKeyEnvar
+        else:
+            out[target] = value
+    return out

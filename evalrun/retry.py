@@ -1,0 +1,153 @@
+"""The retry policy for model calls: bounded attempts, exponential back-off with jitter, Retry-After honoured.
+
+Only errors marked retryable are retried: rate limits (429), 408, 5xx, connection errors and timeouts. Every
+other error (400, 401, 403, 404, 422, ...) fails at once. The policy works on `ProviderError`s; the litellm
+module turns litellm's exceptions into them (see `providers/litellm_.py`), so this module stays pure.
+
+    policy = RetryPolicy.from_env()                    # EVALRUN_MAX_RETRIES = total attempts (default 5)
+    result = await call_with_retries(fn, policy, on_retry=lambda attempt, total, err, wait: ...)
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from evalrun.errors import ConfigError, ProviderError
+
+T = TypeVar("T")
+
+#: Total attempts per request (the first call included) unless EVALRUN_MAX_RETRIES says otherwise.
+DEFAULT_ATTEMPTS = 5
+#: First back-off in seconds; doubles on each retry (tests patch this small).
+BASE_DELAY = 0.5
+#: Longest back-off we compute ourselves.
+MAX_DELAY = 30.0
+#: Longest Retry-After we honour; a server asking for more is waited on for this long.
+MAX_RETRY_AFTER = 120.0
+
+#: Statuses worth another attempt. Every other 4xx is the caller's mistake and fails at once.
+RETRY_STATUSES = frozenset({408, 409, 425, 429})
+
+OnRetry = Callable[[int, int, ProviderError, float], None]
+
+
+def is_retryable_status(status: int | None) -> bool:
+    """True for 408/409/425/429 and every 5xx."""
+    return status is not None and (status in RETRY_STATUSES or 500 <= status <= 599)
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None when absent or bad."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if seconds != seconds:  # NaN
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry. `attempts` counts the first call; 1 disables retries."""
+
+    attempts: int = DEFAULT_ATTEMPTS
+    base_delay: float | None = None  # None = the module's BASE_DELAY at call time
+    max_delay: float = MAX_DELAY
+
+    @classmethod
+    def from_env(cls) -> RetryPolicy:
+        """The policy with EVALRUN_MAX_RETRIES (total attempts, >= 1) applied when set."""
+        raw = os.environ.get("EVALRUN_MAX_RETRIES", "").strip()
+        if not raw:
+            return cls()
+        try:
+            attempts = int(raw)
+        except ValueError:
+            attempts = 0
+        if attempts < 1:
+            raise ConfigError(f"EVALRUN_MAX_RETRIES={raw!r} is not a whole number >= 1",
+                              key="EVALRUN_MAX_RETRIES",
+                              hint="it is the total number of attempts per request, e.g. 5; 1 disables retries")
+        return cls(attempts=attempts)
+
+    def backoff(self, retry_number: int, error: ProviderError | None = None) -> float:
+        """Seconds to wait before retry `retry_number` (1 = the first retry).
+
+        The server's Retry-After wins when given; otherwise full-jitter exponential back-off:
+        uniform(base/2, base * 2**(n-1)) capped at max_delay.
+        """
+        if error is not None and error.retry_after is not None:
+            return min(max(error.retry_after, 0.0), MAX_RETRY_AFTER)
+        base = BASE_DELAY if self.base_delay is None else self.base_delay
+        ceiling = min(self.max_delay, base * 2 ** max(retry_number - 1, 0))
+        return random.uniform(min(base / 2, ceiling), ceiling)
+
+
+def describe_retry(attempt: int, total: int, error: ProviderError, wait: float) -> str:
+    """The progress line for a retry, e.g. ``retry 2/5 after 429 (Retry-After 1s)``."""
+    cause = str(error.status) if error.status else _short_cause(error)
+    if error.retry_after is not None:
+        return f"retry {attempt}/{total} after {cause} (Retry-After {_fmt_seconds(wait)})"
+    return f"retry {attempt}/{total} after {cause} (back-off {_fmt_seconds(wait)})"
+
+
+def _short_cause(error: ProviderError) -> str:
+    text = str(error).lower()
+    if "timed out" in text or "timeout" in text:
+        return "timeout"
+    if "connect" in text:
+        return "connection error"
+    return "error"
+
+
+def _fmt_seconds(seconds: float) -> str:
+    return f"{seconds:g}s" if seconds == int(seconds) else f"{seconds:.2f}s"
+
+
+async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
+                            on_retry: OnRetry | None = None) -> T:
+    """Await `fn()` until it succeeds, raises a non-retryable error, or `policy.attempts` are used up.
+
+    `on_retry(next_attempt, total, error, wait_seconds)` is called before each back-off. The last error is
+    re-raised as is (a ProviderError), so its message names the status and model.
+    """
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        err = exc if isinstance(exc, ProviderError) else None
+        return policy.backoff(state.attempt_number, err)
+
+    def before_sleep(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        if on_retry is not None and isinstance(exc, ProviderError):
+            seconds = state.next_action.sleep if state.next_action else 0.0
+            on_retry(state.attempt_number + 1, policy.attempts, exc, seconds)
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(max(policy.attempts, 1)),
+        wait=wait,
+        retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    return await retrying(fn)
