@@ -1,0 +1,35 @@
+"""Reports of a run: the console table and summary, and files by extension (.json .jsonl .csv .xml .html).
+
+    write(path, outcome)          one output file, format from the extension (UsageError for an unknown one)
+    console.table(outcome) / console.summary(outcome)   text for stdout
+
+Every format reads the same result records (evalrun/run/serialize.py), streamed from the results file in
+expansion order, so formats cannot disagree and memory stays flat.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import UsageError
+
+FORMATS = {".json": "json_", ".jsonl": "jsonl", ".csv": "csv_", ".xml": "junit", ".html": "html"}
+
+
+def check_path(path: str) -> None:
+    """UsageError unless the extension names a known format (checked before the run starts)."""
+    if Path(path).suffix.lower() not in FORMATS:
+        raise UsageError(f"unknown output format for {path!r}", key="--output",
+                         hint=f"use one of the extensions {', '.join(FORMATS)}")
+
+
+def write(path: str, outcome: Any) -> None:
+    """Write one report file; the format comes from the extension."""
+    check_path(path)
+    module = importlib.import_module(f"evalrun.report.{FORMATS[Path(path).suffix.lower()]}")
+    p = Path(path)
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    module.write(p, outcome)

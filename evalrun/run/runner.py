@@ -16,18 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalrun.report.serialize import result_dict
 from evalrun.run import filters
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.store import ResultsWriter, read_records
+from evalrun.run.serialize import result_dict
+from evalrun.run.store import ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite
 
 
 @dataclass
 class RunOutcome:
+    """A finished (or interrupted) run: the tally in memory, full results in the results file."""
+
     suite: Suite
     tally: Tally
     results_file: Path
@@ -39,6 +41,25 @@ class RunOutcome:
     @property
     def interrupted(self) -> bool:
         return self.tally.interrupted
+
+    def rows(self) -> list[Row]:
+        """Compact rows in expansion order."""
+        return self.tally.ordered()
+
+    def iter_results(self) -> Iterator[dict[str, Any]]:
+        """Full result records in expansion order, re-read one at a time from the results file."""
+        rows = self.rows()
+        if not rows:
+            return
+        with open(self.results_file, "rb") as f:
+            for row in rows:
+                yield read_at(f, row.offset)
+
+    def meta(self) -> dict[str, Any]:
+        from evalrun import __version__
+
+        return {"evalrun_version": __version__, "description": self.suite.description,
+                "config_files": list(self.suite.files), "results_file": str(self.results_file)}
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -174,7 +195,3 @@ class Runner:
         except Exception:  # pragma: no cover - reporting must not fail the run
             print("evalrun: warning: could not list the graders used", file=sys.stderr)
             return []
-
-
-def rows_in_order(outcome: RunOutcome) -> list[Row]:
-    return outcome.tally.ordered()

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalrun.report.serialize import grader_usage
+from evalrun.run.serialize import grader_usage
 
 CELL_MAX = 60
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
