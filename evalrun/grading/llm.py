@@ -102,11 +102,16 @@ class LLMGrader:
         self._transport = transport
         self._params: dict[str, Any] = {"temperature": 0, **(params or {})}
         self._prompts = dict(prompts or {})
+        self._extra: dict[str, Any] = {}
         self._format = {"structured": True}  # shared with with_prompts() views: a property of the model
 
-    def with_prompts(self, overrides: Mapping[str, str]) -> LLMGrader:
-        """A view of this grader whose step templates are replaced by `overrides` (step -> template)."""
+    def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
+        """A view of this grader whose step templates are replaced by `overrides` (step -> template).
+
+        Override templates also see `variables` (the case's vars); the step's own variables win on a clash.
+        """
         view = LLMGrader(self.model, self._transport, grader_id=self.id, prompts={**self._prompts, **overrides})
+        view._extra = {**self._extra, **(variables or {})}
         view._params = self._params
         view._format = self._format
         view.description = self.description
@@ -134,7 +139,7 @@ class LLMGrader:
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
         if not claims or not chunks:
-            return [[] for _ in claims] if not chunks else []
+            return [[] for _ in claims]
         variables = {"claims": numbered("CLAIM", claims), "chunks": numbered("CHUNK", chunks),
                      "n_claims": len(claims), "n_chunks": len(chunks),
                      "claims_list": list(claims), "chunks_list": list(chunks)}
@@ -163,7 +168,10 @@ class LLMGrader:
                     trace: GraderTrace) -> dict[str, Any]:
         source = self._prompts.get(step)
         what = f"rubricPrompt for step {step!r}" if source is not None else f"prompt template {step}.j2"
-        rendered = _render(source if source is not None else builtin_template(step), variables, what)
+        if source is None:
+            rendered = _render(builtin_template(step), variables, what)
+        else:
+            rendered = _render(source, {**self._extra, **variables}, what)
         return await self._ask(step, _as_messages(rendered, self._system()), schema, trace)
 
     async def _ask(self, step: str, messages: Messages, schema: dict[str, Any],

@@ -73,7 +73,8 @@ def _litellm_target(pid: str, config: Mapping[str, Any]) -> tuple[str, dict[str,
         except ModuleNotFoundError:
             continue
         if hasattr(mod, "to_litellm_model") and hasattr(mod, "normalise_params"):
-            return mod.to_litellm_model(pid), dict(mod.normalise_params(dict(config)))
+            defaults = mod.default_params(pid) if hasattr(mod, "default_params") else {}
+            return mod.to_litellm_model(pid), {**defaults, **mod.normalise_params(dict(config))}
     # the provider-id helpers have not landed: promptfoo's common keys only
     model = pid.split(":", 1)[1] if pid.startswith("litellm:") else pid
     if ":" in model and "/" not in model.split(":", 1)[0]:

@@ -1,0 +1,146 @@
+"""Where graded RAG assertions get their context chunks and query from.
+
+- Context (faithfulness, context-relevance, hallucination, context-precision, context-recall):
+  `contextTransform` (Python over `output` and `context` = promptfoo's context object with `vars`, `prompt`,
+  `metadata` = the provider's response metadata) if given, else `vars.context` (a string = one chunk, or a
+  list of strings / {text} objects).
+- Labelled chunks (noise-sensitivity): `config.contextChunks`, else `vars.contextChunks`, as a list of
+  {text, relevant} (relevant optional), strings, or one string; else the context above (a string is one
+  relevant chunk, a list holds unlabelled chunks); `config.noiseContext` adds one irrelevant chunk.
+- Query: `vars.query`.
+
+A malformed static chunk list is a ConfigError at load time (`check_chunks`); one that comes from a templated
+var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalrun.errors import AssertionRuntimeError
+
+if TYPE_CHECKING:
+    from evalrun.assertions.base import Assertion, AssertionContext
+    from evalrun.pyexpr import UserFunction
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One context chunk; `relevant` is None when unlabelled."""
+
+    text: str
+    relevant: bool | None = None
+
+
+def parse_chunks(value: Any, what: str) -> list[Chunk]:
+    """Chunks from a string (one chunk), or a list of strings / {text, relevant?} objects. ValueError if bad."""
+    if isinstance(value, str):
+        return [Chunk(value)]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{what} must be a string or a list of chunks, not {type(value).__name__}")
+    chunks = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            chunks.append(Chunk(item))
+            continue
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}")
+        text = item.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"{what}[{i}] needs a string `text`")
+        relevant = item.get("relevant")
+        if relevant is not None and not isinstance(relevant, bool):
+            raise ValueError(f"{what}[{i}].relevant must be true or false, not {relevant!r}")
+        unknown = set(item) - {"text", "relevant"}
+        if unknown:
+            raise ValueError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                             "(allowed: text, relevant)")
+        chunks.append(Chunk(text, relevant))
+    return chunks
+
+
+def check_chunks(handler: Assertion, value: Any, key: str) -> None:
+    """Load-time check of a chunk list that holds no template (ConfigError naming `key`)."""
+    from evalrun.assertions.base import is_template
+
+    if value is None or is_template(value):
+        return
+    try:
+        parse_chunks(value, key)
+    except ValueError as e:
+        raise handler.error(str(e), key=key,
+                            hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
+
+
+def compile_context_transform(handler: Assertion) -> UserFunction | None:
+    """Compile the spec's `contextTransform` (ConfigError if it does not compile)."""
+    src = handler.spec.context_transform
+    if not src:
+        return None
+    from evalrun.pyexpr import compile_user_code
+
+    return compile_user_code(src, ("output", "context"), loc=handler.spec.loc,
+                             key=handler._key("contextTransform"), base_dir=handler.base_dir,
+                             default_fn="get_context")
+
+
+async def _raw_context(ctx: AssertionContext, transform: UserFunction | None) -> tuple[Any, str] | None:
+    if transform is not None:
+        return await transform.call(ctx.output, ctx.as_dict()), "contextTransform result"
+    if "context" in ctx.vars:
+        return ctx.vars["context"], "vars.context"
+    return None
+
+
+def _parse_runtime(value: Any, where: str) -> list[Chunk]:
+    try:
+        return parse_chunks(value, where)
+    except ValueError as e:
+        raise AssertionRuntimeError(str(e)) from None
+
+
+async def context_chunks(ctx: AssertionContext, transform: UserFunction | None) -> list[Chunk]:
+    """The context as chunks: contextTransform's result, else vars.context (AssertionRuntimeError if absent)."""
+    raw = await _raw_context(ctx, transform)
+    if raw is None:
+        raise AssertionRuntimeError("no context: set `vars.context` (a string or a list of chunks) "
+                                    "or `contextTransform` on the assertion")
+    return _parse_runtime(*raw)
+
+
+async def context_texts(ctx: AssertionContext, transform: UserFunction | None) -> list[str]:
+    """The context chunks' texts (required)."""
+    return [c.text for c in await context_chunks(ctx, transform)]
+
+
+async def labelled_chunks(ctx: AssertionContext, transform: UserFunction | None) -> list[Chunk]:
+    """noise-sensitivity's chunks (see the module docstring); may be empty."""
+    labelled = ctx.config.get("contextChunks")
+    where = "config.contextChunks"
+    if labelled is None and "contextChunks" in ctx.vars:
+        labelled, where = ctx.vars["contextChunks"], "vars.contextChunks"
+    if labelled is not None:
+        chunks = _parse_runtime(labelled, where)
+    else:
+        raw = await _raw_context(ctx, transform)
+        chunks = _parse_runtime(*raw) if raw is not None else []
+        if raw is not None and isinstance(raw[0], str):
+            chunks = [Chunk(raw[0], True)]  # a single context string is the relevant context
+    noise = ctx.config.get("noiseContext")
+    if noise is not None:
+        if not isinstance(noise, str):
+            raise AssertionRuntimeError(f"config.noiseContext must be a string, not {type(noise).__name__}")
+        chunks = [*chunks, Chunk(noise, False)]
+    return chunks
+
+
+def query_of(ctx: AssertionContext, *, required: bool) -> str | None:
+    """vars.query as text (AssertionRuntimeError when required and missing)."""
+    q = ctx.vars.get("query")
+    if q is None or (isinstance(q, str) and not q.strip()):
+        if required:
+            raise AssertionRuntimeError("no query: set `vars.query` to the question the output answers")
+        return None
+    return q if isinstance(q, str) else str(q)

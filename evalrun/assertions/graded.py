@@ -1,0 +1,128 @@
+"""Shared base of the graded assertions: grader choice, `rubricPrompt` overrides, context source, thresholds.
+
+`rubricPrompt` replaces the prompt template of one grader step for this assertion (LLM graders only; the
+builtin grader has no prompts and ignores it). Forms:
+- a string (or `file://prompt.j2`): the assertion's main step (first in `steps`);
+- a list: the steps in order (promptfoo's context-faithfulness: [extract, verify]);
+- a mapping {step: template}.
+Each step's template receives the variables listed in grading.llm.TEMPLATE_VARS plus the case's vars.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.context import compile_context_transform
+from evalrun.types import GraderTrace
+
+if TYPE_CHECKING:
+    from evalrun.grading.base import Grader
+    from evalrun.pyexpr import UserFunction
+
+
+class GradedAssertion(Assertion):
+    """Base class: subclasses set `steps` (overridable grader steps, main step first)."""
+
+    graded = True
+    steps: ClassVar[tuple[str, ...]] = ()
+    #: Step order of the list form of rubricPrompt (default: `steps`).
+    list_steps: ClassVar[tuple[str, ...]] = ()
+    #: Lower scores are better (pass when score <= threshold; `not-` keeps the score).
+    lower_is_better: ClassVar[bool] = False
+    #: Reads context (vars.context / contextTransform).
+    uses_context: ClassVar[bool] = True
+
+    context_fn: UserFunction | None = None
+    prompt_overrides: dict[str, str] = {}  # noqa: RUF012 - replaced per instance in check()
+
+    def check(self) -> None:
+        super().check()
+        from evalrun.grading.select import normalise_spec
+
+        if self.spec.provider is not None:
+            normalise_spec(self.spec.provider, loc=self.spec.loc, key=self._key("provider"))
+        if self.spec.context_transform and not self.uses_context:
+            raise self.error(f"{self.spec.type} takes no context", key="contextTransform",
+                             hint="remove contextTransform")
+        self.context_fn = compile_context_transform(self) if self.uses_context else None
+        self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
+
+    def _parse_rubric_prompt(self, raw: Any) -> dict[str, str]:
+        if raw is None:
+            return {}
+        key = "rubricPrompt"
+        hint = f"give a template string, a list for steps {list(self.steps)}, or a mapping step -> template"
+        if not self.steps:
+            raise self.error(f"{self.spec.type} takes no rubricPrompt", key=key)
+        if isinstance(raw, str):
+            return {self.steps[0]: self._read(raw, key)}
+        if isinstance(raw, list):
+            order = self.list_steps or self.steps
+            if len(raw) > len(order) or not all(isinstance(t, str) for t in raw):
+                raise self.error(f"rubricPrompt list must hold at most {len(order)} template string(s) "
+                                 f"for steps {', '.join(order)}", key=key, hint=hint)
+            return {order[i]: self._read(t, f"{key}[{i}]") for i, t in enumerate(raw)}
+        if isinstance(raw, Mapping):
+            out = {}
+            for step, t in raw.items():
+                if step not in self.steps:
+                    raise self.error(f"unknown grader step {step!r} in rubricPrompt", key=f"{key}.{step}",
+                                     hint=f"{self.spec.type} uses steps: {', '.join(self.steps)}")
+                if not isinstance(t, str):
+                    raise self.error("a rubricPrompt template must be a string", key=f"{key}.{step}", hint=hint)
+                out[str(step)] = self._read(t, f"{key}.{step}")
+            return out
+        raise self.error(f"rubricPrompt must be a string, list or mapping, not {type(raw).__name__}",
+                         key=key, hint=hint)
+
+    def _read(self, template: str, key: str) -> str:
+        if not template.startswith("file://"):
+            return template
+        path = os.path.join(self.base_dir, template[len("file://"):])
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise self.error(f"cannot read rubricPrompt file {path!r}: {e.strerror}", key=key,
+                             hint="paths are relative to the config file") from None
+
+    def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
+        """The grader for this case (with this assertion's prompt overrides) and a fresh trace for it."""
+        grader = ctx.grader(self.spec)
+        with_prompts = getattr(grader, "with_prompts", None)
+        if self.prompt_overrides and callable(with_prompts):
+            grader = with_prompts(self.prompt_overrides, ctx.vars)
+        return grader, GraderTrace(grader.id)
+
+    def verdict(self, score: float) -> tuple[bool, str]:
+        """(pass, "0.50 > threshold 0.20") for a score against this assertion's threshold."""
+        thr = self.threshold if self.threshold is not None else (1.0 if self.lower_is_better else 0.0)
+        passed = score <= thr if self.lower_is_better else score >= thr
+        op = ("<=" if passed else ">") if self.lower_is_better else (">=" if passed else "<")
+        return passed, f"{score:.2f} {op} threshold {thr:.2f}"
+
+    def score(self, passed: bool, value: float | None, reason: str, details: dict[str, Any],
+              trace: GraderTrace) -> Score:
+        details.setdefault("grader", trace.grader)
+        return Score(passed, value, reason, details, trace=trace, keep_score_on_negate=self.lower_is_better)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def quote(text: str, limit: int = 80) -> str:
+    """'text' shortened for a reason line."""
+    t = " ".join(text.split())
+    return repr(t if len(t) <= limit else t[: limit - 3] + "...")
+
+
+def require_lengths(what: str, got: int, expected: int) -> None:
+    """Guard against a grader returning the wrong number of items (a GraderError, never padded)."""
+    if got != expected:
+        from evalrun.errors import GraderError
+
+        raise GraderError(f"{what}: grader returned {got} item(s) for {expected}")

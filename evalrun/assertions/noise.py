@@ -1,0 +1,126 @@
+"""noise-sensitivity: share of the output's claims that are wrong (and, per mode, came from noise). Lower is better.
+
+YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
+`config.mode` relevant (default) | irrelevant; `config.formula` default | ragas; `config.contextChunks`
+([{text, relevant}], strings, or a string; else `vars.contextChunks`, else `vars.context` / `contextTransform`);
+`config.noiseContext` (one extra irrelevant chunk); `provider` (grader); `rubricPrompt` (steps verify,
+extract, attribute). Grader calls: at most 4 (extract output claims [+ ground-truth claims when chunks are
+unlabelled], concurrently; then verify against the ground truth and attribute claims x chunks, concurrently).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from evalrun import scoring
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
+from evalrun.assertions.graded import GradedAssertion, plural, quote, require_lengths
+from evalrun.assertions.registry import register
+
+
+@register("noise-sensitivity")
+class NoiseSensitivity(GradedAssertion):
+    """Wrong claims / all claims of the output, traced to the context chunks they came from."""
+
+    summary = "share of wrong claims (from noisy context) in the output vs the ground truth; lower is better"
+    grader_calls = 4
+    default_threshold = 0.2
+    requires_value = True
+    lower_is_better = True
+    config_keys = frozenset({"mode", "formula", "contextChunks", "noiseContext"})
+    steps = ("verify", "extract", "attribute")
+    value_hint = "give the ground-truth answer as a string"
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("noise-sensitivity needs the ground truth as a non-empty string `value`")
+        return value
+
+    def check(self) -> None:
+        super().check()
+        cfg = self.spec.config
+        if cfg.get("mode", "relevant") not in scoring.NOISE_MODES:
+            raise self.error(f"unknown mode {cfg.get('mode')!r}", key="config.mode", hint="relevant or irrelevant")
+        if cfg.get("formula", "default") not in scoring.NOISE_FORMULAS:
+            raise self.error(f"unknown formula {cfg.get('formula')!r}", key="config.formula",
+                             hint="default or ragas")
+        check_chunks(self, cfg.get("contextChunks"), "config.contextChunks")
+        noise = cfg.get("noiseContext")
+        if noise is not None and not isinstance(noise, str):
+            raise self.error("noiseContext must be a string", key="config.noiseContext")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        truth = self.value_of(ctx)
+        mode = str(ctx.config.get("mode", "relevant"))
+        formula = str(ctx.config.get("formula", "default"))
+        chunks = await labelled_chunks(ctx, self.context_fn)
+        texts = [c.text for c in chunks]
+        need_reference = any(c.relevant is None for c in chunks)
+        grader, trace = self.grader_for(ctx)
+
+        async def none() -> list[str]:
+            return []
+
+        claims, ref_claims = await asyncio.gather(
+            grader.extract_claims(ctx.output, trace, question=query_of(ctx, required=False)),
+            grader.extract_claims(truth, trace) if need_reference else none(),
+        )
+        details: dict[str, Any] = {"mode": mode, "formula": formula, "claims": []}
+        if not claims:
+            details["chunks"] = [{"text": c.text, "relevant": c.relevant} for c in chunks]
+            return self.score(True, None, "output made no factual claims: no claim can be wrong "
+                              "(no score)", details, trace)
+        n = len(claims)
+        verdicts, matrix = await asyncio.gather(
+            grader.verify(claims, [truth], trace),
+            grader.attribute([*claims, *ref_claims], texts, trace),
+        )
+        require_lengths("verify", len(verdicts), n)
+        require_lengths("attribute (rows)", len(matrix), n + len(ref_claims))
+        for row in matrix:
+            require_lengths("attribute (columns)", len(row), len(texts))
+        entails, ref_entails = matrix[:n], matrix[n:]
+        derived = scoring.chunk_relevance(ref_entails, len(texts))
+        relevant = [c.relevant if c.relevant is not None else derived[k] for k, c in enumerate(chunks)]
+        correct = [v.verdict == "supported" for v in verdicts]
+        counted = scoring.noise_counted(correct, entails, relevant, mode, formula)
+        value = sum(counted) / n
+
+        sources = {True: "labels", False: "ground-truth claims"}
+        used = {sources[c.relevant is not None] for c in chunks}
+        details.update({
+            "claims": [{"text": claim, "verdict": v.verdict, "reason": v.reason,
+                        "chunks": [k for k, e in enumerate(row) if e], "correct": ok, "counted": cnt}
+                       for claim, v, row, ok, cnt in zip(claims, verdicts, entails, correct, counted, strict=True)],
+            "chunks": [{"text": c.text, "relevant": r, "label": c.relevant} for c, r in zip(chunks, relevant,
+                                                                                             strict=True)],
+            "chunk_relevance": relevant,
+            "relevance_source": " + ".join(sorted(used)) if used else "none (no chunks)",
+        })
+        if ref_claims:
+            details["ground_truth_claims"] = [{"text": t, "chunks": [k for k, e in enumerate(row) if e]}
+                                              for t, row in zip(ref_claims, ref_entails, strict=True)]
+        passed, comparison = self.verdict(value)
+        wrong = [i for i, ok in enumerate(correct) if not ok]
+        shown = [i for i in wrong if counted[i]] or wrong
+        parts = [f"{quote(claims[i])}, {_source(entails[i], relevant)}" for i in shown[:3]]
+        more = f"; +{len(shown) - 3} more" if len(shown) > 3 else ""
+        listed = f" ({'; '.join(parts)}{more})" if parts else ""
+        counted_note = ""
+        if sum(counted) != len(wrong):
+            counted_note = f", {sum(counted)} counted in {mode} mode" + (" (ragas)" if formula == "ragas" else "")
+        reason = f"{plural(n, 'claim')}, {len(wrong)} incorrect{listed}{counted_note}: {comparison}"
+        return self.score(passed, value, reason, details, trace)
+
+
+def _source(row: list[bool], relevant: list[bool]) -> str:
+    """Where a claim came from, chunks numbered from 1: 'from irrelevant chunk 2', 'in no chunk'."""
+    hits = [k for k, e in enumerate(row) if e]
+    if not hits:
+        return "in no chunk"
+    labels = {relevant[k] for k in hits}
+    kind = "relevant " if labels == {True} else "irrelevant " if labels == {False} else ""
+    word = "chunk" if len(hits) == 1 else "chunks"
+    return f"from {kind}{word} {', '.join(str(k + 1) for k in hits)}"

@@ -1,0 +1,250 @@
+"""Graded RAG assertions over the claim pipeline (noise-sensitivity lives in noise.py, registered from here).
+
+Context for all of them: `vars.context` (a string or a list of chunks) or `contextTransform`; see context.py.
+Zero claims is an outcome, not a score: the result passes with score None and says so in its reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun import scoring
+from evalrun.assertions import noise as _noise  # noqa: F401 - registers noise-sensitivity
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.context import context_texts, query_of
+from evalrun.assertions.graded import GradedAssertion, plural, quote, require_lengths
+from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
+from evalrun.types import Verdict
+
+_PENALTY_KEYS = {"unusedHighRelevanceContext": "unused_high_penalty", "missingContextPerItem": "missing_per_item",
+                 "maxMissingContextPenalty": "max_missing_penalty"}
+
+
+def _number(handler: GradedAssertion, cfg: dict[str, Any], key: str, path: str) -> None:
+    v = cfg.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+        raise handler.error(f"{key} must be a non-negative number", key=path)
+
+
+class _ContextClaims(GradedAssertion):
+    """Claims of the output verified against the context (faithfulness, hallucination): 2 grader calls."""
+
+    grader_calls = 2
+    steps = ("verify", "extract")
+
+    async def _claims(self, ctx: AssertionContext) -> tuple[list[str], list[Verdict], Any, dict[str, Any]]:
+        chunks = await context_texts(ctx, self.context_fn)
+        grader, trace = self.grader_for(ctx)
+        claims = await grader.extract_claims(ctx.output, trace, question=query_of(ctx, required=False))
+        verdicts = await grader.verify(claims, chunks, trace) if claims else []
+        require_lengths("verify", len(verdicts), len(claims))
+        details: dict[str, Any] = {
+            "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason,
+                        "chunks": list(v.evidence) if v.verdict == "supported" else [],
+                        "evidence": list(v.evidence)} for c, v in zip(claims, verdicts, strict=True)],
+            "n_chunks": len(chunks),
+        }
+        return claims, verdicts, trace, details
+
+
+@register("faithfulness", "context-faithfulness")
+class Faithfulness(_ContextClaims):
+    """Supported claims / all claims of the output, against the context. Higher is better.
+
+    YAML keys: `threshold` (default 0.7), `config.lenient` (only contradicted claims count against),
+    `contextTransform`, `provider`, `rubricPrompt` (steps verify, extract; a list maps to [extract, verify]
+    as in promptfoo). Zero claims: passes with no score.
+    """
+
+    summary = "share of the output's claims supported by the context (higher is better)"
+    default_threshold = 0.7
+    config_keys = frozenset({"lenient"})
+    list_steps = ("extract", "verify")  # promptfoo: [claim-extraction prompt, verification prompt]
+
+    def check(self) -> None:
+        super().check()
+        if not isinstance(self.spec.config.get("lenient", False), bool):
+            raise self.error("lenient must be true or false", key="config.lenient")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        claims, verdicts, trace, details = await self._claims(ctx)
+        if not claims:
+            return self.score(True, None, "output made no factual claims: nothing to be unfaithful "
+                              "(no score)", details, trace)
+        labels = [v.verdict for v in verdicts]
+        value = scoring.faithfulness(labels, lenient=bool(ctx.config.get("lenient", False)))
+        assert value is not None
+        passed, comparison = self.verdict(value)
+        bad = [c for c, v in zip(claims, labels, strict=True) if v != "supported"]
+        listed = f" ({'; '.join(quote(c) for c in bad[:3])}{'; ...' if len(bad) > 3 else ''})" if bad else ""
+        reason = f"{plural(len(claims), 'claim')}, {len(bad)} not supported by the context{listed}: {comparison}"
+        return self.score(passed, value, reason, details, trace)
+
+
+@register("hallucination")
+class Hallucination(_ContextClaims):
+    """Contradicted or unsupported claims / all claims, against the context. Lower is better.
+
+    YAML keys: `threshold` (default 0.3; passes when score <= threshold), `contextTransform`, `provider`,
+    `rubricPrompt` (steps verify, extract). Zero claims: passes with no score.
+    """
+
+    summary = "share of the output's claims not supported by the context (lower is better)"
+    default_threshold = 0.3
+    lower_is_better = True
+    config_keys = frozenset()
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        claims, verdicts, trace, details = await self._claims(ctx)
+        if not claims:
+            return self.score(True, None, "output made no factual claims: nothing can be hallucinated "
+                              "(no score)", details, trace)
+        value = scoring.hallucination([v.verdict for v in verdicts])
+        assert value is not None
+        passed, comparison = self.verdict(value)
+        bad = [(c, v.verdict) for c, v in zip(claims, verdicts, strict=True) if v.verdict != "supported"]
+        listed = "; ".join(f"{quote(c)} {v}" for c, v in bad[:3]) + ("; ..." if len(bad) > 3 else "")
+        reason = f"{plural(len(claims), 'claim')}, {len(bad)} hallucinated" + (f" ({listed})" if bad else "")
+        return self.score(passed, value, f"{reason}: {comparison}", details, trace)
+
+
+@register("context-relevance")
+class ContextRelevance(GradedAssertion):
+    """Mastra's weighted-level context relevance of the chunks to `vars.query`. Higher is better.
+
+    YAML keys: `threshold` (default 0.5, in `scale` units), `config.penalties` {unusedHighRelevanceContext 0.1,
+    missingContextPerItem 0.15, maxMissingContextPenalty 0.5}, `config.scale` (1), `contextTransform`,
+    `provider`, `rubricPrompt` (step classify). One grader call.
+    """
+
+    summary = "how relevant the context chunks are to the query, and whether the output used them"
+    grader_calls = 1
+    default_threshold = 0.5
+    config_keys = frozenset({"penalties", "scale"})
+    steps = ("classify",)
+
+    def check(self) -> None:
+        super().check()
+        cfg = self.spec.config
+        penalties = cfg.get("penalties") or {}
+        if not isinstance(penalties, dict):
+            raise self.error("penalties must be a mapping", key="config.penalties")
+        for k in penalties:
+            if k not in _PENALTY_KEYS:
+                raise self.error(f"unknown penalty {k!r}", key=f"config.penalties.{k}",
+                                 hint=f"allowed: {', '.join(_PENALTY_KEYS)}")
+            _number(self, penalties, k, f"config.penalties.{k}")
+        _number(self, cfg, "scale", "config.scale")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        query = query_of(ctx, required=True)
+        assert query is not None
+        chunks = await context_texts(ctx, self.context_fn)
+        grader, trace = self.grader_for(ctx)
+        judged = await grader.classify_chunks(query, ctx.output, chunks, trace)
+        require_lengths("classify", len(judged.chunks), len(chunks))
+        penalties = {_PENALTY_KEYS[k]: float(v) for k, v in (ctx.config.get("penalties") or {}).items()}
+        scale = float(ctx.config.get("scale", 1.0))
+        value = scoring.context_relevance([j.level for j in judged.chunks], [j.used for j in judged.chunks],
+                                          len(judged.missing), scale=scale, **penalties)
+        passed, comparison = self.verdict(value)
+        levels = [j.level for j in judged.chunks]
+        counts = ", ".join(f"{levels.count(lv)} {lv}" for lv in ("high", "medium", "low", "none")
+                           if levels.count(lv))
+        unused = [str(k + 1) for k, j in enumerate(judged.chunks) if j.level == "high" and not j.used]
+        notes = [counts or "no chunks"]
+        if unused:
+            notes.append(f"high but unused: chunk {', '.join(unused)}")
+        if judged.missing:
+            notes.append(f"{len(judged.missing)} missing: {'; '.join(quote(m, 60) for m in judged.missing[:3])}")
+        details = {"chunks": [{"text": t, "level": j.level, "used": j.used, "reason": j.reason}
+                              for t, j in zip(chunks, judged.chunks, strict=True)],
+                   "missing": list(judged.missing)}
+        reason = f"{plural(len(chunks), 'chunk')} ({'; '.join(notes)}): {comparison}"
+        return self.score(passed, value, reason, details, trace)
+
+
+class _ReferenceClaims(GradedAssertion):
+    """Claims of the reference answer (`value`) attributed to the chunks: 2 grader calls."""
+
+    grader_calls = 2
+    requires_value = True
+    config_keys = frozenset()
+    steps = ("attribute", "extract")
+    value_hint = "give the reference (expected) answer as a string"
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{self.spec.type} needs the reference answer as a non-empty string `value`")
+        return value
+
+    async def _attribution(self, ctx: AssertionContext) -> tuple[list[str], list[str], list[list[bool]], Any]:
+        reference = self.value_of(ctx)
+        chunks = await context_texts(ctx, self.context_fn)
+        grader, trace = self.grader_for(ctx)
+        claims = await grader.extract_claims(reference, trace)
+        if not claims:
+            raise AssertionRuntimeError(f"{self.spec.type}: the reference answer (`value`) makes no factual "
+                                        "claims to attribute")
+        matrix = await grader.attribute(claims, chunks, trace)
+        require_lengths("attribute (rows)", len(matrix), len(claims))
+        for row in matrix:
+            require_lengths("attribute (columns)", len(row), len(chunks))
+        return claims, chunks, matrix, trace
+
+
+@register("context-recall")
+class ContextRecall(_ReferenceClaims):
+    """Share of the reference answer's claims that some context chunk entails. Higher is better.
+
+    YAML keys: `value` (reference answer), `threshold` (default 0.7), `contextTransform`, `provider`,
+    `rubricPrompt` (steps attribute, extract).
+    """
+
+    summary = "share of the reference answer's claims found in the context (higher is better)"
+    default_threshold = 0.7
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        claims, chunks, matrix, trace = await self._attribution(ctx)
+        attributed = [any(row) for row in matrix]
+        value = scoring.context_recall(attributed)
+        assert value is not None
+        passed, comparison = self.verdict(value)
+        missing = [c for c, a in zip(claims, attributed, strict=True) if not a]
+        listed = f" ({'; '.join(quote(c) for c in missing[:3])})" if missing else ""
+        details = {"claims": [{"text": c, "chunks": [k for k, e in enumerate(row) if e], "attributed": a}
+                              for c, row, a in zip(claims, matrix, attributed, strict=True)],
+                   "n_chunks": len(chunks)}
+        reason = f"{plural(len(claims), 'reference claim')}, {len(missing)} not in the context{listed}: {comparison}"
+        return self.score(passed, value, reason, details, trace)
+
+
+@register("context-precision")
+class ContextPrecision(_ReferenceClaims):
+    """Mean average precision of the chunk order: a chunk is useful when it entails a reference claim.
+
+    YAML keys: `value` (reference answer), `threshold` (default 0.5), `contextTransform`, `provider`,
+    `rubricPrompt` (steps attribute, extract). Higher is better.
+    """
+
+    summary = "mean average precision of the context chunks' order (useful chunks first scores higher)"
+    default_threshold = 0.5
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        claims, chunks, matrix, trace = await self._attribution(ctx)
+        useful = scoring.chunk_relevance(matrix, len(chunks))
+        value = scoring.context_precision(useful)
+        passed, comparison = self.verdict(value)
+        details = {"chunks": [{"text": t, "useful": u} for t, u in zip(chunks, useful, strict=True)],
+                   "claims": [{"text": c, "chunks": [k for k, e in enumerate(row) if e]}
+                              for c, row in zip(claims, matrix, strict=True)]}
+        ranks = ", ".join(str(k + 1) for k, u in enumerate(useful) if u) or "none"
+        reason = f"{sum(useful)} of {plural(len(chunks), 'chunk')} useful (positions {ranks}): {comparison}"
+        return self.score(passed, value, reason, details, trace)
+
+
+# noise-robustness is defined in robustness.py; imported for registration.
+from evalrun.assertions import robustness as _robustness  # noqa: E402,F401
+
+__all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance", "Faithfulness", "Hallucination"]

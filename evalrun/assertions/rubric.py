@@ -1,0 +1,61 @@
+"""llm-rubric: a grader model judges the output against a free-text rubric (promptfoo's llm-rubric).
+
+YAML keys: `value` = the rubric (required); `threshold` (optional: then pass also needs score >= threshold);
+`provider` (grader); `rubricPrompt` (replaces the judge prompt; receives `output` (fenced), `rubric`, and the
+case's vars; may render to a JSON list of chat messages). The grader replies {reason, pass, score}.
+One grader call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun import templating
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.graded import GradedAssertion
+from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
+from evalrun.grading import schemas
+from evalrun.grading.fence import block
+from evalrun.grading.llm import builtin_template
+
+
+@register("llm-rubric")
+class LLMRubric(GradedAssertion):
+    """Pass/score from a grader judging the output against `value` (the rubric)."""
+
+    summary = "a grader model judges the output against a rubric"
+    grader_calls = 1
+    requires_value = True
+    uses_context = False
+    config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
+    steps = ("judge",)
+    value_hint = "give the rubric as a string, e.g. `value: is polite and answers the question`"
+
+    def parse(self, value: Any) -> str:
+        if isinstance(value, (dict, list)):
+            import json
+
+            return json.dumps(value, ensure_ascii=False)
+        if value is None or not str(value).strip():
+            raise ValueError("llm-rubric needs a rubric in `value`")
+        return str(value)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        rubric = self.value_of(ctx)
+        source = self.prompt_overrides.get("judge") or builtin_template("rubric")
+        variables = {**ctx.vars, "output": block("OUTPUT", ctx.output), "rubric": rubric}
+        try:
+            prompt = templating.render(source, variables)
+        except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error
+            raise AssertionRuntimeError(f"llm-rubric prompt: {e}") from None
+        grader, trace = self.grader_for(ctx)
+        reply = await grader.judge(prompt, schemas.rubric(), trace, step="judge")
+        score = float(reply["score"])
+        passed = bool(reply["pass"])
+        reason = str(reply["reason"]).strip() or ("passed" if passed else "failed")
+        if self.threshold is not None:
+            ok, comparison = self.verdict(score)
+            passed = passed and ok
+            reason = f"{reason} ({comparison})"
+        return self.score(passed, score, reason, {"rubric": rubric}, trace)
