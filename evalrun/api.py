@@ -1,0 +1,45 @@
+"""The public Python API.
+
+    from evalrun.api import evaluate
+    outcome = evaluate("evalrun.yaml", max_concurrency=8)
+    outcome.summary                    # {"passed", "failed", "errors", "total", "pass_rate", "duration_s", ...}
+    for result in outcome.iter_results(): ...   # result records (docs/running.md, results contract)
+
+`evaluate()` is synchronous and calls `asyncio.run` once; from async code await `evaluate_async()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalrun.run import RunOptions, Runner, RunOutcome
+
+
+async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: dict[str, Any] | None = None,
+                         max_concurrency: int | None = None, repeat: int | None = None,
+                         grader: str | None = None, use_cache: bool = True, timeout_s: float | None = None,
+                         results_file: str | Path | None = None, outputs: Sequence[str] = (),
+                         filter_pattern: str | None = None, filter_first_n: int | None = None) -> RunOutcome:
+    """Load, run and (optionally) write reports; returns the outcome. ConfigError for a bad config."""
+    from evalrun import config, report
+
+    paths = [str(configs)] if isinstance(configs, (str, Path)) else [str(p) for p in configs]
+    suite = config.load(paths, cli_vars=vars)
+    for path in outputs:
+        report.check_path(path)
+    opts = RunOptions.merge(suite.evaluate_options, max_concurrency=max_concurrency, repeat=repeat,
+                            timeout_s=timeout_s, no_cache=not use_cache, grader=grader,
+                            filter_pattern=filter_pattern, filter_first_n=filter_first_n,
+                            results_file=str(results_file) if results_file else None, progress=False)
+    outcome = await Runner(suite, opts).run()
+    for path in outputs:
+        report.write(path, outcome)
+    return outcome
+
+
+def evaluate(configs: str | Path | Sequence[str | Path], **kwargs: Any) -> RunOutcome:
+    """Synchronous `evaluate_async` (keyword arguments as there)."""
+    return asyncio.run(evaluate_async(configs, **kwargs))

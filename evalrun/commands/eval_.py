@@ -1,0 +1,133 @@
+"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code.
+
+Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
+--pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
+errors; 1 internal errors; 130 interrupted (results kept, continue with --resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import UsageError
+
+DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
+EXIT_FAILED = 100
+EXIT_INTERRUPTED = 130
+
+
+def parse_vars(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
+        out[key.strip()] = value
+    return out
+
+
+def config_paths(args: argparse.Namespace) -> list[str]:
+    paths = list(args.configs or []) + list(args.config or [])
+    if paths:
+        return paths
+    for name in DEFAULT_CONFIGS:
+        if Path(name).is_file():
+            return [name]
+    raise UsageError("no config file given", hint="run `evalrun eval path/to/evalrun.yaml` "
+                     f"(or put one of {', '.join(DEFAULT_CONFIGS)} in the current folder)")
+
+
+def _env_number(name: str, kind: type) -> Any:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw!r} is not a number", key=name) from None
+
+
+def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int:
+    """0 when every case passed (or the pass rate reaches the threshold), else the failed-test code."""
+    failed_code = _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
+    failed_code = EXIT_FAILED if failed_code is None else failed_code
+    if pass_rate_threshold is None:
+        pass_rate_threshold = _env_number("EVALRUN_PASS_RATE_THRESHOLD", float)
+    if summary["total"] == 0:
+        return 0
+    if pass_rate_threshold is not None:
+        return 0 if (summary["pass_rate"] or 0.0) >= pass_rate_threshold else failed_code
+    return 0 if summary["failed"] == 0 and summary["errors"] == 0 else failed_code
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalrun import config, report
+    from evalrun.run import Runner, RunOptions
+    from evalrun.run.progress import Progress, wanted
+
+    cli_vars = parse_vars(args.var)
+    if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
+        raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
+    suite = config.load(config_paths(args), cli_vars=cli_vars or None)
+    progress_on = wanted(args.no_progress_bar) and not args.dry_run
+    results_file = args.results_file
+    if args.resume:  # --resume FILE names the results file to continue
+        results_file = args.resume
+    opts = RunOptions.merge(
+        suite.evaluate_options, max_concurrency=args.max_concurrency, repeat=args.repeat, delay_ms=args.delay,
+        timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
+        filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
+        resume=args.resume is not None, progress=progress_on)
+    outputs = list(args.output or suite.output_paths)
+    for path in outputs:
+        report.check_path(path)
+    if opts.resume and not opts.results_file.exists():
+        raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue",
+                         hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
+    if args.dry_run:
+        return _dry_run(suite, opts)
+
+    runner = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
+    outcome = asyncio.run(runner.run())
+
+    from evalrun.report import console
+
+    if not args.no_table:
+        print(console.table(outcome))
+    for path in outputs:
+        report.write(path, outcome)
+    print(console.summary(outcome))
+    if outputs:
+        print("Wrote " + ", ".join(outputs))
+    print(f"Results file: {opts.results_file}", file=sys.stderr)
+    if outcome.interrupted:
+        return EXIT_INTERRUPTED
+    return exit_code(outcome.summary, args.pass_rate_threshold)
+
+
+def _dry_run(suite: Any, opts: Any) -> int:
+    from collections import Counter
+
+    from evalrun import expand
+    from evalrun.run import filters, plan
+
+    cases = filters.apply(expand.iter_cases(suite, repeat=opts.repeat), pattern=opts.filter_pattern,
+                          failing=opts.filter_failing, first_n=opts.filter_first_n)
+    p = plan.build(cases)
+    by_id: Counter[str] = Counter()
+    names = {spec.name: spec.id for spec in suite.providers}
+    for name, n in p.provider_calls.items():
+        by_id[names.get(name, name)] += n
+    graders: list[str] = []
+    if p.total_grader_calls:
+        from evalrun.grading.select import GraderResolver
+
+        chosen, origin = GraderResolver(suite, opts.grader, None).spec_for(None, None)
+        graders = [f"{chosen if isinstance(chosen, str) else chosen.get('id')} ({origin})"]
+    print(plan.describe(p, plan.estimate_cost(p, dict(by_id)), graders))
+    return 0
