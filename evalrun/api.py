@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalrun.run import RunOptions, Runner, RunOutcome
+from evalrun.run import Runner, RunOptions, RunOutcome
 
 
 async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: dict[str, Any] | None = None,
