@@ -1,19 +1,117 @@
 """Pure: Suite -> lazy iterator of Case in promptfoo's order (owner: config engine).
 
-    iter_cases(suite) -> Iterator[Case]     tests x repeat x var combinations x providers x prompts
-    count_cases(suite) -> int               arithmetic, builds no Case
+    iter_cases(suite, repeat=None) -> Iterator[Case]   tests x repeat x var combinations x providers x prompts
+    count_cases(suite, repeat=None) -> int             arithmetic, builds no Case
+
+`repeat=None` means `evaluateOptions.repeat` (default 1). A var whose value is a list whose first element is a
+string expands to one value per element (cartesian product over such vars, keys in order); any other list is one
+value; `disableVarExpansion` (defaultTest or test options) turns expansion off. A test's `options.prefix` /
+`suffix` are applied to the prompt here (Case.prompt.raw holds them). Case ids are stable: a short hash of the
+test index, the vars, the provider (label or id), the prompt id and the repeat index.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
+import json
+import math
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
-from evalrun.types import Case, Suite
+from evalrun.config.filters import prompt_allowed, provider_allowed
+from evalrun.types import Case, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
-def iter_cases(suite: Suite, *, repeat: int = 1) -> Iterator[Case]:
-    raise NotImplementedError
+def _repeat(suite: Suite, repeat: int | None) -> int:
+    if repeat is not None:
+        return max(1, int(repeat))
+    return max(1, int(suite.evaluate_options.get("repeat") or 1))
 
 
-def count_cases(suite: Suite, *, repeat: int = 1) -> int:
-    raise NotImplementedError
+def _expands(suite: Suite, test: TestSpec) -> bool:
+    return not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
+
+
+def var_values(value: Any, expand: bool = True) -> list[Any]:
+    """The values one var takes: a list of strings expands (promptfoo: first element a string)."""
+    if expand and isinstance(value, list) and value and isinstance(value[0], str):
+        return value
+    return [value]
+
+
+def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterator[dict[str, Any]]:
+    """Cartesian product of the vars' values, the first key varying slowest."""
+    keys = list(vars)
+    for combo in itertools.product(*(var_values(vars[k], expand) for k in keys)):
+        yield dict(zip(keys, combo, strict=True))
+
+
+def count_combinations(vars: dict[str, Any], expand: bool = True) -> int:
+    return math.prod(len(var_values(v, expand)) for v in vars.values())
+
+
+def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:
+    if not prefix and not suffix:
+        return prompt
+    raw = prompt.raw
+    if isinstance(raw, str):
+        return replace(prompt, raw=f"{prefix}{raw}{suffix}")
+    msgs = [dict(m) for m in raw]
+    if msgs and isinstance(msgs[0].get("content"), str):
+        msgs[0]["content"] = prefix + msgs[0]["content"]
+    if msgs and isinstance(msgs[-1].get("content"), str):
+        msgs[-1]["content"] = msgs[-1]["content"] + suffix
+    return replace(prompt, raw=msgs)
+
+
+def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]:
+    """(provider, prompt) pairs this test runs, providers outer, prompts inner, filters applied."""
+    return [(prov, prompt) for prov in suite.providers if provider_allowed(test.providers, prov)
+            for prompt in suite.prompts
+            if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
+
+
+def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, prompt_id: str, repeat: int) -> str:
+    """Stable id of one case (12 hex digits)."""
+    vkey = json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)
+    text = f"{test_index}\x1f{vkey}\x1f{provider.label or provider.id}\x1f{prompt_id}\x1f{repeat}"
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
+    """Every case, lazily, in promptfoo's order."""
+    reps = _repeat(suite, repeat)
+    index = 0
+    for test in suite.tests:
+        prefix = str(test.options.get("prefix") or "")
+        suffix = str(test.options.get("suffix") or "")
+        run = [(prov, _with_affixes(prompt, prefix, suffix)) for prov, prompt in pairs(suite, test)]
+        if not run:
+            continue
+        expand = _expands(suite, test)
+        for rep in range(reps):
+            for vars in var_combinations(test.vars, expand):
+                vkey = json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)
+                for prov, prompt in run:
+                    text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
+                    cid = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+                    yield Case(id=cid, index=index, test=test, vars=dict(vars), provider=prov, prompt=prompt,
+                               repeat=rep)
+                    index += 1
+
+
+def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
+    """Number of cases iter_cases yields, computed without building them."""
+    reps = _repeat(suite, repeat)
+    memo: dict[tuple[Any, Any], int] = {}
+    total = 0
+    for test in suite.tests:
+        key = (test.providers, test.prompts)
+        n_pairs = memo.get(key)
+        if n_pairs is None:
+            n_pairs = memo[key] = len(pairs(suite, test))
+        if n_pairs:
+            total += n_pairs * count_combinations(test.vars, _expands(suite, test))
+    return total * reps

@@ -2,18 +2,52 @@
 
     load(paths, cli_vars=None) -> Suite
 
-Reads YAML with line numbers, resolves file://, merges several configs, validates against
-schemas/evalrun.schema.json, builds every assertion (assertions.engine.build), checks templates, and raises
-ConfigError (file, line, key path, hint) on the first user mistake. Calls no model and never imports litellm.
+Reads YAML with line numbers, resolves file://, merges several configs (and `extends`), validates against the
+schema (schemas/evalrun.schema.json), builds every assertion (assertions.engine.build), checks templates, and
+raises ConfigError (file, line, key path, hint) on the first user mistake. Calls no model, never imports litellm.
+
+Modules: yamlsrc (YAML/JSON with lines), files (file:// refs), schema_source/schema (JSON Schema),
+prompts, providers, testcases + csvtests (tests from every source), asserts (assertion specs), merge (defaultTest,
+scenarios, several configs), reader (one file), suite (final Suite), checks (templates), filters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from evalrun.errors import UsageError
 from evalrun.types import Suite
+
+#: Looked for in the current folder when no config is given.
+DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
+
+
+def default_paths() -> list[str]:
+    """The default config of the current folder, or UsageError."""
+    for name in DEFAULT_CONFIGS:
+        if Path(name).is_file():
+            return [name]
+    raise UsageError("no config given and none found in this folder",
+                     hint=f"pass a config path, or create one of: {', '.join(DEFAULT_CONFIGS)}")
 
 
 def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Suite:
-    raise NotImplementedError("config loader: see issue 2")
+    """Load, merge and check the config file(s) at `paths` into a Suite."""
+    from evalrun import templating
+    from evalrun.config.merge import merge_configs
+    from evalrun.config.reader import read
+    from evalrun.config.suite import build_suite
+
+    if not paths:
+        paths = default_paths()
+    configs = []
+    for p in paths:
+        configs.extend(read(Path(p)))
+    merged = merge_configs(configs)
+    templating.set_config_env(merged.env)
+    return build_suite(merged, cli_vars)
+
+
+__all__ = ["DEFAULT_CONFIGS", "default_paths", "load"]

@@ -1,0 +1,101 @@
+"""`evalrun validate CONFIG...`: the same loading path as `eval`, nothing called.
+
+Prints what the suite contains (prompts, providers, tests, cases, assertions by type, graded assertions);
+`--json` prints it as one JSON object. User mistakes raise ConfigError (the CLI prints it, exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from evalrun.errors import UsageError
+from evalrun.types import AssertionSpec, Suite
+
+
+def parse_vars(items: Iterable[str]) -> dict[str, str]:
+    """`--var k=v` options -> dict; a missing `=` is a usage error."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--var expects NAME=VALUE, got {item!r}", hint="for example --var topic=cats")
+        out[name.strip()] = value
+    return out
+
+
+def _walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
+    for s in specs:
+        yield s
+        yield from _walk(s.children)
+
+
+def summarize(suite: Suite) -> dict[str, Any]:
+    """The validate summary: integer counts plus details."""
+    from evalrun.expand import count_cases, count_combinations, pairs
+
+    by_type: Counter[str] = Counter()
+    graded = graded_evals = assertions = 0
+    reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
+    for test in suite.tests:
+        expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
+        n_cases = len(pairs(suite, test)) * count_combinations(test.vars, expand) * reps
+        for spec in _walk(test.asserts):
+            assertions += 1
+            by_type[spec.full_type] += 1
+            if getattr(spec.handler, "graded", False):
+                graded += 1
+                graded_evals += n_cases
+    return {
+        "files": list(suite.files),
+        "description": suite.description,
+        "prompts": len(suite.prompts),
+        "providers": len(suite.providers),
+        "tests": len(suite.tests),
+        "cases": count_cases(suite),
+        "assertions": assertions,
+        "assertions_by_type": dict(sorted(by_type.items())),
+        "graded_assertions": graded,
+        "graded_evaluations": graded_evals,
+        "grader": suite.grader if suite.grader is not None else "builtin (default)",
+        "provider_ids": [p.name for p in suite.providers],
+        "prompt_labels": [p.label[:80] for p in suite.prompts],
+        "repeat": reps,
+    }
+
+
+def _human(s: dict[str, Any]) -> str:
+    def names(items: list[str], limit: int = 6) -> str:
+        shown = ", ".join(items[:limit]) + (f", ... ({len(items) - limit} more)" if len(items) > limit else "")
+        return shown.replace("\n", " ")
+
+    types = ", ".join(f"{t} {n}" for t, n in s["assertions_by_type"].items()) or "none"
+    grader = s["grader"] if isinstance(s["grader"], str) else json.dumps(s["grader"])
+    lines = [
+        f"config OK: {', '.join(s['files'])}" + (f" ({s['description']})" if s["description"] else ""),
+        f"  prompts     {s['prompts']:>8}  {names(s['prompt_labels'])}",
+        f"  providers   {s['providers']:>8}  {names(s['provider_ids'])}",
+        f"  tests       {s['tests']:>8}",
+        f"  cases       {s['cases']:>8}" + (f"  (repeat {s['repeat']})" if s["repeat"] > 1 else ""),
+        f"  assertions  {s['assertions']:>8}  {types}",
+        f"  graded      {s['graded_assertions']:>8}  assertions, {s['graded_evaluations']} graded evaluations "
+        f"(grader: {grader})",
+    ]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalrun.config import load
+
+    paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
+    suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None)
+    summary = summarize(suite)
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(summary, indent=2, default=str) + "\n")
+    else:
+        sys.stdout.write(_human(summary) + "\n")
+    return 0

@@ -1,0 +1,134 @@
+"""Assertion specs: YAML `assert:` items and the CSV `__expected` shorthand -> AssertionSpec with its handler.
+
+Every spec carries its location and key path; `not-` is split off into `negate`; `assert-set` children are
+built first; the handler comes from `evalrun.assertions.engine.build(spec)` (which raises ConfigError for
+unknown types and bad arguments).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from evalrun.config import files
+from evalrun.errors import ConfigError, Location
+from evalrun.types import AssertionSpec
+
+#: Types whose `value` is code: a `file://` value stays a reference (made absolute) instead of being read.
+CODE_TYPES = frozenset({"python", "javascript"})
+_LIST_TYPES = frozenset({"contains-all", "contains-any", "icontains-all", "icontains-any"})
+_RAW_VALUE_TYPES = frozenset({"contains-json", "is-json", "is-xml", "contains-xml", "is-sql", "contains-sql"})
+
+
+def _build_handler(spec: AssertionSpec) -> Any:
+    from evalrun.assertions import engine
+
+    return engine.build(spec)
+
+
+def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location | None, key: str) -> Any:
+    """`file://` in an assertion value: code stays a (checked, absolute) reference, other files are loaded."""
+    if not files.is_ref(value):
+        return value
+    path, _fn = files.split_ref(value)
+    if type_ in CODE_TYPES or files.is_code(path):
+        return files.absolute_ref(value, base_dir, loc=loc, key=key)
+    [found, *more] = files.expand(value, base_dir, loc=loc, key=key)
+    if more:
+        return [files.read_value(p, files.display_path(p), loc=loc, key=key) for p in (found, *more)]
+    return files.read_value(found, files.display_path(found), loc=loc, key=key)
+
+
+def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> float | None:
+    v = raw.get(name)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            raise ConfigError.at(loc, f"{name} must be a number, got {v!r}", key=f"{key}.{name}") from None
+    return float(v)
+
+
+def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
+    """Build one assertion (already shape-checked by the schema) and its handler."""
+    from evalrun.config.yamlsrc import loc_of
+
+    full_type = str(raw.get("type", ""))
+    if not full_type:
+        raise ConfigError.at(loc, "an assertion needs a `type`", key=key,
+                             hint="for example `- type: contains` with `value: ...`")
+    negate = full_type.startswith("not-")
+    type_ = full_type[4:] if negate else full_type
+    children: list[AssertionSpec] = []
+    kids = raw.get("assert")
+    if kids is not None:
+        if not isinstance(kids, list):
+            raise ConfigError.at(loc, "`assert` of an assert-set must be a list", key=f"{key}.assert")
+        for i, child in enumerate(kids):
+            ckey = f"{key}.assert[{i}]"
+            cloc = loc_of(kids, i) or loc
+            if not isinstance(child, dict):
+                raise ConfigError.at(cloc, f"expected an assertion mapping, got {child!r}", key=ckey)
+            children.append(build(child, base_dir=base_dir, loc=cloc, key=ckey))
+    value = resolve_file_value(raw.get("value"), type_=type_, base_dir=base_dir,
+                               loc=loc_of(raw, "value") or loc, key=f"{key}.value")
+    config = dict(raw.get("config") or {})
+    for k, v in list(config.items()):
+        if files.is_ref(v):
+            config[k] = resolve_file_value(v, type_="", base_dir=base_dir, loc=loc_of(raw, "config") or loc,
+                                           key=f"{key}.config.{k}")
+    rubric = raw.get("rubricPrompt")
+    if files.is_ref(rubric):
+        rubric = resolve_file_value(rubric, type_="", base_dir=base_dir, loc=loc, key=f"{key}.rubricPrompt")
+    weight = _number(raw, "weight", loc, key)
+    spec = AssertionSpec(
+        type=type_, negate=negate, value=value, threshold=_number(raw, "threshold", loc, key),
+        weight=1.0 if weight is None else weight, metric=raw.get("metric"), transform=raw.get("transform"),
+        provider=raw.get("provider"), config=config, rubric_prompt=rubric,
+        context_transform=raw.get("contextTransform"), children=tuple(children), loc=loc, key_path=key,
+    )
+    object.__setattr__(spec, "handler", _build_handler(spec))  # frozen: the handler is attached once, here
+    return spec
+
+
+@lru_cache(maxsize=8)
+def _shorthand_regex(names: tuple[str, ...]) -> re.Pattern[str]:
+    alts = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"^(not-)?({alts})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
+
+
+def from_shorthand(expected: str, type_names: tuple[str, ...]) -> dict[str, Any]:
+    """promptfoo's `__expected` shorthand -> an assertion mapping (`contains:x`, `similar(0.8):y`, ...)."""
+    s = expected
+    for prefix in ("javascript:", "fn:", "eval:"):
+        if s.startswith(prefix):
+            return {"type": "javascript", "value": s[len(prefix):].strip()}
+    for prefix in ("grade:", "llm-rubric:"):
+        if s.startswith(prefix):
+            return {"type": "llm-rubric", "value": s[len(prefix):].strip()}
+    if s.startswith("python:"):
+        return {"type": "python", "value": s[len("python:"):].strip()}
+    if files.is_ref(s):
+        path, _ = files.split_ref(s)
+        if path.endswith(".py"):
+            return {"type": "python", "value": s}
+        if path.endswith((".js", ".mjs", ".cjs", ".ts")):
+            return {"type": "javascript", "value": s}
+    m = _shorthand_regex(type_names).match(s) if type_names else None
+    if not m:
+        return {"type": "equals", "value": s}
+    negate, type_, thr, value = m.groups()
+    out: dict[str, Any] = {"type": f"{negate or ''}{type_}"}
+    if value is not None:
+        if type_ in _LIST_TYPES:
+            out["value"] = [v.strip() for v in value.split(",")]
+        elif type_ in _RAW_VALUE_TYPES:
+            out["value"] = value
+        else:
+            out["value"] = value.strip()
+    if thr is not None:
+        out["threshold"] = float(thr)
+    return out

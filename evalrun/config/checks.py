@@ -1,0 +1,106 @@
+"""Load-time template checks: every template compiles and every variable it reads is defined for the test.
+
+Checked: prompts (per test, only the prompts that test runs), assertion values (strings, also inside lists and
+mappings; not code values), assertion `config` strings and metric names. `env` is always defined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jinja2
+
+from evalrun import templating
+from evalrun.errors import ConfigError
+from evalrun.types import AssertionSpec, PromptSpec, TestSpec
+
+#: Always defined when a template renders.
+BUILTIN_VARS = frozenset({"env", "_conversation"})
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if templating.has_template(value):
+            yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+
+
+_NEEDS: dict[str, frozenset[str]] = {}
+
+
+def needs(source: str) -> frozenset[str]:
+    """Variables a template reads; raises TemplateSyntaxError (also for unknown filters/tests)."""
+    found = _NEEDS.get(source)
+    if found is None:
+        templating.compile_template(source)
+        found = _NEEDS[source] = templating.variables_of(source)
+    return found
+
+
+def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
+    raw = prompt.raw
+    sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
+    out: frozenset[str] = frozenset()
+    for s in sources:
+        if isinstance(s, str) and templating.has_template(s):
+            out |= needs(s)
+    return out
+
+
+def _test_name(test: TestSpec) -> str:
+    name = f"test {test.index + 1}"
+    return f"{name} ({test.description!r})" if test.description else name
+
+
+def _missing_error(name: str, what: str, test: TestSpec, defined: set[str]) -> ConfigError:
+    from evalrun.suggest import did_you_mean
+
+    loc = test.loc
+    close = did_you_mean(name, defined - BUILTIN_VARS)
+    hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
+    return ConfigError.at(loc, f"undefined template variable {name!r} in {what}, used by {_test_name(test)}",
+                          key=test.key_path or None, hint=hint)
+
+
+def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> None:
+    handler = spec.handler
+    sources: list[tuple[str, str]] = []
+    if not getattr(handler, "raw_value", False):
+        sources += [(s, "value") for s in _strings(spec.value)]
+    sources += [(s, "config") for s in _strings(spec.config)]
+    if spec.metric:
+        sources += [(s, "metric") for s in _strings(spec.metric)]
+    for src, field in sources:
+        try:
+            missing = needs(src) - defined
+        except jinja2.TemplateError as e:
+            msg = getattr(e, "message", None) or str(e)
+            raise ConfigError.at(spec.loc, f"template syntax error: {msg}", key=f"{spec.key_path}.{field}",
+                                 hint="templates use Jinja2 syntax: {{ var }}") from None
+        if missing:
+            name = sorted(missing)[0]
+            err = _missing_error(name, f"the {field} of {spec.full_type} ({spec.key_path})", test, defined)
+            raise err
+    for child in spec.children:
+        _check_assertion(child, test, defined)
+
+
+def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]]) -> None:
+    """Raise a ConfigError naming the first undefined variable a template of this test reads.
+
+    `prompts`: the prompts this test runs, each with the variables it reads (see prompt_needs).
+    """
+    defined = set(test.vars) | BUILTIN_VARS
+    for prompt, wanted in prompts:
+        missing = wanted - defined
+        if missing:
+            name = sorted(missing)[0]
+            raise _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
+    for spec in test.asserts:
+        _check_assertion(spec, test, defined)

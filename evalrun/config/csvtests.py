@@ -1,0 +1,107 @@
+"""Tests from CSV: plain columns are vars; promptfoo's `__` columns set assertions, description, options.
+
+Columns: `__expected`, `__expected1..N` (assertion shorthand), `__description`, `__prefix`, `__suffix`,
+`__metric`, `__threshold`, `__metadata:key` (`__metadata:key[]` splits on commas). Errors name the CSV's own
+file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from evalrun.config.yamlsrc import read_text
+from evalrun.errors import ConfigError, Location
+from evalrun.suggest import did_you_mean
+
+_SPECIAL = ("__expected", "__description", "__prefix", "__suffix", "__metric", "__threshold", "__metadata:")
+_EXPECTED = re.compile(r"^__expected\d*$")
+
+
+class CsvRow:
+    """One data row: its line in the CSV file and the cells by column name."""
+
+    __slots__ = ("line", "cells")
+
+    def __init__(self, line: int, cells: dict[str, str]) -> None:
+        self.line = line
+        self.cells = cells
+
+
+def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> list[CsvRow]:
+    """Parse a CSV file with a header row; a row with the wrong number of cells is an error at its line."""
+    text = read_text(path, display=display, loc=loc, key=key)
+    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ConfigError("the CSV file is empty", file=display, line=1,
+                              hint="the first row names the columns (vars and __expected ...)")
+        header = [h.strip() for h in header]
+        for i, h in enumerate(header):
+            if not h:
+                raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
+                                  hint="every column needs a header (a var name or __expected ...)")
+            if h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):
+                raise ConfigError(f"unknown special column {h!r}", file=display, line=1,
+                                  hint=did_you_mean(h, _SPECIAL) or f"allowed: {', '.join(_SPECIAL)}")
+        dupes = {h for h in header if header.count(h) > 1}
+        if dupes:
+            raise ConfigError(f"duplicate column {sorted(dupes)[0]!r}", file=display, line=1)
+        rows: list[CsvRow] = []
+        start = reader.line_num + 1
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not record or all(not c.strip() for c in record) and len(record) <= 1:
+                continue
+            if len(record) != len(header):
+                raise ConfigError(f"this row has {len(record)} cells but the header has {len(header)} columns",
+                                  file=display, line=line,
+                                  hint="quote cells that contain the delimiter (\"a, b\") or fix the row")
+            rows.append(CsvRow(line, dict(zip(header, record, strict=True))))
+    except csv.Error as e:
+        raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
+                          hint="check the quotes on this line") from None
+    return rows
+
+
+def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[str, Any]:
+    """A CSV row -> a test mapping (vars, assert, description, options, threshold, metadata)."""
+    from evalrun.config.asserts import from_shorthand
+
+    test: dict[str, Any] = {"vars": {}}
+    asserts: list[dict[str, Any]] = []
+    metric = row.cells.get("__metric") or None
+    for col, cell in row.cells.items():
+        if not col.startswith("__"):
+            test["vars"][col] = cell
+        elif _EXPECTED.match(col):
+            if cell.strip():
+                asserts.append(from_shorthand(cell, type_names))
+        elif col == "__description" and cell:
+            test["description"] = cell
+        elif col in ("__prefix", "__suffix") and cell:
+            test.setdefault("options", {})[col[2:]] = cell
+        elif col == "__threshold" and cell.strip():
+            try:
+                test["threshold"] = float(cell)
+            except ValueError:
+                raise ConfigError(f"__threshold must be a number, got {cell!r}", file=display, line=row.line,
+                                  key="__threshold") from None
+        elif col.startswith("__metadata:") and cell:
+            name = col[len("__metadata:"):]
+            if name.endswith("[]"):
+                test.setdefault("metadata", {})[name[:-2]] = [v.strip() for v in cell.split(",") if v.strip()]
+            else:
+                test.setdefault("metadata", {})[name] = cell
+    if metric:
+        for a in asserts:
+            a["metric"] = metric
+    if asserts:
+        test["assert"] = asserts
+    return test

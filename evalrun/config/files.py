@@ -1,0 +1,117 @@
+"""`file://` references: paths relative to the config file's folder, `:function` selectors, globs.
+
+    split_ref("file://a/b.py:fn") -> ("a/b.py", "fn")
+    expand(ref, base_dir, loc=..., key=...) -> [Path, ...]       glob-aware; ConfigError when nothing matches
+    read_value(path, display)                                    .json/.yaml/.yml parsed, other files as text
+    load_function(path, name, ...)                               import a user's Python file and pick a function
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evalrun.config.yamlsrc import parse_data, read_text
+from evalrun.errors import ConfigError, Location
+
+PREFIX = "file://"
+_CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs")
+
+
+def is_ref(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def strip_prefix(ref: str) -> str:
+    return ref[len(PREFIX):] if ref.startswith(PREFIX) else ref
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """Split `file://path[:function]` into (path, function or None). Windows drive letters are kept."""
+    path = strip_prefix(ref)
+    head, sep, tail = path.rpartition(":")
+    if sep and head and tail and "/" not in tail and "\\" not in tail and not (len(head) == 1 and head.isalpha()):
+        return head, tail
+    return path, None
+
+
+def has_glob(path: str) -> bool:
+    return any(c in path for c in "*?[")
+
+
+def display_path(path: Path) -> str:
+    """A short path for messages: relative to the current folder when possible."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> list[Path]:
+    """Resolve a (possibly globbed) path against base_dir. Raises ConfigError when nothing exists."""
+    path, _ = split_ref(ref)
+    full = Path(base_dir, path).expanduser() if not Path(path).is_absolute() else Path(path)
+    if has_glob(path):
+        matches = sorted(Path(p) for p in _glob.glob(str(full), recursive=True) if Path(p).is_file())
+        if not matches:
+            raise ConfigError.at(loc, f"no file matches the glob {path!r}", key=key,
+                                 hint=f"paths are relative to the config file's folder ({base_dir})")
+        return matches
+    if not full.exists():
+        raise ConfigError.at(loc, f"file not found: {path}", key=key,
+                             hint=f"paths are relative to the config file's folder ({base_dir})")
+    return [full]
+
+
+def absolute_ref(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> str:
+    """`file://rel.py:fn` -> `file:///abs/rel.py:fn` after checking the file exists (no globs)."""
+    path, fn = split_ref(ref)
+    full = expand(path, base_dir, loc=loc, key=key)[0]
+    return PREFIX + str(full.resolve()) + (f":{fn}" if fn else "")
+
+
+def is_code(path: str) -> bool:
+    return path.lower().endswith(_CODE_EXTS)
+
+
+def read_value(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> Any:
+    """A referenced value: .json/.jsonl/.yaml/.yml parsed, any other file read as text."""
+    text = read_text(path, display=display, loc=loc, key=key)
+    if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml"):
+        return parse_data(text, display)
+    return text
+
+
+_MODULE_CACHE: dict[str, Any] = {}
+
+
+def load_function(path: Path, name: str, *, loc: Location | None, key: str | None) -> Callable[..., Any]:
+    """Import a user's Python file (once) and return its function `name`."""
+    resolved = str(path.resolve())
+    module = _MODULE_CACHE.get(resolved)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(f"evalrun_user_{len(_MODULE_CACHE)}", resolved)
+        if spec is None or spec.loader is None:
+            raise ConfigError.at(loc, f"cannot import {path}", key=key)
+        module = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(path.parent))
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:  # the user's code failed: report it where it was referenced
+            raise ConfigError.at(loc, f"importing {path.name} failed: {type(e).__name__}: {e}", key=key,
+                                 hint="run the file with python to see the full error") from e
+        finally:
+            sys.path.remove(str(path.parent))
+        _MODULE_CACHE[resolved] = module
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        from evalrun.suggest import did_you_mean
+
+        funcs = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
+        raise ConfigError.at(loc, f"{path.name} has no function {name!r}", key=key,
+                             hint=did_you_mean(name, funcs) or f"functions found: {', '.join(funcs) or 'none'}")
+    return fn

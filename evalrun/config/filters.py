@@ -1,0 +1,39 @@
+"""Prompt and provider filters (`providers[].prompts`, test `prompts` / `providers`).
+
+A filter entry matches a prompt's label or id (a provider's label or id); a trailing `*` matches by prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from evalrun.types import PromptSpec, ProviderSpec
+
+
+def _match(pattern: str, names: Sequence[str | None]) -> bool:
+    if pattern.endswith("*"):
+        return any(n is not None and n.startswith(pattern[:-1]) for n in names)
+    return pattern in names
+
+
+def prompt_allowed(filters: Sequence[str] | None, prompt: PromptSpec) -> bool:
+    return filters is None or any(_match(f, (prompt.label, prompt.id)) for f in filters)
+
+
+def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> bool:
+    return filters is None or any(_match(f, (provider.label, provider.id)) for f in filters)
+
+
+def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
+    """The first filter entry that matches no prompt."""
+    for f in filters or ():
+        if not any(_match(f, (p.label, p.id)) for p in prompts):
+            return f
+    return None
+
+
+def unknown_provider(filters: Sequence[str] | None, providers: Sequence[ProviderSpec]) -> str | None:
+    for f in filters or ():
+        if not any(_match(f, (p.label, p.id)) for p in providers):
+            return f
+    return None

@@ -1,0 +1,134 @@
+"""`prompts:` in every form -> PromptSpecs (templates syntax-checked here, rendered at run time).
+
+Forms: text; `file://path` (globs; .txt/.md/.j2 split on a `---` line; .json/.yaml chat message lists;
+.jsonl one chat per line); `{raw|id, label}` objects; inline chat message lists; a map path-or-text -> label.
+Inline text that is a JSON list of `{role, content}` is a chat prompt, as in promptfoo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from evalrun import templating
+from evalrun.config import files
+from evalrun.config.yamlsrc import loc_of
+from evalrun.errors import ConfigError, Location
+from evalrun.types import Messages, PromptSpec
+
+DEFAULT_PROMPT = "{{prompt}}"
+_SPLIT = re.compile(r"^---[ \t]*$", re.M)
+
+
+def _content_id(raw: str | Messages) -> str:
+    text = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    return "p-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
+
+
+def _as_chat(value: Any) -> Messages | None:
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return [dict(m) for m in value]
+    return None
+
+
+def _json_chat(text: str) -> Messages | None:
+    s = text.strip()
+    if not (s.startswith("[") and s.endswith("]")) or templating.has_template(s[:2]):
+        return None
+    try:
+        return _as_chat(json.loads(s))
+    except ValueError:
+        return None
+
+
+def check_template(raw: str | Messages, loc: Location | None, key: str) -> None:
+    """Every template in a prompt must compile (syntax, unknown filters)."""
+    sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
+    for src in sources:
+        if isinstance(src, str) and templating.has_template(src):
+            err = templating.check_syntax(src)
+            if err:
+                raise ConfigError.at(loc, err, key=key, hint="prompts use Jinja2 syntax: {{ var }}, {% if %}")
+
+
+def _spec(raw: str | Messages, label: str | None, id_: str | None, loc: Location | None, key: str) -> PromptSpec:
+    if isinstance(raw, str):
+        raw = _json_chat(raw) or raw
+    check_template(raw, loc, key)
+    shown = label or (raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False))
+    return PromptSpec(raw=raw, label=shown, id=id_ or label or _content_id(raw), loc=loc)
+
+
+def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
+    path_s, fn = files.split_ref(ref)
+    if files.is_code(path_s):
+        raise ConfigError.at(loc, f"prompt functions ({path_s}) are not supported", key=key,
+                             hint="write the prompt as a template file (.txt, .j2) or a chat list (.json/.yaml)")
+    out: list[PromptSpec] = []
+    for path in files.expand(path_s, base_dir, loc=loc, key=key):
+        display = files.display_path(path)
+        rel = files.strip_prefix(ref) if not files.has_glob(path_s) else display
+        data = files.read_value(path, display, loc=loc, key=key)
+        suffix = path.suffix.lower()
+        items: list[str | Messages]
+        if suffix == ".jsonl":
+            items = []
+            for n, item in enumerate(data):
+                chat = _as_chat(item)
+                if chat is None:
+                    raise ConfigError.at(loc_of(data, n), "each line must be a chat message list", key=display)
+                items.append(chat)
+        elif suffix in (".json", ".yaml", ".yml"):
+            chat = _as_chat(data)
+            if chat is None and not isinstance(data, str):
+                raise ConfigError.at(loc, f"{display} must hold a chat message list [{{role, content}}, ...]",
+                                     key=key, hint="or use a .txt file for a text prompt")
+            items = [chat if chat is not None else data]
+        else:
+            items = [p.strip() for p in _SPLIT.split(data)] if _SPLIT.search(data) else [data]
+        for i, raw in enumerate(items):
+            many = len(items) > 1
+            lab = label or rel
+            out.append(_spec(raw, f"{lab} [{i + 1}]" if many else lab,
+                             f"file://{rel}" + (f"#{i + 1}" if many else ""), Location(display, 1), key))
+    return out
+
+
+def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
+    if isinstance(item, str):
+        if files.is_ref(item):
+            return _from_file(item, label, base_dir, loc, key)
+        return [_spec(item, label, None, loc, key)]
+    chat = _as_chat(item)
+    if chat is not None:
+        return [_spec(chat, label, None, loc, key)]
+    if isinstance(item, dict):
+        lab = item.get("label", label)
+        if "raw" in item:
+            return [_spec(item["raw"], lab, item.get("id"), loc, key)]
+        if "id" in item:
+            return _item(item["id"], lab, base_dir, loc, key)
+        raise ConfigError.at(loc, "a prompt object needs `raw` (the text) or `id` (a file:// path)", key=key)
+    raise ConfigError.at(loc, f"cannot read a prompt from {item!r}", key=key)
+
+
+def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]:
+    """The `prompts:` value of one config file."""
+    if node is None:
+        return []
+    out: list[PromptSpec] = []
+    if isinstance(node, str):
+        return _item(node, None, base_dir, loc, "prompts")
+    if isinstance(node, dict):  # {path or text: label}
+        for k, v in node.items():
+            out.extend(_item(k, str(v), base_dir, loc_of(node, k) or loc, f"prompts.{k}"))
+        return out
+    for i, item in enumerate(node):
+        out.extend(_item(item, None, base_dir, loc_of(node, i) or loc, f"prompts[{i}]"))
+    return out
+
+
+def default() -> list[PromptSpec]:
+    return [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]

@@ -1,0 +1,81 @@
+"""`providers:` / `targets:` in every form -> ProviderSpecs (built and called later by the run engine).
+
+Forms: an id string; `{id, label, config, prompts, transform, delay, env}`; a one-key map `{id: {options}}`;
+`file://providers.yaml` (a list of providers, or one); `file://provider.py[:call_api]` (a Python provider, whose
+path is made absolute so it works from any folder).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun.config import files
+from evalrun.config.schema import check_keys
+from evalrun.config.schema_source import PROVIDER_KEYS
+from evalrun.config.yamlsrc import loc_of
+from evalrun.errors import ConfigError, Location
+from evalrun.types import ProviderSpec
+
+_DATA_EXTS = (".yaml", ".yml", ".json")
+
+
+def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError.at(loc, f"a provider id must be a non-empty string, got {raw!r}", key=key,
+                             hint="for example `echo` or `openai:gpt-4o-mini`")
+    if files.is_ref(raw):
+        return files.absolute_ref(raw, base_dir, loc=loc, key=key)
+    return raw
+
+
+def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str) -> ProviderSpec:
+    delay = opts.get("delay") or 0
+    prompts = opts.get("prompts")
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    config = opts.get("config") or {}
+    if not isinstance(config, dict):
+        raise ConfigError.at(loc, "provider `config` must be a mapping", key=f"{key}.config")
+    return ProviderSpec(id=id_, label=opts.get("label"), config=dict(config),
+                        prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
+                        transform=opts.get("transform"), delay_ms=int(delay), loc=loc)
+
+
+def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[ProviderSpec]:
+    if isinstance(item, str):
+        path, _ = files.split_ref(item)
+        if files.is_ref(item) and path.lower().endswith(_DATA_EXTS):
+            out: list[ProviderSpec] = []
+            for p in files.expand(path, base_dir, loc=loc, key=key):
+                data = files.read_value(p, files.display_path(p), loc=loc, key=key)
+                out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(files.display_path(p), 1),
+                                 key=files.display_path(p)))
+            return out
+        return [ProviderSpec(id=_id(item, base_dir, loc, key), loc=loc)]
+    if isinstance(item, dict):
+        if "id" in item:
+            check_keys(item, PROVIDER_KEYS, what="provider", key=key, loc=loc)
+            return [_from_options(_id(item["id"], base_dir, loc, f"{key}.id"), item, loc, key)]
+        if len(item) == 1:
+            [(pid, opts)] = item.items()
+            opts = opts or {}
+            if not isinstance(opts, dict):
+                raise ConfigError.at(loc, f"options of provider {pid!r} must be a mapping", key=f"{key}.{pid}")
+            check_keys(opts, [k for k in PROVIDER_KEYS if k != "id"], what="provider", key=f"{key}.{pid}",
+                       loc=loc_of(opts) or loc)
+            return [_from_options(_id(pid, base_dir, loc, key), opts, loc, key)]
+        raise ConfigError.at(loc, "a provider mapping needs an `id`", key=key,
+                             hint="write `- id: openai:gpt-4o-mini` with `label`, `config` ... beside it")
+    raise ConfigError.at(loc, f"cannot read a provider from {item!r}", key=key)
+
+
+def parse(node: Any, base_dir: str, *, loc: Location | None, key: str = "providers") -> list[ProviderSpec]:
+    """The `providers:` (or `targets:`) value of one config file."""
+    if node is None:
+        return []
+    if isinstance(node, (str, dict)):
+        return _item(node, base_dir, loc, key)
+    out: list[ProviderSpec] = []
+    for i, item in enumerate(node):
+        out.extend(_item(item, base_dir, loc_of(node, i) or loc, f"{key}[{i}]"))
+    return out

@@ -1,0 +1,101 @@
+"""Merged FileConfig -> Suite: defaultTest merged into each test, filters and templates checked."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any
+
+from evalrun.config import checks, filters
+from evalrun.config import prompts as prompt_parser
+from evalrun.config.merge import FileConfig, merge_tests
+from evalrun.config.testcases import TestPart
+from evalrun.errors import ConfigError, Location
+from evalrun.suggest import did_you_mean
+from evalrun.types import PromptSpec, ProviderSpec, Suite, TestSpec
+
+
+def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
+    labels = [p.label for p in prompts]
+    for prov in providers:
+        bad = filters.unknown_prompt(prov.prompts, prompts)
+        if bad is not None:
+            raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
+                                 key="providers.prompts",
+                                 hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
+
+
+def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
+    bad = filters.unknown_prompt(test.prompts, prompts)
+    if bad is not None:
+        labels = [p.label for p in prompts]
+        raise ConfigError.at(test.loc, f"prompt {bad!r} is not defined", key=f"{test.key_path}.prompts",
+                             hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
+    bad = filters.unknown_provider(test.providers, providers)
+    if bad is not None:
+        names = [p.name for p in providers]
+        raise ConfigError.at(test.loc, f"provider {bad!r} is not defined", key=f"{test.key_path}.providers",
+                             hint=did_you_mean(bad, names) or f"providers: {', '.join(names)[:300]}")
+
+
+def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> list[PromptSpec]:
+    provs = [p for p in providers if filters.provider_allowed(test.providers, p)]
+    return [pr for pr in prompts if filters.prompt_allowed(test.prompts, pr)
+            and any(filters.prompt_allowed(p.prompts, pr) for p in provs)]
+
+
+def _to_spec(part: TestPart, index: int) -> TestSpec:
+    return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
+                    options=part.options, threshold=part.threshold, metadata=part.metadata,
+                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
+
+
+def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suite:
+    """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests)."""
+    first = Location(cfg.files[0], 0) if cfg.files else None
+    prompts = cfg.prompts or prompt_parser.default()
+    providers = cfg.providers
+    if not providers:
+        raise ConfigError.at(first, "no providers: nothing to evaluate", key="providers",
+                             hint="add `providers: [echo]` (offline) or a model such as `openai:gpt-4o-mini`")
+    labels: dict[str, PromptSpec] = {}
+    for p in prompts:
+        other = labels.setdefault(p.label, p)
+        if other is not p and other.raw != p.raw:
+            raise ConfigError.at(p.loc, f"two different prompts have the label {p.label!r}", key="prompts",
+                                 hint="give each prompt its own `label`")
+    _check_filters(prompts, providers)
+    default = cfg.default
+    if cli_vars:  # --var k=v: set for every test, as defaultTest vars (a test's own vars win)
+        base = default or TestPart()
+        default = replace(base, vars={**base.vars, **cli_vars})
+    parts = [*cfg.tests, *cfg.scenario_tests]
+    if not parts and not cfg.has_scenarios:  # promptfoo runs the prompts once with no vars
+        parts = [TestPart(loc=first, key_path="tests")]
+    needs: dict[int, frozenset[str]] = {}
+    for p in prompts:
+        needs[id(p)] = checks.prompt_needs(p)
+    tests = []
+    for i, part in enumerate(parts):
+        test = _to_spec(merge_tests(default, part), i)
+        _check_test_filters(test, prompts, providers)
+        used = _used_prompts(test, prompts, providers)
+        checks.check_test(test, [(p, needs[id(p)]) for p in used])
+        tests.append(test)
+    settings = cfg.settings
+    out = settings.get("outputPath")
+    disable = bool(default and default.options.get("disableVarExpansion"))
+    return Suite(
+        description=cfg.description,
+        prompts=tuple(prompts),
+        providers=tuple(providers),
+        tests=tuple(tests),
+        files=tuple(cfg.files),
+        evaluate_options=dict(settings.get("evaluateOptions") or {}),
+        output_paths=tuple([out] if isinstance(out, str) else out or ()),
+        derived_metrics=tuple(dict(d) for d in settings.get("derivedMetrics") or ()),
+        grader=settings.get("grader"),
+        env=cfg.env,
+        disable_var_expansion=disable,
+        base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".",
+    )

@@ -1,0 +1,190 @@
+"""Tests from every source -> `TestPart`s (one per test, assertions built, file:// vars loaded).
+
+Sources: inline mappings; paths or globs to .yaml/.yml/.json/.jsonl/.csv (with or without `file://`);
+Python generators `file://gen.py[:fn]` (default `generate_tests`) or `{path, config}`; lists mixing them.
+A TestPart is not yet merged with defaultTest / scenario entries (see merge.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun.config import asserts, files
+from evalrun.config.csvtests import read_rows, row_to_test
+from evalrun.config.schema import check_keys, validate
+from evalrun.config.schema_source import TEST_KEYS
+from evalrun.config.yamlsrc import LList, loc_of
+from evalrun.errors import ConfigError, Location
+from evalrun.types import AssertionSpec
+
+
+@dataclass
+class TestPart:
+    """A test (or defaultTest / scenario entry) before merging."""
+
+    description: str | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+    asserts: list[AssertionSpec] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    providers: tuple[str, ...] | None = None
+    prompts: tuple[str, ...] | None = None
+    loc: Location | None = None
+    key_path: str = ""
+
+
+@dataclass
+class Ctx:
+    """Where the node being read lives: its file's folder."""
+
+    base_dir: str
+
+
+def _type_names() -> tuple[str, ...]:
+    """Registered assertion types (for the CSV `__expected` shorthand)."""
+    from evalrun.assertions import registry
+
+    return tuple(registry.names())
+
+
+def _load_var(value: Any, ctx: Ctx, loc: Location | None, key: str) -> Any:
+    """`file://` var values: text or parsed data; a glob gives a list (which then expands); code stays a ref."""
+    if not files.is_ref(value):
+        return value
+    path, _ = files.split_ref(value)
+    if files.is_code(path):
+        return files.absolute_ref(value, ctx.base_dir, loc=loc, key=key)
+    found = files.expand(value, ctx.base_dir, loc=loc, key=key)
+    loaded = [files.read_value(p, files.display_path(p), loc=loc, key=key) for p in found]
+    return loaded if files.has_glob(path) else loaded[0]
+
+
+def load_vars(node: Any, ctx: Ctx, loc: Location | None, key: str) -> dict[str, Any]:
+    """A test's `vars`: a mapping (file:// values loaded) or `file://vars.yaml`."""
+    if node is None:
+        return {}
+    if isinstance(node, str):
+        data = _load_var(node, ctx, loc, key)
+        if not isinstance(data, dict):
+            raise ConfigError.at(loc, f"{node} must hold a mapping of vars", key=key)
+        node = data
+    if not isinstance(node, dict):
+        raise ConfigError.at(loc, "vars must be a mapping of name: value", key=key)
+    return {str(k): _load_var(v, ctx, loc_of(node, str(k)) or loc, f"{key}.{k}") for k, v in node.items()}
+
+
+def join(key: str, sub: str) -> str:
+    """Key path join: ('tests[1]', 'vars') -> 'tests[1].vars'; ('', 'vars') -> 'vars'."""
+    return f"{key}.{sub}" if key and not sub.startswith("[") else f"{key}{sub}"
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(v) for v in value)
+
+
+def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key: str) -> TestPart:
+    """One test mapping (already schema-checked) -> TestPart."""
+    items = node.get("assert") or []
+    specs = [asserts.build(a, base_dir=ctx.base_dir, loc=loc_of(items, i) or loc, key=join(key, f"assert[{i}]"))
+             for i, a in enumerate(items)]
+    threshold = node.get("threshold")
+    return TestPart(
+        description=node.get("description"),
+        vars=load_vars(node.get("vars"), ctx, loc_of(node, "vars") or loc, join(key, "vars")),
+        asserts=specs,
+        options=dict(node.get("options") or {}),
+        threshold=float(threshold) if threshold is not None else None,
+        metadata=dict(node.get("metadata") or {}),
+        providers=_names(node.get("providers")),
+        prompts=_names(node.get("prompts")),
+        loc=loc,
+        key_path=key,
+    )
+
+
+def _from_file_data(data: Any, ctx: Ctx, display: str) -> list[TestPart]:
+    """Tests parsed from a YAML/JSON/JSONL file: a list of tests or one test."""
+    if data is None:
+        return []
+    items = data if isinstance(data, list) else [data]
+    out = []
+    for i, item in enumerate(items):
+        key = f"[{i}]" if isinstance(data, list) else ""
+        loc = loc_of(data, i) if isinstance(data, LList) else loc_of(data) or Location(display, 1)
+        if not isinstance(item, dict):
+            raise ConfigError.at(loc, f"expected a test mapping, got {type(item).__name__}", key=key or None,
+                                 hint="a tests file holds a list of {vars, assert, ...} mappings")
+        validate(item, file=display, definition="test", prefix=key)
+        out.append(part_from_node(item, ctx, loc=loc_of(item) or loc, key=key))
+    return out
+
+
+def _from_generator(ref: str, config: Any, ctx: Ctx, loc: Location | None, key: str) -> list[TestPart]:
+    path_s, fn_name = files.split_ref(ref)
+    path = files.expand(path_s, ctx.base_dir, loc=loc, key=key)[0]
+    fn = files.load_function(path, fn_name or "generate_tests", loc=loc, key=key)
+    try:
+        result = fn(config) if config is not None else fn()
+    except Exception as e:  # the user's generator failed
+        raise ConfigError.at(loc, f"test generator {path.name}:{fn.__name__} raised {type(e).__name__}: {e}",
+                             key=key, hint="run the generator by hand to debug it") from e
+    if not isinstance(result, list):
+        raise ConfigError.at(loc, f"test generator must return a list of tests, got {type(result).__name__}",
+                             key=key)
+    out = []
+    for i, item in enumerate(result):
+        ikey = f"{key}[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
+        check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)
+        validate(item, file=loc.file if loc else str(path), definition="test", prefix=ikey)
+        out.append(part_from_node(item, ctx, loc=loc, key=ikey))
+    return out
+
+
+def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[TestPart]:
+    path_s, fn = files.split_ref(ref)
+    if path_s.startswith(("http://", "https://")):
+        raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
+                             hint="download the sheet as CSV and reference the file")
+    if path_s.lower().endswith(".py"):
+        return _from_generator(ref, None, ctx, loc, key)
+    out: list[TestPart] = []
+    for path in files.expand(path_s, ctx.base_dir, loc=loc, key=key):
+        display = files.display_path(path)
+        sub = Ctx(str(path.parent))
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            names = _type_names()
+            for row in read_rows(path, display, loc=loc, key=key):
+                test = row_to_test(row, display, names)
+                out.append(part_from_node(test, sub, loc=Location(display, row.line), key=""))
+        elif suffix in (".yaml", ".yml", ".json", ".jsonl"):
+            out.extend(_from_file_data(files.read_value(path, display, loc=loc, key=key), sub, display))
+        elif suffix == ".py":
+            out.extend(_from_generator(files.PREFIX + str(path) + (f":{fn}" if fn else ""), None, ctx, loc, key))
+        else:
+            raise ConfigError.at(loc, f"cannot read tests from {display}", key=key,
+                                 hint="tests files are .yaml, .yml, .json, .jsonl, .csv or a .py generator")
+    return out
+
+
+def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[TestPart]:
+    """`tests:` in any of its forms -> TestParts in order."""
+    if node is None:
+        return []
+    if isinstance(node, str):
+        return _from_source(node, ctx, loc, key)
+    out: list[TestPart] = []
+    for i, item in enumerate(node):
+        ikey, iloc = f"{key}[{i}]", loc_of(node, i) or loc
+        if isinstance(item, str):
+            out.extend(_from_source(item, ctx, iloc, ikey))
+        elif isinstance(item, dict) and "path" in item and not (set(item) - {"path", "config"}):
+            out.extend(_from_generator(str(item["path"]), item.get("config"), ctx, iloc, ikey))
+        else:
+            out.append(part_from_node(item, ctx, loc=iloc, key=ikey))
+    return out
+

@@ -1,0 +1,210 @@
+"""Read YAML / JSON / JSONL with a line number kept for every mapping key and list item.
+
+Mappings become `LDict` and sequences `LList`: plain dict/list subclasses that also know their file, their
+own line and the line of each key / item, so any error can be reported as FILE:LINE. Duplicate keys are an
+error (PyYAML accepts them silently). Scalars are plain Python values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalrun.errors import ConfigError, Location
+
+try:  # libyaml is much faster; fall back to the pure-Python loader
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+
+class LDict(dict[str, Any]):
+    """A mapping that remembers where it and each of its keys came from."""
+
+    file: str = ""
+    line: int = 0
+    key_lines: dict[str, int]
+
+    def loc(self, key: str | None = None) -> Location:
+        """Location of `key` (or of the mapping itself)."""
+        lines = getattr(self, "key_lines", {})
+        return Location(self.file, lines.get(key, self.line) if key is not None else self.line)
+
+
+class LList(list[Any]):
+    """A sequence that remembers where it and each of its items came from."""
+
+    file: str = ""
+    line: int = 0
+    item_lines: list[int]
+
+    def loc(self, index: int | None = None) -> Location:
+        lines = getattr(self, "item_lines", [])
+        if index is not None and 0 <= index < len(lines):
+            return Location(self.file, lines[index])
+        return Location(self.file, self.line)
+
+
+def loc_of(node: Any, key: str | int | None = None) -> Location | None:
+    """Location of `node[key]` (or `node`) when `node` came from a tracked file, else None."""
+    if isinstance(node, LDict):
+        return node.loc(key if isinstance(key, str) else None)
+    if isinstance(node, LList):
+        return node.loc(key if isinstance(key, int) else None)
+    return None
+
+
+def _tag(obj: Any, file: str, line: int) -> Any:
+    obj.file, obj.line = file, line
+    return obj
+
+
+class _Converter:
+    """Turns a composed YAML node tree into LDict/LList/scalars, checking duplicate keys."""
+
+    def __init__(self, loader: Any, file: str) -> None:
+        self.loader = loader
+        self.file = file
+        self.memo: dict[int, Any] = {}
+
+    def convert(self, node: yaml.Node) -> Any:
+        key = id(node)
+        if key in self.memo:  # an alias: share the already converted value
+            return self.memo[key]
+        out: Any
+        if isinstance(node, yaml.MappingNode):
+            out = self.mapping(node)
+        elif isinstance(node, yaml.SequenceNode):
+            lst = _tag(LList(), self.file, node.start_mark.line + 1)
+            self.memo[key] = lst
+            lst.item_lines = [n.start_mark.line + 1 for n in node.value]
+            lst.extend(self.convert(n) for n in node.value)
+            return lst
+        else:
+            out = self.loader.construct_object(node, deep=True)
+            if not isinstance(out, (str, int, float, bool, type(None))):
+                out = str(node.value)  # timestamps, binary: keep the text as written
+        self.memo[key] = out
+        return out
+
+    def mapping(self, node: yaml.MappingNode) -> LDict:
+        d = _tag(LDict(), self.file, node.start_mark.line + 1)
+        d.key_lines = {}
+        self.memo[id(node)] = d
+        seen: dict[Any, int] = {}
+        for k_node, _ in node.value:
+            if k_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            k = self.loader.construct_object(k_node, deep=True)
+            line = k_node.start_mark.line + 1
+            if isinstance(k, (dict, list)):
+                raise ConfigError("a mapping key must be a plain value", file=self.file, line=line)
+            if k in seen:
+                raise ConfigError(f"duplicate key {k!r} (first defined on line {seen[k]})", file=self.file,
+                                  line=line, hint="YAML keeps only one of them; remove or rename the other")
+            seen[k] = line
+        self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
+        for k_node, v_node in node.value:
+            k = self.loader.construct_object(k_node, deep=True)
+            k = k if isinstance(k, str) else str(k) if k is not None else "null"
+            d[k] = self.convert(v_node)
+            d.key_lines[k] = k_node.start_mark.line + 1
+        return d
+
+
+def parse_yaml(text: str, file: str) -> Any:
+    """Parse YAML text; ConfigError with the line for syntax errors (tabs get a specific hint)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _Converter(loader, file).convert(node)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 0
+        problem = e.problem or str(e)
+        hint = "check the indentation and quoting around this line"
+        if "\t" in problem or "'\\t'" in problem:
+            problem = "a tab character is not allowed here"
+            hint = "YAML indentation must use spaces, not tabs"
+        ctx = f" ({e.context})" if e.context else ""
+        raise ConfigError(f"invalid YAML: {problem}{ctx}", file=file, line=line, hint=hint) from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"invalid YAML: {e}", file=file, hint="check the file's syntax") from None
+    finally:
+        loader.dispose()
+
+
+def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
+    """Read a UTF-8 text file; missing/unreadable files are ConfigErrors at `loc`."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError.at(loc, f"file not found: {display}", key=key,
+                             hint="paths are relative to the config file's folder") from None
+    except IsADirectoryError:
+        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
+                             hint="use a glob such as dir/*.yaml") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
+
+
+def parse_json(text: str, file: str) -> Any:
+    """Parse JSON, with line numbers when the JSON is also valid YAML (nearly always)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"invalid JSON: {e.msg}", file=file, line=e.lineno,
+                          hint="check commas, quotes and brackets") from None
+    try:  # same data, with line numbers
+        return parse_yaml(text, file)
+    except ConfigError:
+        return data
+
+
+def parse_jsonl(text: str, file: str) -> LList:
+    """One JSON value per non-blank line; each item's line is its own line."""
+    out = _tag(LList(), file, 1)
+    out.item_lines = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=file, line=n,
+                              hint="JSONL needs one complete JSON object per line") from None
+        if isinstance(value, dict):
+            ld = _tag(LDict(value), file, n)
+            ld.key_lines = {k: n for k in value}
+            value = ld
+        out.append(value)
+        out.item_lines.append(n)
+    return out
+
+
+def parse_data(text: str, file: str) -> Any:
+    """Parse by extension: .json, .jsonl, else YAML."""
+    lower = file.lower()
+    if lower.endswith(".jsonl"):
+        return parse_jsonl(text, file)
+    if lower.endswith(".json"):
+        return parse_json(text, file)
+    return parse_yaml(text, file)
+
+
+def load_config_file(path: Path, display: str) -> LDict:
+    """Read a config file: must exist, be non-empty, and hold a mapping."""
+    text = read_text(path, display=display)
+    data = parse_data(text, display)
+    if data is None:
+        raise ConfigError("the config file is empty", file=display, line=1,
+                          hint="a config needs at least `prompts`, `providers` and `tests`")
+    if not isinstance(data, LDict):
+        kind = type(data).__name__
+        raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
+                          file=display, line=getattr(data, "line", 1) or 1,
+                          hint="start the file with keys such as `prompts:`")
+    return data
