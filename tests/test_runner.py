@@ -7,12 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from evalrun.errors import ProviderError
-from evalrun.run import RunOptions, Runner
+from evalrun.run import Runner, RunOptions
 from evalrun.types import Output, ProviderSpec
-from tests.test_runner_support import ScriptedProvider, check, simple_cases, suite, make_test
+from tests.test_runner_support import ScriptedProvider, check, make_test, simple_cases, suite
 
 
 def _run(s: Any, tmp_path: Path, provider: ScriptedProvider | None = None, cases: Any = simple_cases,
