@@ -134,10 +134,50 @@ class Assertion:
         return self.spec.threshold if self.spec.threshold is not None else self.default_threshold
 
     def check(self) -> None:
-        """Validate arguments at config-load time. Raise via self.error(). Static values only."""
+        """Validate arguments at config-load time. Raise via self.error(). Static values only.
+
+        The default runs parse() on a value that holds no template (a templated value is parsed per case).
+        """
+        if not is_template(self.spec.value):
+            try:
+                self.parse(self.spec.value)
+            except ValueError as e:
+                raise self.error(str(e), key="value", hint=self.value_hint) from None
+
+    #: Shown with a bad-value ConfigError (e.g. the accepted forms of `value`).
+    value_hint: ClassVar[str | None] = None
+
+    def parse(self, value: Any) -> Any:
+        """Validate and normalise a (rendered) value; raise ValueError with a user-facing message."""
+        return value
+
+    def value_of(self, ctx: AssertionContext) -> Any:
+        """ctx.value parsed; a bad rendered value is an AssertionRuntimeError (the assertion is an ERROR)."""
+        try:
+            return self.parse(ctx.value)
+        except ValueError as e:
+            from evalrun.errors import AssertionRuntimeError
+
+            raise AssertionRuntimeError(f"{self.spec.full_type}: {e}") from None
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
         return ConfigError.at(self.spec.loc, message, key=self._key(key) or None, hint=hint)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError
+
+
+def is_template(value: Any) -> bool:
+    """True when `value` (or a string inside a list/dict) holds a Jinja template, rendered only per case."""
+    if isinstance(value, str):
+        return "{{" in value or "{%" in value
+    if isinstance(value, (list, tuple)):
+        return any(is_template(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_template(v) for v in value.values())
+    return False
+
+
+def binary(passed: bool, reason: str, **details: Any) -> Score:
+    """A pass/fail Score with score 1.0 or 0.0 (promptfoo's deterministic assertions)."""
+    return Score(passed, 1.0 if passed else 0.0, reason, dict(details))

@@ -86,11 +86,17 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score) -> Assertion
         grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
         details["calls"] = _calls(s.trace)
         details["raw_replies"] = [c.raw for c in s.trace.calls]
-    children = details.pop("_children", ())
+    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
     kw: dict[str, Any] = {"tokens": tokens} if tokens is not None else {}
+    failed = next((c for c in children if c.error), None)
+    if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
+        message = f"{failed.type}: {failed.error}"
+        return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
+                               weight=spec.weight, reason=message, metric=spec.metric, error=message,
+                               details=details, children=children)
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=s.reason, metric=spec.metric, details=details,
-                           grader=grader, cost=cost, children=tuple(children), **kw)
+                           grader=grader, cost=cost, children=children, **kw)
 
 
 def _calls(trace: GraderTrace) -> list[dict[str, Any]]:

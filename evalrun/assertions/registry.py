@@ -22,6 +22,8 @@ _LOADED = False
 BUILTIN_MODULES = (
     "evalrun.assertions.text",
     "evalrun.assertions.structured",
+    "evalrun.assertions.markup",
+    "evalrun.assertions.sql",
     "evalrun.assertions.similarity",
     "evalrun.assertions.meta",
     "evalrun.assertions.code",

@@ -1,0 +1,116 @@
+"""User-code assertions: python (in process) and javascript (one shared Node.js process).
+
+Both return, like promptfoo: a boolean (score 1/0), a number (the score; passes when > 0, or >= `threshold`
+when one is given), or a mapping `{pass, score, reason}` (snake_case `named_scores` etc. accepted; a
+`threshold` turns a lower score into a failure). `not-` flips pass; a number or mapping keeps its score.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
+from evalrun.pyexpr import UserFunction, compile_user_code
+
+
+def normalize_result(result: Any, threshold: float | None, language: str) -> Score:
+    """promptfoo's normalizeScriptResult: bool / "true" / number / {pass, score, reason} / JSON text."""
+    if isinstance(result, str) and result.strip().lower() in ("true", "false"):
+        result = result.strip().lower() == "true"
+    if isinstance(result, bool):
+        return Score(result, 1.0 if result else 0.0, f"{language} code returned {str(result).lower()}")
+    if isinstance(result, str) and result.lstrip().startswith("{"):
+        try:
+            result = json.loads(result)
+        except ValueError as e:
+            raise AssertionRuntimeError(f"{language} assertion returned invalid JSON: {e}") from None
+    if isinstance(result, dict):
+        return _from_mapping(result, threshold, language)
+    if isinstance(result, (int, float)) and result is not None:
+        score = float(result)
+    else:
+        try:
+            score = float(str(result))
+        except ValueError:
+            raise AssertionRuntimeError(
+                f"{language} assertion must return a boolean, number, or {{pass, score, reason}}; "
+                f"got {type(result).__name__}: {str(result)[:200]}") from None
+    passed = score > 0 if threshold is None else score >= threshold
+    return Score(passed, score, f"{language} code returned {score:g}" +
+                 (f" (threshold {threshold:g})" if threshold is not None else ""), keep_score_on_negate=True)
+
+
+def _from_mapping(obj: dict[str, Any], threshold: float | None, language: str) -> Score:
+    if "pass" not in obj and "pass_" not in obj:
+        raise AssertionRuntimeError(f"{language} assertion returned a mapping without `pass`: "
+                                    f"{json.dumps(obj, default=str)[:200]}")
+    passed = bool(obj.get("pass", obj.get("pass_")))
+    raw_score = obj.get("score")
+    score = float(raw_score) if isinstance(raw_score, (int, float)) else (1.0 if passed else 0.0)
+    reason = str(obj.get("reason") or f"{language} code returned pass={str(passed).lower()}")
+    if threshold is not None and score < threshold:
+        passed = False
+        reason = f"{language} score {score:g} is less than threshold {threshold:g}: {reason}"
+    details = {k: v for k, v in obj.items() if k not in ("pass", "pass_", "score", "reason")}
+    return Score(passed, score, reason, details, keep_score_on_negate=True)
+
+
+@register("python")
+class Python(Assertion):
+    """Python code judges the output: an expression, a function body, or `file://x.py:fn`.
+
+    YAML keys: `value` (required): a one-line expression over `output` and `context` (e.g.
+    `len(output) < 100`), several lines forming a function body that `return`s, or `file://check.py:fn`
+    (default function `get_assert`); `threshold` (optional) for numeric results. `context` holds `vars`,
+    `prompt`, `test`, `config`, `provider`, `providerResponse`. `json`, `re`, `math` are imported. Code that
+    does not compile is a config error; an exception at run time makes the assertion an ERROR.
+    """
+
+    summary = "Python expression / body / file://x.py:fn returning bool, number or {pass, score, reason}"
+    requires_value = True
+    raw_value = True
+
+    def check(self) -> None:
+        if not isinstance(self.spec.value, str):
+            raise self.error("python needs code as a string", key="value")
+        self.fn: UserFunction = compile_user_code(
+            self.spec.value, ("output", "context"), loc=self.spec.loc, key=self._key("value"),
+            base_dir=self.base_dir, default_fn="get_assert")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        result = await self.fn.call(ctx.output, ctx.as_dict())
+        return normalize_result(result, self.spec.threshold, "Python")
+
+
+@register("javascript")
+class Javascript(Assertion):
+    """JavaScript code judges the output, run by Node.js (one shared process per run).
+
+    YAML keys: `value` (required): a one-line expression over `output` and `context` (e.g.
+    `output.length < 100`; leading `const x = ...;` statements allowed), several lines forming a function
+    body with `return`, or `file://check.js:fn`; `threshold` (optional) for numeric results. Needs `node` on
+    PATH: without it the assertion is an ERROR saying so.
+    """
+
+    summary = "JavaScript expression / body / file://x.js:fn, run by Node.js"
+    requires_value = True
+    raw_value = True
+
+    def check(self) -> None:
+        if not isinstance(self.spec.value, str) or not self.spec.value.strip():
+            raise self.error("javascript needs code as a non-empty string", key="value")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        from evalrun.jsnode import call_js
+
+        result = await call_js(self.spec.value, ctx.output, _jsonable(ctx.as_dict()), base_dir=self.base_dir)
+        if result is None:
+            raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
+        return normalize_result(result, self.spec.threshold, "JavaScript")
+
+
+def _jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))

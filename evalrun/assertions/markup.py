@@ -1,0 +1,227 @@
+"""Markup assertions: is-xml, contains-xml, is-html, contains-html (standard library parsers only).
+
+Limits against promptfoo (which uses saxes, fast-xml-parser and parse5): XML well-formedness is checked by
+`xml.etree`, which rejects DTD entity tricks; HTML validity is heuristic (recognised elements present, no
+text outside elements unless a literal `<body>` wraps it), like promptfoo's own rules.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from typing import Any
+
+from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.registry import register
+
+
+# ------------------------------------------------------------------ XML
+def _parse_xml(text: str) -> ET.Element:
+    return ET.fromstring(text)  # noqa: S314 - parsing untrusted text is the point; etree expands no external entities
+
+
+def _has_path(root: ET.Element, path: list[str]) -> bool:
+    """`root.child.grandchild` (fast-xml-parser object paths): first segment is the root tag."""
+    if not path or path[0] != root.tag:
+        return False
+    node: ET.Element | None = root
+    for seg in path[1:]:
+        assert node is not None
+        if seg.startswith("@_"):
+            return seg[2:] in node.attrib
+        found = node.find(seg)
+        if found is None:
+            return False
+        node = found
+    return True
+
+
+def validate_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
+    stripped = text.strip()
+    if not stripped:
+        return False, "Output is empty"
+    try:
+        root = _parse_xml(stripped)
+    except ET.ParseError as e:
+        return False, f"XML parsing failed: {e}"
+    missing = [r for r in required or [] if not _has_path(root, r.split("."))]
+    if missing:
+        return False, f"XML is missing required elements: {', '.join(missing)}"
+    return True, "Output is well-formed XML" + (" with all required elements" if required else "")
+
+
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.:-]*)(?:\s[^<>]*?)?(/?)>")
+
+
+def xml_candidates(text: str) -> list[tuple[int, int]]:
+    """Spans of balanced <tag>...</tag> (or self-closing) fragments, outermost first."""
+    stack: list[tuple[str, int]] = []
+    spans: list[tuple[int, int]] = []
+    for m in _TAG.finditer(text):
+        closing, name, selfclose = m.group(1), m.group(2), m.group(3)
+        if selfclose:
+            spans.append((m.start(), m.end()))
+        elif not closing:
+            stack.append((name, m.start()))
+        elif stack and stack[-1][0] == name:
+            spans.append((stack.pop()[1], m.end()))
+        else:
+            stack.clear()
+    return sorted(spans, key=lambda s: (s[0], -s[1]))
+
+
+def contains_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
+    spans = xml_candidates(text)
+    if not spans:
+        return False, "No XML content found in the output"
+    for start, end in spans:
+        ok, _ = validate_xml(text[start:end], required)
+        if ok:
+            return True, "Output contains well-formed XML" + (" with all required elements" if required else "")
+    return False, "No valid XML content found matching the requirements"
+
+
+class _XmlBase(Assertion):
+    value_hint = "give required element paths: `root.child, root.other` or a list"
+
+    def parse(self, value: Any) -> list[str] | None:
+        if value is None or value == "":
+            return None
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        if isinstance(value, dict) and isinstance(value.get("requiredElements"), list):
+            return [str(v) for v in value["requiredElements"]]
+        raise ValueError(f"{self.spec.type} value must be a string, a list or {{requiredElements: [...]}}")
+
+
+@register("is-xml")
+class IsXml(_XmlBase):
+    """The whole output is well-formed XML (optionally with required elements).
+
+    YAML keys: `value` (optional): required element paths such as `root.child` (the first segment is the root
+    element; `@_name` names an attribute), as a comma-separated string, a list, or `{requiredElements: [...]}`.
+    """
+
+    summary = "output is well-formed XML (optional required elements)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ok, reason = validate_xml(ctx.output, self.value_of(ctx))
+        return binary(ok, reason)
+
+
+@register("contains-xml")
+class ContainsXml(_XmlBase):
+    """The output contains a well-formed XML fragment (optionally with required elements).
+
+    YAML keys: `value` (optional): required element paths, as for is-xml.
+    """
+
+    summary = "output contains well-formed XML (optional required elements)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ok, reason = contains_xml(ctx.output, self.value_of(ctx))
+        return binary(ok, reason)
+
+
+# ------------------------------------------------------------------ HTML
+HTML_ELEMENTS = frozenset(["html", "head", "title", "base", "link", "meta", "style", "body", "article", "section", "nav", "aside", "h1", "h2", "h3", "h4", "h5", "h6", "header", "footer", "address", "p", "hr", "pre", "blockquote", "ol", "ul", "li", "dl", "dt", "dd", "figure", "figcaption", "main", "div", "a", "em", "strong", "small", "s", "cite", "q", "dfn", "abbr", "ruby", "rt", "rp", "data", "time", "code", "var", "samp", "kbd", "sub", "sup", "i", "b", "u", "mark", "bdi", "bdo", "span", "br", "wbr", "img", "iframe", "embed", "object", "param", "picture", "source", "video", "audio", "track", "map", "area", "svg", "math", "script", "noscript", "canvas", "ins", "del", "table", "caption", "colgroup", "col", "tbody", "thead", "tfoot", "tr", "td", "th", "form", "label", "input", "button", "select", "datalist", "optgroup", "option", "textarea", "output", "progress", "meter", "fieldset", "legend", "details", "summary", "dialog", "menu", "slot", "template"])
+_VOID = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"])
+_WRAPPERS = frozenset({"html", "head", "body"})
+
+
+class _HtmlScan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.elements: set[str] = set()
+        self.top_text = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.add(tag)
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.add(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.stack:
+            while self.stack and self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if data.strip() and all(t in _WRAPPERS for t in self.stack):
+            self.top_text = True
+
+
+def validate_html(text: str) -> tuple[bool, str]:
+    s = text.strip()
+    if not s:
+        return False, "Output is empty"
+    if re.match(r"<\?xml", s, re.I):
+        return False, "Output appears to be XML, not HTML"
+    scan = _HtmlScan()
+    scan.feed(s)
+    scan.close()
+    if "body" not in scan.elements and scan.top_text:
+        return False, "Output must be wrapped in HTML tags"
+    if not any(e in HTML_ELEMENTS or "-" in e for e in scan.elements):
+        return False, "Output does not contain recognized HTML elements"
+    return True, "Output is valid HTML"
+
+
+_HTML_PATTERNS = {
+    "open": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>"),
+    "close": re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>"),
+    "selfclose": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>"),
+    "entity": re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);"),
+    "doctype": re.compile(r"<!DOCTYPE\s+html", re.I),
+    "comment": re.compile(r"<!--[^-]*(?:-[^-]+)*-->"),
+    "attr": re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']"),
+    "known": re.compile(r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button|"
+                        r"script|style|link|meta|br|hr)\b", re.I),
+}
+
+
+def contains_html(text: str) -> bool:
+    """promptfoo's indicator count: two or more HTML signals (tags, entities, doctype, attributes...)."""
+    p = _HTML_PATTERNS
+    score = 0
+    has_open, has_close = bool(p["open"].search(text)), bool(p["close"].search(text))
+    score += 2 if has_open and has_close else int(has_open or has_close)
+    score += bool(p["selfclose"].search(text)) + bool(p["entity"].search(text))
+    score += 2 * bool(p["doctype"].search(text)) + bool(p["comment"].search(text))
+    score += bool(p["attr"].search(text)) + 2 * bool(p["known"].search(text))
+    return score >= 2
+
+
+@register("is-html")
+class IsHtml(Assertion):
+    """The whole output is an HTML document or fragment.
+
+    YAML keys: none. Fails on empty output, XML, text outside elements (unless inside a literal `<body>`), or
+    no recognised HTML element.
+    """
+
+    summary = "output is HTML (recognised elements, no stray top-level text)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ok, reason = validate_html(ctx.output)
+        return binary(ok, reason)
+
+
+@register("contains-html")
+class ContainsHtml(Assertion):
+    """The output contains HTML (at least two HTML signals: tags, entities, doctype, comments, attributes).
+
+    YAML keys: none.
+    """
+
+    summary = "output contains HTML"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ok = contains_html(ctx.output)
+        return binary(ok, "Output contains HTML" if ok else "Output does not contain HTML")

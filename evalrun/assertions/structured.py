@@ -1,0 +1,211 @@
+"""JSON assertions: is-json, contains-json (optional JSON Schema), is-valid-openai-tools-call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.registry import register
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads_strict(text: str) -> Any:
+    """JSON.parse semantics: NaN/Infinity are errors."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def extract_json_objects(text: str) -> list[Any]:
+    """Every top-level `{...}` object found in the text, left to right (promptfoo's extractJsonObjects).
+
+    Strict JSON first; a brace-balanced span that is not strict JSON is tried as YAML flow (single quotes,
+    unquoted keys), as promptfoo does.
+    """
+    dec = json.JSONDecoder(parse_constant=_reject_constant)
+    found: list[Any] = []
+    i, n = 0, len(text)
+    while i < n:
+        start = text.find("{", i)
+        if start < 0:
+            break
+        try:
+            obj, end = dec.raw_decode(text, start)
+        except ValueError:
+            obj, end = _lax_object(text, start)
+        if isinstance(obj, dict):
+            found.append(obj)
+            i = end
+        else:
+            i = start + 1
+    return found
+
+
+def _lax_object(text: str, start: int) -> tuple[Any, int]:
+    depth = 0
+    for j in range(start, min(len(text), start + 100_000)):
+        c = text[j]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                import yaml
+
+                try:
+                    return yaml.safe_load(text[start:j + 1]), j + 1
+                except yaml.YAMLError:
+                    return None, start + 1
+    return None, start + 1
+
+
+class _SchemaBase(Assertion):
+    value_hint = "give a JSON Schema as a mapping (or as YAML/JSON text)"
+
+    def parse(self, value: Any) -> Any:
+        """The JSON Schema validator for `value`, or None when no schema was given."""
+        if value is None or value == "":
+            return None
+        schema = value
+        if isinstance(value, str):
+            import yaml
+
+            try:
+                schema = yaml.safe_load(value)
+            except yaml.YAMLError as e:
+                raise ValueError(f"schema text is neither JSON nor YAML: {e}") from None
+        if not isinstance(schema, (dict, bool)):
+            raise ValueError(f"a JSON Schema must be a mapping, got {type(schema).__name__}")
+        return compile_schema(schema)
+
+    def check_against(self, validator: Any, obj: Any) -> str | None:
+        errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
+        if not errors:
+            return None
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path)
+        return f"{'at /' + where + ': ' if where else ''}{e.message}"
+
+
+_SCHEMAS: dict[str, Any] = {}
+
+
+def compile_schema(schema: dict[str, Any] | bool) -> Any:
+    """A cached jsonschema validator (draft 7 unless `$schema` says otherwise); ValueError if not a schema."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    if key not in _SCHEMAS:
+        import jsonschema
+        from jsonschema.validators import validator_for
+
+        cls = validator_for(schema, default=jsonschema.Draft7Validator)
+        try:
+            cls.check_schema(schema)  # type: ignore[arg-type]
+        except jsonschema.SchemaError as e:
+            raise ValueError(f"not a valid JSON Schema: {e.message}") from None
+        _SCHEMAS[key] = cls(schema, format_checker=cls.FORMAT_CHECKER)
+    return _SCHEMAS[key]
+
+
+@register("is-json")
+class IsJson(_SchemaBase):
+    """The whole output parses as JSON (and, with `value`, validates against that JSON Schema).
+
+    YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
+    """
+
+    summary = "output is valid JSON (optional JSON Schema)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        validator = self.value_of(ctx)
+        try:
+            obj = loads_strict(ctx.output)
+        except ValueError as e:
+            return binary(False, f"Output is not valid JSON: {e}")
+        if validator is not None:
+            err = self.check_against(validator, obj)
+            if err:
+                return binary(False, f"JSON does not conform to the schema: {err}")
+            return binary(True, "Output is JSON conforming to the schema")
+        return binary(True, "Output is valid JSON")
+
+
+@register("contains-json")
+class ContainsJson(_SchemaBase):
+    """The output contains a JSON object (and, with `value`, one that validates against that JSON Schema).
+
+    YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
+    Objects are found at every `{`; prose around them is ignored.
+    """
+
+    summary = "output contains a JSON object (optional JSON Schema)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        validator = self.value_of(ctx)
+        objs = extract_json_objects(ctx.output)
+        if not objs:
+            return binary(False, "Output contains no JSON object")
+        if validator is None:
+            return binary(True, f"Output contains {len(objs)} JSON object(s)")
+        last = ""
+        for obj in objs:
+            err = self.check_against(validator, obj)
+            if err is None:
+                return binary(True, "Output contains JSON conforming to the schema")
+            last = err
+        return binary(False, f"No JSON object in the output conforms to the schema: {last}")
+
+
+@register("is-valid-openai-tools-call")
+class IsValidOpenAiToolsCall(Assertion):
+    """The output is an OpenAI `tool_calls` list whose calls name configured tools with valid arguments.
+
+    YAML keys: none. The tools come from the provider's `config.tools` (OpenAI format); each call's
+    `function.arguments` must be a JSON string validating against that tool's `parameters` schema.
+    """
+
+    summary = "output is a tool_calls list matching the provider's config.tools"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        calls = _tool_calls(ctx)
+        if not isinstance(calls, list) or not calls or any(
+                not isinstance(c, dict) or not isinstance(c.get("function"), dict)
+                or not isinstance(c["function"].get("name"), str)
+                or not isinstance(c["function"].get("arguments"), str) for c in calls):
+            return binary(False, f"Output is not a valid-looking tools response: {ctx.output[:200]}")
+        tools = ctx.case.provider.config.get("tools")
+        if not tools:
+            return binary(False, "No tools configured in provider, but output contains tool calls")
+        funcs = {t["function"]["name"]: t["function"] for t in tools
+                 if isinstance(t, dict) and t.get("type") == "function" and isinstance(t.get("function"), dict)}
+        for c in calls:
+            fn = c["function"]
+            spec = funcs.get(fn["name"])
+            if spec is None:
+                return binary(False, f"Called {fn['name']!r}, which is not among the tools: {sorted(funcs)}")
+            try:
+                args = loads_strict(fn["arguments"])
+            except ValueError as e:
+                return binary(False, f"Arguments of {fn['name']!r} are not JSON: {e}")
+            params = spec.get("parameters")
+            if params:
+                try:
+                    validator = compile_schema(params)
+                except ValueError as e:
+                    return binary(False, f"Tool {fn['name']!r} has an invalid parameters schema: {e}")
+                errors = list(validator.iter_errors(args))
+                if errors:
+                    return binary(False, f"Call to {fn['name']!r} does not match its schema: {errors[0].message}")
+        return binary(True, f"{len(calls)} valid tool call(s)")
+
+
+def _tool_calls(ctx: AssertionContext) -> Any:
+    """tool_calls from the output text (JSON), else from the provider's raw response."""
+    try:
+        data: Any = json.loads(ctx.output)
+    except ValueError:
+        data = ctx.response.raw
+    if isinstance(data, dict) and "tool_calls" in data:
+        data = data["tool_calls"]
+    return data
