@@ -8,14 +8,16 @@ or a module whose import registers some). `load_all()` imports everything once.
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evalrun.assertions.base import Assertion
 
 A = TypeVar("A", bound=type[Assertion])
 
 _REGISTRY: dict[str, type[Assertion]] = {}
+_PLUGINS: dict[str, str] = {}  # type name -> entry point value, for `evalrun list`
 _LOADED = False
 
 #: Modules holding the built-in handlers (imported by load_all()).
@@ -66,9 +68,17 @@ def _load_plugins() -> None:
     from importlib.metadata import entry_points
 
     for ep in entry_points(group="evalrun.assertions"):
-        obj = ep.load()
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001 - a broken plugin is reported, not a crash
+            from evalrun.errors import ConfigError
+
+            raise ConfigError(f"assertion plugin {ep.name!r} ({ep.value}) failed to load: "
+                              f"{type(e).__name__}: {e}",
+                              hint="fix or uninstall the package that provides it") from e
         if isinstance(obj, type) and issubclass(obj, Assertion) and ep.name not in _REGISTRY:
             register(ep.name)(obj)
+            _PLUGINS[ep.name] = ep.value
 
 
 def get(name: str) -> type[Assertion] | None:
@@ -78,3 +88,27 @@ def get(name: str) -> type[Assertion] | None:
 def names() -> list[str]:
     """All registered type names, sorted (without `not-` forms)."""
     return sorted(load_all())
+
+
+def type_names(*, negated: bool = True) -> list[str]:
+    """Every accepted `type:` string (with the `not-` forms): the config schema's type enum."""
+    base = names()
+    return base + [f"not-{n}" for n in base] if negated else base
+
+
+def describe(name: str) -> dict[str, Any]:
+    """What `evalrun list` shows for one type: summary, YAML keys and defaults (from the docstring), flags."""
+    cls = load_all()[name]
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    first, _, rest = doc.partition("\n")
+    return {
+        "type": name,
+        "summary": cls.summary or first.strip(),
+        "description": first.strip(),
+        "details": rest.strip(),
+        "graded": cls.graded,
+        "default_threshold": cls.default_threshold,
+        "requires_value": cls.requires_value,
+        "alias_of": cls.name if cls.name != name else None,
+        "plugin": _PLUGINS.get(name),
+    }
