@@ -1,0 +1,94 @@
+"""AUROC and accuracy of the builtin grader's faithfulness on the labelled set (items.jsonl).
+
+Per item: claims of the answer (the grader's extraction, with the question for short answers), each judged
+against the context. Two item scores:
+  * faithfulness = supported claims / claims (the metric itself; default pass threshold 0.7);
+  * min support  = the lowest continuous `support_score` of the answer's claims (an answer is as faithful as
+    its weakest claim) - a finer ordering for AUROC.
+AUROC is the Mann-Whitney probability that a faithful item scores above an unfaithful one (ties count 1/2),
+computed here without sklearn. Accuracy: predicted faithful iff faithfulness >= threshold.
+
+Usage: python benchmarks/faithfulness_eval/evaluate.py [--split dev|test|all] [--errors] [--threshold 0.7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalrun.grading.builtin import extract_claims, judge
+
+HERE = Path(__file__).parent
+DEFAULT_THRESHOLD = 0.7  # the faithfulness assertion's default threshold (metrics.md)
+
+
+def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """Area under the ROC curve via average ranks (Mann-Whitney U); ties get their average rank."""
+    order = sorted(range(len(scores)), key=lambda i: scores[i])
+    ranks = [0.0] * len(scores)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    n_pos = sum(labels)
+    n_neg = len(labels) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    rank_sum = sum(r for r, y in zip(ranks, labels, strict=True) if y)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def score_item(item: dict[str, object]) -> tuple[float, float, list[tuple[str, str, str]]]:
+    """(faithfulness, min support score, [(claim, verdict, reason)]) for one item."""
+    claims = extract_claims(str(item["answer"]), question=item.get("question") or None)  # type: ignore[arg-type]
+    if not claims:
+        return 0.0, 0.0, []
+    judged = [judge(c, [str(item["context"])]) for c in claims]
+    faith = sum(j.verdict == "supported" for j in judged) / len(judged)
+    return faith, min(j.score for j in judged), [(c, j.verdict, j.reason) for c, j in zip(claims, judged,
+                                                                                           strict=True)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    ap.add_argument("--errors", action="store_true", help="print the misclassified items")
+    ap.add_argument("--items", default=str(HERE / "items.jsonl"))
+    args = ap.parse_args(argv)
+    items = [json.loads(line) for line in Path(args.items).read_text(encoding="utf-8").splitlines() if line]
+    if args.split != "all":
+        items = [it for it in items if it["split"] == args.split]
+    rows = []
+    for it in items:
+        faith, low, detail = score_item(it)
+        rows.append((it, faith, low, detail))
+    print(f"{'subset':<16}{'n':>5}{'faithful':>10}{'AUROC(faith)':>14}{'AUROC(min)':>12}{'accuracy':>10}")
+    for kind in ("qa", "summary", "all"):
+        for split in (("dev", "test", "all") if args.split == "all" else (args.split,)):
+            sub = [r for r in rows if (kind == "all" or r[0]["kind"] == kind)
+                   and (split == "all" or r[0]["split"] == split)]
+            if not sub:
+                continue
+            labels = [bool(r[0]["faithful"]) for r in sub]
+            acc = sum((r[1] >= args.threshold) == y for r, y in zip(sub, labels, strict=True)) / len(sub)
+            print(f"{kind + '/' + split:<16}{len(sub):>5}{sum(labels):>10}"
+                  f"{auroc([r[1] for r in sub], labels):>14.3f}{auroc([r[2] for r in sub], labels):>12.3f}"
+                  f"{acc:>10.3f}")
+    if args.errors:
+        for it, faith, low, detail in rows:
+            if (faith >= args.threshold) != bool(it["faithful"]):
+                print(f"\n{it['id']} [{it['perturbation']}] label={it['faithful']} faith={faith:.2f} min={low:.2f}")
+                for c, v, why in detail:
+                    print(f"   {v:<12} {c}\n                {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,301 @@
+"""The lexical entailment scorer: does the evidence support, contradict, or not mention a claim?
+
+How a claim is judged against evidence (a list of texts, e.g. a ground truth or context chunks):
+
+1. **Coverage.** The claim's content keys (stems through the synonym table, numbers, months; named entities,
+   numbers and months weigh `MATERIAL_WEIGHT`, other words 1) are looked up in the evidence sentences that
+   share at least one key with it (an inverted index, so long contexts cost no quadratic work). Coverage is
+   the weighted share of claim keys found in the best sentence plus the sentence that adds most to it.
+2. **Contradiction checks**, against the best-matching sentence / clause *on the same subject* (its
+   coverage of the claim's remaining keys is at least `SAME_SUBJECT_MIN`):
+   a number, year or ordinal of the claim is absent while the sentence has another of the same kind;
+   a month or weekday differs; a named entity of the claim is absent while the clause names another
+   (`ENTITY_SWAP_MIN`); the claim's polarity (count of negations) differs from the clause's (`NEGATION_MIN`);
+   the claim uses a word whose antonym the clause uses ("rose" vs "fell").
+3. **Unsupported** when coverage is below `SUPPORT_THRESHOLD`, or a named entity, number or month of the
+   claim appears nowhere in the evidence (a material part of the claim is not backed).
+4. Otherwise **supported**.
+
+`support_score` is continuous in [0, 1]: the coverage, multiplied by `MISSING_MATERIAL_FACTOR` when material is
+missing and by `CONTRADICTION_FACTOR` when contradicted. It orders claims for AUROC; the verdict uses the rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from evalrun.grading.builtin.lexicon import LIGHT_WORDS
+from evalrun.grading.builtin.segment import resolved_sentences
+from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, _tokenize, stem, terms_of
+
+#: Minimum weighted coverage of the claim's keys for `supported`.
+SUPPORT_THRESHOLD = 0.75
+#: Weight of a named entity, number or month in the coverage (other content words weigh 1).
+MATERIAL_WEIGHT = 2.0
+#: A clause/sentence is "on the same subject" as the claim when it covers this share of the claim's other keys.
+SAME_SUBJECT_MIN = 0.5
+#: An entity swap needs this coverage of the claim's non-entity keys by the clause.
+ENTITY_SWAP_MIN = 0.6
+#: A polarity (negation) mismatch needs this coverage of the claim's keys by the clause.
+NEGATION_MIN = 0.6
+#: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
+LIGHT_WEIGHT = 0.5
+#: Score multiplier when a material part (entity, number, month) of the claim is nowhere in the evidence.
+MISSING_MATERIAL_FACTOR = 0.5
+#: Score multiplier when the claim is contradicted.
+CONTRADICTION_FACTOR = 0.2
+#: Attribution is lenient: a chunk is a source of a claim when it is not contradicted, contains every named
+#: entity of the claim, and covers at least this share of its keys (or supports it outright).
+ATTRIBUTION_MIN = 0.5
+
+_CLAUSE_SEPARATORS = (";", ", and ", ", but ", " but ", ", while ", " while ", ", whereas ", " whereas ",
+                      ", although ", " although ", ", who ", ", which ", " because ", ", so ", ": ")
+_RELATIVE = frozenset({", who ", ", which "})
+
+
+LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One evidence sentence or clause."""
+
+    text: str
+    terms: Terms
+    item: int  # index of the evidence text it came from
+    sentence: int  # index of its sentence
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Evidence texts, split and analysed once (cached by content)."""
+
+    sentences: tuple[_Unit, ...]
+    clauses: tuple[_Unit, ...]
+    keys: frozenset[str]
+    entities: frozenset[str]
+    sentence_index: dict[str, tuple[int, ...]]
+    clause_index: dict[str, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The scorer's decision about one claim against one evidence set."""
+
+    verdict: str  # supported | contradicted | unsupported
+    score: float
+    coverage: float
+    reason: str
+    items: tuple[int, ...] = ()  # evidence texts the best sentences came from
+
+
+def _split_clauses(text: str) -> list[str]:
+    """Clauses of an evidence sentence; a relative clause (", who ...") gets its antecedent as subject."""
+    parts = [text]
+    for sep in _CLAUSE_SEPARATORS:
+        nxt: list[str] = []
+        for p in parts:
+            pieces = [x for x in p.split(sep) if x.strip()]
+            if sep in _RELATIVE and len(pieces) > 1:
+                pieces = [pieces[0]] + [f"{_antecedent(pieces[i - 1])} {x}" for i, x in enumerate(pieces) if i]
+            nxt.extend(pieces)
+        parts = nxt
+    return parts
+
+
+def _antecedent(left: str) -> str:
+    """The noun phrase a relative clause refers to: the capitalised run (or last two words) ending `left`."""
+    words = left.split()
+    run: list[str] = []
+    for w in reversed(words):
+        if w[:1].isupper():
+            run.insert(0, w)
+        else:
+            break
+    return " ".join(run) if run else " ".join(words[-2:])
+
+
+def _index(units: list[_Unit]) -> dict[str, tuple[int, ...]]:
+    idx: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        for k in u.terms.keys:
+            idx.setdefault(k, []).append(i)
+    return {k: tuple(v) for k, v in idx.items()}
+
+
+@lru_cache(maxsize=256)
+def prepare(evidence: tuple[str, ...]) -> Evidence:
+    """Split and analyse evidence texts (cached: the same evidence is analysed once per process)."""
+    raw_sents: list[tuple[str, int, tuple[Token, ...]]] = []
+    known: set[str] = set()
+    for item, text in enumerate(evidence):
+        for s in resolved_sentences(text):
+            toks = _tokenize(s)
+            raw_sents.append((s, item, toks))
+            known.update(t.key for t in toks if t.kind == "word" and t.capital and not t.initial)
+    known_f = frozenset(known)
+    sents: list[_Unit] = []
+    clauses: list[_Unit] = []
+    for si, (s, item, toks) in enumerate(raw_sents):
+        sents.append(_Unit(s, terms_of(toks, known_f), item, si))
+        for c in _split_clauses(s):
+            clauses.append(_Unit(c, terms_of(_tokenize(c), known_f), item, si))
+    keys = frozenset().union(*(u.terms.keys for u in sents)) if sents else frozenset()
+    ents = frozenset().union(*(u.terms.entities for u in sents)) if sents else frozenset()
+    return Evidence(tuple(sents), tuple(clauses), keys, ents, _index(sents), _index(clauses))
+
+
+def claim_terms(claim: str, ev: Evidence) -> Terms:
+    """The claim's terms; a capitalised first word is an entity when the evidence knows it as one."""
+    return terms_of(_tokenize(claim), ev.entities)
+
+
+def _weights(t: Terms) -> dict[str, float]:
+    return {k: (MATERIAL_WEIGHT if (k in t.entities or k.startswith("#") or k in t.months)
+                else LIGHT_WEIGHT if k in LIGHT_KEYS else 1.0)
+            for k in t.keys}
+
+
+def _coverage(w: dict[str, float], total: float, keys: frozenset[str], exclude: frozenset[str] = frozenset(),
+              ) -> float:
+    denom = total - sum(w[k] for k in exclude if k in w)
+    if denom <= 0:
+        return 0.0
+    return sum(v for k, v in w.items() if k in keys and k not in exclude) / denom
+
+
+def _best(units: tuple[_Unit, ...], index: dict[str, tuple[int, ...]], t: Terms, w: dict[str, float],
+          total: float) -> list[tuple[float, int]]:
+    """(coverage, unit id) of the units sharing a key with the claim, best first (ties: earlier unit)."""
+    cand: set[int] = set()
+    for k in t.keys:
+        cand.update(index.get(k, ()))
+    scored = [(_coverage(w, total, units[i].terms.keys), i) for i in cand]
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return scored
+
+
+def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
+    """Verdict, score and reason for one claim against the evidence texts."""
+    ev = prepare(tuple(evidence))
+    t = claim_terms(claim, ev)
+    if not t.keys:
+        if t.negations:
+            return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
+        return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
+    w = _weights(t)
+    total = sum(w.values())
+    ranked = _best(ev.sentences, ev.sentence_index, t, w, total)
+    if not ranked:
+        return Judgement("unsupported", 0.0, 0.0, "no evidence sentence shares a content word with the claim")
+    b1 = ev.sentences[ranked[0][1]]
+    covered = b1.terms.keys & t.keys
+    best2: _Unit | None = None
+    gain = 0.0
+    for _, i in ranked[1:6]:
+        extra = _coverage(w, total, (ev.sentences[i].terms.keys & t.keys) - covered)
+        if extra > gain:
+            gain, best2 = extra, ev.sentences[i]
+    coverage = ranked[0][0] + gain
+    items = tuple(sorted({b1.item} | ({best2.item} if best2 else set())))
+
+    contradiction = _contradiction(claim, t, w, total, ev, b1)
+    missing = sorted(k for k in t.keys if w[k] > 1.0 and k not in ev.keys)
+    if contradiction:
+        score = coverage * CONTRADICTION_FACTOR
+        return Judgement("contradicted", round(score, 6), coverage, contradiction, items)
+    if missing:
+        score = coverage * MISSING_MATERIAL_FACTOR
+        return Judgement("unsupported", round(score, 6), coverage,
+                         f"not in the evidence: {', '.join(_surface(claim, missing))}", items)
+    if coverage < SUPPORT_THRESHOLD:
+        absent = sorted(k for k in t.keys if k not in ev.keys)
+        why = f"only {coverage:.0%} of the claim's key terms are in the evidence"
+        if absent:
+            why += f" (missing: {', '.join(_surface(claim, absent))})"
+        return Judgement("unsupported", round(coverage, 6), coverage, why, items)
+    return Judgement("supported", round(coverage, 6), coverage,
+                     f"{coverage:.0%} of the claim's key terms found in: \"{_short(b1.text)}\"", items)
+
+
+def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence, sent: _Unit) -> str | None:
+    """A reason when the best-matching sentence or clause on the same subject disagrees with the claim."""
+    st = sent.terms
+    # numbers, years, ordinals: the claim's value is absent while the sentence has another of the same kind
+    for kind, value in sorted(t.numbers):
+        if "#" + value in st.keys:
+            continue
+        others = sorted(v for k, v in st.numbers if _same_kind(k, kind) and ("#" + v) not in t.keys)
+        conflicting = frozenset("#" + v for _, v in t.numbers if "#" + v not in st.keys)
+        if others and _coverage(w, total, st.keys, conflicting) >= SAME_SUBJECT_MIN:
+            return f"the claim says {_num(value)} where the evidence says {', '.join(_num(v) for v in others)}"
+    for month in sorted(t.months - st.months):
+        others = sorted(st.months - t.months)
+        if others and _coverage(w, total, st.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
+            return f"the claim says {month} where the evidence says {', '.join(others)}"
+    ranked = _best(ev.clauses, ev.clause_index, t, w, total)
+    for _, ci in ranked[:3]:
+        clause = ev.clauses[ci]
+        reason = _clause_conflict(claim, t, w, total, clause)
+        if reason:
+            return reason
+    return None
+
+
+def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, clause: _Unit) -> str | None:
+    ct = clause.terms
+    absent_ents = t.entities - ct.keys
+    new_ents = ct.entities - t.keys
+    if absent_ents and new_ents and _coverage(w, total, ct.keys, frozenset(t.entities)) >= ENTITY_SWAP_MIN:
+        return (f"the claim names {', '.join(_surface(claim, sorted(absent_ents)))} where the evidence names "
+                f"{', '.join(_surface(clause.text, sorted(new_ents)))}: \"{_short(clause.text)}\"")
+    cov = _coverage(w, total, ct.keys)
+    if (t.negations % 2) != (ct.negations % 2) and cov >= NEGATION_MIN:
+        side = "negates" if t.negations % 2 else "affirms"
+        return f"the claim {side} what the evidence states the other way: \"{_short(clause.text)}\""
+    for p in sorted(t.polar - ct.keys):
+        opposite = (ANTONYMS[p] & ct.keys) - t.keys
+        if opposite and _coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
+            said = _surface(claim, [p])[0]
+            other = _surface(clause.text, [sorted(opposite)[0]])[0]
+            return f"the claim says '{said}' where the evidence says '{other}': \"{_short(clause.text)}\""
+    return None
+
+
+def _same_kind(a: str, b: str) -> bool:
+    return a == b
+
+
+def _num(value: str) -> str:
+    return value[1:] if value.startswith("o") else value
+
+
+def _surface(text: str, keys: list[str]) -> list[str]:
+    forms: dict[str, str] = {}
+    for tok in _tokenize(text):
+        k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
+        forms.setdefault(k, tok.text)
+    return [forms.get(k, k.lstrip("#")) for k in keys]
+
+
+def _short(text: str, limit: int = 90) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def support_score(claim: str, evidence: str | list[str] | tuple[str, ...]) -> float:
+    """A continuous support score in [0, 1] for one claim (higher = better supported)."""
+    ev = (evidence,) if isinstance(evidence, str) else tuple(evidence)
+    return judge(claim, ev).score
+
+
+def attributes(claim: str, chunk: str) -> bool:
+    """Lenient attribution: is `chunk` a plausible source of `claim`? (see ATTRIBUTION_MIN)."""
+    j = judge(claim, (chunk,))
+    if j.verdict == "supported":
+        return True
+    if j.verdict == "contradicted":
+        return False
+    ev = prepare((chunk,))
+    t = claim_terms(claim, ev)
+    return bool(t.keys) and t.entities <= ev.keys and j.coverage >= ATTRIBUTION_MIN

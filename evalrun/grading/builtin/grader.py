@@ -1,0 +1,86 @@
+"""`BuiltinGrader`: the Grader protocol without a model (offline, deterministic, standard library only).
+
+Each step appends one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail).
+Verification is strict (entities, numbers, dates and negations must agree); attribution is lenient (a chunk is
+a plausible source when the claim's named entities and most of its key terms come from it). `judge()` cannot
+grade free-form rubrics and raises GraderError, so such assertions become ERRORs, never silent passes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from evalrun.errors import GraderError
+from evalrun.grading.builtin.entail import attributes, judge
+from evalrun.grading.builtin.relevance import classify
+from evalrun.grading.builtin.segment import claims as split_claims
+from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Verdict
+
+_RUBRIC_STEPS = frozenset({"judge", "rubric", "llm-rubric"})
+
+
+def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) -> None:
+    trace.calls.append(GraderCall(step=step, raw=json.dumps(raw, separators=(",", ":"), ensure_ascii=False),
+                                  latency_ms=(time.perf_counter() - started) * 1000.0))
+
+
+def faithfulness(answer: str, context: str | list[str], question: str | None = None) -> float | None:
+    """Supported claims / claims of `answer` against `context`; None when the answer makes no claims."""
+    found = split_claims(answer, question)
+    if not found:
+        return None
+    evidence = (context,) if isinstance(context, str) else tuple(context)
+    return sum(judge(c, evidence).verdict == "supported" for c in found) / len(found)
+
+
+class BuiltinGrader:
+    """The offline grader. Stateless: safe to share between concurrent assertions."""
+
+    id = "builtin"
+    description = "builtin (offline, lexical)"
+
+    async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
+        """Sentence/clause segmentation into short self-contained claims (see segment.py)."""
+        started = time.perf_counter()
+        found = split_claims(text, question)
+        _record(trace, "extract", {"claims": found}, started)
+        return found
+
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace) -> list[Verdict]:
+        """One verdict per claim by the lexical entailment scorer (see entail.py)."""
+        started = time.perf_counter()
+        ev = tuple(evidence)
+        verdicts: list[Verdict] = []
+        raw: list[dict[str, Any]] = []
+        for c in claims:
+            j = judge(c, ev)
+            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items))  # type: ignore[arg-type]
+            raw.append({"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason})
+        _record(trace, "verify", {"verdicts": raw}, started)
+        return verdicts
+
+    async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
+        """matrix[i][k] = chunk k is a plausible source of claim i (lenient, see entail.attributes)."""
+        started = time.perf_counter()
+        matrix = [[attributes(c, k) for k in chunks] for c in claims]
+        _record(trace, "attribute", {"matrix": [[int(x) for x in row] for row in matrix]}, started)
+        return matrix
+
+    async def classify_chunks(self, query: str, output: str, chunks: list[str],
+                              trace: GraderTrace) -> ChunkRelevance:
+        """Chunk levels from query-term overlap, `used` from overlap with the output (see relevance.py)."""
+        started = time.perf_counter()
+        result, raw = classify(query, output, chunks)
+        _record(trace, "classify", raw, started)
+        return result
+
+    async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
+                    step: str = "judge") -> dict[str, Any]:
+        """Not possible without a model: raises GraderError (the assertion becomes an ERROR)."""
+        what = "llm-rubric" if step in _RUBRIC_STEPS else step
+        message = (f"the builtin grader cannot grade {what}; set --grader MODEL "
+                   "(e.g. --grader openai:gpt-4o-mini or --grader ollama:chat:llama3)")
+        _record(trace, step, {"error": message}, time.perf_counter())
+        raise GraderError(message)

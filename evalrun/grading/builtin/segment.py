@@ -1,0 +1,193 @@
+"""Sentence and claim segmentation for the builtin grader.
+
+`sentences(text)` copes with abbreviations ("Dr.", "e.g.", "U.S."), initials ("J. K. Rowling"), decimals
+("3.5"), quotes and brackets after the full stop, bullet and numbered lists, and blank-line paragraphs.
+`claims(text, question)` splits sentences further into clauses at semicolons and at coordinating
+conjunctions that start a new clause, drops questions and empty fragments, strips answer particles
+("Yes, ..."), and makes each claim self-contained: a clause that starts with a pronoun or a bare verb
+phrase gets the subject of the sentence it came from ("It was designed ..." -> "The tower was designed ...").
+A bare short answer ("Warsaw.") is joined to the question it answers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evalrun.grading.builtin.lexicon import words
+from evalrun.grading.builtin.text import tokenize
+
+_ABBREVIATIONS = frozenset(
+    ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp", "no", "nos", "fig", "figs", "approx", "dept", "est", "gen", "col", "lt", "sgt", "capt", "rev", "gov", "sen", "rep", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "ca", "cf", "al", "op", "vol", "pp", "ed", "eds"]
+)
+_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022\u2023\u25aa\u25cf\u2013]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+_BOUNDARY_RE = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_PARTICLE_RE = re.compile(r"^(?:yes|no|yeah|nope|sure|correct|indeed|in short|in summary|overall|"
+                          r"to summarise|to summarize|in conclusion)\s*[,.:;!-]+\s*", re.I)
+_CLAUSE_SPLIT_RE = re.compile(r"\s*;\s+|,\s+(?:and|but|while|whereas|although|though|yet)\s+|"
+                              r"\s+(?:and|but|whereas)\s+(?=(?:it|he|she|they|its|his|her|their|was|were|is|"
+                              r"are|has|have|had|will|would|can|could|did|does|should|may|might|must)\b)|"
+                              r"\s+and\s+(?=(?:\w+\s+){1,3}(?:was|were|is|are|has|have|had|will|would|can|could)\b)")
+_AUX = words("is are was were has have had will would can could did does do should may might must "
+                 "shall be been")
+_SUBJECT_PRONOUNS = {"it": "", "he": "", "she": "", "they": "", "this": "", "its": "'s", "his": "'s",
+                     "her": "'s", "their": "'s"}
+_PREPOSITIONS = words("in on at by for with from to after before during since until under over "
+                          "according")
+_WH = words("what where when who whom whose which why how did does do is are was were can could "
+                "will would should")
+_MAX_SUBJECT_WORDS = 8
+_DETERMINERS = words("the a an this that these those")
+
+
+def sentences(text: str) -> list[str]:
+    """Split `text` into sentences (list items and paragraphs are sentences of their own)."""
+    out: list[str] = []
+    for block in _blocks(text):
+        out.extend(_split_block(block))
+    return out
+
+
+def _blocks(text: str) -> list[str]:
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(" ".join(current))
+                current = []
+            continue
+        m = _BULLET_RE.match(line)
+        if m:
+            if current:
+                blocks.append(" ".join(current))
+            current = [line[m.end():].strip()]
+        else:
+            current.append(line.strip())
+    if current:
+        blocks.append(" ".join(current))
+    return blocks
+
+
+def _split_block(block: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for m in _BOUNDARY_RE.finditer(block):
+        if m.group(1) == "." and _is_abbreviation(block[start:m.start()]):
+            continue
+        piece = block[start:m.end(2)].strip()
+        if piece:
+            out.append(piece)
+        start = m.end()
+    tail = block[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def _is_abbreviation(before: str) -> bool:
+    m = _WORD_BEFORE_RE.search(before)
+    if not m:
+        return False
+    word = m.group(1)
+    if len(word) == 1 and word.isupper():  # an initial: "J. K. Rowling"
+        return True
+    return word.lower().rstrip(".") in _ABBREVIATIONS or ("." in word and len(word) <= 5)
+
+
+def subject_of(clause: str) -> str | None:
+    """The words before the clause's first auxiliary or finite-looking verb (a heuristic), or None."""
+    words = clause.split()
+    if not words or words[0].lower().strip(",") in _PREPOSITIONS:
+        return None
+    for i, w in enumerate(words[: _MAX_SUBJECT_WORDS + 1]):
+        lw = w.lower().strip(",.")
+        if i == 0:
+            continue
+        if lw in _AUX or (w[0].islower() and lw.endswith(("ed", "es")) and len(lw) > 3):
+            subj = " ".join(words[:i]).split(",")[0].strip()  # drop an appositive: "Anna, a doctor,"
+            return subj if subj.lower() not in _SUBJECT_PRONOUNS else None
+    if words[0].lower() in _DETERMINERS and len(words) > 2:
+        return " ".join(words[:2]).strip(",")
+    return None
+
+
+def _topic_of_question(question: str) -> str | None:
+    words = [w.strip("?,.") for w in question.split()]
+    run: list[str] = []
+    for i, w in enumerate(words):
+        if i > 0 and w[:1].isupper() and w.lower() not in _WH:
+            run.append(w.removesuffix("'s"))
+        elif run:
+            break
+    return " ".join(run) or None
+
+
+def _resolve(clause: str, topic: str | None) -> str:
+    """Replace a leading subject pronoun with `topic`."""
+    if not topic:
+        return clause
+    words = clause.split(" ")
+    for i, w in enumerate(words[:4]):
+        lw = w.lower().strip(",")
+        if lw in _SUBJECT_PRONOUNS:
+            words[i] = topic + _SUBJECT_PRONOUNS[lw] + ("," if w.endswith(",") else "")
+            if i == 0:
+                words[i] = words[i][:1].upper() + words[i][1:]
+            return " ".join(words)
+        if lw and lw[0].isalpha() and w[0].isupper() and i > 0:
+            break
+    return clause
+
+
+def _finish(text: str) -> str:
+    text = text.strip().strip(",;:- ")
+    if text and text[-1] not in ".!\"'\u201d)":
+        text += "."
+    return text[:1].upper() + text[1:]
+
+
+def resolved_sentences(text: str) -> list[str]:
+    """`sentences(text)` with a leading subject pronoun replaced by the running topic (for evidence)."""
+    topic: str | None = None
+    out: list[str] = []
+    for sent in sentences(text):
+        sent = _resolve(sent, topic)
+        subject = subject_of(sent)
+        if subject and any(c.isupper() for c in subject):
+            topic = subject
+        out.append(sent)
+    return out
+
+
+def claims(text: str, question: str | None = None) -> list[str]:
+    """Short, self-contained claims of `text` (possibly none)."""
+    topic = _topic_of_question(question) if question else None
+    out: list[str] = []
+    for sent in sentences(text):
+        sent = _PARTICLE_RE.sub("", sent).strip()
+        if not sent or sent.rstrip("\"')").endswith("?"):
+            continue
+        parts = [p for p in _CLAUSE_SPLIT_RE.split(sent) if p and p.strip()]
+        first = _resolve(parts[0], topic)
+        subject = subject_of(first)
+        if subject and any(c.isupper() for c in subject):
+            topic = subject
+        for k, part in enumerate(parts):
+            part = part.strip()
+            if k == 0:
+                clause = first
+            else:
+                lead = part.split(" ", 1)[0].lower()
+                if lead in _AUX and (subject or topic):
+                    clause = f"{subject or topic} {part}"
+                else:
+                    clause = _resolve(part, subject or topic)
+            toks = tokenize(clause)
+            content = [t for t in toks if t.kind not in ("stop", "neg")]
+            if not content:
+                continue
+            if question and len(content) <= 3 and not any(t.text.lower() in _AUX for t in toks):
+                clause = f"{question.strip().rstrip('?')}: {clause}"
+            out.append(_finish(clause))
+    return out

@@ -1,0 +1,280 @@
+"""Text normalisation for the builtin grader: tokens, stems, numbers, dates, entities, negations.
+
+Everything here is pure and deterministic. `analyse(text)` turns one sentence or clause into a `Terms`
+record: the set of normalised content keys (stems mapped through a small generic synonym table, numbers
+as canonical values, month names), the subset that are named entities, the numbers by kind, the negation
+count, and the polar words (for antonym checks). Results are cached, so repeated evidence is analysed once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from evalrun.grading.builtin.lexicon import (
+    ANTONYM_PAIRS,
+    IRREGULAR,
+    MONTHS,
+    NEGATIONS,
+    NUMBER_WORDS,
+    ORDINALS,
+    SCALES,
+    STOPWORDS,
+    SYNONYM_GROUPS,
+    UNITS,
+    WEEKDAYS,
+)
+
+#: One token: a number (with optional currency, thousands separators, decimals, percent) or a word.
+_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[A-Za-z][A-Za-z']*")
+_CONTRACTIONS = (
+    (re.compile(r"\b(can)'?t\b", re.I), r"\1 not"),
+    (re.compile(r"\bwon't\b", re.I), "will not"),
+    (re.compile(r"n't\b", re.I), " not"),
+)
+_FRACTIONS_RE = re.compile(r"\b(?:a|one)\s+(half|third|quarter|fifth)\b", re.I)
+_FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
+_HYPHEN_RE = re.compile(r"(?<=[A-Za-z])[-/](?=[A-Za-z])")
+_SCORE_RE = re.compile(r"(?<=\d)[-\u2013](?=\d)")
+
+
+@dataclass(frozen=True)
+class Token:
+    """A word or number as written (`text`), its normalised key, and its kind."""
+
+    text: str
+    key: str
+    kind: str  # "word" | "stop" | "num" | "year" | "ord" | "month" | "neg"
+    capital: bool = False
+    initial: bool = False  # first word of its sentence
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The normalised content of one sentence, clause or claim."""
+
+    keys: frozenset[str]  # every content key: stems, numbers, months
+    entities: frozenset[str]  # keys written capitalised (named entities, by the rule in `entity_keys`)
+    numbers: frozenset[tuple[str, str]]  # (kind, value): kind "num" | "year" | "ord"
+    months: frozenset[str]
+    negations: int
+    polar: frozenset[str]  # keys that have an antonym in the lexicon
+    first_key: str | None  # the first content key (the usual subject head)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The normalised key of a word: `base_stem`, then the synonym table (one key per synonym group)."""
+    base = base_stem(word)
+    return _SYNONYMS.get(base, base)
+
+
+@lru_cache(maxsize=65536)
+def base_stem(word: str) -> str:
+    """A light, deterministic suffix stripper (Porter-like) with an irregular-form table."""
+    w = word.lower().strip("'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = IRREGULAR.get(w, w)
+    if len(w) > 4:
+        if w.endswith("ies") or w.endswith("ied"):
+            w = w[:-3] + "y"
+        elif w.endswith(("sses", "ches", "shes")) or (w.endswith("es") and w[-3] in "sxz"):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        w = _undouble(w[:-3])
+    elif len(w) > 4 and w.endswith("ed"):
+        w = _undouble(w[:-2])
+    elif len(w) > 5 and w.endswith("ly"):
+        w = w[:-2]
+    if len(w) > 6 and w.endswith("ation"):
+        w = w[:-5] + "ate"
+    elif len(w) > 6 and w.endswith(("tion", "sion")):
+        w = w[:-3]
+    elif len(w) > 6 and w.endswith("ment"):
+        w = w[:-4]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return IRREGULAR.get(w, w)
+
+
+def _undouble(w: str) -> str:
+    if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1] not in "aeiou":
+        return w[:-1]
+    return w
+
+
+def _build_synonyms() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for group in SYNONYM_GROUPS:
+        head = base_stem(group[0])
+        for w in group[1:]:
+            table.setdefault(base_stem(w), head)
+    return table
+
+
+_SYNONYMS = _build_synonyms()
+
+
+def _build_antonyms() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for a, b in ANTONYM_PAIRS:
+        ka, kb = stem(a), stem(b)
+        table.setdefault(ka, set()).add(kb)
+        table.setdefault(kb, set()).add(ka)
+    return {k: frozenset(v) for k, v in table.items()}
+
+
+#: key -> keys of its antonyms.
+ANTONYMS = _build_antonyms()
+
+
+def _canon_number(value: float) -> str:
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def tokenize(text: str) -> list[Token]:
+    """Words and numbers of `text`, with numbers merged with their scale words ("4.2 billion")."""
+    return list(_tokenize(text))
+
+
+@lru_cache(maxsize=65536)
+def _tokenize(text: str) -> tuple[Token, ...]:
+    for rx, rep in _CONTRACTIONS:
+        text = rx.sub(rep, text)
+    text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[m.group(1).lower()], text)
+    text = _HYPHEN_RE.sub(" ", text)
+    text = _SCORE_RE.sub(" ", text)
+    raw = _TOKEN_RE.findall(text)
+    out: list[Token] = []
+    i = 0
+    n = len(raw)
+    while i < n:
+        tok = raw[i]
+        initial = i == 0
+        lower = tok.lower()
+        if tok[0].isdigit() or tok[0] in "$€£":
+            digits = tok.lstrip("$€£").rstrip("%").replace(",", "")
+            value = float(digits)
+            is_year = (tok.isdigit() and len(tok) == 4 and 1000 <= value <= 2100)
+            j = i + 1
+            while j < n and raw[j].lower() in SCALES:
+                value *= SCALES[raw[j].lower()]
+                j += 1
+                is_year = False
+            out.append(Token(tok, _canon_number(value), "year" if is_year else "num", initial=initial))
+            i = j
+            continue
+        if lower == "one" and not (i + 1 < n and raw[i + 1].lower() in SCALES):
+            out.append(Token(tok, lower, "stop", tok[0].isupper(), initial))  # "one of", "one day"
+            i += 1
+            continue
+        if lower == "may" and tok[0].isupper() and not initial:
+            out.append(Token(tok, "may", "month", True, initial))
+            i += 1
+            continue
+        if lower in NUMBER_WORDS:
+            value = float(NUMBER_WORDS[lower])
+            j = i + 1
+            while j < n and raw[j].lower() in NUMBER_WORDS and NUMBER_WORDS[raw[j].lower()] < 10 <= value:
+                value += NUMBER_WORDS[raw[j].lower()]
+                j += 1
+            while j < n and raw[j].lower() in SCALES:
+                value *= SCALES[raw[j].lower()]
+                j += 1
+            out.append(Token(tok, _canon_number(value), "num", initial=initial))
+            i = j
+            continue
+        if lower in SCALES and lower != "hundred":  # "a million" with no digit: treat as a number
+            out.append(Token(tok, _canon_number(SCALES[lower]), "num", initial=initial))
+            i += 1
+            continue
+        capital = tok[0].isupper()
+        if lower in NEGATIONS:
+            out.append(Token(tok, "not", "neg", capital, initial))
+        elif lower in ORDINALS:
+            out.append(Token(tok, f"o{ORDINALS[lower]}", "ord", capital, initial))
+        elif lower in MONTHS:
+            out.append(Token(tok, MONTHS[lower], "month", capital, initial))
+        elif lower in WEEKDAYS:
+            out.append(Token(tok, lower[:3], "month", capital, initial))
+        elif lower in UNITS and i > 0 and raw[i - 1][-1].isdigit():
+            out.append(Token(tok, stem(UNITS[lower]), "word", capital, initial))
+        elif lower in STOPWORDS or (len(lower) < 2 and not (capital and not initial)):
+            out.append(Token(tok, lower, "stop", capital, initial))
+        else:
+            key = stem(lower)
+            out.append(Token(tok, key, "word", capital, initial))
+        i += 1
+    return tuple(out)
+
+
+def entity_keys(tokens: tuple[Token, ...] | list[Token], known: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Keys of capitalised content words: not sentence-initial, or initial and also followed by another
+    capitalised word ("Marie Curie") or known as an entity from elsewhere (`known`)."""
+    ents: set[str] = set()
+    for i, t in enumerate(tokens):
+        if t.kind != "word" or not t.capital:
+            continue
+        inner_capital = any(c.isupper() for c in t.text[1:])  # "JavaScript", "NASA"
+        next_capital = i + 1 < len(tokens) and tokens[i + 1].capital and tokens[i + 1].kind == "word"
+        if not t.initial or inner_capital or t.key in known or next_capital:
+            ents.add(t.key)
+    return frozenset(ents)
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str) -> Terms:
+    """The `Terms` of one sentence or clause (cached)."""
+    return terms_of(_tokenize(text))
+
+
+def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[str] = frozenset()) -> Terms:
+    """Build `Terms` from tokens; `known_entities` lets a sentence-initial word count as an entity."""
+    keys: set[str] = set()
+    numbers: set[tuple[str, str]] = set()
+    months: set[str] = set()
+    negs = 0
+    first: str | None = None
+    for t in tokens:
+        if t.kind == "stop":
+            continue
+        if t.kind == "neg":
+            negs += 1
+            continue
+        if t.kind in ("num", "year", "ord"):
+            numbers.add((t.kind, t.key))
+            keys.add("#" + t.key)
+        elif t.kind == "month":
+            months.add(t.key)
+            keys.add(t.key)
+        else:
+            keys.add(t.key)
+        if first is None:
+            first = t.key if t.kind == "word" else None
+    frozen = frozenset(keys)
+    return Terms(
+        keys=frozen,
+        entities=entity_keys(tokens, known_entities),
+        numbers=frozenset(numbers),
+        months=frozenset(months),
+        negations=negs,
+        polar=frozenset(k for k in frozen if k in ANTONYMS),
+        first_key=first,
+    )
+
+
+def content_words(text: str) -> list[tuple[str, str]]:
+    """(surface word, key) of the content words of `text`, in order, without duplicates."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for t in tokenize(text):
+        if t.kind in ("word", "num", "year", "month") and t.key not in seen:
+            seen.add(t.key)
+            out.append((t.text, ("#" + t.key) if t.kind in ("num", "year") else t.key))
+    return out
