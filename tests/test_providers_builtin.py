@@ -1,0 +1,109 @@
+"""Builtin providers: echo, exec, python file, routing in providers.build (litellm never imported)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evalrun import providers
+from evalrun.errors import ConfigError, ProviderError
+from evalrun.providers.base import CallContext
+from evalrun.types import ProviderSpec
+
+CTX = CallContext(vars={"topic": "cats"}, prompt_label="p")
+
+
+def _call(spec: ProviderSpec, prompt: object, base_dir: str = ".") -> object:
+    return asyncio.run(providers.build(spec, base_dir).call(prompt, CTX))  # type: ignore[arg-type]
+
+
+def test_echo_returns_the_prompt_and_chat_prompts_as_json() -> None:
+    assert _call(ProviderSpec("echo"), "hi").text == "hi"  # type: ignore[attr-defined]
+    out = _call(ProviderSpec("echo"), [{"role": "user", "content": "hi"}])
+    assert out.text == '[{"role": "user", "content": "hi"}]'  # type: ignore[attr-defined]
+
+
+def test_exec_passes_prompt_options_context(tmp_path: Path) -> None:
+    script = tmp_path / "app.py"
+    script.write_text(textwrap.dedent("""
+        import json, sys
+        prompt, options, context = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+        print(prompt.upper(), options["config"]["x"], context["vars"]["topic"])
+    """))
+    spec = ProviderSpec(f"exec:{sys.executable} app.py", config={"x": 7})
+    assert _call(spec, "hello", str(tmp_path)).text == "HELLO 7 cats"  # type: ignore[attr-defined]
+
+
+def test_exec_non_zero_exit_is_a_provider_error(tmp_path: Path) -> None:
+    spec = ProviderSpec(f"exec:{sys.executable} -c \"import sys; sys.stderr.write('bad thing'); sys.exit(3)\"")
+    with pytest.raises(ProviderError, match="status 3: bad thing"):
+        _call(spec, "x", str(tmp_path))
+
+
+def test_exec_without_command_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="without a command"):
+        providers.build(ProviderSpec("exec:  "), ".")
+
+
+def _write(tmp_path: Path, body: str) -> None:
+    (tmp_path / "prov.py").write_text(textwrap.dedent(body))
+
+
+def test_python_provider_sync_dict_reply_with_usage(tmp_path: Path) -> None:
+    _write(tmp_path, """
+        def call_api(prompt, options, context):
+            return {"output": f"{prompt}:{context['vars']['topic']}:{options['config']['k']}",
+                    "tokenUsage": {"prompt": 3, "completion": 2}, "cost": 0.25, "metadata": {"m": 1}}
+    """)
+    out = _call(ProviderSpec("file://prov.py", config={"k": "v"}), "hi", str(tmp_path))
+    assert out.text == "hi:cats:v"  # type: ignore[attr-defined]
+    assert out.tokens.total == 5 and out.cost == 0.25 and out.metadata == {"m": 1}  # type: ignore[attr-defined]
+
+
+def test_python_provider_async_named_function_and_non_string_output(tmp_path: Path) -> None:
+    _write(tmp_path, """
+        async def answer(prompt, options, context):
+            return {"output": {"answer": prompt}}
+    """)
+    out = _call(ProviderSpec("file://prov.py:answer"), "hi", str(tmp_path))
+    assert out.text == '{"answer": "hi"}'  # type: ignore[attr-defined]
+
+
+def test_python_provider_error_reply_and_exception_are_provider_errors(tmp_path: Path) -> None:
+    _write(tmp_path, """
+        def call_api(prompt, options, context):
+            if prompt == "raise":
+                raise ValueError("nope")
+            return {"error": "upstream down"}
+    """)
+    with pytest.raises(ProviderError, match="upstream down"):
+        _call(ProviderSpec("file://prov.py"), "x", str(tmp_path))
+    with pytest.raises(ProviderError, match="ValueError: nope"):
+        _call(ProviderSpec("file://prov.py"), "raise", str(tmp_path))
+
+
+def test_python_provider_missing_file_or_function_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        providers.build(ProviderSpec("file://nope.py"), str(tmp_path))
+    _write(tmp_path, "def other(p, o, c):\n    return 'x'\n")
+    with pytest.raises(ConfigError, match="no function 'call_api'"):
+        providers.build(ProviderSpec("file://prov.py"), str(tmp_path))
+
+
+def test_routing_and_no_litellm_import() -> None:
+    code = textwrap.dedent("""
+        import sys
+        from evalrun import providers
+        from evalrun.types import ProviderSpec
+        kinds = [type(providers.build(ProviderSpec(i), '.')).__name__
+                 for i in ('echo', 'exec:true', 'http://127.0.0.1:9/x', 'openai:gpt-4o-mini')]
+        print(kinds, 'litellm' in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['EchoProvider', 'ExecProvider', 'HttpProvider', 'LiteLLMProvider'] False"
+    assert providers.is_builtin("file://x.py:fn") and not providers.is_builtin("ollama:chat:llama3")
