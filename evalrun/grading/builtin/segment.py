@@ -37,6 +37,7 @@ _PREPOSITIONS = words("in on at by for with from to after before during since un
 _WH = words("what where when who whom whose which why how did does do is are was were can could "
                 "will would should")
 _MAX_SUBJECT_WORDS = 8
+_PERSONAL = frozenset({"he", "she", "his", "her"})
 _DETERMINERS = words("the a an this that these those")
 
 
@@ -105,8 +106,10 @@ def subject_of(clause: str) -> str | None:
         if i == 0:
             continue
         if lw in _AUX or (w[0].islower() and lw.endswith(("ed", "es")) and len(lw) > 3):
-            subj = " ".join(words[:i]).split(",")[0].strip()  # drop an appositive: "Anna, a doctor,"
-            return subj if subj.lower() not in _SUBJECT_PRONOUNS else None
+            # an appositive ("Anna, a young doctor," / "A young doctor, Anna,"): prefer the name
+            pieces = [p.strip() for p in " ".join(words[:i]).split(",") if p.strip()]
+            subj = next((p for p in pieces if _is_named(p)), pieces[0] if pieces else "")
+            return subj if subj and subj.lower() not in _SUBJECT_PRONOUNS else None
     if words[0].lower() in _DETERMINERS and len(words) > 2:
         return " ".join(words[:2]).strip(",")
     return None
@@ -123,21 +126,37 @@ def _topic_of_question(question: str) -> str | None:
     return " ".join(run) or None
 
 
-def _resolve(clause: str, topic: str | None) -> str:
-    """Replace a leading subject pronoun with `topic`."""
-    if not topic:
-        return clause
+def _resolve(clause: str, subject: str | None, person: str | None = None) -> str:
+    """Replace a subject pronoun (first word, or after an introductory phrase: "In 1903 she ...") with
+    `person` for he/she/his/her and with `subject` (else `person`) for it/they/this/its/their."""
     words = clause.split(" ")
     for i, w in enumerate(words[:4]):
         lw = w.lower().strip(",")
         if lw in _SUBJECT_PRONOUNS:
-            words[i] = topic + _SUBJECT_PRONOUNS[lw] + ("," if w.endswith(",") else "")
+            name = (person or subject) if lw in _PERSONAL else (subject or person)
+            if not name:
+                return clause
+            words[i] = name + _SUBJECT_PRONOUNS[lw] + ("," if w.endswith(",") else "")
             if i == 0:
                 words[i] = words[i][:1].upper() + words[i][1:]
+            elif name.split(" ", 1)[0].lower() in _DETERMINERS:
+                words[i] = words[i][:1].lower() + words[i][1:]
             return " ".join(words)
-        if lw and lw[0].isalpha() and w[0].isupper() and i > 0:
+        if i == 0 and lw not in _PREPOSITIONS:
             break
+        if w.endswith(","):
+            continue
     return clause
+
+
+def _is_named(subject: str | None) -> bool:
+    """Does the subject contain a name (a capitalised word other than a leading determiner)?"""
+    if not subject:
+        return False
+    words = subject.split()
+    if words[0].lower() in _DETERMINERS:
+        words = words[1:]
+    return any(w[:1].isupper() for w in words)
 
 
 def _finish(text: str) -> str:
@@ -150,12 +169,15 @@ def _finish(text: str) -> str:
 def resolved_sentences(text: str) -> list[str]:
     """`sentences(text)` with a leading subject pronoun replaced by the running topic (for evidence)."""
     topic: str | None = None
+    person: str | None = None
     out: list[str] = []
     for sent in sentences(text):
-        sent = _resolve(sent, topic)
+        sent = _resolve(sent, topic, person)
         subject = subject_of(sent)
-        if subject and any(c.isupper() for c in subject):
+        if subject:
             topic = subject
+            if _is_named(subject):
+                person = subject
         out.append(sent)
     return out
 
@@ -163,26 +185,26 @@ def resolved_sentences(text: str) -> list[str]:
 def claims(text: str, question: str | None = None) -> list[str]:
     """Short, self-contained claims of `text` (possibly none)."""
     topic = _topic_of_question(question) if question else None
+    person = topic
     out: list[str] = []
     for sent in sentences(text):
         sent = _PARTICLE_RE.sub("", sent).strip()
         if not sent or sent.rstrip("\"')").endswith("?"):
             continue
         parts = [p for p in _CLAUSE_SPLIT_RE.split(sent) if p and p.strip()]
-        first = _resolve(parts[0], topic)
+        first = _resolve(parts[0], topic, person)
         subject = subject_of(first)
-        if subject and any(c.isupper() for c in subject):
+        if subject:
             topic = subject
+            if _is_named(subject):
+                person = subject
         for k, part in enumerate(parts):
             part = part.strip()
             if k == 0:
                 clause = first
             else:
                 lead = part.split(" ", 1)[0].lower()
-                if lead in _AUX and (subject or topic):
-                    clause = f"{subject or topic} {part}"
-                else:
-                    clause = _resolve(part, subject or topic)
+                clause = f"{topic} {part}" if lead in _AUX and topic else _resolve(part, topic, person)
             toks = tokenize(clause)
             content = [t for t in toks if t.kind not in ("stop", "neg")]
             if not content:
