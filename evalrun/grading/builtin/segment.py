@@ -24,6 +24,8 @@ _BOUNDARY_RE = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)(\s+)(?=[\"'\u2
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _PARTICLE_RE = re.compile(r"^(?:yes|no|yeah|nope|sure|correct|indeed|in short|in summary|overall|"
                           r"to summarise|to summarize|in conclusion)\s*[,.:;!-]+\s*", re.I)
+_FILLER_RE = re.compile(r"^(?:of course|certainly|sure|thanks?(?: you)?|great question|good question|"
+                        r"(?:i )?hope (?:this|that) helps|let me know if [^.!?]*|here is [^.!?]*:?)\s*[.!:]*$", re.I)
 _CLAUSE_SPLIT_RE = re.compile(r"\s*;\s+|,\s+(?:and|but|while|whereas|although|though|yet)\s+|"
                               r"\s+(?:and|but|whereas)\s+(?=(?:it|he|she|they|its|his|her|their|was|were|is|"
                               r"are|has|have|had|will|would|can|could|did|does|should|may|might|must)\b)|"
@@ -189,7 +191,7 @@ def claims(text: str, question: str | None = None) -> list[str]:
     out: list[str] = []
     for sent in sentences(text):
         sent = _PARTICLE_RE.sub("", sent).strip()
-        if not sent or sent.rstrip("\"')").endswith("?"):
+        if not sent or sent.rstrip("\"')").endswith("?") or _FILLER_RE.match(sent):
             continue
         parts = [p for p in _CLAUSE_SPLIT_RE.split(sent) if p and p.strip()]
         first = _resolve(parts[0], topic, person)

@@ -1,0 +1,105 @@
+"""The lexical entailment scorer: supported / contradicted / unsupported, scores and attribution."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalrun.grading.builtin import SUPPORT_THRESHOLD, attributes, judge, support_score
+
+CURIE = ("Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891 to study physics and mathematics "
+         "at the Sorbonne. In 1903 she shared the Nobel Prize in Physics with Pierre Curie and Henri Becquerel. "
+         "She won a second Nobel Prize, in Chemistry, in 1911.")
+ACME = ("Acme Corp reported revenue of $4.2 billion for the 2023 fiscal year, up 12% from the previous year. "
+        "Net income fell to $310 million because of higher interest costs.")
+
+
+@pytest.mark.parametrize("claim", [
+    "Marie Curie was born in Warsaw.",
+    "Curie was born in the city of Warsaw in 1867.",
+    "Marie Curie won a second Nobel Prize in 1911.",
+    "Curie moved to Paris in 1891.",
+    "Acme's revenue for fiscal 2023 was 4.2 billion dollars.",
+])
+def test_supported(claim: str) -> None:
+    j = judge(claim, [CURIE, ACME])
+    assert j.verdict == "supported", j.reason
+    assert j.score >= SUPPORT_THRESHOLD
+
+
+@pytest.mark.parametrize(("claim", "reason_part"), [
+    ("Marie Curie was born in Warsaw in 1876.", "1876"),  # year swap
+    ("Acme's revenue for fiscal 2023 was $4.8 billion.", "4800000000"),  # number swap
+    ("Marie Curie was born in Krakow.", "Krakow"),  # entity swap
+    ("Marie Curie never won a second Nobel Prize.", "negates"),  # negation
+    ("Net income rose to $310 million.", "rose"),  # antonym
+    ("Curie won her second Nobel Prize in 1911, in Physics.", "Physics"),  # entity in the matching clause
+])
+def test_contradicted(claim: str, reason_part: str) -> None:
+    j = judge(claim, [CURIE, ACME])
+    assert j.verdict == "contradicted", j.reason
+    assert reason_part in j.reason
+
+
+def test_date_swap_in_other_order_is_contradicted() -> None:
+    evidence = ["The Apollo 11 mission landed on the Moon on 20 July 1969."]
+    assert judge("Apollo 11 landed on the Moon on July 20, 1969.", evidence).verdict == "supported"
+    assert judge("Apollo 11 landed on the Moon on 21 July 1969.", evidence).verdict == "contradicted"
+    assert judge("Apollo 11 landed on the Moon on 20 August 1969.", evidence).verdict == "contradicted"
+
+
+@pytest.mark.parametrize("claim", [
+    "Marie Curie's father taught mathematics in Poland.",  # material nowhere in the evidence
+    "JavaScript is also popular.",
+    "Curie was the first woman to teach at a university in Lyon.",
+])
+def test_unsupported(claim: str) -> None:
+    assert judge(claim, [CURIE]).verdict == "unsupported"
+
+
+def test_negation_in_another_clause_does_not_contradict() -> None:
+    evidence = ["The researchers said the results have not been replicated, and the process is too slow."]
+    assert judge("The process is too slow.", evidence).verdict == "supported"
+
+
+def test_score_orders_supported_above_unsupported_above_contradicted() -> None:
+    good = support_score("Marie Curie was born in Warsaw in 1867.", CURIE)
+    added = support_score("Marie Curie was born in Warsaw to a family of teachers in Poland.", CURIE)
+    wrong = support_score("Marie Curie was born in Krakow in 1867.", CURIE)
+    assert good > added > wrong >= 0.0
+    assert good <= 1.0
+
+
+def test_empty_claim_and_empty_evidence() -> None:
+    assert judge("", [CURIE]).verdict == "unsupported"
+    assert judge("Marie Curie was born in Warsaw.", []).verdict == "unsupported"
+    assert judge("Marie Curie was born in Warsaw.", [""]).verdict == "unsupported"
+
+
+def test_evidence_items_point_at_the_supporting_text() -> None:
+    j = judge("Net income fell to $310 million.", [CURIE, ACME])
+    assert j.items == (1,)
+
+
+def test_deterministic() -> None:
+    a = [judge(c, [CURIE]) for c in ("Curie was born in Krakow.", "Curie moved to Paris.")]
+    b = [judge(c, [CURIE]) for c in ("Curie was born in Krakow.", "Curie moved to Paris.")]
+    assert a == b
+
+
+def test_attribution_is_lenient_on_entities_but_not_on_contradictions() -> None:
+    chunks = ["Python is a high-level programming language known for its simplicity and readability.",
+              "JavaScript is used for web development. Java requires compilation.",
+              "Python supports multiple programming paradigms including procedural and object-oriented.",
+              "Ruby was created by Yukihiro Matsumoto in 1995."]
+    assert [attributes("JavaScript is also popular.", c) for c in chunks] == [False, True, False, False]
+    assert [attributes("Python is a high-level language.", c) for c in chunks] == [True, False, False, False]
+    assert attributes("Ruby was created by Yukihiro Matsumoto in 1993.", chunks[3]) is False
+    # verification stays strict: popularity is not stated anywhere
+    assert judge("JavaScript is also popular.", [chunks[1]]).verdict == "unsupported"
+
+
+def test_long_context_finds_the_needle() -> None:
+    filler = " ".join(f"Report {i} covered topic number {i} in the archive." for i in range(2000))
+    evidence = [filler + " The harbour in Valletta was rebuilt in 1952. " + filler]
+    assert judge("The harbour in Valletta was rebuilt in 1952.", evidence).verdict == "supported"
+    assert judge("The harbour in Valletta was rebuilt in 1962.", evidence).verdict == "contradicted"

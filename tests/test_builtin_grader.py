@@ -1,0 +1,118 @@
+"""BuiltinGrader: the Grader protocol, the audit trail, and the seed noise-sensitivity example end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from evalrun import scoring
+from evalrun.errors import GraderError
+from evalrun.grading.base import Grader
+from evalrun.grading.builtin import BuiltinGrader, faithfulness
+from evalrun.types import GraderTrace
+
+OUTPUT = "Python is a high-level language. JavaScript is also popular."
+GROUND_TRUTH = ("Python is a high-level programming language known for its simplicity and readability. "
+                "It supports multiple programming paradigms including procedural and object-oriented programming.")
+CHUNKS = [
+    ("Python is a high-level programming language known for its simplicity and readability.", True),
+    ("JavaScript is used for web development. Java requires compilation.", False),
+    ("Python supports multiple programming paradigms including procedural and object-oriented.", True),
+    ("Ruby was created by Yukihiro Matsumoto in 1995.", False),
+]
+
+
+def _trace() -> GraderTrace:
+    return GraderTrace(grader="builtin")
+
+
+def test_implements_the_grader_protocol() -> None:
+    g = BuiltinGrader()
+    assert isinstance(g, Grader)
+    assert g.id == "builtin"
+    assert g.description == "builtin (offline, lexical)"
+
+
+def test_seed_noise_sensitivity_example_end_to_end() -> None:
+    g = BuiltinGrader()
+    trace = _trace()
+
+    async def run() -> tuple[list[str], list[str], list[list[bool]]]:
+        claims = await g.extract_claims(OUTPUT, trace)
+        verdicts = await g.verify(claims, [GROUND_TRUTH], trace)
+        matrix = await g.attribute(claims, [c for c, _ in CHUNKS], trace)
+        return claims, [v.verdict for v in verdicts], matrix
+
+    claims, verdicts, matrix = asyncio.run(run())
+    assert claims == ["Python is a high-level language.", "JavaScript is also popular."]
+    assert verdicts == ["supported", "unsupported"]
+    assert matrix == [[True, False, False, False], [False, True, False, False]]
+    correct = [v == "supported" for v in verdicts]
+    rel = [r for _, r in CHUNKS]
+    assert scoring.noise_sensitivity(correct, matrix, rel, "relevant") == 0.5
+    assert scoring.noise_sensitivity(correct, matrix, rel, "irrelevant") == 0.5
+    assert scoring.noise_sensitivity(correct, matrix, rel, "relevant", "ragas") == 0.0
+    assert [c.step for c in trace.calls] == ["extract", "verify", "attribute"]
+    assert json.loads(trace.calls[0].raw or "") == {"claims": claims}
+    assert json.loads(trace.calls[2].raw or "") == {"matrix": [[1, 0, 0, 0], [0, 1, 0, 0]]}
+    raw_verdicts = json.loads(trace.calls[1].raw or "")["verdicts"]
+    assert [v["verdict"] for v in raw_verdicts] == verdicts
+    assert all(c.tokens.total == 0 and c.cost is None for c in trace.calls)
+
+
+def test_verify_returns_one_verdict_per_claim_with_reasons_and_evidence() -> None:
+    g = BuiltinGrader()
+    claims = ["Ruby was created in 1995.", "Ruby was created in 1993.", "Ruby is used by banks."]
+    verdicts = asyncio.run(g.verify(claims, [c for c, _ in CHUNKS], _trace()))
+    assert [v.verdict for v in verdicts] == ["supported", "contradicted", "unsupported"]
+    assert verdicts[0].evidence == (3,)
+    assert "1993" in verdicts[1].reason and "1995" in verdicts[1].reason
+    assert all(v.reason for v in verdicts)
+
+
+def test_attribute_shape_with_no_claims_or_no_chunks() -> None:
+    g = BuiltinGrader()
+    assert asyncio.run(g.attribute([], ["a chunk"], _trace())) == []
+    assert asyncio.run(g.attribute(["A claim about Rome."], [], _trace())) == [[]]
+
+
+def test_classify_chunks_levels_used_and_missing() -> None:
+    g = BuiltinGrader()
+    trace = _trace()
+    query = "What are the main features of Python?"
+    output = "Python is known for simplicity and readability."
+    rel = asyncio.run(g.classify_chunks(query, output, [c for c, _ in CHUNKS], trace))
+    levels = [c.level for c in rel.chunks]
+    assert levels[1] == "none" and levels[3] == "none"
+    assert levels[0] in ("medium", "high") and levels[2] in ("medium", "high")
+    assert [c.used for c in rel.chunks] == [True, False, False, False]
+    assert rel.missing == ("no context mentions 'main'", "no context mentions 'features'")
+    assert trace.calls[-1].step == "classify"
+    assert json.loads(trace.calls[-1].raw or "")["missing"] == list(rel.missing)
+
+
+def test_classify_high_relevance_and_no_chunks() -> None:
+    g = BuiltinGrader()
+    rel = asyncio.run(g.classify_chunks("When was the Eiffel Tower completed?", "In 1889.",
+                                        ["The Eiffel Tower was completed in 1889."], _trace()))
+    assert rel.chunks[0].level == "high" and rel.missing == ()
+    empty = asyncio.run(g.classify_chunks("When was it built?", "In 1889.", [], _trace()))
+    assert empty.chunks == () and empty.missing == ()
+
+
+def test_judge_refuses_free_form_rubrics() -> None:
+    g = BuiltinGrader()
+    trace = _trace()
+    with pytest.raises(GraderError, match="cannot grade llm-rubric; set --grader MODEL"):
+        asyncio.run(g.judge("Is the answer polite?", {"type": "object"}, trace))
+    with pytest.raises(GraderError, match="cannot grade noise-robustness"):
+        asyncio.run(g.judge("...", {"type": "object"}, trace, step="noise-robustness"))
+    assert [c.step for c in trace.calls] == ["judge", "noise-robustness"]
+
+
+def test_faithfulness_helper() -> None:
+    assert faithfulness(OUTPUT, GROUND_TRUTH) == 0.5
+    assert faithfulness("Python supports object-oriented programming.", GROUND_TRUTH) == 1.0
+    assert faithfulness("", GROUND_TRUTH) is None
