@@ -293,3 +293,19 @@ def test_response_format_json_schema_reaches_the_server(fake_openai: FakeOpenAI)
     assert out.text == '{"a": 1}'
     assert fake_openai.requests[0]["response_format"]["type"] == "json_schema"
     assert fake_openai.requests[0]["response_format"]["json_schema"]["name"] == "x"
+
+
+def test_aclose_then_a_new_run_still_works(fake_openai: FakeOpenAI) -> None:
+    async def one_run(text: str) -> str:
+        transport = LLMTransport()
+        try:
+            out = await transport.chat(MODEL, [{"role": "user", "content": text}], params(fake_openai))
+            again = await transport.chat(MODEL, [{"role": "user", "content": text + "!"}], params(fake_openai))
+            return out.text + again.text
+        finally:
+            await transport.aclose()
+
+    fake_openai.default = lambda body: {"content": body["messages"][0]["content"]}
+    assert run(one_run("a")) == "aa!"
+    assert run(one_run("b")) == "bb!"
+    assert len(fake_openai.requests) == 4

@@ -16,6 +16,7 @@ status, with a hint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import json
@@ -95,6 +96,15 @@ class LLMTransport:
         self._sem = asyncio.Semaphore(self.max_concurrency)
         self._inflight: dict[str, _Flight] = {}
         self._stats = {"calls": 0, "requests": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}
+
+    async def aclose(self) -> None:
+        """End of run: close the cache file and litellm's pooled HTTP clients (if litellm was used)."""
+        self.cache.close()
+        if _litellm is None:
+            return
+        with contextlib.suppress(Exception):
+            await _litellm.close_litellm_async_clients()
+            _litellm.in_memory_llm_clients_cache.flush_cache()
 
     def stats(self) -> dict[str, int]:
         """calls (chat() invocations), requests (HTTP attempts), cache_hits, coalesced, retries, errors."""
