@@ -57,6 +57,11 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
     return None
 
 
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
+
+
 def _tag(obj: Any, file: str, line: int) -> Any:
     obj.file, obj.line = file, line
     return obj
@@ -70,48 +75,59 @@ class _Converter:
         self.file = file
         self.memo: dict[int, Any] = {}
 
+    def scalar(self, node: yaml.Node) -> Any:
+        if node.tag == _STR:
+            return node.value
+        out = self.loader.yaml_constructors[node.tag](self.loader, node) if node.tag in _KNOWN else \
+            self.loader.construct_object(node, deep=True)
+        if not isinstance(out, (str, int, float, bool, type(None))):
+            return str(node.value)  # timestamps, binary: keep the text as written
+        return out
+
     def convert(self, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
         key = id(node)
         if key in self.memo:  # an alias: share the already converted value
             return self.memo[key]
-        out: Any
         if isinstance(node, yaml.MappingNode):
-            out = self.mapping(node)
-        elif isinstance(node, yaml.SequenceNode):
-            lst = _tag(LList(), self.file, node.start_mark.line + 1)
-            self.memo[key] = lst
-            lst.item_lines = [n.start_mark.line + 1 for n in node.value]
-            lst.extend(self.convert(n) for n in node.value)
-            return lst
-        else:
-            out = self.loader.construct_object(node, deep=True)
-            if not isinstance(out, (str, int, float, bool, type(None))):
-                out = str(node.value)  # timestamps, binary: keep the text as written
-        self.memo[key] = out
-        return out
+            return self.mapping(node)
+        lst = _tag(LList(), self.file, node.start_mark.line + 1)
+        self.memo[key] = lst
+        lst.item_lines = [n.start_mark.line + 1 for n in node.value]
+        lst.extend(self.convert(n) for n in node.value)
+        return lst
 
     def mapping(self, node: yaml.MappingNode) -> LDict:
         d = _tag(LDict(), self.file, node.start_mark.line + 1)
-        d.key_lines = {}
+        d.key_lines = lines = {}
         self.memo[id(node)] = d
-        seen: dict[Any, int] = {}
+        merge = False
         for k_node, _ in node.value:
-            if k_node.tag == "tag:yaml.org,2002:merge":
+            if k_node.tag == _MERGE:
+                merge = True
                 continue
-            k = self.loader.construct_object(k_node, deep=True)
+            k = self.scalar(k_node) if isinstance(k_node, yaml.ScalarNode) else None
             line = k_node.start_mark.line + 1
-            if isinstance(k, (dict, list)):
+            if not isinstance(k, (str, int, float, bool)) and k is not None:
                 raise ConfigError("a mapping key must be a plain value", file=self.file, line=line)
-            if k in seen:
-                raise ConfigError(f"duplicate key {k!r} (first defined on line {seen[k]})", file=self.file,
+            k = k if isinstance(k, str) else "null" if k is None else str(k)
+            if k in lines:
+                raise ConfigError(f"duplicate key {k!r} (first defined on line {lines[k]})", file=self.file,
                                   line=line, hint="YAML keeps only one of them; remove or rename the other")
-            seen[k] = line
+            lines[k] = line
+        if not merge:
+            for k_node, v_node in node.value:
+                k = k_node.value if k_node.tag == _STR else str(self.scalar(k_node))
+                d[k] = self.convert(v_node)
+            return d
+        own = dict(lines)
         self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
         for k_node, v_node in node.value:
-            k = self.loader.construct_object(k_node, deep=True)
-            k = k if isinstance(k, str) else str(k) if k is not None else "null"
+            k = self.scalar(k_node)
+            k = k if isinstance(k, str) else "null" if k is None else str(k)
             d[k] = self.convert(v_node)
-            d.key_lines[k] = k_node.start_mark.line + 1
+            lines[k] = own.get(k, k_node.start_mark.line + 1)
         return d
 
 
