@@ -80,7 +80,8 @@ def render(source: str, vars: dict[str, Any]) -> str:
     if not has_template(source):
         return source
     ns = dict(vars)
-    ns.setdefault("env", env_namespace())
+    if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
+        ns["env"] = env_namespace()
     return compile_template(source).render(ns)
 
 
