@@ -142,7 +142,9 @@ def parse_yaml(text: str, file: str) -> Any:
         line = mark.line + 1 if mark else 0
         problem = e.problem or str(e)
         hint = "check the indentation and quoting around this line"
-        if "\t" in problem or "'\\t'" in problem:
+        lines = text.splitlines()
+        bad_line = lines[mark.line] if mark and mark.line < len(lines) else ""
+        if "\t" in bad_line[: mark.column + 1 if mark else 0] or "\t" in problem:
             problem = "a tab character is not allowed here"
             hint = "YAML indentation must use spaces, not tabs"
         ctx = f" ({e.context})" if e.context else ""
