@@ -176,3 +176,22 @@ def test_bad_rubric_prompt_step_is_config_error() -> None:
     s = AssertionSpec(type="noise-sensitivity", value=TRUTH, rubric_prompt={"classify": "x"})
     with pytest.raises(ConfigError, match="unknown grader step"):
         engine.build(s)
+
+
+def test_independent_calls_run_concurrently(fake_openai: FakeOpenAI) -> None:
+    """Both extractions, then verify and attribute, must be in flight together (a barrier of 2 each)."""
+    import threading
+
+    first, second = threading.Barrier(2, timeout=10), threading.Barrier(2, timeout=10)
+
+    def together(barrier: threading.Barrier, answer: Any) -> Any:
+        def handler(body: dict[str, Any]) -> Any:
+            barrier.wait()  # raises BrokenBarrierError (-> HTTP error -> grader error) if calls were sequential
+            return answer(body) if callable(answer) else answer
+        return handler
+
+    route(fake_openai, extract=together(first, extract), verify=together(second, VERIFY),
+          attribute=together(second, attribute))
+    result = evaluate(spec(), OUTPUT, {"context": [c["text"] for c in CHUNKS]}, make_grader(fake_openai))
+    assert result.error is None and result.score == 0.5
+    assert len(fake_openai.requests) == 4

@@ -43,7 +43,7 @@ class _ContextClaims(GradedAssertion):
             "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason,
                         "chunks": list(v.evidence) if v.verdict == "supported" else [],
                         "evidence": list(v.evidence)} for c, v in zip(claims, verdicts, strict=True)],
-            "n_chunks": len(chunks),
+            "context": chunks,
         }
         return claims, verdicts, trace, details
 
@@ -215,7 +215,7 @@ class ContextRecall(_ReferenceClaims):
         listed = f" ({'; '.join(quote(c) for c in missing[:3])})" if missing else ""
         details = {"claims": [{"text": c, "chunks": [k for k, e in enumerate(row) if e], "attributed": a}
                               for c, row, a in zip(claims, matrix, attributed, strict=True)],
-                   "n_chunks": len(chunks)}
+                   "context": chunks}
         reason = f"{plural(len(claims), 'reference claim')}, {len(missing)} not in the context{listed}: {comparison}"
         return self.score(passed, value, reason, details, trace)
 
