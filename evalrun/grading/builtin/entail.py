@@ -22,12 +22,14 @@ missing and by `CONTRADICTION_FACTOR` when contradicted. It orders claims for AU
 
 from __future__ import annotations
 
+import heapq
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.segment import resolved_sentences
-from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, _tokenize, stem, terms_of
+from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, _tokenize, merge_terms, stem, terms_of
 
 #: Minimum weighted coverage of the claim's keys for `supported`.
 SUPPORT_THRESHOLD = 0.75
@@ -52,6 +54,8 @@ ATTRIBUTION_MIN = 0.5
 _CLAUSE_SEPARATORS = (";", ", and ", ", but ", " but ", ", while ", " while ", ", whereas ", " whereas ",
                       ", although ", " although ", ", who ", ", which ", " because ", ", so ", ": ")
 _RELATIVE = frozenset({", who ", ", which "})
+_CLAUSE_RE = re.compile("(" + "|".join(re.escape(s) for s in _CLAUSE_SEPARATORS) + ")")
+_CANDIDATES = 6  # evidence units examined closely per claim
 
 
 LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
@@ -92,16 +96,16 @@ class Judgement:
 
 def _split_clauses(text: str) -> list[str]:
     """Clauses of an evidence sentence; a relative clause (", who ...") gets its antecedent as subject."""
-    parts = [text]
-    for sep in _CLAUSE_SEPARATORS:
-        nxt: list[str] = []
-        for p in parts:
-            pieces = [x for x in p.split(sep) if x.strip()]
-            if sep in _RELATIVE and len(pieces) > 1:
-                pieces = [pieces[0]] + [f"{_antecedent(pieces[i - 1])} {x}" for i, x in enumerate(pieces) if i]
-            nxt.extend(pieces)
-        parts = nxt
-    return parts
+    pieces = _CLAUSE_RE.split(text)
+    out = [pieces[0]] if pieces[0].strip() else []
+    for k in range(1, len(pieces), 2):
+        sep, piece = pieces[k], pieces[k + 1]
+        if not piece.strip():
+            continue
+        if sep in _RELATIVE and pieces[k - 1].strip():
+            piece = f"{_antecedent(pieces[k - 1])} {piece}"
+        out.append(piece)
+    return out or [text]
 
 
 def _antecedent(left: str) -> str:
@@ -127,20 +131,21 @@ def _index(units: list[_Unit]) -> dict[str, tuple[int, ...]]:
 @lru_cache(maxsize=256)
 def prepare(evidence: tuple[str, ...]) -> Evidence:
     """Split and analyse evidence texts (cached: the same evidence is analysed once per process)."""
-    raw_sents: list[tuple[str, int, tuple[Token, ...]]] = []
+    raw_sents: list[tuple[str, int, list[tuple[str, tuple[Token, ...]]]]] = []
     known: set[str] = set()
     for item, text in enumerate(evidence):
         for s in resolved_sentences(text):
-            toks = _tokenize(s)
-            raw_sents.append((s, item, toks))
-            known.update(t.key for t in toks if t.kind == "word" and t.capital and not t.initial)
+            pieces = [(c, _tokenize(c)) for c in _split_clauses(s)]  # a sentence is tokenised once, by clause
+            raw_sents.append((s, item, pieces))
+            for ci, (_, toks) in enumerate(pieces):
+                known.update(t.key for t in toks if t.kind == "word" and t.capital and (ci or not t.initial))
     known_f = frozenset(known)
     sents: list[_Unit] = []
     clauses: list[_Unit] = []
-    for si, (s, item, toks) in enumerate(raw_sents):
-        sents.append(_Unit(s, terms_of(toks, known_f), item, si))
-        for c in _split_clauses(s):
-            clauses.append(_Unit(c, terms_of(_tokenize(c), known_f), item, si))
+    for si, (s, item, pieces) in enumerate(raw_sents):
+        parts = [terms_of(toks, known_f) for _, toks in pieces]
+        clauses.extend(_Unit(c, t, item, si) for (c, _), t in zip(pieces, parts, strict=True))
+        sents.append(_Unit(s, parts[0] if len(parts) == 1 else merge_terms(parts), item, si))
     keys = frozenset().union(*(u.terms.keys for u in sents)) if sents else frozenset()
     ents = frozenset().union(*(u.terms.entities for u in sents)) if sents else frozenset()
     return Evidence(tuple(sents), tuple(clauses), keys, ents, _index(sents), _index(clauses))
@@ -165,15 +170,18 @@ def _coverage(w: dict[str, float], total: float, keys: frozenset[str], exclude: 
     return sum(v for k, v in w.items() if k in keys and k not in exclude) / denom
 
 
-def _best(units: tuple[_Unit, ...], index: dict[str, tuple[int, ...]], t: Terms, w: dict[str, float],
-          total: float) -> list[tuple[float, int]]:
-    """(coverage, unit id) of the units sharing a key with the claim, best first (ties: earlier unit)."""
-    cand: set[int] = set()
-    for k in t.keys:
-        cand.update(index.get(k, ()))
-    scored = [(_coverage(w, total, units[i].terms.keys), i) for i in cand]
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    return scored
+def _best(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
+          limit: int = _CANDIDATES) -> list[tuple[float, int]]:
+    """(coverage, unit id) of the `limit` units covering most of the claim, best first (ties: earlier unit).
+
+    Accumulated over the inverted index: the cost is the number of postings of the claim's keys, not the
+    number of evidence units times the claim's length.
+    """
+    acc: dict[int, float] = {}
+    for k, weight in w.items():
+        for i in index.get(k, ()):
+            acc[i] = acc.get(i, 0.0) + weight
+    return [(s / total, i) for i, s in heapq.nsmallest(limit, acc.items(), key=lambda x: (-x[1], x[0]))]
 
 
 def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
@@ -186,7 +194,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
         return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
     w = _weights(t)
     total = sum(w.values())
-    ranked = _best(ev.sentences, ev.sentence_index, t, w, total)
+    ranked = _best(ev.sentence_index, w, total)
     if not ranked:
         return Judgement("unsupported", 0.0, 0.0, "no evidence sentence shares a content word with the claim")
     b1 = ev.sentences[ranked[0][1]]
@@ -234,7 +242,7 @@ def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: 
         others = sorted(st.months - t.months)
         if others and _coverage(w, total, st.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
             return f"the claim says {month} where the evidence says {', '.join(others)}"
-    ranked = _best(ev.clauses, ev.clause_index, t, w, total)
+    ranked = _best(ev.clause_index, w, total, 3)
     for _, ci in ranked[:3]:
         clause = ev.clauses[ci]
         reason = _clause_conflict(claim, t, w, total, clause)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from evalrun.grading.builtin.lexicon import (
     ANTONYM_PAIRS,
@@ -27,7 +28,8 @@ from evalrun.grading.builtin.lexicon import (
 )
 
 #: One token: a number (with optional currency, thousands separators, decimals, percent) or a word.
-_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[A-Za-z][A-Za-z']*")
+#: Hyphens and slashes separate words ("high-level", "km/h"); "3-1" is two numbers.
+_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_](?:[^\W\d_]|')*")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
@@ -35,12 +37,10 @@ _CONTRACTIONS = (
 )
 _FRACTIONS_RE = re.compile(r"\b(?:a|one)\s+(half|third|quarter|fifth)\b", re.I)
 _FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
-_HYPHEN_RE = re.compile(r"(?<=[A-Za-z])[-/](?=[A-Za-z])")
-_SCORE_RE = re.compile(r"(?<=\d)[-\u2013](?=\d)")
+_FRACTION_HINTS = ("half", "third", "quarter", "fifth")
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """A word or number as written (`text`), its normalised key, and its kind."""
 
     text: str
@@ -145,11 +145,13 @@ def tokenize(text: str) -> list[Token]:
 
 @lru_cache(maxsize=65536)
 def _tokenize(text: str) -> tuple[Token, ...]:
-    for rx, rep in _CONTRACTIONS:
-        text = rx.sub(rep, text)
-    text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[m.group(1).lower()], text)
-    text = _HYPHEN_RE.sub(" ", text)
-    text = _SCORE_RE.sub(" ", text)
+    if "'" in text or "\u2019" in text:
+        text = text.replace("\u2019", "'")
+        for rx, rep in _CONTRACTIONS:
+            text = rx.sub(rep, text)
+    lowered = text.lower()
+    if any(h in lowered for h in _FRACTION_HINTS):
+        text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[m.group(1).lower()], text)
     raw = _TOKEN_RE.findall(text)
     out: list[Token] = []
     i = 0
@@ -169,6 +171,15 @@ def _tokenize(text: str) -> tuple[Token, ...]:
                 is_year = False
             out.append(Token(tok, _canon_number(value), "year" if is_year else "num", initial=initial))
             i = j
+            continue
+        plain = _PLAIN.get(lower)
+        if plain is None and lower not in _CONTEXTUAL:
+            if len(_PLAIN) > _PLAIN_MAX:
+                _PLAIN.clear()
+            plain = _PLAIN[lower] = _classify(lower)
+        if plain is not None:  # the common case: the word's kind does not depend on its neighbours
+            out.append(Token(tok, plain[1], plain[0], tok[0].isupper(), initial))
+            i += 1
             continue
         if lower == "one" and not (i + 1 < n and raw[i + 1].lower() in SCALES):
             out.append(Token(tok, lower, "stop", tok[0].isupper(), initial))  # "one of", "one day"
@@ -212,6 +223,29 @@ def _tokenize(text: str) -> tuple[Token, ...]:
             out.append(Token(tok, key, "word", capital, initial))
         i += 1
     return tuple(out)
+
+
+_CONTEXTUAL = frozenset(NUMBER_WORDS) | frozenset(SCALES) | frozenset(UNITS) | {"one", "may"}
+#: Memo of context-free word classifications: lowercase word -> (kind, key).
+_PLAIN: dict[str, tuple[str, str] | None] = {}
+_PLAIN_MAX = 200_000
+
+
+def _classify(lower: str) -> tuple[str, str] | None:
+    """(kind, key) of a word whose kind needs no context; None for single letters (context decides)."""
+    if lower in NEGATIONS:
+        return ("neg", "not")
+    if lower in ORDINALS:
+        return ("ord", f"o{ORDINALS[lower]}")
+    if lower in MONTHS:
+        return ("month", MONTHS[lower])
+    if lower in WEEKDAYS:
+        return ("month", lower[:3])
+    if lower in STOPWORDS:
+        return ("stop", lower)
+    if len(lower) < 2:
+        return None
+    return ("word", stem(lower))
 
 
 def entity_keys(tokens: tuple[Token, ...] | list[Token], known: frozenset[str] = frozenset()) -> frozenset[str]:
@@ -266,6 +300,19 @@ def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[
         negations=negs,
         polar=frozenset(k for k in frozen if k in ANTONYMS),
         first_key=first,
+    )
+
+
+def merge_terms(parts: list[Terms]) -> Terms:
+    """The terms of a sentence from the terms of its clauses."""
+    return Terms(
+        keys=frozenset().union(*(p.keys for p in parts)),
+        entities=frozenset().union(*(p.entities for p in parts)),
+        numbers=frozenset().union(*(p.numbers for p in parts)),
+        months=frozenset().union(*(p.months for p in parts)),
+        negations=sum(p.negations for p in parts),
+        polar=frozenset().union(*(p.polar for p in parts)),
+        first_key=next((p.first_key for p in parts if p.first_key), None),
     )
 
 
