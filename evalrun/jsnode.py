@@ -18,6 +18,7 @@ import itertools
 import json
 import shutil
 import subprocess
+import threading
 from typing import Any
 
 from evalrun.errors import AssertionRuntimeError
@@ -88,85 +89,101 @@ _MISSING = ("Node.js is required for `javascript` assertions but `node` was not 
 
 
 class _NodeProcess:
-    """The running node process of one event loop, with id-matched pending requests."""
+    """The running node process with id-matched pending requests; a reader thread resolves their futures,
+    so one process serves any number of event loops (and outlives none of them)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, loop: asyncio.AbstractEventLoop) -> None:
-        self.proc = proc
-        self.loop = loop
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+    def __init__(self, node: str) -> None:
+        self.proc = subprocess.Popen([node, "-e", _SERVER_JS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
+        self.pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
         self.ids = itertools.count(1)
-        self.reader = loop.create_task(self._read())
+        self.lock = threading.Lock()
+        self.stderr_tail = ""
+        threading.Thread(target=self._read, daemon=True, name="evalrun-node-out").start()
+        threading.Thread(target=self._drain_stderr, daemon=True, name="evalrun-node-err").start()
 
-    async def _read(self) -> None:
+    def _read(self) -> None:
         assert self.proc.stdout is not None
-        while True:
-            line = await self.proc.stdout.readline()
-            if not line:
-                break
+        for line in self.proc.stdout:
             try:
                 msg = json.loads(line)
             except ValueError:
                 continue
-            fut = self.pending.pop(msg.get("id"), None)
-            if fut is not None and not fut.done():
-                fut.set_result(msg)
-        err = b""
-        if self.proc.stderr is not None:
-            with contextlib.suppress(Exception):
-                err = await self.proc.stderr.read()
-        for fut in self.pending.values():
-            if not fut.done():
-                fut.set_exception(AssertionRuntimeError(f"the node process exited: {err.decode()[-500:]}"))
-        self.pending.clear()
+            with self.lock:
+                entry = self.pending.pop(msg.get("id"), None)
+            if entry is not None:
+                _resolve(entry, msg)
+        with self.lock:
+            entries, self.pending = list(self.pending.values()), {}
+        for entry in entries:
+            _resolve(entry, {"ok": False, "error": f"the node process exited: {self.stderr_tail[-500:]}"})
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_tail = (self.stderr_tail + line)[-2000:]
 
     async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
         rid = next(self.ids)
-        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
-        self.pending[rid] = fut
-        assert self.proc.stdin is not None
-        self.proc.stdin.write((json.dumps({"id": rid, **payload}, default=str) + "\n").encode())
-        await self.proc.stdin.drain()
+        line = json.dumps({**payload, "id": rid}, default=str) + "\n"
+        with self.lock:
+            self.pending[rid] = (loop, fut)
+            assert self.proc.stdin is not None
+            try:
+                self.proc.stdin.write(line)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                self.pending.pop(rid, None)
+                raise AssertionRuntimeError(f"the node process is gone: {e} {self.stderr_tail[-300:]}") from None
         return await fut
 
     def alive(self) -> bool:
-        return self.proc.returncode is None and not self.loop.is_closed()
+        return self.proc.poll() is None
 
     def kill(self) -> None:
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
                 self.proc.kill()
+            with contextlib.suppress(Exception):
+                self.proc.wait(timeout=5)
+
+
+def _resolve(entry: tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]], msg: dict[str, Any]) -> None:
+    loop, fut = entry
+
+    def done() -> None:
+        if not fut.done():
+            fut.set_result(msg)
+
+    with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits any more
+        loop.call_soon_threadsafe(done)
 
 
 _PROC: _NodeProcess | None = None
-_LOCK: dict[int, asyncio.Lock] = {}
+_START = threading.Lock()
 
 
 def node_path() -> str | None:
     return shutil.which("node")
 
 
-async def _process() -> _NodeProcess:
+def _process() -> _NodeProcess:
     global _PROC
-    loop = asyncio.get_running_loop()
-    lock = _LOCK.setdefault(id(loop), asyncio.Lock())
-    async with lock:
-        if _PROC is not None and _PROC.loop is loop and _PROC.alive():
+    with _START:
+        if _PROC is not None and _PROC.alive():
             return _PROC
-        if _PROC is not None:
-            _PROC.kill()
         node = node_path()
         if node is None:
             raise AssertionRuntimeError(_MISSING)
-        proc = await asyncio.create_subprocess_exec(
-            node, "-e", _SERVER_JS, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        _PROC = _NodeProcess(proc, loop)
+        _PROC = _NodeProcess(node)
         return _PROC
 
 
 async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
     """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
-    proc = await _process()
+    proc = _process()
     reply = await proc.request({"code": code, "output": output, "context": context, "base_dir": base_dir})
     if not reply.get("ok"):
         raise AssertionRuntimeError(f"JavaScript threw {reply.get('error')}")

@@ -11,7 +11,8 @@ import pytest
 from evalrun.assertions import engine
 from evalrun.assertions.base import AssertionContext
 from evalrun.errors import ConfigError, Location
-from evalrun.types import AssertionResult, AssertionSpec, Case, Output, PromptSpec, ProviderSpec, TestSpec
+from evalrun.types import AssertionResult, AssertionSpec, Case, Output, PromptSpec, ProviderSpec
+from evalrun.types import TestSpec as _TestSpec
 
 LOC = Location("suite.yaml", 7)
 
@@ -26,8 +27,8 @@ def spec(type_: str, value: Any = None, **kw: Any) -> AssertionSpec:
 
 def context(output: str = "", value: Any = None, *, vars: dict[str, Any] | None = None,
             response: Output | None = None, provider: ProviderSpec | None = None,
-            test: TestSpec | None = None, config: dict[str, Any] | None = None) -> AssertionContext:
-    test = test or TestSpec(index=0, description="t", vars=vars or {}, asserts=())
+            test: _TestSpec | None = None, config: dict[str, Any] | None = None) -> AssertionContext:
+    test = test or _TestSpec(index=0, description="t", vars=vars or {}, asserts=())
     prov = provider or ProviderSpec(id="echo")
     prompt = PromptSpec(raw="{{q}}", label="p", id="p")
     case = Case(id="c1", index=0, test=test, vars=vars or {}, provider=prov, prompt=prompt)

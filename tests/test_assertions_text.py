@@ -96,10 +96,10 @@ def test_bad_arguments_are_config_errors(type_: str, value: object, needle: str)
 
 
 def test_templated_value_is_checked_per_case() -> None:
-    from tests.test_assertions_helpers import context, spec
     import asyncio
 
     from evalrun.assertions import engine
+    from tests.test_assertions_helpers import context, spec
 
     s = spec("regex", "{{ pattern }}")          # not checked at load time: rendered per case
     r = asyncio.run(engine.evaluate(s, context("abc", "(")))
