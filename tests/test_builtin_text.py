@@ -41,6 +41,7 @@ def _numbers(text: str) -> set[tuple[str, str]]:
     ("18,000 people", {("num", "18000")}),
     ("the second quarter", {("ord", "o2")}),
     ("about a third of the surface", {("num", "0.333")}),
+    ("about half of the surface", {("num", "0.5")}),
     ("a score of 3-1", {("num", "3"), ("num", "1")}),
 ])
 def test_numbers_are_normalised(text: str, expected: set[tuple[str, str]]) -> None:

@@ -81,6 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{kind + '/' + split:<16}{len(sub):>5}{sum(labels):>10}"
                   f"{auroc([r[1] for r in sub], labels):>14.3f}{auroc([r[2] for r in sub], labels):>12.3f}"
                   f"{acc:>10.3f}")
+    print(f"\n{'perturbation':<14}{'n':>5}{'label':>10}{'correct at threshold':>22}")
+    for kind in sorted({str(r[0]["perturbation"]) for r in rows}):
+        sub = [r for r in rows if r[0]["perturbation"] == kind]
+        ok = sum((r[1] >= args.threshold) == bool(r[0]["faithful"]) for r in sub)
+        label = "faithful" if sub[0][0]["faithful"] else "not"
+        print(f"{kind:<14}{len(sub):>5}{label:>10}{ok:>14}/{len(sub)} ({ok / len(sub):.0%})")
     if args.errors:
         for it, faith, low, detail in rows:
             if (faith >= args.threshold) != bool(it["faithful"]):

@@ -35,7 +35,7 @@ _CONTRACTIONS = (
     (re.compile(r"\bwon't\b", re.I), "will not"),
     (re.compile(r"n't\b", re.I), " not"),
 )
-_FRACTIONS_RE = re.compile(r"\b(?:a|one)\s+(half|third|quarter|fifth)\b", re.I)
+_FRACTIONS_RE = re.compile(r"\b(?:(?:a|one)\s+(half|third|quarter|fifth)|(half))\b", re.I)
 _FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
 _FRACTION_HINTS = ("half", "third", "quarter", "fifth")
 
@@ -151,7 +151,7 @@ def _tokenize(text: str) -> tuple[Token, ...]:
             text = rx.sub(rep, text)
     lowered = text.lower()
     if any(h in lowered for h in _FRACTION_HINTS):
-        text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[m.group(1).lower()], text)
+        text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[(m.group(1) or m.group(2)).lower()], text)
     raw = _TOKEN_RE.findall(text)
     out: list[Token] = []
     i = 0
