@@ -116,3 +116,19 @@ def test_faithfulness_helper() -> None:
     assert faithfulness(OUTPUT, GROUND_TRUTH) == 0.5
     assert faithfulness("Python supports object-oriented programming.", GROUND_TRUTH) == 1.0
     assert faithfulness("", GROUND_TRUTH) is None
+
+
+def test_same_results_under_different_hash_seeds() -> None:
+    """Deterministic on every machine: no dependence on set/dict ordering (PYTHONHASHSEED)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from evalrun.grading.builtin import judge, extract_claims\n"
+            "ctx = " + repr(GROUND_TRUTH + " " + " ".join(c for c, _ in CHUNKS)) + "\n"
+            "for c in extract_claims(" + repr(OUTPUT + " Ruby was created in 1993 by Matz. Java is not "
+                                              "compiled.") + "):\n"
+            "    j = judge(c, [ctx]); print(j.verdict, j.score, j.reason)\n")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(outs) == 1 and outs.pop().count("\n") == 4
