@@ -15,6 +15,7 @@ status, with a hint.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import dataclasses
@@ -166,7 +167,7 @@ class LLMTransport:
                 except Exception as exc:  # litellm raises many types; each becomes a ProviderError
                     raise to_provider_error(exc, model, params) from exc
                 latency_ms = (time.perf_counter() - start) * 1000.0
-            return _output_from_response(litellm, response, latency_ms)
+            return _output_from_response(litellm, model, response, latency_ms)
 
         def on_retry(next_attempt: int, total: int, err: ProviderError, wait: float) -> None:
             self._stats["retries"] += 1
@@ -184,11 +185,13 @@ class LLMTransport:
 
 
 # ---------------------------------------------------------------- response <-> Output <-> cache value
-def _output_from_response(litellm: Any, response: Any, latency_ms: float) -> Output:
+def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: float) -> Output:
     raw = response.model_dump() if hasattr(response, "model_dump") else dict(response)
     raw = json.loads(json.dumps(raw, default=str))  # plain JSON types only (it is cached and reported)
-    choices = raw.get("choices") or [{}]
-    choice = choices[0] or {}
+    choices = raw.get("choices")
+    if not choices or not isinstance(choices[0], dict):
+        raise ProviderError(f"{model}: the reply has no choices (an empty chat completion)")
+    choice = choices[0]
     message = choice.get("message") or {}
     text = message.get("content")
     if text is None and message.get("tool_calls"):
@@ -231,6 +234,7 @@ _STATUS_WHAT = {
     429: "rate limited", 500: "server error", 502: "bad gateway", 503: "service unavailable",
     504: "gateway timeout",
 }
+_ERROR_CODE = re.compile(r"^Error code: \d+ - ")
 _PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
 
 
@@ -239,10 +243,31 @@ def _server_message(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc).strip()
     if "Exception - " in text:
         text = text.split("Exception - ", 1)[1]
+    text = _ERROR_CODE.sub("", text, count=1)
     for _ in range(3):
         text = _PREFIX.sub("", text, count=1)
+    text = _body_message(text)
     text = " ".join(text.split())
     return text[:300] + ("..." if len(text) > 300 else "")
+
+
+def _body_message(text: str) -> str:
+    """The message inside an error body shown as JSON or a Python dict ({'detail': ...}, {'error': {...}})."""
+    if not text.startswith("{"):
+        return text
+    body: Any = None
+    with contextlib.suppress(ValueError):
+        body = json.loads(text)
+    if body is None:
+        with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+            body = ast.literal_eval(text)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    if isinstance(body, dict):
+        for k in ("message", "detail", "error", "msg"):
+            if isinstance(body.get(k), str) and body[k].strip():
+                return str(body[k])
+    return text
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -290,13 +315,16 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
     elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
         what, status, retryable = f"the server at {base} did not return valid JSON", None, False
         hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
+    elif "litellm: provider returned" in str(exc).lower():
+        what, status, retryable = f"the server at {base} returned something that is not a chat completion", None, False
+        hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
     elif status is not None:
         what = f"HTTP {status} {_STATUS_WHAT.get(status, 'error')}"
         retryable = is_retryable_status(status)
         hint = {401: _key_hint(model), 403: _key_hint(model),
                 404: "check the model name and `apiBaseUrl`",
                 429: "the provider is rate limiting: lower --max-concurrency or raise your quota"}.get(status, "")
-        if status == 400 and "ContextWindowExceededError" in names:
+        if "ContextWindowExceededError" in names or re.search(r"context.(length|window)", str(exc), re.I):
             hint = "the prompt is longer than the model's context window"
     else:
         what, retryable, hint = name, False, ""
