@@ -109,7 +109,10 @@ def test_judge_refuses_free_form_rubrics() -> None:
         asyncio.run(g.judge("Is the answer polite?", {"type": "object"}, trace))
     with pytest.raises(GraderError, match="cannot grade noise-robustness"):
         asyncio.run(g.judge("...", {"type": "object"}, trace, step="noise-robustness"))
-    assert [c.step for c in trace.calls] == ["judge", "noise-robustness"]
+    robustness = {"type": "object", "properties": {"robustnessScore": {"type": "number"}}}
+    with pytest.raises(GraderError, match="cannot grade noise-robustness; set --grader MODEL"):
+        asyncio.run(g.judge("...", robustness, trace))
+    assert [c.step for c in trace.calls] == ["judge", "noise-robustness", "judge"]
 
 
 def test_faithfulness_helper() -> None:

@@ -79,7 +79,10 @@ class BuiltinGrader:
     async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
                     step: str = "judge") -> dict[str, Any]:
         """Not possible without a model: raises GraderError (the assertion becomes an ERROR)."""
-        what = "llm-rubric" if step in _RUBRIC_STEPS else step
+        what = step
+        if step in _RUBRIC_STEPS:
+            props = schema.get("properties") or {}
+            what = "noise-robustness" if "robustnessScore" in props else "llm-rubric"
         message = (f"the builtin grader cannot grade {what}; set --grader MODEL "
                    "(e.g. --grader openai:gpt-4o-mini or --grader ollama:chat:llama3)")
         _record(trace, step, {"error": message}, time.perf_counter())
