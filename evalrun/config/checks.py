@@ -58,14 +58,17 @@ def _test_name(test: TestSpec) -> str:
     return f"{name} ({test.description!r})" if test.description else name
 
 
-def _missing_error(name: str, what: str, test: TestSpec, defined: set[str]) -> ConfigError:
+def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
+                   spec: AssertionSpec | None = None) -> ConfigError:
     from evalrun.suggest import did_you_mean
 
-    loc = test.loc
     close = did_you_mean(name, defined - BUILTIN_VARS)
     hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
-    return ConfigError.at(loc, f"undefined template variable {name!r} in {what}, used by {_test_name(test)}",
-                          key=test.key_path or None, hint=hint)
+    where = f" (test at {test.loc})" if spec is not None and test.loc else ""
+    msg = f"undefined template variable {name!r} in {what}, used by {_test_name(test)}{where}"
+    if spec is not None and spec.loc is not None:
+        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint)
+    return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
 
 
 def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> None:
@@ -85,8 +88,7 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> 
                                  hint="templates use Jinja2 syntax: {{ var }}") from None
         if missing:
             name = sorted(missing)[0]
-            err = _missing_error(name, f"the {field} of {spec.full_type} ({spec.key_path})", test, defined)
-            raise err
+            raise _missing_error(name, f"the {field} of {spec.full_type}", test, defined, spec)
     for child in spec.children:
         _check_assertion(child, test, defined)
 

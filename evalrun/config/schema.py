@@ -134,9 +134,22 @@ def _branch_fits(err: Any) -> bool:
     return not (err.validator == "type" and not err.relative_path)
 
 
+def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
+    """How many of the instance's keys an anyOf alternative declares (after one $ref)."""
+    ref = alt.get("$ref")
+    if ref is not None:
+        root = _runtime_schema(None)
+        alt = root["$defs"].get(ref.rsplit("/", 1)[1], {})
+    return sum(1 for k in instance if k in alt.get("properties", {}))
+
+
 def _explain(err: Any, doc: Any, file: str, prefix: str) -> ConfigError:
     if err.validator in ("anyOf", "oneOf") and err.context:
         fitting = [e for e in err.context if _branch_fits(e)]
+        if fitting and isinstance(err.instance, dict):  # the alternative that knows most of the keys
+            scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
+            fitting.sort(key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
+            return _explain(fitting[0], doc, file, prefix)
         if fitting:
             best = max(fitting, key=lambda e: len(e.absolute_path))
             return _explain(best, doc, file, prefix)

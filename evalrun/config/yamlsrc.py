@@ -221,7 +221,7 @@ def load_config_file(path: Path, display: str) -> LDict:
         raise ConfigError("the config file is empty", file=display, line=1,
                           hint="a config needs at least `prompts`, `providers` and `tests`")
     if not isinstance(data, LDict):
-        kind = type(data).__name__
+        kind = "list" if isinstance(data, list) else type(data).__name__
         raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
                           file=display, line=getattr(data, "line", 1) or 1,
                           hint="start the file with keys such as `prompts:`")

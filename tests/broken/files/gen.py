@@ -1,0 +1,2 @@
+def make_test(config=None):
+    return []
