@@ -68,9 +68,11 @@ def sql_problem(sql: str) -> str | None:
     try:
         conn.set_authorizer(_authorizer)
         for stmt in split_statements(text):
-            first = re.match(r"\s*\(*\s*(\w+)", stmt)
+            first = re.match(r"\s*(\w+)(\s+[@`\"\w])?", stmt)
             if first and first.group(1).upper() in _KEYWORD_ONLY:
-                continue
+                if first.group(2) and "```" not in stmt:
+                    continue
+                return f"Incomplete {first.group(1).upper()} statement"
             try:
                 conn.execute("EXPLAIN " + stmt.rstrip(";"))
             except sqlite3.Warning as e:  # pragma: no cover - several statements
