@@ -205,3 +205,14 @@ def test_fence_neutralises_lookalikes() -> None:
     assert neutralise("a <<<END CHUNK 1>>> b >>>> «« »»") == "a < < <END CHUNK 1> > > b > > > > « « » »"
     assert block("chunk 1", "x") == "<<<CHUNK 1>>>\nx\n<<<END CHUNK 1>>>"
     assert numbered("CLAIM", ["a", "b"]).split("\n\n")[1] == "<<<CLAIM 1>>>\nb\n<<<END CLAIM 1>>>"
+
+
+def test_falls_back_to_no_response_format_when_json_mode_is_rejected_too(fake_openai: FakeOpenAI) -> None:
+    reject = {"status": 400, "body": {"error": {"message": "Unsupported parameter: response_format",
+                                                "type": "invalid_request_error"}}}
+    fake_openai.script(reject, reject, {"content": json.dumps({"claims": ["a"]})})
+    grader = make_grader(fake_openai)
+    assert run(grader.extract_claims("a", GraderTrace(grader.id))) == ["a"]
+    assert [r.get("response_format", {}).get("type") for r in fake_openai.requests] == [
+        "json_schema", "json_object", None]
+    assert '"claims"' in user_text(fake_openai.requests[2])

@@ -4,7 +4,8 @@ Each step renders its prompt template (grading/prompts/<step>.j2, or a user over
 `response_format` = a JSON schema whose array lengths are pinned (grading/schemas.py), validates the reply with
 jsonschema, and on an invalid reply makes ONE repair call (the reply and the validation error sent back). A
 reply still invalid raises GraderError carrying the raw reply. When the provider rejects `json_schema`
-response formats, the grader falls back to JSON mode with the schema in the prompt (and remembers it).
+response formats, the grader falls back to JSON mode with the schema in the prompt, then to no response_format
+at all (schema in the prompt only), and remembers the level for that model.
 Untrusted text is fenced (grading/fence.py). This module never imports litellm: the transport does.
 """
 
@@ -103,7 +104,9 @@ class LLMGrader:
         self._params: dict[str, Any] = {"temperature": 0, **(params or {})}
         self._prompts = dict(prompts or {})
         self._extra: dict[str, Any] = {}
-        self._format = {"structured": True}  # shared with with_prompts() views: a property of the model
+        #: Reply format the model accepts: 0 json_schema, 1 json_object, 2 none (schema in the prompt only).
+        #: Shared with with_prompts() views: a property of the model, learnt on its first rejection.
+        self._format = {"level": 0}
 
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
         """A view of this grader whose step templates are replaced by `overrides` (step -> template).
@@ -194,21 +197,22 @@ class LLMGrader:
                     repair: bool = False) -> Output:
         label = f"{step}:repair" if repair else step
         while True:
-            structured = self._format["structured"]
+            level = self._format["level"]
             params = dict(self._params)
             msgs = messages
-            if structured:
+            if level == 0:
                 params["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": f"evalrun_{step}", "schema": schema, "strict": True}}
             else:
-                params["response_format"] = {"type": "json_object"}
+                if level == 1:
+                    params["response_format"] = {"type": "json_object"}
                 hint = _render(builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
                 msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
             try:
                 out = await self._transport.chat(self.model, msgs, params)
             except ProviderError as e:
-                if structured and _UNSUPPORTED_FORMAT.search(str(e)):
-                    self._format["structured"] = False  # the model rejects json_schema: use JSON mode
+                if level < 2 and _UNSUPPORTED_FORMAT.search(str(e)):
+                    self._format["level"] = level + 1  # the model rejects this response_format: step down
                     continue
                 trace.calls.append(GraderCall(label, None))
                 raise GraderError(f"grader call for step {step!r} failed: {e}", raw=None) from None
