@@ -309,3 +309,21 @@ def test_aclose_then_a_new_run_still_works(fake_openai: FakeOpenAI) -> None:
     assert run(one_run("a")) == "aa!"
     assert run(one_run("b")) == "bb!"
     assert len(fake_openai.requests) == 4
+
+
+def test_cancelling_the_only_waiter_cancels_the_request(fake_openai: FakeOpenAI) -> None:
+    transport = LLMTransport()
+
+    async def go() -> str:
+        await transport.chat(MODEL, [{"role": "user", "content": "warm-up"}], params(fake_openai))
+        fake_openai.reset()
+        fake_openai.script({"content": "too late", "delay": 0.5}, {"content": "fresh"})
+        first = asyncio.ensure_future(transport.chat(MODEL, MSGS, params(fake_openai)))
+        await asyncio.sleep(0.2)
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        return (await transport.chat(MODEL, MSGS, params(fake_openai))).text  # not joined to the cancelled one
+
+    assert run(go()) == "fresh"
+    assert len(fake_openai.requests) == 2

@@ -137,6 +137,8 @@ class LLMTransport:
         except asyncio.CancelledError:
             flight.waiters -= 1
             if flight.waiters == 0 and not flight.task.done():
+                if self._inflight.get(key) is flight:
+                    del self._inflight[key]  # a newcomer must start afresh, not join a cancelled request
                 flight.task.cancel()
             raise
         flight.waiters -= 1
@@ -161,7 +163,8 @@ class LLMTransport:
                 self._stats["requests"] += 1
                 start = time.perf_counter()
                 try:
-                    response = await litellm.acompletion(model=model, messages=messages, **kwargs)
+                    response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages],
+                                                         **kwargs)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # litellm raises many types; each becomes a ProviderError
