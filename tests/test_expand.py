@@ -1,0 +1,108 @@
+"""Test-matrix expansion: promptfoo's order, var products, filters, stable ids, arithmetic counting."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalrun import expand
+from evalrun import types as T
+from evalrun.expand import count_cases, iter_cases, var_combinations
+from evalrun.types import PromptSpec, ProviderSpec, Suite
+
+
+def prompt(label: str, raw: str | None = None) -> PromptSpec:
+    return PromptSpec(raw=raw or f"{label} {{{{x}}}}", label=label, id=label)
+
+
+def suite(tests: list[T.TestSpec], providers: list[ProviderSpec] | None = None,
+          prompts: list[PromptSpec] | None = None, **kw: object) -> Suite:
+    return Suite(description=None, prompts=tuple(prompts or [prompt("p1"), prompt("p2")]),
+                 providers=tuple(providers or [ProviderSpec("echo", "a"), ProviderSpec("echo", "b")]),
+                 tests=tuple(tests), files=("c.yaml",), **kw)  # type: ignore[arg-type]
+
+
+def tspec(i: int, vars: dict[str, object], **kw: object) -> T.TestSpec:
+    return T.TestSpec(index=i, description=None, vars=vars, asserts=(), **kw)  # type: ignore[arg-type]
+
+
+def test_promptfoo_order_tests_repeat_vars_providers_prompts() -> None:
+    s = suite([tspec(0, {"x": ["1", "2"]}), tspec(1, {"x": "3"})])
+    got = [(c.test.index, c.repeat, c.vars["x"], c.provider.label, c.prompt.label)
+           for c in iter_cases(s, repeat=2)]
+    assert got[:5] == [(0, 0, "1", "a", "p1"), (0, 0, "1", "a", "p2"), (0, 0, "1", "b", "p1"),
+                       (0, 0, "1", "b", "p2"), (0, 0, "2", "a", "p1")]
+    assert got[8] == (0, 1, "1", "a", "p1") and got[16] == (1, 0, "3", "a", "p1")
+    assert len(got) == count_cases(s, repeat=2) == 24
+    assert [c.index for c in iter_cases(s)] == list(range(12))
+
+
+def test_cartesian_product_keys_in_order() -> None:
+    combos = list(var_combinations({"a": ["1", "2"], "b": "x", "c": ["u", "v", "w"]}))
+    assert len(combos) == 6
+    assert combos[0] == {"a": "1", "b": "x", "c": "u"} and combos[1] == {"a": "1", "b": "x", "c": "v"}
+    assert combos[3] == {"a": "2", "b": "x", "c": "u"}
+
+
+def test_lists_of_objects_and_empty_lists_stay_one_value() -> None:
+    chunks = [{"text": "a", "relevant": True}, {"text": "b", "relevant": False}]
+    combos = list(var_combinations({"chunks": chunks, "empty": [], "nums": [1, 2]}))
+    assert combos == [{"chunks": chunks, "empty": [], "nums": [1, 2]}]
+    mixed = list(var_combinations({"m": ["s", {"k": 1}]}))  # promptfoo looks at the first element only
+    assert [c["m"] for c in mixed] == ["s", {"k": 1}]
+
+
+def test_disable_var_expansion_suite_and_test() -> None:
+    assert count_cases(suite([tspec(0, {"x": ["1", "2"]})], disable_var_expansion=True)) == 4
+    t = tspec(0, {"x": ["1", "2"]}, options={"disableVarExpansion": True})
+    cases = list(iter_cases(suite([t])))
+    assert len(cases) == 4 and cases[0].vars == {"x": ["1", "2"]}
+
+
+def test_filters() -> None:
+    provs = [ProviderSpec("echo", "a", prompts=("p1",)), ProviderSpec("echo", "b")]
+    s = suite([tspec(0, {"x": "1"}), tspec(1, {"x": "1"}, providers=("b",)), tspec(2, {"x": "1"}, prompts=("p2",)),
+               tspec(3, {"x": "1"}, prompts=("p*",), providers=("echo",))], providers=provs)
+    got = [(c.test.index, c.provider.label, c.prompt.label) for c in iter_cases(s)]
+    assert got == [(0, "a", "p1"), (0, "b", "p1"), (0, "b", "p2"), (1, "b", "p1"), (1, "b", "p2"),
+                   (2, "b", "p2"), (3, "a", "p1"), (3, "b", "p1"), (3, "b", "p2")]
+    assert count_cases(s) == len(got)
+
+
+def test_prefix_suffix_applied_to_text_and_chat_prompts() -> None:
+    chat = PromptSpec(raw=[{"role": "system", "content": "S"}, {"role": "user", "content": "U"}], label="c", id="c")
+    s = suite([tspec(0, {}, options={"prefix": "<", "suffix": ">"})], prompts=[prompt("p", "T"), chat],
+              providers=[ProviderSpec("echo")])
+    raws = [c.prompt.raw for c in iter_cases(s)]
+    assert raws == ["<T>", [{"role": "system", "content": "<S"}, {"role": "user", "content": "U>"}]]
+    assert chat.raw[0]["content"] == "S"  # the suite's prompt is untouched
+
+
+def test_case_ids_are_stable_and_distinct() -> None:
+    s = suite([tspec(0, {"x": ["1", "2"]}), tspec(1, {"x": ["1", "2"]})])
+    ids = [c.id for c in iter_cases(s, repeat=2)]
+    assert len(set(ids)) == len(ids) == 32 and all(len(i) == 12 for i in ids)
+    again = suite([tspec(0, {"x": ["1", "2"]}), tspec(1, {"x": ["1", "2"]})])
+    assert ids == [c.id for c in iter_cases(again, repeat=2)]
+    relabelled = suite([tspec(0, {"x": ["1", "2"]}), tspec(1, {"x": ["1", "2"]})],
+                       providers=[ProviderSpec("echo", "a"), ProviderSpec("echo", "c")])
+    assert ids[:2] == [c.id for c in iter_cases(relabelled, repeat=2)][:2]
+    assert ids[2] != [c.id for c in iter_cases(relabelled, repeat=2)][2]
+
+
+def test_repeat_defaults_to_evaluate_options() -> None:
+    s = suite([tspec(0, {"x": "1"})], evaluate_options={"repeat": 3})
+    assert count_cases(s) == 12 and count_cases(s, repeat=1) == 4
+    assert len(list(iter_cases(s))) == 12
+
+
+def test_million_case_matrix_counts_without_building_cases(monkeypatch: pytest.MonkeyPatch) -> None:
+    values = [f"v{i}" for i in range(100)]
+    tests = [tspec(i, {"a": values, "b": values}) for i in range(25)]  # 25 x 10,000 combos
+    s = suite(tests)  # x 2 providers x 2 prompts = 1,000,000
+    with monkeypatch.context() as m:
+        m.setattr(expand, "Case", None)  # counting must not build a single Case
+        m.setattr(expand, "var_combinations", None)  # nor enumerate combinations
+        assert count_cases(s) == 1_000_000
+    it = iter_cases(s)
+    first = [next(it) for _ in range(3)]
+    assert [c.index for c in first] == [0, 1, 2] and first[0].vars == {"a": "v0", "b": "v0"}

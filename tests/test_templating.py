@@ -1,0 +1,74 @@
+"""The one sandboxed Jinja2 environment: strict undefined, native single-var values, env, chat prompts."""
+
+from __future__ import annotations
+
+import jinja2
+import pytest
+from jinja2.sandbox import SecurityError
+
+from evalrun import templating
+from evalrun.errors import ConfigError
+
+
+def test_render_and_strict_undefined() -> None:
+    assert templating.render("Hi {{ name }}!", {"name": "Ada"}) == "Hi Ada!"
+    assert templating.render("no template", {}) == "no template"
+    with pytest.raises(jinja2.UndefinedError):
+        templating.render("Hi {{ nobody }}", {})
+
+
+def test_var_values_are_data_not_templates() -> None:
+    assert templating.render("{{ x }}", {"x": "{{ y }}", "y": "boom"}) == "{{ y }}"
+    assert templating.render_value("{{ x }}", {"x": "{{ y }}"}) == "{{ y }}"
+
+
+def test_single_expression_yields_native_value() -> None:
+    chunks = [{"text": "a", "relevant": True}]
+    assert templating.render_value("{{contextChunks}}", {"contextChunks": chunks}) is chunks
+    assert templating.render_value(" {{ a.b }} ", {"a": {"b": [1, 2]}}) == [1, 2]
+    assert templating.render_value("{{ n }} items", {"n": 3}) == "3 items"
+    assert templating.render_value(["x {{ n }}", 5, {"k": "{{ n }}"}], {"n": 3}) == ["x 3", 5, {"k": 3}]
+
+
+def test_env_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALRUN_T_OS", "from-os")
+    templating.set_config_env({"EVALRUN_T_CFG": "from-config", "EVALRUN_T_OS": "config-wins"})
+    try:
+        assert templating.render("{{ env.EVALRUN_T_CFG }} {{ env.EVALRUN_T_OS }}", {}) == "from-config config-wins"
+        with pytest.raises(jinja2.UndefinedError, match="EVALRUN_T_MISSING"):
+            templating.render("{{ env.EVALRUN_T_MISSING }}", {})
+    finally:
+        templating.set_config_env({})
+
+
+def test_chat_prompt_renders_each_message() -> None:
+    raw = [{"role": "system", "content": "Be {{ tone }}"}, {"role": "user", "content": "{{ q }}", "name": "u"}]
+    out = templating.render_prompt(raw, {"tone": "brief", "q": "why?"})
+    assert out == [{"role": "system", "content": "Be brief"}, {"role": "user", "content": "why?", "name": "u"}]
+    assert raw[0]["content"] == "Be {{ tone }}"
+
+
+def test_variables_of_and_syntax_check() -> None:
+    assert templating.variables_of("{{ a }} {% for x in items %}{{ x.b }}{% endfor %}") == {"a", "items"}
+    assert templating.check_syntax("{{ ok }}") is None
+    msg = templating.check_syntax("{{ broken }")
+    assert msg is not None and "syntax error" in msg
+    assert "No filter named" in (templating.check_syntax("{{ x | nosuchfilter }}") or "")
+
+
+def test_compiled_templates_are_cached() -> None:
+    assert templating.compile_template("{{ z }}") is templating.compile_template("{{ z }}")
+
+
+def test_sandbox_blocks_attribute_escapes() -> None:
+    with pytest.raises(SecurityError):
+        templating.render("{{ ''.__class__.__mro__[1].__subclasses__() }}", {})
+
+
+def test_dump_filter_and_describe_errors() -> None:
+    assert templating.render("{{ x | dump }}", {"x": {"a": [1]}}) == '{"a": [1]}'
+    try:
+        templating.render("{{ missing }}", {})
+    except jinja2.UndefinedError as e:
+        err = templating.describe_render_error(e, where="test 3")
+    assert isinstance(err, ConfigError) and "'missing'" in err.message and "test 3" in err.message
