@@ -33,9 +33,7 @@ _CITIES = ("Valletta", "Porto", "Gdansk", "Bergen", "Trieste", "Cork", "Ghent", 
 
 
 def _clear() -> None:
-    for f in (entail.prepare, text._tokenize, text.analyse, text.stem, text.base_stem):
-        f.cache_clear()
-    text._PLAIN.clear()
+    entail.clear_caches()
 
 
 def _long_context() -> tuple[list[str], list[str]]:

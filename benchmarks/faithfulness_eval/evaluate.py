@@ -46,7 +46,8 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
 
 def score_item(item: dict[str, object]) -> tuple[float, float, list[tuple[str, str, str]]]:
     """(faithfulness, min support score, [(claim, verdict, reason)]) for one item."""
-    claims = extract_claims(str(item["answer"]), question=item.get("question") or None)  # type: ignore[arg-type]
+    question = item.get("question")
+    claims = extract_claims(str(item["answer"]), question=str(question) if question else None)
     if not claims:
         return 0.0, 0.0, []
     judged = [judge(c, [str(item["context"])]) for c in claims]

@@ -29,7 +29,9 @@ from functools import lru_cache
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.segment import resolved_sentences
-from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, _tokenize, merge_terms, stem, terms_of
+from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, merge_terms, stem, terms_of, tokenize
+from evalrun.grading.builtin.text import clear_caches as _clear_text_caches
+from evalrun.types import VerdictLabel
 
 #: Minimum weighted coverage of the claim's keys for `supported`.
 SUPPORT_THRESHOLD = 0.75
@@ -87,7 +89,7 @@ class Evidence:
 class Judgement:
     """The scorer's decision about one claim against one evidence set."""
 
-    verdict: str  # supported | contradicted | unsupported
+    verdict: VerdictLabel
     score: float
     coverage: float
     reason: str
@@ -135,7 +137,7 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
     known: set[str] = set()
     for item, text in enumerate(evidence):
         for s in resolved_sentences(text):
-            pieces = [(c, _tokenize(c)) for c in _split_clauses(s)]  # a sentence is tokenised once, by clause
+            pieces = [(c, tokenize(c)) for c in _split_clauses(s)]  # a sentence is tokenised once, by clause
             raw_sents.append((s, item, pieces))
             for ci, (_, toks) in enumerate(pieces):
                 known.update(t.key for t in toks if t.kind == "word" and t.capital and (ci or not t.initial))
@@ -153,7 +155,7 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
 
 def claim_terms(claim: str, ev: Evidence) -> Terms:
     """The claim's terms; a capitalised first word is an entity when the evidence knows it as one."""
-    return terms_of(_tokenize(claim), ev.entities)
+    return terms_of(tokenize(claim), ev.entities)
 
 
 def _weights(t: Terms) -> dict[str, float]:
@@ -189,8 +191,6 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     ev = prepare(tuple(evidence))
     t = claim_terms(claim, ev)
     if not t.keys:
-        if t.negations:
-            return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
         return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
     w = _weights(t)
     total = sum(w.values())
@@ -281,7 +281,7 @@ def _num(value: str) -> str:
 
 def _surface(text: str, keys: list[str]) -> list[str]:
     forms: dict[str, str] = {}
-    for tok in _tokenize(text):
+    for tok in tokenize(text):
         k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
         forms.setdefault(k, tok.text)
     return [forms.get(k, k.lstrip("#")) for k in keys]
@@ -289,6 +289,12 @@ def _surface(text: str, keys: list[str]) -> list[str]:
 
 def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def clear_caches() -> None:
+    """Forget every memoised result, evidence included (for cold-start benchmarks)."""
+    prepare.cache_clear()
+    _clear_text_caches()
 
 
 def support_score(claim: str, evidence: str | list[str] | tuple[str, ...]) -> float:

@@ -56,7 +56,7 @@ class BuiltinGrader:
         raw: list[dict[str, Any]] = []
         for c in claims:
             j = judge(c, ev)
-            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items))  # type: ignore[arg-type]
+            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items))
             raw.append({"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason})
         _record(trace, "verify", {"verdicts": raw}, started)
         return verdicts

@@ -138,13 +138,9 @@ def _canon_number(value: float) -> str:
     return f"{value:.6g}"
 
 
-def tokenize(text: str) -> list[Token]:
-    """Words and numbers of `text`, with numbers merged with their scale words ("4.2 billion")."""
-    return list(_tokenize(text))
-
-
 @lru_cache(maxsize=65536)
-def _tokenize(text: str) -> tuple[Token, ...]:
+def tokenize(text: str) -> tuple[Token, ...]:
+    """Words and numbers of `text`, with numbers merged with their scale words ("4.2 billion"). Cached."""
     if "'" in text or "\u2019" in text:
         text = text.replace("\u2019", "'")
         for rx, rep in _CONTRACTIONS:
@@ -265,7 +261,7 @@ def entity_keys(tokens: tuple[Token, ...] | list[Token], known: frozenset[str] =
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Terms:
     """The `Terms` of one sentence or clause (cached)."""
-    return terms_of(_tokenize(text))
+    return terms_of(tokenize(text))
 
 
 def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[str] = frozenset()) -> Terms:
@@ -314,6 +310,13 @@ def merge_terms(parts: list[Terms]) -> Terms:
         polar=frozenset().union(*(p.polar for p in parts)),
         first_key=next((p.first_key for p in parts if p.first_key), None),
     )
+
+
+def clear_caches() -> None:
+    """Forget every memoised result (for cold-start benchmarks)."""
+    for f in (tokenize, analyse, stem, base_stem):
+        f.cache_clear()
+    _PLAIN.clear()
 
 
 def content_words(text: str) -> list[tuple[str, str]]:
