@@ -50,3 +50,21 @@ def test_missing_rubric_is_config_error() -> None:
         engine.build(spec())
     with pytest.raises(ConfigError, match="rubricPrompt"):
         engine.build(spec(value="r", rubric_prompt=5))
+
+
+def test_test_options_rubric_prompt_applies_when_the_assertion_has_none(fake_openai: FakeOpenAI) -> None:
+    import asyncio
+
+    from evalrun.assertions.base import AssertionContext
+    from evalrun.types import Output
+    from tests.graderfakes import make_case
+
+    route(fake_openai, judge={"reason": "r", "pass": True, "score": 1})
+    case = make_case({})
+    case = type(case)(**{**case.__dict__, "test": type(case.test)(**{**case.test.__dict__,
+                                                                      "options": {"rubricPrompt": "TEST {{ rubric }}"}})})
+    s = spec(value="v")
+    ctx = AssertionContext(output="o", response=Output(text="o"), vars={}, prompt="", case=case, value="v",
+                           config={}, get_grader=lambda _s: make_grader(fake_openai))
+    result = asyncio.run(engine.evaluate(s, ctx))
+    assert result.pass_ and user_text(fake_openai.requests[0]) == "TEST v"

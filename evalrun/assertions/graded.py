@@ -5,6 +5,8 @@ builtin grader has no prompts and ignores it). Forms:
 - a string (or `file://prompt.j2`): the assertion's main step (first in `steps`);
 - a list: the steps in order (promptfoo's context-faithfulness: [extract, verify]);
 - a mapping {step: template}.
+Without one on the assertion, the test's `options.rubricPrompt` (or defaultTest's) applies, promptfoo-style:
+a string or list to judge-based assertions (llm-rubric, noise-robustness), a mapping to the steps it names.
 Each step's template receives the variables listed in grading.llm.TEMPLATE_VARS plus the case's vars.
 """
 
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.context import compile_context_transform
+from evalrun.errors import AssertionRuntimeError, ConfigError
 from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
@@ -89,12 +92,29 @@ class GradedAssertion(Assertion):
             raise self.error(f"cannot read rubricPrompt file {path!r}: {e.strerror}", key=key,
                              hint="paths are relative to the config file") from None
 
+    def overrides(self, ctx: AssertionContext) -> dict[str, str]:
+        """The assertion's rubricPrompt overrides, else the test's `options.rubricPrompt` (promptfoo's order)."""
+        if self.spec.rubric_prompt is not None:
+            return self.prompt_overrides
+        raw = ctx.case.test.options.get("rubricPrompt")
+        if raw is None or not self.steps:
+            return {}
+        if isinstance(raw, Mapping):  # a test-wide mapping: the steps this assertion uses
+            raw = {k: v for k, v in raw.items() if k in self.steps}
+        elif self.steps[0] != "judge":  # a test-wide string/list is a judge prompt (llm-rubric & co.)
+            return {}
+        try:
+            return self._parse_rubric_prompt(raw)
+        except ConfigError as e:
+            raise AssertionRuntimeError(f"options.rubricPrompt: {e.message}") from None
+
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
-        """The grader for this case (with this assertion's prompt overrides) and a fresh trace for it."""
+        """The grader for this case (with the prompt overrides) and a fresh trace for it."""
         grader = ctx.grader(self.spec)
         with_prompts = getattr(grader, "with_prompts", None)
-        if self.prompt_overrides and callable(with_prompts):
-            grader = with_prompts(self.prompt_overrides, ctx.vars)
+        overrides = self.overrides(ctx)
+        if overrides and callable(with_prompts):
+            grader = with_prompts(overrides, ctx.vars)
         return grader, GraderTrace(grader.id)
 
     def verdict(self, score: float) -> tuple[bool, str]:

@@ -62,7 +62,7 @@ class NoiseRobustness(GradedAssertion):
                      "output": block("ANSWER", ctx.output), "noise_type": cfg.get("noiseType") or ""}
         from evalrun import templating
 
-        source = self.prompt_overrides.get("judge") or builtin_template("noise_robustness")
+        source = self.overrides(ctx).get("judge") or builtin_template("noise_robustness")
         try:
             prompt = templating.render(source, {**ctx.vars, **variables})
         except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error

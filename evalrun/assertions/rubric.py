@@ -43,7 +43,7 @@ class LLMRubric(GradedAssertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         rubric = self.value_of(ctx)
-        source = self.prompt_overrides.get("judge") or builtin_template("rubric")
+        source = self.overrides(ctx).get("judge") or builtin_template("rubric")
         variables = {**ctx.vars, "output": block("OUTPUT", ctx.output), "rubric": rubric}
         try:
             prompt = templating.render(source, variables)
