@@ -8,9 +8,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from evalrun import types as T
 from evalrun.assertions import engine
 from evalrun.providers.base import CallContext
-from evalrun.types import AssertionSpec, Case, Messages, Output, PromptSpec, ProviderSpec, Suite, TestSpec
+from evalrun.types import AssertionSpec, Case, Messages, Output, PromptSpec, ProviderSpec, Suite
 
 
 def check(type_: str, value: Any = None, **kw: Any) -> AssertionSpec:
@@ -26,12 +27,12 @@ def _with_handler(spec: AssertionSpec) -> AssertionSpec:
 
 
 def make_test(index: int, vars: dict[str, Any], *asserts: AssertionSpec, description: str | None = None,
-              **kw: Any) -> TestSpec:
-    return TestSpec(index=index, description=description, vars=vars, asserts=tuple(asserts),
+              **kw: Any) -> T.TestSpec:
+    return T.TestSpec(index=index, description=description, vars=vars, asserts=tuple(asserts),
                     key_path=f"tests[{index}]", **kw)
 
 
-def suite(tests: list[TestSpec], providers: tuple[ProviderSpec, ...] = (ProviderSpec("echo"),),
+def suite(tests: list[T.TestSpec], providers: tuple[ProviderSpec, ...] = (ProviderSpec("echo"),),
           prompts: tuple[str, ...] = ("{{q}}",), base_dir: str = ".") -> Suite:
     ps = tuple(PromptSpec(raw=p, label=p, id=f"p{i}") for i, p in enumerate(prompts))
     return Suite(description="test suite", prompts=ps, providers=providers, tests=tuple(tests), files=("x.yaml",),

@@ -14,7 +14,7 @@ from typing import Any
 
 from evalrun.run.serialize import grader_usage
 
-CELL_MAX = 60
+CELL_MAX = 160
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
 
 
@@ -23,7 +23,7 @@ def shorten(text: str, limit: int = CELL_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def vars_label(vars: dict[str, Any], limit: int = CELL_MAX) -> str:
+def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
     parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
     return shorten(", ".join(parts), limit)
 

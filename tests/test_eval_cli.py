@@ -1,0 +1,207 @@
+"""`evalrun eval` end to end: YAML in, exit codes, outputs, dry run, resume, Ctrl-C, litellm via the fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun.cli import main
+from tests.fakeserver import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BASIC = """
+description: cli test
+providers: [echo]
+prompts: ["Say {{q}}"]
+tests:
+  - vars: {q: hello}
+    assert: [{type: contains, value: hello}]
+  - description: wants zzz
+    vars: {q: world}
+    assert: [{type: contains, value: zzz}]
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "evalrun.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def _eval(tmp_path: Path, *args: str) -> int:
+    return main(["eval", "--no-progress-bar", "--results-file", str(tmp_path / "run.jsonl"), *args])
+
+
+def test_exit_100_on_failure_and_outputs_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, BASIC)
+    out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    assert _eval(tmp_path, cfg, "-o", str(out_json), "-o", str(out_xml)) == 100
+    text = capsys.readouterr().out
+    assert "[PASS] Say hello" in text and "[FAIL] Output does not contain" in text
+    assert "1 passed, 1 failed, 0 errors of 2 cases" in text
+    data = json.loads(out_json.read_text())
+    assert data["summary"]["total"] == 2 and data["meta"]["description"] == "cli test"
+    assert out_xml.read_text().count("<testcase") == 2
+
+
+def test_exit_0_when_all_pass_and_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = _write(tmp_path, BASIC)
+    assert _eval(tmp_path, cfg, "--filter-first-n", "1", "--no-table") == 0
+    assert _eval(tmp_path, cfg, "--pass-rate-threshold", "50", "--no-table") == 0
+    assert _eval(tmp_path, cfg, "--pass-rate-threshold", "51", "--no-table") == 100
+    monkeypatch.setenv("EVALRUN_FAILED_TEST_EXIT_CODE", "7")
+    assert _eval(tmp_path, cfg, "--no-table") == 7
+
+
+def test_config_and_usage_errors_exit_2_without_traceback(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, BASIC.replace("type: contains, value: zzz", "type: contians, value: zzz"))
+    assert _eval(tmp_path, cfg) == 2
+    err = capsys.readouterr().err
+    assert "contians" in err and "Traceback" not in err
+    good = _write(tmp_path, BASIC, "good.yaml")
+    assert _eval(tmp_path, good, "--var", "novalue") == 2
+    assert _eval(tmp_path, good, "-o", "out.txt") == 2
+    assert "unknown output format" in capsys.readouterr().err
+    assert _eval(tmp_path, good, "-j", "0") == 2
+
+
+def test_provider_errors_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "prov.py").write_text("def call_api(prompt, options, context):\n"
+                                      "    if 'boom' in prompt:\n        raise RuntimeError('exploded')\n"
+                                      "    return {'output': prompt}\n")
+    cfg = _write(tmp_path, """
+        providers: [file://prov.py]
+        prompts: ["{{q}}"]
+        tests:
+          - vars: {q: [ok, boom]}
+            assert: [{type: contains, value: o}]
+    """)
+    assert _eval(tmp_path, cfg) == 100
+    out = capsys.readouterr().out
+    assert "1 passed, 0 failed, 1 error of 2 cases" in out and "[ERROR] provider file://" in out
+    errors = [json.loads(x) for x in (tmp_path / "run.jsonl").read_text().splitlines() if '"error"' in x]
+    assert any("RuntimeError: exploded" in (r["error"] or "") for r in errors)
+
+
+def test_dry_run_counts_calls_and_calls_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, """
+        providers: [echo]
+        prompts: ["{{q}}", "again {{q}}"]
+        tests:
+          - vars: {q: [a, b, c], context: "a b c"}
+            assert: [{type: contains, value: a}, {type: faithfulness}]
+    """)
+    assert _eval(tmp_path, cfg, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "Dry run: 6 cases" in out and "Provider calls: 6" in out
+    assert "faithfulness: " in out and "Grader calls (upper bound, before caching): " in out
+    assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_resume_continues_without_repeating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = tmp_path / "calls.txt"
+    (tmp_path / "prov.py").write_text(f"def call_api(prompt, options, context):\n"
+                                      f"    open({str(calls)!r}, 'a').write(prompt + '\\n')\n"
+                                      f"    return prompt\n")
+    cfg = _write(tmp_path, """
+        providers: [file://prov.py]
+        prompts: ["{{q}}"]
+        tests:
+          - vars: {q: [a, b, c, d, e]}
+            assert: [{type: contains, value: "{{q}}"}]
+    """)
+    assert _eval(tmp_path, cfg, "--filter-first-n", "2") == 0
+    assert _eval(tmp_path, cfg, "--resume", "-o", str(tmp_path / "all.json")) == 0
+    assert sorted(calls.read_text().split()) == ["a", "b", "c", "d", "e"]
+    data = json.loads((tmp_path / "all.json").read_text())
+    assert data["summary"]["total"] == 5 and data["summary"]["resumed"] == 2
+    assert "2 resumed from the previous run" in capsys.readouterr().out
+
+
+def test_resume_without_results_file_is_a_usage_error(tmp_path: Path) -> None:
+    assert _eval(tmp_path, _write(tmp_path, BASIC), "--resume", str(tmp_path / "none.jsonl")) == 2
+
+
+def test_litellm_provider_through_the_fake_server(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalrun import retry
+
+    monkeypatch.setattr(retry, "BASE_DELAY", 0.01)
+    fake_openai.script({"status": 429, "headers": {"Retry-After": "0"}}, {"content": "Paris", "usage": {
+        "prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8}}, {"status": 400})
+    cfg = _write(tmp_path, f"""
+        providers:
+          - id: openai:chat:fake-model
+            config: {{apiBaseUrl: "{fake_openai.url}", temperature: 0}}
+        prompts: ["Capital of {{{{country}}}}?"]
+        tests:
+          - vars: {{country: France}}
+            assert: [{{type: equals, value: Paris}}]
+          - vars: {{country: Spain}}
+            assert: [{{type: equals, value: Madrid}}]
+    """)
+    assert _eval(tmp_path, cfg, "-j", "1", "--no-cache", "-o", str(tmp_path / "r.json")) == 100
+    data = json.loads((tmp_path / "r.json").read_text())
+    first, second = data["results"]
+    assert first["status"] == "pass" and first["tokens"]["total"] == 8
+    assert second["status"] == "error" and "400" in second["error"]
+    assert data["summary"]["tokens"]["provider"]["total"] == 8
+    assert fake_openai.requests[0]["messages"] == [{"role": "user", "content": "Capital of France?"}]
+
+
+def _subprocess_env() -> dict[str, Any]:
+    env = dict(os.environ)
+    env.pop("CI", None)
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def test_echo_run_never_imports_litellm(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, BASIC)
+    code = ("import sys; from evalrun.cli import main; rc = main(['eval', sys.argv[1], '--no-table', "
+            "'--no-progress-bar']); print('LITELLM', 'litellm' in sys.modules, rc)")
+    out = subprocess.run([sys.executable, "-c", code, cfg], capture_output=True, text=True, cwd=tmp_path,
+                         env=_subprocess_env(), timeout=60)
+    assert "LITELLM False 100" in out.stdout, out.stderr
+
+
+def test_ctrl_c_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
+    (tmp_path / "prov.py").write_text("import time\ndef call_api(prompt, options, context):\n"
+                                      "    time.sleep(0.05)\n    return prompt\n")
+    cfg = _write(tmp_path, """
+        providers: [file://prov.py]
+        prompts: ["{{q}}"]
+        tests:
+          - vars: {q: [%s]}
+    """ % ", ".join(f"v{i}" for i in range(200)))
+    cmd = [sys.executable, "-m", "evalrun", "eval", cfg, "--no-table", "--no-progress-bar", "-j", "2"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=_subprocess_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    results = tmp_path / ".evalrun" / "last-run.jsonl"
+    deadline = time.time() + 30
+    while time.time() < deadline and (not results.exists() or results.stat().st_size == 0):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Interrupted" in out and "Traceback" not in err
+    done = len(results.read_text().splitlines())
+    assert 0 < done < 200
+    again = subprocess.run(cmd + ["--resume"], cwd=tmp_path, env=_subprocess_env(), capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert f"{done} resumed" in again.stdout and "200 passed" in again.stdout
+    ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
+    assert len(ids) == 200 == len(set(ids))
