@@ -1,0 +1,167 @@
+"""Named metrics (`metric:` on assertions) and `derivedMetrics`, aggregated the way promptfoo does.
+
+    case_metrics(results) -> {name: (weighted score total, weight total)}    one case; assert-set children count
+    MetricTotals().add(results) ... .averages() / .derived(defs)            over a run (or one prompt x provider)
+    compile_derived(defs) -> list[DerivedMetric]                            config time: ConfigError on bad syntax
+
+A derived metric is an arithmetic expression (mathjs syntax: + - * / ^ %, parentheses, min max abs sqrt round
+floor ceil log exp) over the metrics' *weighted score totals* and `__count` (cases seen), evaluated in order, so
+later ones may use earlier ones; e.g. `{name: f1, value: "2 * precision * recall / (precision + recall)"}`.
+Division by zero gives NaN or infinity (as in mathjs), never an exception.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun.errors import ConfigError, Location
+from evalrun.types import AssertionResult
+
+_FUNCS: dict[str, Callable[..., float]] = {
+    "min": min, "max": max, "abs": abs, "sqrt": math.sqrt, "round": round, "floor": math.floor,
+    "ceil": math.ceil, "log": math.log, "exp": math.exp, "log10": math.log10, "pow": math.pow,
+}
+
+
+def case_metrics(results: Iterable[AssertionResult], scale: float = 1.0) -> dict[str, tuple[float, float]]:
+    """Per metric name: (sum of score*weight, sum of weight) over the results and assert-set children."""
+    out: dict[str, tuple[float, float]] = {}
+    for r in results:
+        w = r.weight * scale
+        if r.metric:
+            s, t = out.get(r.metric, (0.0, 0.0))
+            out[r.metric] = (s + (r.score or 0.0) * w, t + w)
+        if r.children:
+            for name, (s2, t2) in case_metrics(r.children, w).items():
+                if name == r.metric:
+                    continue
+                s, t = out.get(name, (0.0, 0.0))
+                out[name] = (s + s2, t + t2)
+    return out
+
+
+@dataclass(frozen=True)
+class DerivedMetric:
+    name: str
+    expr: ast.Expression
+    source: str
+
+
+def compile_derived(defs: Sequence[Mapping[str, Any]], *, loc: Location | None = None) -> list[DerivedMetric]:
+    """Parse `derivedMetrics` entries ({name, value}); a bad expression is a ConfigError naming it."""
+    out = []
+    for i, d in enumerate(defs):
+        key = f"derivedMetrics[{i}]"
+        name, value = d.get("name"), d.get("value")
+        if not isinstance(name, str) or not name:
+            raise ConfigError.at(loc, "a derived metric needs a `name`", key=key)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError.at(loc, f"derived metric {name!r} needs an expression as `value`", key=f"{key}.value",
+                                 hint="e.g. value: \"2 * precision * recall / (precision + recall)\"")
+        try:
+            tree = ast.parse(value.replace("^", "**"), mode="eval")
+            _check(tree.body)
+        except (SyntaxError, ValueError) as e:
+            msg = e.msg if isinstance(e, SyntaxError) else str(e)
+            raise ConfigError.at(loc, f"derived metric {name!r}: cannot use {value!r}: {msg}",
+                                 key=f"{key}.value", hint="use numbers, metric names, + - * / ^ % and "
+                                 f"{', '.join(sorted(_FUNCS))}") from None
+        out.append(DerivedMetric(name, tree, value))
+    return out
+
+
+_ALLOWED = (ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Call, ast.Load, ast.IfExp, ast.Compare,
+            ast.operator, ast.unaryop, ast.cmpop)
+
+
+def _check(node: ast.AST) -> None:
+    for n in ast.walk(node):
+        if not isinstance(n, _ALLOWED):
+            raise ValueError(f"{type(n).__name__} is not allowed")
+        if isinstance(n, ast.Constant) and not isinstance(n.value, (int, float)):
+            raise ValueError("only numbers are allowed as constants")
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _FUNCS):
+            raise ValueError("unknown function")
+
+
+def _div(a: float, b: float) -> float:
+    if b == 0:
+        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a)
+    return a / b
+
+
+_BIN: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: _div,
+    ast.Pow: operator.pow, ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b),
+}
+_CMP: dict[type, Callable[[float, float], bool]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+
+
+def evaluate_expr(node: ast.AST, env: Mapping[str, float]) -> float:
+    """Evaluate a checked expression; an unknown name is a KeyError."""
+    if isinstance(node, ast.Expression):
+        return evaluate_expr(node.body, env)
+    if isinstance(node, ast.Constant):
+        return float(node.value)  # type: ignore[arg-type]  # _check allows numbers only
+    if isinstance(node, ast.Name):
+        return float(env[node.id])
+    if isinstance(node, ast.UnaryOp):
+        v = evaluate_expr(node.operand, env)
+        return -v if isinstance(node.op, ast.USub) else v
+    if isinstance(node, ast.BinOp):
+        return _BIN[type(node.op)](evaluate_expr(node.left, env), evaluate_expr(node.right, env))
+    if isinstance(node, ast.Call):
+        assert isinstance(node.func, ast.Name)
+        return float(_FUNCS[node.func.id](*(evaluate_expr(a, env) for a in node.args)))
+    if isinstance(node, ast.Compare):
+        left = evaluate_expr(node.left, env)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = evaluate_expr(right_node, env)
+            if not _CMP[type(op)](left, right):
+                return 0.0
+            left = right
+        return 1.0
+    if isinstance(node, ast.IfExp):
+        return evaluate_expr(node.body if evaluate_expr(node.test, env) else node.orelse, env)
+    raise ValueError(f"{type(node).__name__} is not allowed")  # pragma: no cover - _check rejects it first
+
+
+@dataclass
+class MetricTotals:
+    """Running totals of named metrics over cases (one per run, or per prompt x provider)."""
+
+    sums: dict[str, float] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    count: int = 0
+
+    def add(self, results: Iterable[AssertionResult]) -> None:
+        self.count += 1
+        for name, (s, w) in case_metrics(results).items():
+            self.sums[name] = self.sums.get(name, 0.0) + s
+            self.weights[name] = self.weights.get(name, 0.0) + w
+
+    def averages(self) -> dict[str, float]:
+        """Weighted mean score per metric (what a summary shows)."""
+        return {k: (self.sums[k] / w if (w := self.weights.get(k, 0.0)) > 0 else 0.0) for k in sorted(self.sums)}
+
+    def derived(self, defs: Sequence[DerivedMetric]) -> dict[str, float | None]:
+        """Each derived metric over the totals and `__count`; None when it names an unknown metric."""
+        env: dict[str, float] = {**self.sums, "__count": float(self.count)}
+        out: dict[str, float | None] = {}
+        for d in defs:
+            try:
+                value: float | None = evaluate_expr(d.expr, env)
+            except (KeyError, ValueError, OverflowError, TypeError):
+                value = None
+            out[d.name] = value
+            if value is not None:
+                env[d.name] = value
+        return out
