@@ -1,0 +1,97 @@
+"""CSV tests and promptfoo's `__expected` shorthand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalrun.config import load
+from evalrun.config.asserts import from_shorthand
+from evalrun.config.csvtests import read_rows, row_to_test
+from evalrun.errors import ConfigError
+
+NAMES = ("contains", "icontains", "contains-any", "regex", "similar", "llm-rubric", "equals", "is-json",
+         "starts-with")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("contains:Paris", {"type": "contains", "value": "Paris"}),
+    ("not-regex:^\\d+$", {"type": "not-regex", "value": "^\\d+$"}),
+    ("similar(0.8):the capital", {"type": "similar", "value": "the capital", "threshold": 0.8}),
+    ("contains-any:a, b ,c", {"type": "contains-any", "value": ["a", "b", "c"]}),
+    ("llm-rubric: is polite", {"type": "llm-rubric", "value": "is polite"}),
+    ("grade: is polite", {"type": "llm-rubric", "value": "is polite"}),
+    ("python: output == 'x'", {"type": "python", "value": "output == 'x'"}),
+    ("javascript: output.length > 2", {"type": "javascript", "value": "output.length > 2"}),
+    ("fn: output.length > 2", {"type": "javascript", "value": "output.length > 2"}),
+    ("file://check.py:fn", {"type": "python", "value": "file://check.py:fn"}),
+    ("file://check.js", {"type": "javascript", "value": "file://check.js"}),
+    ("is-json", {"type": "is-json"}),
+    ("Paris", {"type": "equals", "value": "Paris"}),
+    ("Paris: the capital", {"type": "equals", "value": "Paris: the capital"}),
+    ("contains-anything:x", {"type": "equals", "value": "contains-anything:x"}),
+    ("starts-with:multi\nline", {"type": "starts-with", "value": "multi\nline"}),
+])
+def test_shorthand(text: str, expected: dict[str, object]) -> None:
+    assert from_shorthand(text, NAMES) == expected
+
+
+def test_special_columns(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "question,__expected1,__expected2,__description,__prefix,__suffix,__metric,__threshold,"
+        "__metadata:team,__metadata:tags[]\n"
+        'What?,contains:a,"icontains:B",first,<,>,acc,0.5,core,"x, y"\n'
+        "\n"
+        "Why?,,,,,,,,,\n", encoding="utf-8")
+    rows = read_rows(path, "t.csv")
+    assert [r.line for r in rows] == [2, 4]
+    t = row_to_test(rows[0], "t.csv", NAMES)
+    assert t == {"vars": {"question": "What?"}, "description": "first", "options": {"prefix": "<", "suffix": ">"},
+                 "threshold": 0.5, "metadata": {"team": "core", "tags": ["x", "y"]},
+                 "assert": [{"type": "contains", "value": "a", "metric": "acc"},
+                            {"type": "icontains", "value": "B", "metric": "acc"}]}
+    assert row_to_test(rows[1], "t.csv", NAMES) == {"vars": {"question": "Why?"}}
+
+
+def test_multiline_cells_keep_the_row_start_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text('q,a\n"line one\nline two",x\nsecond,y\n"bad,z\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        read_rows(path, "t.csv")
+    assert e.value.file == "t.csv" and e.value.line >= 4
+    path.write_text('q,a\n"line one\nline two",x\nsecond,y\n', encoding="utf-8")
+    assert [r.line for r in read_rows(path, "t.csv")] == [2, 4]
+
+
+@pytest.mark.parametrize(("text", "line", "fragment"), [
+    ("", 1, "empty"),
+    ("q,\nx,y\n", 1, "column 2 has no name"),
+    ("q,q\nx,y\n", 1, "duplicate column 'q'"),
+    ("q,__descripton\nx,y\n", 1, "unknown special column"),
+    ("q,a\nx,y\nonly-one\n", 3, "1 cells but the header has 2"),
+])
+def test_malformed_csv(tmp_path: Path, text: str, line: int, fragment: str) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        read_rows(path, "t.csv")
+    assert (e.value.file, e.value.line) == ("t.csv", line) and fragment in e.value.message
+
+
+def test_csv_tests_through_the_loader_with_real_types(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("q,__expected\nhi,contains:h\nyo,not-icontains:Z\nbye,bye\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: t.csv\n", encoding="utf-8")
+    suite = load([str(tmp_path / "c.yaml")])
+    got = [(a.full_type, a.value, a.loc.line) for t in suite.tests for a in t.asserts]
+    assert got == [("contains", "h", 2), ("not-icontains", "Z", 3), ("equals", "bye", 4)]
+    assert suite.tests[0].asserts[0].loc.file.endswith("t.csv") and suite.tests[0].asserts[0].key_path == "assert[0]"
+
+
+def test_csv_unknown_type_in_shorthand_is_equals_but_bad_args_are_errors(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("q,__expected\nhi,regex:([a-z\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: t.csv\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load([str(tmp_path / "c.yaml")])
+    assert e.value.file.endswith("t.csv") and e.value.line == 2 and "regular expression" in e.value.message

@@ -1,0 +1,97 @@
+"""`evalrun validate`: summary, --json, exit codes, and no litellm import."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from evalrun.cli import main
+
+CONFIG = """
+    description: demo
+    prompts: ['Q: {{q}}', 'Answer briefly: {{q}}']
+    providers: [echo, {id: openai:gpt-4o-mini, label: mini}]
+    defaultTest:
+      assert:
+        - type: faithfulness
+          threshold: 0.7
+    tests:
+      - vars: {q: [a, b, c], context: ctx}
+        assert:
+          - type: contains
+            value: a
+      - vars: {q: d, context: ctx}
+        assert:
+          - type: assert-set
+            assert:
+              - {type: not-icontains, value: x}
+              - {type: llm-rubric, value: polite}
+"""
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "evalrun.yaml"
+    path.write_text(textwrap.dedent(CONFIG), encoding="utf-8")
+    return path
+
+
+def test_json_summary(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--json", str(config)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert (s["prompts"], s["providers"], s["tests"], s["cases"]) == (2, 2, 2, 16)
+    assert s["assertions_by_type"] == {"assert-set": 1, "contains": 1, "faithfulness": 2, "llm-rubric": 1,
+                                       "not-icontains": 1}
+    assert s["assertions"] == 6 and s["graded_assertions"] == 3
+    assert s["graded_evaluations"] == 12 + 4 + 4  # faithfulness on every case, llm-rubric on test 2's
+    assert all(isinstance(s[k], int) for k in ("prompts", "providers", "tests", "cases"))
+
+
+def test_human_summary(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(config), "--var", "extra=1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("config OK: ") and "(demo)" in out
+    assert "cases             16" in out and "faithfulness 2" in out and "echo, mini" in out
+
+
+def test_default_config_in_current_folder(config: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(config.parent)
+    assert main(["validate", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"] == ["evalrun.yaml"]
+
+
+def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty_dir"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    assert main(["validate"]) == 2
+    assert "no config given" in capsys.readouterr().err
+    assert main(["validate", str(config), "--var", "novalue"]) == 2
+    assert "--var expects NAME=VALUE" in capsys.readouterr().err
+    assert main(["validate", "missing.yaml"]) == 2
+    assert "config file not found: missing.yaml" in capsys.readouterr().err
+
+
+def test_validate_never_imports_litellm(config: Path) -> None:
+    code = ("import sys, io, contextlib\nfrom evalrun.cli import main\nbuf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            f"    rc = main(['validate', {str(config)!r}])\n"
+            "print(rc, 'litellm' in sys.modules, any(m.startswith('litellm') for m in sys.modules))\n")
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["0", "False", "False"]
+
+
+def test_console_script_end_to_end(config: Path) -> None:
+    exe = Path(sys.executable).parent / "evalrun"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "evalrun"]
+    proc = subprocess.run([*cmd, "validate", "--json", str(config)], capture_output=True, text=True)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["cases"] == 16
