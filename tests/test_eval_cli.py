@@ -179,12 +179,9 @@ def test_echo_run_never_imports_litellm(tmp_path: Path) -> None:
 def test_ctrl_c_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
     (tmp_path / "prov.py").write_text("import time\ndef call_api(prompt, options, context):\n"
                                       "    time.sleep(0.05)\n    return prompt\n")
-    cfg = _write(tmp_path, """
-        providers: [file://prov.py]
-        prompts: ["{{q}}"]
-        tests:
-          - vars: {q: [%s]}
-    """ % ", ".join(f"v{i}" for i in range(200)))
+    values = ", ".join(f"v{i}" for i in range(200))
+    cfg = _write(tmp_path, "providers: [file://prov.py]\nprompts: ['{{q}}']\ntests:\n"
+                           f"  - vars: {{q: [{values}]}}\n")
     cmd = [sys.executable, "-m", "evalrun", "eval", cfg, "--no-table", "--no-progress-bar", "-j", "2"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_subprocess_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
