@@ -39,7 +39,7 @@ class GradedAssertion(Assertion):
     uses_context: ClassVar[bool] = True
 
     context_fn: UserFunction | None = None
-    prompt_overrides: dict[str, str] = {}  # noqa: RUF012 - replaced per instance in check()
+    prompt_overrides: dict[str, str] = {}  # replaced per instance in check()
 
     def check(self) -> None:
         super().check()

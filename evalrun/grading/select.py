@@ -66,27 +66,10 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
 
 
 def _litellm_target(pid: str, config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(litellm model id, litellm params) through the provider-id helpers (lazily imported, no litellm)."""
-    for name in ("evalrun.providers.ids", "evalrun.providers.litellm_"):
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        if hasattr(mod, "to_litellm_model") and hasattr(mod, "normalise_params"):
-            defaults = mod.default_params(pid) if hasattr(mod, "default_params") else {}
-            return mod.to_litellm_model(pid), {**defaults, **mod.normalise_params(dict(config))}
-    # the provider-id helpers have not landed: promptfoo's common keys only
-    model = pid.split(":", 1)[1] if pid.startswith("litellm:") else pid
-    if ":" in model and "/" not in model.split(":", 1)[0]:
-        head, tail = model.split(":", 1)
-        model = f"{head}/{tail.removeprefix('chat:')}"
-    keys = {"apiBaseUrl": "api_base", "apiHost": "api_base", "apiKey": "api_key", "maxTokens": "max_tokens",
-            "max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p", "seed": "seed",
-            "api_base": "api_base", "api_key": "api_key", "timeout": "timeout"}
-    params = {keys[k]: v for k, v in config.items() if k in keys}
-    if "apiKeyEnvar" in config:
-        params["api_key"] = os.environ.get(str(config["apiKeyEnvar"]), "")
-    return model, params
+    """(litellm model id, litellm params) through the provider-id helpers (pure: no litellm import)."""
+    from evalrun.providers import ids
+
+    return ids.to_litellm_model(pid), {**ids.default_params(pid), **ids.normalise_params(dict(config))}
 
 
 class _NoTransport:
