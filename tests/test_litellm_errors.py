@@ -77,3 +77,29 @@ def test_failures_are_never_cached(server: FakeOpenAI, monkeypatch: pytest.Monke
 
     assert asyncio.run(go()) == "fine now"
     assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize(("model", "params", "expected", "hint", "attempts"), [
+    ("fake-model-xyz", {"api_key": "k"}, "fake-model-xyz: litellm cannot tell which provider serves this model",
+     "openai:gpt-4o-mini", 1),
+    ("anthropic/claude-x", {"api_key": "k", "logit_bias": {"1": 1}},
+     "anthropic/claude-x: a parameter this provider does not accept: anthropic does not support parameters",
+     "drop_params", 1),
+    ("ollama_chat/llama3", {"api_base": "http://127.0.0.1:9"},
+     "ollama_chat/llama3: could not connect to http://127.0.0.1:9: Cannot connect to host 127.0.0.1:9 [Connect",
+     "is the server running?", 2),
+    ("anthropic/claude-x", {"api_key": "k", "api_base": "http://127.0.0.1:9"},
+     "anthropic/claude-x: could not connect to http://127.0.0.1:9", "apiBaseUrl", 2),
+])
+def test_errors_raised_inside_litellm(monkeypatch: pytest.MonkeyPatch, model: str, params: dict[str, Any],
+                                      expected: str, hint: str, attempts: int) -> None:
+    monkeypatch.setattr(evalrun.retry, "BASE_DELAY", 0.01)
+    monkeypatch.setenv("EVALRUN_MAX_RETRIES", "2")
+    transport = LLMTransport(use_cache=False)
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(transport.chat(model, [{"role": "user", "content": "x"}], params))
+    message = str(info.value)
+    assert message.startswith(expected)
+    assert f"\n  hint: " in message and hint in message.split("\n  hint: ")[1]
+    assert "ssl:<" not in message and "Handle with" not in message
+    assert transport.stats()["requests"] == attempts

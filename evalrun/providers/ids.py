@@ -15,7 +15,7 @@ from typing import Any
 
 from evalrun.errors import ConfigError, Location
 
-_HINT = ("write a promptfoo id such as `openai:gpt-4o-mini`, `anthropic:messages:claude-3-5-haiku-latest`, "
+HINT = ("write a promptfoo id such as `openai:gpt-4o-mini`, `anthropic:messages:claude-3-5-haiku-latest`, "
          "`ollama:chat:llama3`, or a litellm id such as `openai/gpt-4o-mini`")
 
 #: promptfoo provider prefix -> litellm provider prefix (chat models).
@@ -76,7 +76,7 @@ _LOCAL_SERVERS: dict[str, tuple[str, str]] = {
 
 
 def _malformed(provider_id: str, why: str, loc: Location | None, key: str | None) -> ConfigError:
-    return ConfigError.at(loc, f"provider id {provider_id!r} {why}", key=key, hint=_HINT)
+    return ConfigError.at(loc, f"provider id {provider_id!r} {why}", key=key, hint=HINT)
 
 
 def to_litellm_model(provider_id: str, *, loc: Location | None = None, key: str | None = None) -> str:

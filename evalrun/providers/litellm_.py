@@ -237,6 +237,11 @@ _STATUS_WHAT = {
     429: "rate limited", 500: "server error", 502: "bad gateway", 503: "service unavailable",
     504: "gateway timeout",
 }
+_CONNECTION = re.compile(
+    r"connection error|cannot connect|connect call failed|connection (refused|reset|aborted|closed)"
+    r"|server disconnected|remote end closed|name or service not known|nodename nor servname"
+    r"|temporary failure in name resolution|getaddrinfo|broken pipe|all connection attempts failed", re.I)
+_NOISE = re.compile(r"\s*ssl:<[^>]*>|\s*Handle with `litellm\.\w+`\.?")
 _ERROR_CODE = re.compile(r"^Error code: \d+ - ")
 _PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
 
@@ -246,7 +251,7 @@ def _server_message(exc: BaseException) -> str:
     text = str(getattr(exc, "message", None) or exc).strip()
     if "Exception - " in text:
         text = text.split("Exception - ", 1)[1]
-    text = _ERROR_CODE.sub("", text, count=1)
+    text = _NOISE.sub("", _ERROR_CODE.sub("", text, count=1))
     for _ in range(3):
         text = _PREFIX.sub("", text, count=1)
     text = _body_message(text)
@@ -301,20 +306,28 @@ def _key_hint(model: str) -> str:
 
 def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) -> ProviderError:
     """Classify a litellm exception: retryable for 408/409/425/429, 5xx, connection errors and timeouts."""
-    name = type(exc).__name__
     names = {c.__name__ for c in type(exc).__mro__}
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     message = _server_message(exc)
     base = params.get("api_base") or "the provider's default endpoint"
     lower = message.lower()
-    has_response = getattr(exc, "response", None) is not None and status is not None
+    connection = bool(_CONNECTION.search(message))
     if "Timeout" in names or "timed out" in lower:
         what, status, retryable = "timed out", None, True
         hint = "raise `timeout` (seconds) in the provider config, or lower --max-concurrency"
-    elif "APIConnectionError" in names or "connection error" in lower or ("connect" in lower and not has_response):
+    elif connection:
         what, status, retryable = f"could not connect to {base}", None, True
         hint = "is the server running? check `apiBaseUrl` (an OpenAI-compatible server usually ends in /v1)"
+    elif "UnsupportedParamsError" in names:
+        what, status, retryable = "a parameter this provider does not accept", None, False
+        hint = "remove it from the provider's config, or add `drop_params: true` to let litellm drop it"
+    elif "llm provider not provided" in lower:
+        what, status, retryable = "litellm cannot tell which provider serves this model", None, False
+        hint = ids.HINT
+    elif "APIConnectionError" in names:  # litellm's catch-all for failures before any HTTP status
+        what, status, retryable = "the call failed inside litellm", None, False
+        hint = ""
     elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
         what, status, retryable = f"the server at {base} did not return valid JSON", None, False
         hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
@@ -330,7 +343,7 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
         if "ContextWindowExceededError" in names or re.search(r"context.(length|window)", str(exc), re.I):
             hint = "the prompt is longer than the model's context window"
     else:
-        what, retryable, hint = name, False, ""
+        what, retryable, hint = type(exc).__name__, False, ""
     if message.lower().rstrip(".") in ("connection error", "request timed out", what.lower()):
         message = ""
     text = f"{model}: {what}" + (f": {message}" if message else "")
