@@ -100,6 +100,6 @@ def test_errors_raised_inside_litellm(monkeypatch: pytest.MonkeyPatch, model: st
         asyncio.run(transport.chat(model, [{"role": "user", "content": "x"}], params))
     message = str(info.value)
     assert message.startswith(expected)
-    assert f"\n  hint: " in message and hint in message.split("\n  hint: ")[1]
+    assert "\n  hint: " in message and hint in message.split("\n  hint: ")[1]
     assert "ssl:<" not in message and "Handle with" not in message
     assert transport.stats()["requests"] == attempts
