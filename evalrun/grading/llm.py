@@ -19,7 +19,6 @@ from importlib import resources
 from typing import Any, Protocol
 
 import jinja2
-import jsonschema
 
 from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, GraderError, ProviderError
@@ -85,6 +84,8 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any
         return None, f"the reply is not valid JSON ({e})"
     if not isinstance(data, dict):
         return None, "the reply is not a JSON object"
+    import jsonschema  # lazily: only runs that call an LLM grader pay for it
+
     err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "(root)"
