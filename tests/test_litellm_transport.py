@@ -327,3 +327,12 @@ def test_cancelling_the_only_waiter_cancels_the_request(fake_openai: FakeOpenAI)
 
     assert run(go()) == "fresh"
     assert len(fake_openai.requests) == 2
+
+
+def test_cost_from_litellm_price_map_when_known(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script({"content": "x", "usage": {"prompt_tokens": 1000, "completion_tokens": 1000,
+                                                  "total_tokens": 2000}})
+    out = run(LLMTransport().chat("openai/gpt-4o-mini", MSGS, params(fake_openai)))
+    assert out.cost is not None and 0 < out.cost < 0.01  # gpt-4o-mini: well under a cent for 2k tokens
+    again = run(LLMTransport().chat("openai/gpt-4o-mini", MSGS, params(fake_openai)))
+    assert again.cached and again.cost == 0.0
