@@ -8,6 +8,7 @@ error (PyYAML accepts them silently). Scalars are plain Python values.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,46 @@ import yaml
 from evalrun.errors import ConfigError, Location
 
 try:  # libyaml is much faster; fall back to the pure-Python loader
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+
+class _Loader(_BaseLoader):
+    """YAML 1.2 core-schema scalars, as promptfoo's js-yaml reads them.
+
+    PyYAML follows YAML 1.1, where `yes`/`no`/`on`/`off` are booleans, `012` is octal and `1:30` is 90;
+    in promptfoo (and here) they are the strings and the decimal number the author wrote.
+    """
+
+    yaml_implicit_resolvers: dict[Any, Any] = {}
+
+
+for _tag_name, _pattern, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    ("float", r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+              r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$", "-+0123456789."),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("merge", r"^(?:<<)$", "<"),
+):
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag_name}", re.compile(_pattern), list(_first))
+
+
+def _core_scalar(tag: str, value: str) -> Any:
+    """Construct a YAML 1.2 core scalar from its resolved tag."""
+    if tag.endswith(":bool"):
+        return value.lower() == "true"
+    if tag.endswith(":null"):
+        return None
+    if tag.endswith(":int"):
+        if value.startswith("0o"):
+            return int(value[2:], 8)
+        return int(value, 16) if value.startswith("0x") else int(value, 10)
+    lower = value.lower()
+    if lower.endswith("inf"):
+        return float("-inf") if lower.startswith("-") else float("inf")
+    return float("nan") if lower == ".nan" else float(value)
 
 
 class LDict(dict[str, Any]):
@@ -78,8 +116,13 @@ class _Converter:
     def scalar(self, node: yaml.Node) -> Any:
         if node.tag == _STR:
             return node.value
-        out = self.loader.yaml_constructors[node.tag](self.loader, node) if node.tag in _KNOWN else \
-            self.loader.construct_object(node, deep=True)
+        if node.tag in _KNOWN and isinstance(node.value, str):
+            try:
+                return _core_scalar(node.tag, node.value)
+            except ValueError:  # an explicit tag on a value that does not fit it
+                raise ConfigError(f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[1]}", file=self.file,
+                                  line=node.start_mark.line + 1) from None
+        out = self.loader.construct_object(node, deep=True)
         if not isinstance(out, (str, int, float, bool, type(None))):
             return str(node.value)  # timestamps, binary: keep the text as written
         return out
@@ -100,7 +143,8 @@ class _Converter:
 
     def mapping(self, node: yaml.MappingNode) -> LDict:
         d = _tag(LDict(), self.file, node.start_mark.line + 1)
-        d.key_lines = lines = {}
+        lines: dict[str, int] = {}
+        d.key_lines = lines
         self.memo[id(node)] = d
         merge = False
         for k_node, _ in node.value:
