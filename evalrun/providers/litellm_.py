@@ -63,6 +63,10 @@ def _load_litellm() -> Any:
     return _litellm
 
 
+#: Public name for other stages that need litellm itself (e.g. the dry-run cost estimate).
+load_litellm = _load_litellm
+
+
 async def _litellm_module() -> Any:
     if _litellm is not None:
         return _litellm
