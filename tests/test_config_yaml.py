@@ -79,3 +79,13 @@ def test_empty_and_non_mapping_configs(tmp_path: Path) -> None:
 def test_aliases_share_values() -> None:
     doc = parse_yaml("a: &x [1, 2]\nb: *x\n", "f")
     assert doc["a"] is doc["b"]
+
+
+def test_yaml_12_core_scalars_like_promptfoo() -> None:
+    doc = parse_yaml("a: [yes, no, on, off, True, FALSE, ~, 012, 0o17, 0x1f, 1:30, 1.5, .5, 1e3, -.inf]\n", "f")
+    assert doc["a"][:7] == ["yes", "no", "on", "off", True, False, None]
+    assert doc["a"][7:11] == [12, 15, 31, "1:30"]
+    assert doc["a"][11:] == [1.5, 0.5, 1000.0, float("-inf")]
+    with pytest.raises(ConfigError, match="not a valid int") as e:
+        parse_yaml("a: 1\nb: !!int nope\n", "f")
+    assert e.value.line == 2

@@ -95,3 +95,12 @@ def test_console_script_end_to_end(config: Path) -> None:
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "evalrun"]
     proc = subprocess.run([*cmd, "validate", "--json", str(config)], capture_output=True, text=True)
     assert proc.returncode == 0 and json.loads(proc.stdout)["cases"] == 16
+
+
+def test_bad_provider_id_is_reported_without_calling_anything(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("prompts: ['x']\nproviders:\n  - echo\n  - opnai:gpt-4o-mini\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4:" in err and "unknown provider prefix 'opnai'" in err

@@ -88,11 +88,20 @@ def _human(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def check_providers(suite: Suite) -> None:
+    """Build every provider (no call is made, litellm is not imported) so a bad id is reported now."""
+    from evalrun import providers
+
+    for spec in suite.providers:
+        providers.build(spec, suite.base_dir)
+
+
 def run(args: argparse.Namespace) -> int:
     from evalrun.config import load
 
     paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
     suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None)
+    check_providers(suite)
     summary = summarize(suite)
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(summary, indent=2, default=str) + "\n")
