@@ -90,3 +90,9 @@ def test_tokenize_keeps_surface_text() -> None:
 def test_content_words_drop_stopwords_and_duplicates() -> None:
     assert [w for w, _ in content_words("What are the main features of Python and python?")] == [
         "main", "features", "Python"]
+
+
+def test_currency_percent_and_iso_dates_read_like_words() -> None:
+    assert analyse("revenue of $4.2 billion").keys == analyse("revenue of 4.2 billion dollars").keys
+    assert analyse("up 12% on the year").keys == analyse("up 12 percent on the year").keys
+    assert analyse("signed on 2019-06-28").keys == analyse("signed on 28 June 2019").keys

@@ -38,6 +38,14 @@ _CONTRACTIONS = (
 _FRACTIONS_RE = re.compile(r"\b(?:(?:a|one)\s+(half|third|quarter|fifth)|(half))\b", re.I)
 _FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
 _FRACTION_HINTS = ("half", "third", "quarter", "fifth")
+_ISO_DATE_RE = re.compile(r"\b(1\d{3}|20\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+                "October", "November", "December")
+
+
+def _iso_date(m: re.Match[str]) -> str:
+    """2023-05-01 -> "1 May 2023" (the same terms as the date written out)."""
+    return f"{int(m.group(3))} {_MONTH_NAMES[int(m.group(2)) - 1]} {m.group(1)}"
 
 
 class Token(NamedTuple):
@@ -145,6 +153,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
         text = text.replace("\u2019", "'")
         for rx, rep in _CONTRACTIONS:
             text = rx.sub(rep, text)
+    if "-" in text:
+        text = _ISO_DATE_RE.sub(_iso_date, text)
     lowered = text.lower()
     if any(h in lowered for h in _FRACTION_HINTS):
         text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[(m.group(1) or m.group(2)).lower()], text)
@@ -166,6 +176,10 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 j += 1
                 is_year = False
             out.append(Token(tok, _canon_number(value), "year" if is_year else "num", initial=initial))
+            if tok[0] in _CURRENCY:  # "$4.2" reads as "4.2 dollars", "12%" as "12 percent"
+                out.append(Token(tok[0], _CURRENCY[tok[0]], "word"))
+            if tok[-1] == "%":
+                out.append(Token("%", _PERCENT, "word"))
             i = j
             continue
         plain = _PLAIN.get(lower)
@@ -222,6 +236,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
 
 
 _CONTEXTUAL = frozenset(NUMBER_WORDS) | frozenset(SCALES) | frozenset(UNITS) | {"one", "may"}
+_CURRENCY = {"$": stem("dollar"), "€": stem("euro"), "£": stem("pound")}
+_PERCENT = stem("percent")
 #: Memo of context-free word classifications: lowercase word -> (kind, key).
 _PLAIN: dict[str, tuple[str, str] | None] = {}
 _PLAIN_MAX = 200_000
