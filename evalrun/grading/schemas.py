@@ -2,7 +2,8 @@
 
 A verdict list must have exactly one item per claim and the attribution matrix exactly claims x chunks;
 the schemas say so with minItems = maxItems, so a reply of the wrong shape fails validation (and is repaired
-once, then a GraderError) instead of being padded or truncated.
+once, then a GraderError) instead of being padded or truncated. Only keywords OpenAI's strict structured
+outputs accept are used (no string minLength/pattern), so a strict provider does not reject the schema.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _exactly(n: int, items: Schema) -> Schema:
 
 def extract() -> Schema:
     """{"claims": [str, ...]} (any number, possibly none)."""
-    return _obj({"claims": {"type": "array", "items": {"type": "string", "minLength": 1}}})
+    return _obj({"claims": {"type": "array", "items": {"type": "string"}}})  # blanks are dropped in code
 
 
 def verify(n_claims: int, n_evidence: int) -> Schema:
