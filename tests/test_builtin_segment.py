@@ -41,6 +41,13 @@ def test_claims_resolve_pronouns_and_split_coordinated_clauses() -> None:
     ]
 
 
+def test_coordinated_verb_phrases_get_the_subject() -> None:
+    assert claims("Anna falls in love with Tomas, and marries him.") == [
+        "Anna falls in love with Tomas.", "Anna marries him."]
+    assert claims("Sales rose, and prices were cut by the firm.") == [
+        "Sales rose.", "Prices were cut by the firm."]
+
+
 def test_claims_split_at_semicolons_and_comma_conjunctions() -> None:
     assert claims("Sales rose in May; profits fell in June, but costs were flat.") == [
         "Sales rose in May.", "Profits fell in June.", "Costs were flat."]
@@ -76,6 +83,7 @@ def test_no_claims_from_empty_or_contentless_text() -> None:
 def test_subject_heuristic() -> None:
     assert subject_of("Marie Curie was born in Warsaw") == "Marie Curie"
     assert subject_of("Hannah Lee scored twice") == "Hannah Lee"
+    assert subject_of("Anna falls in love") == "Anna"
     assert subject_of("In 1903 she shared the prize") is None
     assert subject_of("It was designed by Eiffel") is None
 
@@ -83,3 +91,14 @@ def test_subject_heuristic() -> None:
 def test_evidence_pronouns_are_resolved() -> None:
     assert resolved_sentences("Marie Curie was born in Warsaw. She moved to Paris.") == [
         "Marie Curie was born in Warsaw.", "Marie Curie moved to Paris."]
+
+
+def test_markdown_is_cleaned_and_list_tails_are_not_clauses() -> None:
+    text = ("## Summary\n\n1. **Python** was created by Guido van Rossum in 1991.\n"
+            "2. It is used by Google, Netflix, and Dropbox.\n"
+            "> Note: the `json` module parses JSON.\n```\nprint(1)\n```")
+    assert claims(text) == [
+        "Python was created by Guido van Rossum in 1991.",
+        "Python is used by Google, Netflix, and Dropbox.",
+        "Note: the json module parses JSON.",
+    ]

@@ -20,16 +20,22 @@ _ABBREVIATIONS = frozenset(
     ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp", "no", "nos", "fig", "figs", "approx", "dept", "est", "gen", "col", "lt", "sgt", "capt", "rev", "gov", "sen", "rep", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "ca", "cf", "al", "op", "vol", "pp", "ed", "eds"]
 )
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022\u2023\u25aa\u25cf\u2013]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+")
+_HEADING_RE = re.compile(r"^\s*#{1,6}\s")  # markdown headings are titles, not claims
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+_QUOTE_RE = re.compile(r"^\s*(?:>\s?)+")
+_EMPHASIS_RE = re.compile(r"\*\*|__|`")
 _BOUNDARY_RE = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _PARTICLE_RE = re.compile(r"^(?:yes|no|yeah|nope|sure|correct|indeed|in short|in summary|overall|"
                           r"to summarise|to summarize|in conclusion)\s*[,.:;!-]+\s*", re.I)
 _FILLER_RE = re.compile(r"^(?:of course|certainly|sure|thanks?(?: you)?|great question|good question|"
                         r"(?:i )?hope (?:this|that) helps|let me know if [^.!?]*|here is [^.!?]*:?)\s*[.!:]*$", re.I)
-_CLAUSE_SPLIT_RE = re.compile(r"\s*;\s+|,\s+(?:and|but|while|whereas|although|though|yet)\s+|"
+_CLAUSE_SPLIT_RE = re.compile(r"(\s*;\s+|,\s+(?:but|while|whereas|although|though|yet)\s+|"
+                              # ", and" + 3 words, or + a verb-like word: not a list's tail ("X, Y, and Z.")
+                              r",\s+and\s+(?=[^\s,.;]+\s+[^\s,.;]+\s+[^\s,.;]+|[a-z]+(?:s|ed)\s+\w)|"
                               r"\s+(?:and|but|whereas)\s+(?=(?:it|he|she|they|its|his|her|their|was|were|is|"
                               r"are|has|have|had|will|would|can|could|did|does|should|may|might|must)\b)|"
-                              r"\s+and\s+(?=(?:\w+\s+){1,3}(?:was|were|is|are|has|have|had|will|would|can|could)\b)")
+                              r"\s+and\s+(?=(?:\w+\s+){1,3}(?:was|were|is|are|has|have|had|will|would|can|could)\b))")
 _AUX = words("is are was were has have had will would can could did does do should may might must "
                  "shall be been")
 _SUBJECT_PRONOUNS = {"it": "", "he": "", "she": "", "they": "", "this": "", "its": "'s", "his": "'s",
@@ -54,8 +60,15 @@ def sentences(text: str) -> list[str]:
 def _blocks(text: str) -> list[str]:
     blocks: list[str] = []
     current: list[str] = []
+    in_code = False
     for line in text.splitlines():
-        if not line.strip():
+        if _FENCE_RE.match(line):  # code blocks hold no factual claims to check
+            in_code = not in_code
+            line = ""
+        if in_code:
+            continue
+        line = _EMPHASIS_RE.sub("", _QUOTE_RE.sub("", line))
+        if not line.strip() or _HEADING_RE.match(line):
             if current:
                 blocks.append(" ".join(current))
                 current = []
@@ -107,7 +120,8 @@ def subject_of(clause: str) -> str | None:
         lw = w.lower().strip(",.")
         if i == 0:
             continue
-        if lw in _AUX or (w[0].islower() and lw.endswith(("ed", "es")) and len(lw) > 3):
+        after_name = words[i - 1][:1].isupper() and lw.endswith("s") and not lw.endswith(("ss", "us", "is"))
+        if lw in _AUX or (w[0].islower() and (lw.endswith(("ed", "es")) or after_name) and len(lw) > 3):
             # an appositive ("Anna, a young doctor," / "A young doctor, Anna,"): prefer the name
             pieces = [p.strip() for p in " ".join(words[:i]).split(",") if p.strip()]
             subj = next((p for p in pieces if _is_named(p)), pieces[0] if pieces else "")
@@ -149,6 +163,17 @@ def _resolve(clause: str, subject: str | None, person: str | None = None) -> str
         if w.endswith(","):
             continue
     return clause
+
+
+def _is_verb_phrase(part: str, coordinated: bool) -> bool:
+    """Does a clause lack its own subject ("was designed by ...", and after "and": "marries him")?"""
+    words = part.split()
+    lead = words[0].lower()
+    if lead in _AUX:
+        return True
+    if not coordinated or not words[0].islower() or lead in _SUBJECT_PRONOUNS or lead in _DETERMINERS:
+        return False
+    return lead.endswith(("ed", "es", "s")) and not any(w.lower() in _AUX for w in words[1:3])
 
 
 def _is_named(subject: str | None) -> bool:
@@ -193,7 +218,13 @@ def claims(text: str, question: str | None = None) -> list[str]:
         sent = _PARTICLE_RE.sub("", sent).strip()
         if not sent or sent.rstrip("\"')").endswith("?") or _FILLER_RE.match(sent):
             continue
-        parts = [p for p in _CLAUSE_SPLIT_RE.split(sent) if p and p.strip()]
+        pieces = _CLAUSE_SPLIT_RE.split(sent)  # [clause, separator, clause, ...]
+        parts = [pieces[0]] + [p for k in range(2, len(pieces), 2) if (p := pieces[k]).strip()]
+        seps = [""] + [pieces[k - 1] for k in range(2, len(pieces), 2) if pieces[k].strip()]
+        if not parts[0].strip():
+            parts, seps = parts[1:], seps[1:]
+        if not parts:
+            continue
         first = _resolve(parts[0], topic, person)
         subject = subject_of(first)
         if subject:
@@ -205,8 +236,9 @@ def claims(text: str, question: str | None = None) -> list[str]:
             if k == 0:
                 clause = first
             else:
-                lead = part.split(" ", 1)[0].lower()
-                clause = f"{topic} {part}" if lead in _AUX and topic else _resolve(part, topic, person)
+                coordinated = seps[k].strip().startswith(("and", ", and", ",")) and "and" in seps[k]
+                verb_phrase = _is_verb_phrase(part, coordinated)
+                clause = f"{topic} {part}" if topic and verb_phrase else _resolve(part, topic, person)
             toks = tokenize(clause)
             content = [t for t in toks if t.kind not in ("stop", "neg")]
             if not content:
