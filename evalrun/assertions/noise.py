@@ -22,7 +22,13 @@ from evalrun.assertions.registry import register
 
 @register("noise-sensitivity")
 class NoiseSensitivity(GradedAssertion):
-    """Wrong claims / all claims of the output, traced to the context chunks they came from."""
+    """Wrong claims / all claims of the output, traced to the context chunks they came from. Lower is better.
+
+    YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
+    `config.mode` relevant | irrelevant; `config.formula` default | ragas; `config.contextChunks`;
+    `config.noiseContext`; `contextTransform`; `provider`; `rubricPrompt` (steps verify, extract, attribute).
+    At most 4 grader calls.
+    """
 
     summary = "share of wrong claims (from noisy context) in the output vs the ground truth; lower is better"
     grader_calls = 4

@@ -28,7 +28,11 @@ _DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consistency", "
 
 @register("noise-robustness")
 class NoiseRobustness(GradedAssertion):
-    """Compares the output (answer to a noisy query) with a baseline answer; Mastra's scoring."""
+    """Compares the output (answer to a noisy query) with a baseline answer; Mastra's scoring. Higher is better.
+
+    YAML keys: `config.baselineResponse`, `config.noisyQuery` (required), `config.noiseType`, `config.scoring`;
+    `vars.query`; `threshold` (default 0.7); `provider`; `rubricPrompt` (step judge). One call.
+    """
 
     summary = "robustness of the answer to a noisy query vs a baseline answer (higher is better)"
     grader_calls = 1

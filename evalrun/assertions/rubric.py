@@ -22,7 +22,10 @@ from evalrun.grading.llm import builtin_template
 
 @register("llm-rubric")
 class LLMRubric(GradedAssertion):
-    """Pass/score from a grader judging the output against `value` (the rubric)."""
+    """Pass/score from a grader judging the output against `value` (the rubric).
+
+    YAML keys: `value` (required); `threshold` (optional); `provider`; `rubricPrompt` (step judge). One call.
+    """
 
     summary = "a grader model judges the output against a rubric"
     grader_calls = 1
