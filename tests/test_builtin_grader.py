@@ -93,6 +93,20 @@ def test_classify_chunks_levels_used_and_missing() -> None:
     assert json.loads(trace.calls[-1].raw or "")["missing"] == list(rel.missing)
 
 
+def test_classify_topic_only_chunks_are_low_when_others_answer_the_focus() -> None:
+    """Mastra's Canberra example: one chunk answers, the others only name Australia or nothing."""
+    chunks = ["The Great Barrier Reef is located in Australia.", "Coral reefs need warm water to survive.",
+              "Many fish species live in coral reefs.", "Australia has six states and two territories.",
+              "The capital of Australia is Canberra."]
+    rel = asyncio.run(BuiltinGrader().classify_chunks(
+        "What is the capital of Australia?", "The capital of Australia is Canberra.", chunks, _trace()))
+    assert [c.level for c in rel.chunks] == ["low", "none", "none", "low", "high"]
+    assert [c.used for c in rel.chunks] == [False, False, False, False, True]
+    score = scoring.context_relevance([c.level for c in rel.chunks], [c.used for c in rel.chunks],
+                                      len(rel.missing))
+    assert score == pytest.approx(0.32)  # Mastra's docs (LLM grader): 0.26
+
+
 def test_classify_high_relevance_and_no_chunks() -> None:
     g = BuiltinGrader()
     rel = asyncio.run(g.classify_chunks("When was the Eiffel Tower completed?", "In 1889.",

@@ -1,9 +1,15 @@
 """Chunk relevance for the builtin grader (context-relevance): levels, `used`, missing information.
 
-* **level** from the weighted share of the query's content terms a chunk contains (named entities and
-  numbers weigh 2): >= `HIGH_MIN` high, >= `MEDIUM_MIN` medium, > 0 low, 0 none.
-* **used** when the output repeats at least `USED_MIN_SHARED` content terms of the chunk that are not
-  already in the query (the output drew on the chunk, not just on the question's words).
+The query's content terms split into its *topic* (named entities and numbers: "Australia") and its *focus*
+(the other content words: "capital"). A chunk's share of the query is weighted like verification (topic
+terms weigh 2, focus terms 1).
+
+* **level**: `high` when the share is >= `HIGH_MIN`; `medium` when it is >= `MEDIUM_MIN`; `low` for any other
+  overlap, and also when a chunk names only the topic while other chunks contain focus words (it is about the
+  subject but not about what is asked: "The Great Barrier Reef is in Australia" for "What is the capital of
+  Australia?" next to "The capital of Australia is Canberra"); `none` without overlap.
+* **used** when the output repeats at least `USED_MIN_SHARED` content words of the chunk that are not already
+  in the query, or at least half of them (the output drew on the chunk, not just on the question's words).
 * **missing**: query content terms that no chunk contains, as short items ("no context mentions 'budget'").
 """
 
@@ -15,11 +21,11 @@ from evalrun.grading.builtin.entail import MATERIAL_WEIGHT, prepare
 from evalrun.grading.builtin.text import analyse, content_words
 from evalrun.types import ChunkJudgement, ChunkRelevance, RelevanceLevel
 
-#: Weighted share of query terms in a chunk for `high` relevance.
-HIGH_MIN = 0.6
-#: Weighted share of query terms in a chunk for `medium` relevance (any overlap below it is `low`).
-MEDIUM_MIN = 0.3
-#: Content terms (beyond the query's) a chunk must share with the output to count as used.
+#: Weighted share of the query's terms in a chunk for `high` relevance.
+HIGH_MIN = 0.75
+#: Weighted share of the query's terms in a chunk for `medium` relevance (any overlap below it is `low`).
+MEDIUM_MIN = 0.4
+#: Content words (beyond the query's) the output must share with a chunk to count it as used.
 USED_MIN_SHARED = 2
 
 
@@ -27,28 +33,34 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
     """The ChunkRelevance of `chunks` for `query` and `output`, and a compact record for the audit trail."""
     q_words = content_words(query)
     q_terms = analyse(query)
-    weights = {k: (MATERIAL_WEIGHT if (k.startswith("#") or k in q_terms.entities) else 1.0) for _, k in q_words}
+    topic = {k for _, k in q_words if k.startswith("#") or k in q_terms.entities}
+    focus = {k for _, k in q_words} - topic
+    weights = {k: (MATERIAL_WEIGHT if k in topic else 1.0) for _, k in q_words}
     total = sum(weights.values())
     out_keys = prepare((output,)).keys if output.strip() else frozenset()
+    chunk_keys = [prepare((chunk,)).keys for chunk in chunks]
+    answered = focus & frozenset().union(*chunk_keys)  # focus words some chunk contains
     judgements: list[ChunkJudgement] = []
     record: list[dict[str, Any]] = []
     covered: set[str] = set()
-    for chunk in chunks:
-        keys = prepare((chunk,)).keys
+    for keys in chunk_keys:
         hit = [k for _, k in q_words if k in keys]
         covered.update(hit)
         share = sum(weights[k] for k in hit) / total if total else 0.0
         level: RelevanceLevel
-        if share >= HIGH_MIN:
+        if share == 0:
+            level = "none"
+        elif topic and answered and not (answered & keys):
+            level = "low"  # about the subject, not about what is asked
+        elif share >= HIGH_MIN:
             level = "high"
         elif share >= MEDIUM_MIN:
             level = "medium"
-        elif share > 0:
-            level = "low"
         else:
-            level = "none"
-        shared = (keys & out_keys) - set(weights)
-        used = len(shared) >= USED_MIN_SHARED
+            level = "low"
+        own = keys - set(weights)
+        shared = own & out_keys
+        used = len(shared) >= USED_MIN_SHARED or (bool(shared) and len(shared) * 2 >= len(own))
         hit_words = [w for w, k in q_words if k in hit]
         reason = (f"{share:.0%} of the query terms" + (f" ({', '.join(hit_words)})" if hit_words else "")
                   + f"; shares {len(shared)} other term(s) with the output")
