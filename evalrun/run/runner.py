@@ -26,13 +26,18 @@ from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite
 
 
-@dataclass
+@dataclass(repr=False)
 class RunOutcome:
     """A finished (or interrupted) run: the tally in memory, full results in the results file."""
 
     suite: Suite
     tally: Tally
     results_file: Path
+
+    def __repr__(self) -> str:
+        # Kept short on purpose: asyncio.run reprs the main task, and with it this result, on exit;
+        # a dataclass repr would walk the whole suite (over a second for 10,000 tests).
+        return f"<RunOutcome {self.tally.total} cases, results in {self.results_file}>"
 
     @property
     def summary(self) -> dict[str, Any]:

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"), check_circular=False)
+
 
 def _dumps(obj: Any) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")) + "\n").encode("utf-8")
+    return (_ENCODER.encode(obj) + "\n").encode("utf-8")
 
 
 class ResultsWriter:

@@ -12,8 +12,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalrun.run.serialize import grader_usage
-
 CELL_MAX = 160
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
 
@@ -86,12 +84,13 @@ class Tally:
         if isinstance(cost, (int, float)):
             self.provider_cost += cost
             self.provider_cost_known = True
-        assertions = rec.get("assertions") or []
-        if assertions:
-            gtok, gcost = grader_usage(assertions)
-            for k in _TOKEN_KEYS:
-                self.grader_tokens[k] += gtok[k]
-            self.grader_cost += gcost
+        for a in rec.get("assertions") or ():
+            if a.get("cost"):
+                self.grader_cost += a["cost"]
+            atok = a.get("tokens")
+            if atok and atok.get("total"):
+                for k in _TOKEN_KEYS:
+                    self.grader_tokens[k] += int(atok.get(k) or 0)
         vars = rec.get("vars") or {}
         row_key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{_vars_key(vars)}"
         if row_key not in self.row_labels:
@@ -130,7 +129,7 @@ class Tally:
 def _vars_key(vars: dict[str, Any]) -> str:
     if not vars:
         return ""
-    text = json.dumps(vars, sort_keys=True, default=str)
+    text = repr(vars)  # cheap; key order is the config's, the same for every case of a combination
     return text if len(text) <= 64 else str(hash(text))
 
 
