@@ -272,7 +272,7 @@ def test_concurrency_bound_is_respected() -> None:
         return {"content": body["messages"][0]["content"]}
 
     with FakeOpenAI(default=slow) as server:
-        transport = LLMTransport(max_concurrency=2)
+        transport = LLMTransport(max_concurrency=2, use_cache=False)
 
         async def go() -> list[str]:
             outs = await asyncio.gather(*[
@@ -281,6 +281,10 @@ def test_concurrency_bound_is_respected() -> None:
 
         assert run(go()) == [f"q{i}" for i in range(8)]
         assert len(server.requests) == 8
+        assert state["max"] == 2
+        state["max"] = 0
+        assert run(go()) == [f"q{i}" for i in range(8)]  # the same transport in a second event loop
+        assert len(server.requests) == 16
     assert state["max"] == 2
 
 

@@ -99,6 +99,7 @@ class LLMTransport:
         self.cache = cache if cache is not None else ResponseCache()
         self.policy = policy if policy is not None else RetryPolicy.from_env()
         self._sem = asyncio.Semaphore(self.max_concurrency)
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, _Flight] = {}
         self._stats = {"calls": 0, "requests": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}
 
@@ -110,6 +111,13 @@ class LLMTransport:
         with contextlib.suppress(Exception):
             await _litellm.close_litellm_async_clients()
             _litellm.in_memory_llm_clients_cache.flush_cache()
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        """The concurrency bound of the running event loop (a transport reused by a later asyncio.run works)."""
+        loop = asyncio.get_running_loop()
+        if self._sem_loop is not loop:
+            self._sem, self._sem_loop = asyncio.Semaphore(self.max_concurrency), loop
+        return self._sem
 
     def stats(self) -> dict[str, int]:
         """calls (chat() invocations), requests (HTTP attempts), cache_hits, coalesced, retries, errors."""
@@ -163,7 +171,7 @@ class LLMTransport:
         async def attempt() -> Output:
             nonlocal attempts
             attempts += 1
-            async with self._sem:
+            async with self._semaphore():
                 self._stats["requests"] += 1
                 start = time.perf_counter()
                 try:
