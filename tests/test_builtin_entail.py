@@ -28,7 +28,7 @@ def test_supported(claim: str) -> None:
 
 @pytest.mark.parametrize(("claim", "reason_part"), [
     ("Marie Curie was born in Warsaw in 1876.", "1876"),  # year swap
-    ("Acme's revenue for fiscal 2023 was $4.8 billion.", "4800000000"),  # number swap
+    ("Acme's revenue for fiscal 2023 was $4.8 billion.", "$4.8 billion where the evidence says $4.2 billion"),
     ("Marie Curie was born in Krakow.", "Krakow"),  # entity swap
     ("Marie Curie never won a second Nobel Prize.", "negates"),  # negation
     ("Net income rose to $310 million.", "rose"),  # antonym
@@ -44,7 +44,8 @@ def test_date_swap_in_other_order_is_contradicted() -> None:
     evidence = ["The Apollo 11 mission landed on the Moon on 20 July 1969."]
     assert judge("Apollo 11 landed on the Moon on July 20, 1969.", evidence).verdict == "supported"
     assert judge("Apollo 11 landed on the Moon on 21 July 1969.", evidence).verdict == "contradicted"
-    assert judge("Apollo 11 landed on the Moon on 20 August 1969.", evidence).verdict == "contradicted"
+    j = judge("Apollo 11 landed on the Moon on 20 August 1969.", evidence)
+    assert j.verdict == "contradicted" and "August where the evidence says July" in j.reason
 
 
 @pytest.mark.parametrize("claim", [

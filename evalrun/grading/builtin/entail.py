@@ -23,6 +23,7 @@ missing and by `CONTRADICTION_FACTOR` when contradicted. It orders claims for AU
 from __future__ import annotations
 
 import heapq
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -227,21 +228,25 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
                      f"{coverage:.0%} of the claim's key terms found in: \"{_short(b1.text)}\"", items)
 
 
-def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence, sent: _Unit) -> str | None:
+def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence,
+                   sent: _Unit) -> str | None:
     """A reason when the best-matching sentence or clause on the same subject disagrees with the claim."""
     st = sent.terms
     # numbers, years, ordinals: the claim's value is absent while the sentence has another of the same kind
     for kind, value in sorted(t.numbers):
         if "#" + value in st.keys:
             continue
-        others = sorted(v for k, v in st.numbers if _same_kind(k, kind) and ("#" + v) not in t.keys)
+        others = sorted("#" + v for k, v in st.numbers if k == kind and ("#" + v) not in t.keys)
         conflicting = frozenset("#" + v for _, v in t.numbers if "#" + v not in st.keys)
         if others and _coverage(w, total, st.keys, conflicting) >= SAME_SUBJECT_MIN:
-            return f"the claim says {_num(value)} where the evidence says {', '.join(_num(v) for v in others)}"
+            nearest = min(others, key=lambda o: (_distance(value, o[1:]), o))
+            return (f"the claim says {_surface(claim, ['#' + value])[0]} where the evidence says "
+                    f"{_surface(sent.text, [nearest])[0]}: \"{_short(sent.text)}\"")
     for month in sorted(t.months - st.months):
         others = sorted(st.months - t.months)
         if others and _coverage(w, total, st.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
-            return f"the claim says {month} where the evidence says {', '.join(others)}"
+            return (f"the claim says {_surface(claim, [month])[0]} where the evidence says "
+                    f"{', '.join(_surface(sent.text, others))}: \"{_short(sent.text)}\"")
     ranked = _best(ev.clause_index, w, total, 3)
     for _, ci in ranked[:3]:
         clause = ev.clauses[ci]
@@ -271,15 +276,14 @@ def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, cl
     return None
 
 
-def _same_kind(a: str, b: str) -> bool:
-    return a == b
-
-
-def _num(value: str) -> str:
-    return value[1:] if value.startswith("o") else value
+def _distance(a: str, b: str) -> float:
+    """How far apart two canonical numbers are, on a log scale (to name the evidence's nearest number)."""
+    x, y = abs(float(a.lstrip("o"))) + 1e-9, abs(float(b.lstrip("o"))) + 1e-9
+    return abs(math.log(x / y))
 
 
 def _surface(text: str, keys: list[str]) -> list[str]:
+    """The words of `text` as written for the given keys (for reasons)."""
     forms: dict[str, str] = {}
     for tok in tokenize(text):
         k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key

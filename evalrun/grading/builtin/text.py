@@ -175,7 +175,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 value *= SCALES[raw[j].lower()]
                 j += 1
                 is_year = False
-            out.append(Token(tok, _canon_number(value), "year" if is_year else "num", initial=initial))
+            written = " ".join(raw[i:j])
+            out.append(Token(written, _canon_number(value), "year" if is_year else "num", initial=initial))
             if tok[0] in _CURRENCY:  # "$4.2" reads as "4.2 dollars", "12%" as "12 percent"
                 out.append(Token(tok[0], _CURRENCY[tok[0]], "word"))
             if tok[-1] == "%":
