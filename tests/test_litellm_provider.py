@@ -114,3 +114,13 @@ def test_importing_and_constructing_does_not_import_litellm() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_module_level_chat_completion(fake_openai: FakeOpenAI) -> None:
+    from evalrun.providers import litellm_
+
+    out = asyncio.run(litellm_.chat_completion("openai/fake-model", [{"role": "user", "content": "fn"}],
+                                               params={"api_base": fake_openai.url, "api_key": "k"}))
+    assert out.text == "echo:fn" and len(fake_openai.requests) == 1
+    assert litellm_.to_litellm_model("openai:chat:x") == "openai/x"
+    assert litellm_.normalise_params({"apiBaseUrl": "u"}) == {"api_base": "u"}
