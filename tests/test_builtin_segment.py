@@ -102,3 +102,8 @@ def test_markdown_is_cleaned_and_list_tails_are_not_clauses() -> None:
         "Python is used by Google, Netflix, and Dropbox.",
         "Note: the json module parses JSON.",
     ]
+
+
+def test_list_introductions_are_not_claims() -> None:
+    assert claims("The main features are:\n- fast startup\n- small memory use") == [
+        "Fast startup.", "Small memory use."]

@@ -216,7 +216,7 @@ def claims(text: str, question: str | None = None) -> list[str]:
     out: list[str] = []
     for sent in sentences(text):
         sent = _PARTICLE_RE.sub("", sent).strip()
-        if not sent or sent.rstrip("\"')").endswith("?") or _FILLER_RE.match(sent):
+        if not sent or sent.rstrip("\"')").endswith(("?", ":")) or _FILLER_RE.match(sent):  # questions, list intros
             continue
         pieces = _CLAUSE_SPLIT_RE.split(sent)  # [clause, separator, clause, ...]
         parts = [pieces[0]] + [p for k in range(2, len(pieces), 2) if (p := pieces[k]).strip()]
