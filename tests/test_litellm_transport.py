@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Coroutine, Iterator
@@ -340,3 +341,15 @@ def test_cost_from_litellm_price_map_when_known(fake_openai: FakeOpenAI) -> None
     assert out.cost is not None and 0 < out.cost < 0.01  # gpt-4o-mini: well under a cent for 2k tokens
     again = run(LLMTransport().chat("openai/gpt-4o-mini", MSGS, params(fake_openai)))
     assert again.cached and again.cost == 0.0
+
+
+def test_tool_call_reply_becomes_its_json(fake_openai: FakeOpenAI) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}
+    completion = {"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
+                  "choices": [{"index": 0, "finish_reason": "tool_calls",
+                               "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+                  "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    fake_openai.script({"raw": json.dumps(completion)})
+    out = run(LLMTransport().chat(MODEL, MSGS, params(fake_openai)))
+    assert out.finish_reason == "tool_calls"
+    assert json.loads(out.text)[0]["function"] == {"name": "lookup", "arguments": "{\"q\": \"x\"}"}

@@ -211,6 +211,9 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
     text = message.get("content")
     if text is None and message.get("tool_calls"):
         text = json.dumps(message["tool_calls"])
+    elif text is not None and not isinstance(text, str):  # content parts from some servers
+        text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text) \
+            if isinstance(text, list) else json.dumps(text)
     usage = raw.get("usage") or {}
     tokens = TokenUsage(prompt=int(usage.get("prompt_tokens") or 0),
                         completion=int(usage.get("completion_tokens") or 0),
