@@ -166,6 +166,9 @@ class LLMTransport:
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
         litellm = await _litellm_module()
         kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
+        if (model.startswith("openai/") and params.get("api_base") and not params.get("api_key")
+                and not os.environ.get("OPENAI_API_KEY")):
+            kwargs["api_key"] = "sk-no-key-required"  # local OpenAI-compatible servers need none
         attempts = 0
 
         async def attempt() -> Output:
@@ -388,9 +391,6 @@ class LiteLLMProvider:
         self.model = ids.to_litellm_model(spec.id, loc=spec.loc, key="providers")
         params = ids.default_params(spec.id)
         params.update(ids.normalise_params(spec.config, loc=spec.loc, key=f"providers[{spec.id}].config"))
-        if (self.model.startswith("openai/") and params.get("api_base") and "api_key" not in params
-                and not os.environ.get("OPENAI_API_KEY")):
-            params["api_key"] = "sk-no-key-required"  # local OpenAI-compatible servers need none
         self.params = params
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
