@@ -13,6 +13,7 @@ scenarios, several configs), reader (one file), suite (final Suite), checks (tem
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,12 +43,18 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Sui
 
     if not paths:
         paths = default_paths()
-    configs = []
-    for p in paths:
-        configs.extend(read(Path(p)))
-    merged = merge_configs(configs)
-    templating.set_config_env(merged.env)
-    return build_suite(merged, cli_vars)
+    was_enabled = gc.isenabled()
+    gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
+    try:
+        configs = []
+        for p in paths:
+            configs.extend(read(Path(p)))
+        merged = merge_configs(configs)
+        templating.set_config_env(merged.env)
+        return build_suite(merged, cli_vars)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 __all__ = ["DEFAULT_CONFIGS", "default_paths", "load"]
