@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     print(console.summary(outcome))
     if outputs:
         print("Wrote " + ", ".join(outputs))
-    print(f"Results file: {opts.results_file}", file=sys.stderr)
+    print(f"Results file: {opts.results_file}")
     if outcome.interrupted:
         return EXIT_INTERRUPTED
     return exit_code(outcome.summary, args.pass_rate_threshold)
