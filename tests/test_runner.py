@@ -44,12 +44,14 @@ def test_pass_fail_and_results_file(tmp_path: Path) -> None:
 
 def test_provider_error_is_a_case_error_and_the_run_continues(tmp_path: Path) -> None:
     s = suite([make_test(i, {"q": f"q{i}"}, check("contains", "q")) for i in range(4)])
-    provider = ScriptedProvider(ProviderSpec("echo"), reply=lambda p: ProviderError("boom 503")
-                                if p == "q1" else p)
+    replies = {"q1": ProviderError("boom 503"), "q2": KeyError("unexpected")}
+    provider = ScriptedProvider(ProviderSpec("echo"), reply=lambda p: replies.get(p, p))
     out = _run(s, tmp_path, provider)
-    assert (out.summary["passed"], out.summary["errors"]) == (3, 1)
-    err = next(r for r in _lines(tmp_path / "results.jsonl") if r["status"] == "error")
-    assert "boom 503" in err["error"] and err["pass"] is False and err["assertions"] == []
+    assert (out.summary["passed"], out.summary["errors"]) == (2, 2)
+    errors = sorted((r for r in _lines(tmp_path / "results.jsonl") if r["status"] == "error"),
+                    key=lambda r: r["index"])
+    assert "boom 503" in errors[0]["error"] and errors[0]["pass"] is False and errors[0]["assertions"] == []
+    assert errors[1]["error"] == "provider echo raised KeyError: 'unexpected'"
 
 
 def test_undefined_template_variable_makes_the_case_an_error(tmp_path: Path) -> None:

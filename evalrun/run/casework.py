@@ -79,6 +79,10 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             output = await provider.call(prompt, ctx)
         except ProviderError as e:
             raise CaseFailure(f"provider {case.provider.name}: {e}") from None
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as e:  # a provider's unexpected failure is still that case's ERROR only
+            raise CaseFailure(f"provider {case.provider.name} raised {type(e).__name__}: {e}") from None
         finally:
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
