@@ -89,6 +89,25 @@ def test_prompt_forms(tmp_path: Path) -> None:
     assert count_cases(suite) == 7
 
 
+def test_prompt_paths_without_prefix_and_txt_trimming(tmp_path: Path) -> None:
+    write(tmp_path, "p/a.txt", "\n  A {{x}}  \n\n")
+    write(tmp_path, "p/b.txt", "B1\n  ---  \n\n---\nB2\n")
+    cfg = write(tmp_path, "c.yaml", """
+        prompts:
+          - p/a.txt
+          - p/b*
+          - 'Summarize README.md for {{x}}'
+        providers: [echo]
+        tests: [{vars: {x: 1}}]
+        """)
+    suite = load([str(cfg)])
+    assert [p.raw for p in suite.prompts] == ["A {{x}}", "B1", "B2", "Summarize README.md for {{x}}"]
+    assert [p.label for p in suite.prompts][:3] == ["p/a.txt", "p/b.txt [1]", "p/b.txt [2]"]
+    bad = write(tmp_path, "d.yaml", "prompts: [p/missing.txt]\nproviders: [echo]\n")
+    with pytest.raises(ConfigError, match="file not found: p/missing.txt"):
+        load([str(bad)])
+
+
 def test_prompt_map_form_and_labels(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "A {{x}}")
     cfg = write(tmp_path, "c.yaml", """

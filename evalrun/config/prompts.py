@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from typing import Any
 
@@ -19,7 +20,9 @@ from evalrun.errors import ConfigError, Location
 from evalrun.types import Messages, PromptSpec
 
 DEFAULT_PROMPT = "{{prompt}}"
-_SPLIT = re.compile(r"^---[ \t]*$", re.M)
+_SPLIT = re.compile(r"^[ \t]*---[ \t]*\r?$", re.M)
+#: A bare string (no whitespace) with one of these endings, or a glob, names a prompt file (as in promptfoo).
+_FILE_ENDINGS = (".txt", ".md", ".j2", ".jinja", ".jinja2", ".json", ".jsonl", ".yaml", ".yml", ".py", ".js")
 
 
 def _content_id(raw: str | Messages) -> str:
@@ -69,7 +72,8 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
     out: list[PromptSpec] = []
     for path in files.expand(path_s, base_dir, loc=loc, key=key):
         display = files.display_path(path)
-        rel = files.strip_prefix(ref) if not files.has_glob(path_s) else display
+        rel = os.path.relpath(path, base_dir) if not files.has_glob(path_s) or path.is_absolute() else display
+        rel = rel if not rel.startswith("..") else display
         data = files.read_value(path, display, loc=loc, key=key)
         suffix = path.suffix.lower()
         items: list[str | Messages]
@@ -86,8 +90,10 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
                 raise ConfigError.at(loc, f"{display} must hold a chat message list [{{role, content}}, ...]",
                                      key=key, hint="or use a .txt file for a text prompt")
             items = [chat if chat is not None else data]
-        else:
-            items = [p.strip() for p in _SPLIT.split(data)] if _SPLIT.search(data) else [data]
+        elif suffix in (".j2", ".md", ".jinja", ".jinja2"):
+            items = [data]
+        else:  # .txt (and other text): `---` lines separate prompts, each trimmed (promptfoo's rule)
+            items = [p.strip() for p in _SPLIT.split(data) if p.strip()]
         for i, raw in enumerate(items):
             many = len(items) > 1
             lab = label or rel
@@ -96,9 +102,16 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
     return out
 
 
+def looks_like_path(text: str) -> bool:
+    """`prompts/main.txt` or `prompts/*.txt` without `file://`: a path, as promptfoo reads it."""
+    if not text or any(c.isspace() for c in text) or templating.has_template(text):
+        return False
+    return text.lower().endswith(_FILE_ENDINGS) or files.has_glob(text.replace("[", ""))
+
+
 def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     if isinstance(item, str):
-        if files.is_ref(item):
+        if files.is_ref(item) or looks_like_path(item):
             return _from_file(item, label, base_dir, loc, key)
         return [_spec(item, label, None, loc, key)]
     chat = _as_chat(item)
