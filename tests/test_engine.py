@@ -84,7 +84,6 @@ def test_transform_exception_is_an_error_never_inverted() -> None:
         assert r.pass_ is False and r.score is None
 
 
-@registry.register("test-grader-failure")
 class _GraderFails(Assertion):
     """Test double: the grader fails."""
 
@@ -92,7 +91,6 @@ class _GraderFails(Assertion):
         raise GraderError("bad JSON from grader", raw="{not json")
 
 
-@registry.register("test-traced")
 class _Traced(Assertion):
     """Test double: returns a grader trace."""
 
@@ -102,12 +100,21 @@ class _Traced(Assertion):
         return Score(True, 0.8, "ok", {"claims": ["a"]}, trace=trace, keep_score_on_negate=True)
 
 
-@registry.register("test-bug")
 class _Bug(Assertion):
     """Test double: a handler bug."""
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise KeyError("oops")
+
+
+@pytest.fixture(autouse=True)
+def _doubles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register the test doubles in a copy of the registry, so no other test sees them."""
+    registry.load_all()
+    monkeypatch.setitem(registry.__dict__, "_REGISTRY", dict(registry._REGISTRY))
+    registry.register("test-grader-failure")(_GraderFails)
+    registry.register("test-traced")(_Traced)
+    registry.register("test-bug")(_Bug)
 
 
 def test_grader_error_is_error_with_raw_reply_and_never_inverted() -> None:
