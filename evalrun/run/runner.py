@@ -83,6 +83,19 @@ def _slim(rec: dict[str, Any]) -> dict[str, Any]:
     return slim
 
 
+class _LazyTransport:
+    """Creates the LLM transport (and imports its module, ~0.1 s) only when a model call needs it."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self.created: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self.created is None:
+            self.created = self._factory()
+        return getattr(self.created, name)
+
+
 class Runner:
     """Runs a suite. Collaborators are injectable for tests; by default the real ones are used."""
 
@@ -100,10 +113,13 @@ class Runner:
         self.cases = cases
 
     def _make_transport(self) -> Any:
-        from evalrun.providers.litellm_ import LLMTransport  # the wrapper only: litellm stays unimported
+        def make() -> Any:
+            from evalrun.providers.litellm_ import LLMTransport  # the wrapper only: litellm stays unimported
 
-        return LLMTransport(max_concurrency=self.options.max_concurrency, use_cache=self.options.use_cache,
-                            on_event=self.progress.note)
+            return LLMTransport(max_concurrency=self.options.max_concurrency, use_cache=self.options.use_cache,
+                                on_event=self.progress.note)
+
+        return _LazyTransport(make)
 
     def _env(self) -> CaseEnv:
         if self.engine is None:
@@ -187,7 +203,10 @@ class Runner:
         return RunOutcome(self.suite, tally, opts.results_file)
 
     async def _close(self, env: CaseEnv) -> None:
-        for obj in [*env.providers.values(), self.transport]:
+        transport = self.transport
+        if isinstance(transport, _LazyTransport):
+            transport = transport.created
+        for obj in [*env.providers.values(), transport]:
             close = getattr(obj, "aclose", None)
             if close is not None:
                 with contextlib.suppress(Exception):
