@@ -109,6 +109,9 @@ class Javascript(Assertion):
         result = await call_js(self.spec.value, ctx.output, _jsonable(ctx.as_dict()), base_dir=self.base_dir)
         if result is None:
             raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
+        if isinstance(result, (str, list)):  # promptfoo accepts no strings from JS
+            raise AssertionRuntimeError("JavaScript assertion must return a boolean, number, or "
+                                        f"{{pass, score, reason}}; got {type(result).__name__}: {str(result)[:200]}")
         return normalize_result(result, self.spec.threshold, "JavaScript")
 
 
