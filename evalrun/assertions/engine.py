@@ -80,13 +80,13 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score) -> Assertion
         passed = not passed
         if value is not None and not s.keep_score_on_negate:
             value = 1.0 - value
-    details = dict(s.details)
+    details = dict(s.details) if s.details else {}
     grader, tokens, cost = None, None, 0.0
     if s.trace is not None:
         grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
         details["calls"] = _calls(s.trace)
         details["raw_replies"] = [c.raw for c in s.trace.calls]
-    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
+    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ())) if details else ()
     kw: dict[str, Any] = {"tokens": tokens} if tokens is not None else {}
     failed = next((c for c in children if c.error), None)
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail

@@ -19,7 +19,8 @@ __all__ = ["Equals", "Contains", "ContainsAny", "ContainsAll", "StartsWith", "Re
 
 
 def _quote(s: str, limit: int = 80) -> str:
-    return json.dumps(s if len(s) <= limit else s[: limit - 3] + "...", ensure_ascii=False)
+    """The string in double quotes for a reason, shortened to `limit` characters."""
+    return '"' + (s if len(s) <= limit else s[: limit - 3] + "...") + '"'
 
 
 @register("equals")
