@@ -8,7 +8,12 @@ against the context. Two item scores:
 AUROC is the Mann-Whitney probability that a faithful item scores above an unfaithful one (ties count 1/2),
 computed here without sklearn. Accuracy: predicted faithful iff faithfulness >= threshold.
 
-Usage: python benchmarks/faithfulness_eval/evaluate.py [--split dev|test|all] [--errors] [--threshold 0.7]
+Usage: python benchmarks/faithfulness_eval/evaluate.py [--set items|holdout2] [--split dev|test|all] [--errors]
+       [--threshold 0.7]
+
+Sets: `items` (items.jsonl, splits dev/test; both have been seen while tuning the scorer) and `holdout2`
+(holdout2.jsonl, one split "holdout2"; written before the second round of scorer changes and run once, after
+them: the honest unseen figure).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 from evalrun.grading.builtin import extract_claims, judge
 
 HERE = Path(__file__).parent
+SETS = {"items": HERE / "items.jsonl", "holdout2": HERE / "holdout2.jsonl"}
 DEFAULT_THRESHOLD = 0.7  # the faithfulness assertion's default threshold (metrics.md)
 
 
@@ -58,21 +64,25 @@ def score_item(item: dict[str, object]) -> tuple[float, float, list[tuple[str, s
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", choices=("dev", "test", "all"), default="all")
+    ap.add_argument("--set", choices=tuple(SETS), default="items", dest="set_name",
+                    help="which labelled file to evaluate (default: items)")
+    ap.add_argument("--split", choices=("dev", "test", "holdout2", "all"), default="all")
     ap.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     ap.add_argument("--errors", action="store_true", help="print the misclassified items")
-    ap.add_argument("--items", default=str(HERE / "items.jsonl"))
+    ap.add_argument("--items", default=None, help="path of a labelled .jsonl file (overrides --set)")
     args = ap.parse_args(argv)
-    items = [json.loads(line) for line in Path(args.items).read_text(encoding="utf-8").splitlines() if line]
+    path = Path(args.items) if args.items else SETS[args.set_name]
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     if args.split != "all":
         items = [it for it in items if it["split"] == args.split]
     rows = []
     for it in items:
         faith, low, detail = score_item(it)
         rows.append((it, faith, low, detail))
+    splits = tuple(sorted({str(it["split"]) for it in items})) + ("all",)
     print(f"{'subset':<16}{'n':>5}{'faithful':>10}{'AUROC(faith)':>14}{'AUROC(min)':>12}{'accuracy':>10}")
     for kind in ("qa", "summary", "all"):
-        for split in (("dev", "test", "all") if args.split == "all" else (args.split,)):
+        for split in (splits if args.split == "all" else (args.split,)):
             sub = [r for r in rows if (kind == "all" or r[0]["kind"] == kind)
                    and (split == "all" or r[0]["split"] == split)]
             if not sub:
