@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import contextlib
 import itertools
 import json
 import shutil
 import subprocess
 import threading
-from typing import Any
+from typing import Any, Union
 
 from evalrun.errors import AssertionRuntimeError
 
@@ -95,7 +96,7 @@ class _NodeProcess:
     def __init__(self, node: str) -> None:
         self.proc = subprocess.Popen([node, "-e", _SERVER_JS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
-        self.pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]]] = {}
+        self.pending: dict[int, _Waiter] = {}
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.stderr_tail = ""
@@ -123,13 +124,11 @@ class _NodeProcess:
         for line in self.proc.stderr:
             self.stderr_tail = (self.stderr_tail + line)[-2000:]
 
-    async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
+    def _send(self, payload: dict[str, Any], waiter: _Waiter) -> None:
         rid = next(self.ids)
         line = json.dumps({**payload, "id": rid}, default=str) + "\n"
         with self.lock:
-            self.pending[rid] = (loop, fut)
+            self.pending[rid] = waiter
             assert self.proc.stdin is not None
             try:
                 self.proc.stdin.write(line)
@@ -137,7 +136,17 @@ class _NodeProcess:
             except (BrokenPipeError, OSError) as e:
                 self.pending.pop(rid, None)
                 raise AssertionRuntimeError(f"the node process is gone: {e} {self.stderr_tail[-300:]}") from None
+
+    async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._send(payload, (loop, fut))
         return await fut
+
+    def request_sync(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        fut: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        self._send(payload, fut)
+        return fut.result(timeout=timeout)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -150,8 +159,16 @@ class _NodeProcess:
                 self.proc.wait(timeout=5)
 
 
-def _resolve(entry: tuple[asyncio.AbstractEventLoop, asyncio.Future[dict[str, Any]]], msg: dict[str, Any]) -> None:
-    loop, fut = entry
+_Waiter = Union[tuple[asyncio.AbstractEventLoop, "asyncio.Future[dict[str, Any]]"],
+               "concurrent.futures.Future[dict[str, Any]]"]
+
+
+def _resolve(waiter: _Waiter, msg: dict[str, Any]) -> None:
+    if isinstance(waiter, concurrent.futures.Future):
+        if not waiter.done():
+            waiter.set_result(msg)
+        return
+    loop, fut = waiter
 
     def done() -> None:
         if not fut.done():
@@ -190,23 +207,21 @@ async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: 
     return reply.get("result")
 
 
+_CHECKED: dict[str, str | None] = {}
+
+
 def check_syntax(code: str) -> str | None:
-    """Compile inline code once with node (config time). None when fine or when node is absent."""
-    node = node_path()
-    if node is None or code.startswith("file://"):
+    """Compile inline code in the shared node process (config time); the error message, or None when it
+    compiles, when it is a file:// reference, or when node is absent (the run then reports that)."""
+    if code.startswith("file://") or node_path() is None:
         return None
-    script = _SERVER_JS
-    req = json.dumps({"id": 0, "check": True, "code": code})
-    try:
-        done = subprocess.run([node, "-e", script], input=req + "\n", capture_output=True, text=True,
-                              timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    try:
-        msg = json.loads(done.stdout.splitlines()[0])
-    except (ValueError, IndexError):
-        return None
-    return None if msg.get("ok") else str(msg.get("error"))
+    if code not in _CHECKED:
+        try:
+            msg = _process().request_sync({"check": True, "code": code}, timeout=30)
+        except (AssertionRuntimeError, concurrent.futures.TimeoutError, OSError):
+            return None
+        _CHECKED[code] = None if msg.get("ok") else str(msg.get("error"))
+    return _CHECKED[code]
 
 
 def shutdown() -> None:

@@ -165,6 +165,14 @@ def test_javascript_without_node_is_a_clear_error(monkeypatch: pytest.MonkeyPatc
     assert r.error and "Node.js is required" in r.error
 
 
+@needs_node
+def test_javascript_syntax_error_is_a_config_error() -> None:
+    e = bad("javascript", "output.length ===")
+    assert "JavaScript code does not compile: SyntaxError" in str(e)
+    assert e.key == "tests[0].assert[0].value" and e.line == 7
+    assert "does not compile" in str(bad("javascript", "const x = ;\nreturn x"))
+
+
 def test_javascript_bad_arguments() -> None:
     assert "value is required" in str(bad("javascript"))
     assert "non-empty string" in str(bad("javascript", "  "))

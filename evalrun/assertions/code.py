@@ -102,6 +102,13 @@ class Javascript(Assertion):
     def check(self) -> None:
         if not isinstance(self.spec.value, str) or not self.spec.value.strip():
             raise self.error("javascript needs code as a non-empty string", key="value")
+        from evalrun.jsnode import check_syntax
+
+        problem = check_syntax(self.spec.value)
+        if problem:
+            raise self.error(f"JavaScript code does not compile: {problem}", key="value",
+                             hint="a one-line value is an expression (e.g. `output.length < 100`); "
+                                  "use several lines with `return` for statements")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         from evalrun.jsnode import call_js
