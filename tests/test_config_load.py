@@ -427,3 +427,35 @@ def test_disable_var_expansion(tmp_path: Path) -> None:
     suite = load([str(cfg)])
     assert suite.disable_var_expansion and count_cases(suite) == 1
     assert [c.vars for c in iter_cases(suite)] == [{"xs": ["a", "b", "c"]}]
+
+
+def test_json_config_with_lines(tmp_path: Path) -> None:
+    cfg = write(tmp_path, "c.json", """
+        {
+          "prompts": ["{{q}}"],
+          "providers": ["echo"],
+          "tests": [
+            {"vars": {"q": "a"}, "assert": [{"type": "contains", "value": "a"}]},
+            {"vars": {"q": "b"}, "asert": []}
+          ]
+        }
+        """)
+    with pytest.raises(ConfigError) as e:
+        load([str(cfg)])
+    assert (e.value.line, e.value.key) == (6, "tests[1].asert")
+    cfg.write_text(cfg.read_text().replace('"asert"', '"assert"'))
+    suite = load([str(cfg)])
+    assert count_cases(suite) == 2 and suite.tests[0].asserts[0].loc.line == 5
+
+
+def test_generator_errors_name_the_reference(tmp_path: Path) -> None:
+    write(tmp_path, "gen.py", "def generate_tests():\n    raise ValueError('no data')\n"
+                              "def bad_shape():\n    return [{'vars': {}, 'asserts': []}]\n")
+    cfg = write(tmp_path, "c.yaml", "prompts: ['x']\nproviders: [echo]\ntests:\n  - file://gen.py\n")
+    with pytest.raises(ConfigError, match="raised ValueError: no data") as e:
+        load([str(cfg)])
+    assert e.value.line == 4
+    cfg = write(tmp_path, "d.yaml", "prompts: ['x']\nproviders: [echo]\ntests:\n  - file://gen.py:bad_shape\n")
+    with pytest.raises(ConfigError, match="unknown test key 'asserts'") as e:
+        load([str(cfg)])
+    assert "did you mean `assert`" in (e.value.hint or "")

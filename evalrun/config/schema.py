@@ -8,7 +8,7 @@ failures descend into the alternative that fits the value's shape. A test checks
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -38,44 +38,109 @@ def _is_type(value: Any, name: str) -> bool:
     return isinstance(value, _PY_TYPES[name])
 
 
+Check = Callable[[Any], bool]
+_MISSING = object()
+
+
+def _type_check(t: str | list[str]) -> Check:
+    if t in ("object", "array", "string"):
+        cls = _PY_TYPES[t]
+        return lambda v: isinstance(v, cls)
+    names = [t] if isinstance(t, str) else list(t)
+    return lambda v: any(_is_type(v, n) for n in names)
+
+
+class _Compiler:
+    """Turns a schema into nested closures once, so checking a document is a few dict lookups per node."""
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self.defs = defs
+        self.done: dict[str, Check | None] = {}
+
+    def ref(self, name: str) -> Check:
+        if name not in self.done:
+            self.done[name] = None  # placeholder while compiling
+            self.done[name] = self.compile(self.defs[name]) or (lambda v: True)
+        found = self.done[name]
+        if found is None:  # a recursive reference: look it up when called
+            return lambda v: self.done[name](v)  # type: ignore[misc]
+        return found
+
+    def compile(self, schema: Any) -> Check | None:
+        """A check function, or None when the schema accepts everything."""
+        if schema is True or schema == {}:
+            return None
+        if schema is False:
+            return lambda v: False
+        checks: list[Check] = []
+        if "$ref" in schema:
+            checks.append(self.ref(schema["$ref"].rsplit("/", 1)[1]))
+        if "type" in schema:
+            checks.append(_type_check(schema["type"]))
+        if "enum" in schema:
+            enum = list(schema["enum"])
+            checks.append(lambda v: v in enum)
+        if "anyOf" in schema:
+            alts = [self.compile(a) for a in schema["anyOf"]]
+            checks.append(lambda v: any(a is None or a(v) for a in alts))
+        if any(k in schema for k in ("properties", "additionalProperties", "required", "minProperties",
+                                     "maxProperties")):
+            checks.append(self._object(schema))
+        if "items" in schema:
+            item = self.compile(schema["items"])
+            if item is not None:
+                checks.append(lambda v: not isinstance(v, list) or all(item(x) for x in v))
+        if "minimum" in schema or "maximum" in schema:
+            lo, hi = schema.get("minimum"), schema.get("maximum")
+            checks.append(lambda v: isinstance(v, bool) or not isinstance(v, (int, float))
+                          or ((lo is None or v >= lo) and (hi is None or v <= hi)))
+        if not checks:
+            return None
+        if len(checks) == 1:
+            return checks[0]
+
+        if len(checks) == 2:
+            first, second = checks
+            return lambda v: first(v) and second(v)
+        return lambda v: all(c(v) for c in checks)
+
+    def _object(self, schema: dict[str, Any]) -> Check:
+        props = {k: self.compile(v) for k, v in schema.get("properties", {}).items()}
+        extra_schema = schema.get("additionalProperties", True)
+        closed = extra_schema is False
+        extra = None if closed else self.compile(extra_schema)
+        required = tuple(schema.get("required", ()))
+        lo, hi = schema.get("minProperties", 0), schema.get("maxProperties")
+
+        def obj(v: Any) -> bool:
+            if not isinstance(v, dict):
+                return True
+            for k, x in v.items():
+                c = props.get(k, _MISSING)
+                if c is _MISSING:
+                    if closed:
+                        return False
+                    c = extra
+                if c is not None and not c(x):  # type: ignore[operator]
+                    return False
+            for r in required:
+                if r not in v:
+                    return False
+            return lo <= len(v) and (hi is None or len(v) <= hi)
+
+        return obj
+
+
 def conforms(value: Any, schema: dict[str, Any] | bool, defs: dict[str, Any]) -> bool:
     """True when `value` satisfies `schema` (the subset of JSON Schema 2020-12 that schema_source uses)."""
-    if schema is True or schema == {}:
-        return True
-    if schema is False:
-        return False
-    assert isinstance(schema, dict)
-    ref = schema.get("$ref")
-    if ref is not None and not conforms(value, defs[ref.rsplit("/", 1)[1]], defs):
-        return False
-    t = schema.get("type")
-    if t is not None and not (_is_type(value, t) if isinstance(t, str) else any(_is_type(value, x) for x in t)):
-        return False
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    if "anyOf" in schema and not any(conforms(value, s, defs) for s in schema["anyOf"]):
-        return False
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        extra = schema.get("additionalProperties", True)
-        for k, v in value.items():
-            sub = props.get(k, extra)
-            if sub is not True and not conforms(v, sub, defs):
-                return False
-        if any(k not in value for k in schema.get("required", ())):
-            return False
-        if not schema.get("minProperties", 0) <= len(value) <= schema.get("maxProperties", len(value)):
-            return False
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if items is not None and not all(conforms(v, items, defs) for v in value):
-            return False
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return False
-        if "maximum" in schema and value > schema["maximum"]:
-            return False
-    return True
+    check = _Compiler(defs).compile(schema)
+    return check is None or check(value)
+
+
+@cache
+def _runtime_check(definition: str | None) -> Check:
+    schema = _runtime_schema(definition)
+    return _Compiler(schema["$defs"]).compile(schema) or (lambda v: True)
 
 
 @cache
@@ -196,8 +261,7 @@ def _explain(err: Any, doc: Any, file: str, prefix: str) -> ConfigError:
 
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "") -> None:
     """Raise the first (in file order) schema violation of `doc` as a ConfigError."""
-    schema = _runtime_schema(definition)
-    if conforms(doc, schema, schema["$defs"]):
+    if _runtime_check(definition)(doc):
         return
     errors = list(_validator(definition).iter_errors(doc))
     if not errors:

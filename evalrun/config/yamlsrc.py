@@ -22,6 +22,11 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 
+_STR = "tag:yaml.org,2002:str"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
+
+
 class _Loader(_BaseLoader):
     """YAML 1.2 core-schema scalars, as promptfoo's js-yaml reads them.
 
@@ -30,6 +35,22 @@ class _Loader(_BaseLoader):
     """
 
     yaml_implicit_resolvers: dict[Any, Any] = {}
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:  # no path resolvers: skip
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        """PyYAML's resolve without path resolvers (called once per node by the composer)."""
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
 for _tag_name, _pattern, _first in (
@@ -95,7 +116,6 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
     return None
 
 
-_STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
 
