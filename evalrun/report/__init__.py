@@ -30,6 +30,9 @@ def write(path: str, outcome: Any) -> None:
     check_path(path)
     module = importlib.import_module(f"evalrun.report.{FORMATS[Path(path).suffix.lower()]}")
     p = Path(path)
-    if p.parent and not p.parent.exists():
+    try:
         p.parent.mkdir(parents=True, exist_ok=True)
-    module.write(p, outcome)
+        module.write(p, outcome)
+    except OSError as e:
+        raise UsageError(f"cannot write {path!r}: {e.strerror or e}", key="--output",
+                         hint=f"the results are also in {outcome.results_file}") from None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun.errors import UsageError
 from evalrun.run import filters
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
@@ -159,7 +160,11 @@ class Runner:
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         stream, total = self._case_stream()
         previous = _previous(opts.results_file) if opts.resume else {}
-        writer = ResultsWriter(opts.results_file, append=opts.resume)
+        try:
+            writer = ResultsWriter(opts.results_file, append=opts.resume)
+        except OSError as e:
+            raise UsageError(f"cannot write the results file {str(opts.results_file)!r}: {e.strerror or e}",
+                             key="--results-file", hint="choose another path with --results-file") from None
         self.progress.total = total
         timeout = opts.timeout_s
 
