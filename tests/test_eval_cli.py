@@ -168,7 +168,11 @@ def _subprocess_env() -> dict[str, Any]:
 
 
 def test_echo_run_never_imports_litellm(tmp_path: Path) -> None:
-    cfg = _write(tmp_path, BASIC)
+    """Not even with a graded assertion, as long as the builtin grader grades it."""
+    cfg = _write(tmp_path, BASIC + """
+  - vars: {q: Paris is in France., context: Paris is in France.}
+    assert: [{type: faithfulness}]
+""")
     code = ("import sys; from evalrun.cli import main; rc = main(['eval', sys.argv[1], '--no-table', "
             "'--no-progress-bar']); print('LITELLM', 'litellm' in sys.modules, rc)")
     out = subprocess.run([sys.executable, "-c", code, cfg], capture_output=True, text=True, cwd=tmp_path,
