@@ -46,6 +46,8 @@ def test_finish_reason() -> None:
     ("latency", None, {"threshold": -1}, "non-negative", "threshold"),
     ("cost", None, {"threshold": "cheap"}, "non-negative number", "threshold"),
     ("finish-reason", None, {}, "value is required", "value"),
+    ("latency", 100, {"threshold": 100}, "takes no value", "value"),
+    ("cost", 0.1, {"threshold": 0.1}, "takes no value", "value"),
     ("finish-reason", 3, {}, "string value", "value"),
 ])
 def test_bad_arguments(type_: str, value: object, kw: dict[str, object], needle: str, key: str) -> None:

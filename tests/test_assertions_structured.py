@@ -134,6 +134,9 @@ def test_openai_tools_call_without_tools_configured() -> None:
     ("is-sql", {"allowedTables": "orders"}, "list of strings"),
     ("is-sql", {"allowedColumns": ["a"]}, "not supported"),
     ("contains-sql", {"databse": "x"}, "unknown keys"),
+    ("is-html", "<p>", "takes no value"),
+    ("contains-html", True, "takes no value"),
+    ("is-valid-openai-tools-call", "x", "takes no value"),
 ])
 def test_bad_arguments(type_: str, value: object, needle: str) -> None:
     e = bad(type_, value)

@@ -87,6 +87,7 @@ def test_empty_output_is_a_refusal_with_score_zero() -> None:
     ("word-count", "many", "number"),
     ("word-count", {"min": 5, "max": 2}, "min (5) must be <= max (2)"),
     ("word-count", {"least": 2}, "only min and max"),
+    ("is-refusal", "sorry", "takes no value"),
 ])
 def test_bad_arguments_are_config_errors(type_: str, value: object, needle: str) -> None:
     e = bad(type_, value)

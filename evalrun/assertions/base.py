@@ -92,6 +92,8 @@ class Assertion:
     default_threshold: ClassVar[float | None] = None
     #: `value` must be present.
     requires_value: ClassVar[bool] = False
+    #: False for types that take no `value` (giving one is a config error).
+    takes_value: ClassVar[bool] = True
     #: The handler is given the un-rendered value (e.g. python code, JS code).
     raw_value: ClassVar[bool] = False
     #: Extra keys allowed in `config:` (None = any).
@@ -104,6 +106,9 @@ class Assertion:
         if self.requires_value and spec.value is None:
             raise self.error("a value is required", key="value",
                              hint=f"give `value:` for {spec.full_type}")
+        if not self.takes_value and spec.value is not None:
+            raise self.error(f"{spec.type} takes no value", key="value",
+                             hint="remove `value:` (see `evalrun list` for the keys this type reads)")
         if self.config_keys is not None:
             for k in spec.config:
                 if k not in self.config_keys:

@@ -220,6 +220,8 @@ class IsHtml(Assertion):
     no recognised HTML element.
     """
 
+    takes_value = False
+
     summary = "output is HTML (recognised elements, no stray top-level text)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -233,6 +235,8 @@ class ContainsHtml(Assertion):
 
     YAML keys: none.
     """
+
+    takes_value = False
 
     summary = "output contains HTML"
 

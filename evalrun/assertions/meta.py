@@ -11,6 +11,7 @@ from evalrun.errors import AssertionRuntimeError
 
 class _Limit(Assertion):
     unit = ""
+    takes_value = False
 
     def check(self) -> None:
         t = self.spec.threshold

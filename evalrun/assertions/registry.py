@@ -109,6 +109,7 @@ def describe(name: str) -> dict[str, Any]:
         "graded": cls.graded,
         "default_threshold": cls.default_threshold,
         "requires_value": cls.requires_value,
+        "takes_value": cls.takes_value,
         "alias_of": cls.name if cls.name != name else None,
         "plugin": _PLUGINS.get(name),
     }

@@ -165,6 +165,8 @@ class IsValidOpenAiToolsCall(Assertion):
     `function.arguments` must be a JSON string validating against that tool's `parameters` schema.
     """
 
+    takes_value = False
+
     summary = "output is a tool_calls list matching the provider's config.tools"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:

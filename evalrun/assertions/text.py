@@ -288,6 +288,8 @@ class IsRefusal(Assertion):
     An empty output counts as a refusal with score 0 (as in promptfoo).
     """
 
+    takes_value = False
+
     summary = "output is a refusal (promptfoo's phrase list) or empty"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
