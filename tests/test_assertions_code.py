@@ -70,6 +70,8 @@ def test_python_runtime_exception_is_an_error_not_a_crash() -> None:
 
 def test_python_bad_return_type_is_an_error() -> None:
     r = run("python", "x", "None")
+    assert r.error and "needs `return`" in r.error
+    r = run("python", "x", "[1, 2]")
     assert r.error and "must return a boolean, number" in r.error
     r = run("python", "x", "{'score': 1}")
     assert r.error and "without `pass`" in r.error

@@ -82,6 +82,9 @@ class Python(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         result = await self.fn.call(ctx.output, ctx.as_dict())
+        if result is None:
+            raise AssertionRuntimeError("Python assertion returned None; a multi-line value is a function body, "
+                                        "so it needs `return`")
         return normalize_result(result, self.spec.threshold, "Python")
 
 
