@@ -30,7 +30,16 @@ from functools import lru_cache
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.segment import resolved_sentences
-from evalrun.grading.builtin.text import ANTONYMS, Terms, Token, merge_terms, stem, terms_of, tokenize
+from evalrun.grading.builtin.text import (
+    ANTONYMS,
+    Terms,
+    Token,
+    merge_terms,
+    sequence,
+    stem,
+    terms_of,
+    tokenize,
+)
 from evalrun.grading.builtin.text import clear_caches as _clear_text_caches
 from evalrun.types import VerdictLabel
 
@@ -44,6 +53,11 @@ SAME_SUBJECT_MIN = 0.5
 ENTITY_SWAP_MIN = 0.6
 #: A polarity (negation) mismatch needs this coverage of the claim's keys by the clause.
 NEGATION_MIN = 0.6
+#: A word-for-word substitution ("causes rickets" where the evidence says "causes scurvy") needs the sentence to
+#: cover this share of the claim's other keys.
+SUBSTITUTION_MIN = 0.6
+#: A role swap (the two parties of a verb in the opposite order) needs this coverage of the claim's keys.
+ROLE_SWAP_MIN = 0.5
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
 LIGHT_WEIGHT = 0.5
 #: Score multiplier when a material part (entity, number, month) of the claim is nowhere in the evidence.
@@ -72,6 +86,7 @@ class _Unit:
     terms: Terms
     item: int  # index of the evidence text it came from
     sentence: int  # index of its sentence
+    seq: tuple[str, ...] = ()  # content keys in reading order, with "~by" / "~not" markers (text.sequence)
 
 
 @dataclass(frozen=True)
@@ -147,8 +162,10 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
     clauses: list[_Unit] = []
     for si, (s, item, pieces) in enumerate(raw_sents):
         parts = [terms_of(toks, known_f) for _, toks in pieces]
-        clauses.extend(_Unit(c, t, item, si) for (c, _), t in zip(pieces, parts, strict=True))
-        sents.append(_Unit(s, parts[0] if len(parts) == 1 else merge_terms(parts), item, si))
+        seqs = [sequence(toks) for _, toks in pieces]
+        clauses.extend(_Unit(c, t, item, si, q) for (c, _), t, q in zip(pieces, parts, seqs, strict=True))
+        sents.append(_Unit(s, parts[0] if len(parts) == 1 else merge_terms(parts), item, si,
+                           seqs[0] if len(seqs) == 1 else tuple(k for q in seqs for k in q)))
     keys = frozenset().union(*(u.terms.keys for u in sents)) if sents else frozenset()
     ents = frozenset().union(*(u.terms.entities for u in sents)) if sents else frozenset()
     return Evidence(tuple(sents), tuple(clauses), keys, ents, _index(sents), _index(clauses))
@@ -209,7 +226,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     coverage = ranked[0][0] + gain
     items = tuple(sorted({b1.item} | ({best2.item} if best2 else set())))
 
-    contradiction = _contradiction(claim, t, w, total, ev, b1)
+    contradiction = _contradiction(claim, t, w, total, ev, b1, ranked)
     missing = sorted(k for k in t.keys if w[k] > 1.0 and k not in ev.keys)
     if contradiction:
         score = coverage * CONTRADICTION_FACTOR
@@ -229,14 +246,46 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
 
 
 def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence,
-                   sent: _Unit) -> str | None:
+                   sent: _Unit, ranked: list[tuple[float, int]] | None = None) -> str | None:
     """A reason when the best-matching sentence or clause on the same subject disagrees with the claim."""
+    reason = _value_conflict(claim, t, w, total, sent)
+    if reason:
+        return reason
+    # the sentence most about the claim's other words may not be the one that shares its number ("14 million
+    # live in the metropolitan area" vs "14 million in the city proper. The metropolitan area ... 37 million")
+    values = frozenset("#" + v for _, v in t.numbers) | t.months
+    if values:
+        topic = max((ev.sentences[i] for _, i in ranked or ()), default=sent,
+                    key=lambda u: (_coverage(w, total, u.terms.keys, values), -u.sentence))
+        if topic is not sent and (_coverage(w, total, topic.terms.keys, values)
+                                  > _coverage(w, total, sent.terms.keys, values)):
+            reason = _value_conflict(claim, t, w, total, topic)
+            if reason:
+                return reason
+    cseq = sequence(tokenize(claim))
+    clauses = _best(ev.clause_index, w, total, 3)
+    for _, ci in clauses[:3]:
+        clause = ev.clauses[ci]
+        reason = _clause_conflict(claim, t, w, total, clause, cseq)
+        if reason:
+            return reason
+    for unit in [sent] + [ev.clauses[ci] for _, ci in clauses[:1]]:
+        reason = _order_conflict(claim, t, w, total, unit, cseq) or _substitution(claim, t, w, total, unit, cseq)
+        if reason:
+            return reason
+    return None
+
+
+def _value_conflict(claim: str, t: Terms, w: dict[str, float], total: float, sent: _Unit) -> str | None:
+    """A number, year, ordinal or month of the claim absent from `sent` while it has another of the same kind
+    (and covers the claim's other words). A proportion ("half", 0.5) and a count are not the same quantity."""
     st = sent.terms
-    # numbers, years, ordinals: the claim's value is absent while the sentence has another of the same kind
     for kind, value in sorted(t.numbers):
         if "#" + value in st.keys:
             continue
-        others = sorted("#" + v for k, v in st.numbers if k == kind and ("#" + v) not in t.keys)
+        small = float(value.lstrip("o")) < 1
+        others = sorted("#" + v for k, v in st.numbers if k == kind and ("#" + v) not in t.keys
+                        and (float(v.lstrip("o")) < 1) == small)
         conflicting = frozenset("#" + v for _, v in t.numbers if "#" + v not in st.keys)
         if others and _coverage(w, total, st.keys, conflicting) >= SAME_SUBJECT_MIN:
             nearest = min(others, key=lambda o: (_distance(value, o[1:]), o))
@@ -247,24 +296,117 @@ def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: 
         if others and _coverage(w, total, st.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
             return (f"the claim says {_surface(claim, [month])[0]} where the evidence says "
                     f"{', '.join(_surface(sent.text, others))}: \"{_short(sent.text)}\"")
-    ranked = _best(ev.clause_index, w, total, 3)
-    for _, ci in ranked[:3]:
-        clause = ev.clauses[ci]
-        reason = _clause_conflict(claim, t, w, total, clause)
-        if reason:
-            return reason
     return None
 
 
-def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, clause: _Unit) -> str | None:
+def _positions(seq: tuple[str, ...]) -> dict[str, int]:
+    pos: dict[str, int] = {}
+    for i, k in enumerate(seq):
+        pos.setdefault(k, i)
+    return pos
+
+
+def _order_conflict(claim: str, t: Terms, w: dict[str, float], total: float, unit: _Unit,
+                    cseq: tuple[str, ...]) -> str | None:
+    """Who did what to whom: two parties of a shared verb in the opposite order ("Westport beat Riverside" where
+    the evidence says "Riverside beat Westport"), or the claim's subject after the verb in the evidence while
+    another name stands before it ("Gertrude murdered" vs "Claudius, who murdered ... Gertrude"). A passive on
+    one side only ("X was built by Y" vs "Y built X") is not a swap."""
+    ut = unit.terms
+    if _coverage(w, total, ut.keys) < ROLE_SWAP_MIN:
+        return None
+    eseq = unit.seq
+    cpos, epos = _positions(cseq), _positions(eseq)
+    shared = [k for k in cpos if k in epos and k[0] not in "#~" and k not in LIGHT_KEYS]
+    for a_i, a in enumerate(shared):
+        for b in shared[a_i + 1:]:
+            if epos[b] >= epos[a] or not ((a in t.entities and b in t.entities) or (a in t.polar and b in t.polar)):
+                continue
+            for v in shared:
+                if cpos[a] < cpos[v] < cpos[b] and epos[b] < epos[v] < epos[a] \
+                        and ("~by" in cseq[cpos[v]:cpos[b]]) == ("~by" in eseq[epos[v]:epos[a]]):
+                    return (f"the claim has {_surface(claim, [a])[0]} before and {_surface(claim, [b])[0]} after "
+                            f"'{_surface(claim, [v])[0]}', the evidence the other way round: "
+                            f"\"{_short(unit.text)}\"")
+    subject = next((k for k in cseq if k[0] != "~"), None)
+    if subject is None or subject not in t.entities or subject not in epos:
+        return None
+    verb = next((k for k in cseq[cpos[subject] + 1:] if k[0] != "~"), None)  # the word right after the subject
+    if verb is None or verb not in shared or verb in t.entities or epos[verb] > epos[subject] or "~by" in eseq[epos[verb]:epos[subject]] \
+            or "~by" in cseq[cpos[verb]:]:
+        return None
+    other = [k for k in eseq[:epos[verb]] if k in ut.entities and k not in t.keys]
+    if other:
+        return (f"the claim makes {_surface(claim, [subject])[0]} the subject of '{_surface(claim, [verb])[0]}' "
+                f"where the evidence has {_surface(unit.text, other[-1:])[0]}: \"{_short(unit.text)}\"")
+    return None
+
+
+def _substitution(claim: str, t: Terms, w: dict[str, float], total: float, unit: _Unit,
+                  cseq: tuple[str, ...]) -> str | None:
+    """One content word of the claim replaced by another in the same place: a capitalised word where the evidence
+    has a name between the same neighbours ("Osaka is the capital" vs "Tokyo is the capital"), or the claim's
+    last word, after a matching word, where the evidence has another ("A long-term deficiency causes rickets"
+    vs "causes scurvy"). Mid-sentence common words are left alone (paraphrase swaps verbs and nouns there:
+    "spans" for "covers"). Frequent light words, numbers and months are left to the other checks."""
+    ekeys = unit.terms.keys
+    plain = [k for k in cseq if k[0] != "~"]
+    eplain = [k for k in unit.seq if k[0] != "~"]
+    for i, x in enumerate(plain):
+        if x in ekeys or x[0] == "#" or x in LIGHT_KEYS or x in t.months or x in t.polar or len(x) < 3:
+            continue
+        before = plain[i - 1] if i else None
+        after = plain[i + 1] if i + 1 < len(plain) else None
+        if (before is not None and before not in ekeys) or (after is not None and after not in ekeys):
+            continue
+        if _coverage(w, total, ekeys, frozenset({x})) < SUBSTITUTION_MIN:
+            continue
+        starts = [j + 1 for j, k in enumerate(eplain) if k == before] if before is not None else [0]
+        for j in starts:
+            run: list[str] = []
+            m = j
+            while m < len(eplain) and eplain[m] not in t.keys and len(run) < 3:
+                run.append(eplain[m])
+                m += 1
+            if after is None:
+                run = run[:1]
+            elif len(run) > 2 or m >= len(eplain) or eplain[m] != after:
+                continue
+            if not run or any(y[0] == "#" or y in LIGHT_KEYS or y in unit.terms.months or y in ANTONYMS for y in run):
+                continue
+            named = x in t.entities or (i == 0 and _capitalised(claim, x))
+            if i == 0 and named and any(y in unit.terms.entities for y in run):
+                return (f"the claim names '{_surface(claim, [x])[0]}' where the evidence names "
+                        f"'{' '.join(_surface(unit.text, run))}': \"{_short(unit.text)}\"")
+            # the claim's last word after two words that also stand together in the evidence
+            if after is None and not named and i >= 2 and j >= 2 and eplain[j - 2] == plain[i - 2] \
+                    and not any(y in unit.terms.entities for y in run):
+                return (f"the claim says '{_surface(claim, [x])[0]}' where the evidence says "
+                        f"'{' '.join(_surface(unit.text, run))}': \"{_short(unit.text)}\"")
+    return None
+
+
+def _capitalised(text: str, key: str) -> bool:
+    return any(tok.key == key and tok.capital for tok in tokenize(text))
+
+
+def _negated_heads(seq: tuple[str, ...]) -> list[str]:
+    """The content key right after each negation ("did not *win*", "no *pilots*"): what is negated."""
+    return [seq[i + 1] for i, k in enumerate(seq[:-1]) if k == "~not" and seq[i + 1][0] != "~"]
+
+
+def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, clause: _Unit,
+                     cseq: tuple[str, ...] = ()) -> str | None:
     ct = clause.terms
     absent_ents = t.entities - ct.keys
     new_ents = ct.entities - t.keys
+    if absent_ents and new_ents:
+        new_ents -= _names_sharing(clause.text, t.keys)
     if absent_ents and new_ents and _coverage(w, total, ct.keys, frozenset(t.entities)) >= ENTITY_SWAP_MIN:
         return (f"the claim names {', '.join(_surface(claim, sorted(absent_ents)))} where the evidence names "
                 f"{', '.join(_surface(clause.text, sorted(new_ents)))}: \"{_short(clause.text)}\"")
     cov = _coverage(w, total, ct.keys)
-    if (t.negations % 2) != (ct.negations % 2) and cov >= NEGATION_MIN:
+    if (t.negations % 2) != (ct.negations % 2) and cov >= NEGATION_MIN and _same_scope(t, ct, cseq, clause.seq):
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{_short(clause.text)}\""
     for p in sorted(t.polar - ct.keys):
@@ -274,6 +416,29 @@ def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, cl
             other = _surface(clause.text, [sorted(opposite)[0]])[0]
             return f"the claim says '{said}' where the evidence says '{other}': \"{_short(clause.text)}\""
     return None
+
+
+def _names_sharing(text: str, keys: frozenset[str]) -> frozenset[str]:
+    """Keys of the multi-word names of `text` that share a word with `keys` ("Pacific Ocean" when the claim says
+    "the Pacific"): the rest of a name the claim already uses is not another entity."""
+    out: set[str] = set()
+    run: list[str] = []
+    for tok in (*tokenize(text), Token("", "", "stop")):
+        if tok.kind == "word" and tok.capital:
+            run.append(tok.key)
+            continue
+        if len(run) > 1 and any(k in keys for k in run):
+            out.update(run)
+        run = []
+    return frozenset(out)
+
+
+def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:
+    """A polarity mismatch counts only when what is negated on one side is mentioned on the other ("was not
+    backward compatible" says nothing about "broke compatibility"; "have not been replicated" nothing about
+    "is too slow")."""
+    heads, other = (_negated_heads(cseq), ct.keys) if t.negations > ct.negations else (_negated_heads(eseq), t.keys)
+    return not heads or any(h in other for h in heads)
 
 
 def _distance(a: str, b: str) -> float:

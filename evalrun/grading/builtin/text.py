@@ -29,7 +29,8 @@ from evalrun.grading.builtin.lexicon import (
 
 #: One token: a number (with optional currency, thousands separators, decimals, percent) or a word.
 #: Hyphens and slashes separate words ("high-level", "km/h"); "3-1" is two numbers.
-_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_](?:[^\W\d_]|')*")
+#: A word starts with a letter and may carry digits ("km2", "CO2", "G7").
+_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_](?:[^\W_]|')*")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
@@ -98,6 +99,14 @@ def base_stem(word: str) -> str:
         w = _undouble(w[:-2])
     elif len(w) > 5 and w.endswith("ly"):
         w = w[:-2]
+    if len(w) > 6 and w.endswith("ness"):  # "tiredness" -> "tired", "happiness" -> "happy"
+        w = w[:-4]
+        if w.endswith("i"):
+            w = w[:-1] + "y"
+    elif len(w) > 7 and w.endswith(("ability", "ibility")):  # "compatibility" -> "compatible"
+        w = w[:-5] + "le"
+    elif len(w) > 6 and w.endswith(("thern", "stern")) and w[:-3] in _COMPASS:  # "southern" -> "south"
+        w = w[:-2]
     if len(w) > 6 and w.endswith("ation"):
         w = w[:-5] + "ate"
     elif len(w) > 6 and w.endswith(("tion", "sion")):
@@ -106,7 +115,12 @@ def base_stem(word: str) -> str:
         w = w[:-4]
     if len(w) > 3 and w.endswith("e"):
         w = w[:-1]
+    if len(w) > 4 and w.endswith("uc"):  # "produce"/"producing" -> "product", as "production"
+        w += "t"
     return IRREGULAR.get(w, w)
+
+
+_COMPASS = frozenset({"north", "south", "east", "west"})
 
 
 def _undouble(w: str) -> str:
@@ -225,7 +239,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
             out.append(Token(tok, MONTHS[lower], "month", capital, initial))
         elif lower in WEEKDAYS:
             out.append(Token(tok, lower[:3], "month", capital, initial))
-        elif lower in UNITS and i > 0 and raw[i - 1][-1].isdigit():
+        elif lower in UNITS and out and out[-1].kind == "num":
             out.append(Token(tok, stem(UNITS[lower]), "word", capital, initial))
         elif lower in STOPWORDS or (len(lower) < 2 and not (capital and not initial)):
             out.append(Token(tok, lower, "stop", capital, initial))
@@ -314,6 +328,23 @@ def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[
         polar=frozenset(k for k in frozen if k in ANTONYMS),
         first_key=first,
     )
+
+
+def sequence(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, ...]:
+    """The content keys of `tokens` in reading order (numbers as "#value"), with two markers the order checks
+    need: "~by" (the agent of a passive verb follows) and "~not" (a negation)."""
+    out: list[str] = []
+    for t in tokens:
+        if t.kind == "stop":
+            if t.key == "by":
+                out.append("~by")
+        elif t.kind == "neg":
+            out.append("~not")
+        elif t.kind in ("num", "year", "ord"):
+            out.append("#" + t.key)
+        else:
+            out.append(t.key)
+    return tuple(out)
 
 
 def merge_terms(parts: list[Terms]) -> Terms:
