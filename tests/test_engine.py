@@ -61,6 +61,11 @@ def test_weight_metric_threshold_copied_to_result() -> None:
     assert run("levenshtein", "abc", "xyz").threshold == 5      # default threshold reported
 
 
+def test_metric_name_is_rendered_with_vars() -> None:
+    r = run("contains", "x", "x", metric="acc_{{ lang }}", ctx_kw={"vars": {"lang": "fr"}})
+    assert r.metric == "acc_fr"
+
+
 def test_transform_applies_before_the_assertion() -> None:
     assert run("equals", "  Hello ", "HELLO", transform="output.strip().upper()").pass_
     assert not run("equals", "  Hello ", "HELLO").pass_

@@ -71,10 +71,22 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
     except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
         return _error(spec, threshold, f"{type(e).__name__}: {e}",
                       {"traceback": traceback.format_exc()})
-    return _result(spec, threshold, score)
+    return _result(spec, threshold, score, _metric(spec, ctx))
 
 
-def _result(spec: AssertionSpec, threshold: float | None, s: Score) -> AssertionResult:
+def _metric(spec: AssertionSpec, ctx: AssertionContext) -> str | None:
+    """The metric name, rendered with the case's vars when it is a template (as promptfoo does)."""
+    if not spec.metric or ("{{" not in spec.metric and "{%" not in spec.metric):
+        return spec.metric
+    from evalrun import templating
+
+    try:
+        return templating.render(spec.metric, ctx.vars)
+    except Exception:  # noqa: BLE001 - an unrenderable name is reported as written
+        return spec.metric
+
+
+def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str | None) -> AssertionResult:
     passed, value = s.pass_, s.score
     if spec.negate:
         passed = not passed
@@ -92,10 +104,10 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score) -> Assertion
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
         message = f"{failed.type}: {failed.error}"
         return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                               weight=spec.weight, reason=message, metric=spec.metric, error=message,
+                               weight=spec.weight, reason=message, metric=metric, error=message,
                                details=details, children=children)
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
-                           weight=spec.weight, reason=s.reason, metric=spec.metric, details=details,
+                           weight=spec.weight, reason=s.reason, metric=metric, details=details,
                            grader=grader, cost=cost, children=children, **kw)
 
 
