@@ -16,6 +16,7 @@ from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
+from evalrun.run.prompts import render_prompt
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
 
@@ -68,7 +69,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
     output: Output | None = None
     try:
         try:
-            prompt = templating.render_prompt(case.prompt.raw, case.vars)
+            prompt = render_prompt(case.prompt.raw, case.vars)
         except Exception as e:
             raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)

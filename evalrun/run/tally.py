@@ -7,7 +7,6 @@ in memory per case, so 10,000 cases cost a few megabytes.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,20 +65,23 @@ class Tally:
     finished: float | None = None
     interrupted: bool = False
     graders: list[str] = field(default_factory=list)
+    _columns: dict[tuple[Any, Any], str] = field(default_factory=dict, repr=False)
 
     def add(self, rec: dict[str, Any], offset: int, *, resumed: bool = False) -> None:
-        status = sys.intern(str(rec.get("status", "error")))
+        status = rec.get("status")
         if status == "pass":
             self.passed += 1
         elif status == "fail":
             self.failed += 1
         else:
+            status = "error"
             self.errors += 1
         self.resumed += resumed
         self.cached += bool(rec.get("cached"))
-        tok = rec.get("tokens") or {}
-        for k in _TOKEN_KEYS:
-            self.provider_tokens[k] += int(tok.get(k) or 0)
+        tok = rec.get("tokens")
+        if tok and (tok.get("total") or tok.get("prompt") or tok.get("completion")):
+            for k in _TOKEN_KEYS:
+                self.provider_tokens[k] += int(tok.get(k) or 0)
         cost = rec.get("cost")
         if isinstance(cost, (int, float)):
             self.provider_cost += cost
@@ -97,7 +99,10 @@ class Tally:
             desc = rec.get("description")
             self.row_labels[row_key] = shorten(str(desc), 40) + (" | " if vars else "") + vars_label(vars) \
                 if desc else vars_label(vars)
-        column = sys.intern(f"[{rec.get('provider')}] {rec.get('prompt_label') or ''}".rstrip())
+        col_key = (rec.get("provider"), rec.get("prompt_label"))
+        column = self._columns.get(col_key)
+        if column is None:
+            column = self._columns[col_key] = f"[{col_key[0]}] {col_key[1] or ''}".rstrip()
         self.rows.append(Row(int(rec.get("index", 0)), str(rec["id"]), status, row_key, column,
                              cell_text(rec), offset))
 
