@@ -18,11 +18,15 @@ def tokens_dict(t: TokenUsage) -> dict[str, int]:
 
 
 def assertion_dict(a: AssertionResult) -> dict[str, Any]:
+    """`grader`, `tokens` and `cost` only for assertions that used a grader (keeps deterministic ones small)."""
     d: dict[str, Any] = {
         "type": a.type, "pass": a.pass_, "score": a.score, "threshold": a.threshold, "weight": a.weight,
-        "reason": a.reason, "error": a.error, "metric": a.metric, "details": a.details, "grader": a.grader,
-        "tokens": tokens_dict(a.tokens), "cost": a.cost,
+        "reason": a.reason, "error": a.error, "metric": a.metric, "details": a.details,
     }
+    if a.grader is not None or a.tokens.total or a.cost:
+        d["grader"] = a.grader
+        d["tokens"] = tokens_dict(a.tokens)
+        d["cost"] = a.cost
     if a.children:
         d["children"] = [assertion_dict(c) for c in a.children]
     return d
@@ -38,13 +42,3 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
         "assertions": [assertion_dict(a) for a in r.assertions], "metadata": r.metadata,
     }
 
-
-def grader_usage(assertions: list[dict[str, Any]]) -> tuple[dict[str, int], float]:
-    """Grader tokens and cost of a result's assertions (children included, as the engine sums them)."""
-    tok = {"prompt": 0, "completion": 0, "total": 0, "cached": 0}
-    cost = 0.0
-    for a in assertions:
-        for k in tok:
-            tok[k] += int((a.get("tokens") or {}).get(k, 0))
-        cost += float(a.get("cost") or 0.0)
-    return tok, cost
