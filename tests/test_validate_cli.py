@@ -104,3 +104,27 @@ def test_bad_provider_id_is_reported_without_calling_anything(tmp_path: Path,
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:4:" in err and "unknown provider prefix 'opnai'" in err
+
+
+def test_graders_are_named_and_malformed_grader_specs_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent("""
+        prompts: ['{{q}}']
+        providers: [echo]
+        grader: openai:gpt-4o-mini
+        tests:
+          - vars: {q: a, context: c}
+            assert:
+              - type: faithfulness
+              - type: llm-rubric
+                value: polite
+                provider: {id: ollama:chat:llama3, label: local}
+        """), encoding="utf-8")
+    assert main(["validate", "--json", str(path)]) == 0
+    graders = json.loads(capsys.readouterr().out)["graders"]
+    assert graders == ["openai:gpt-4o-mini (config grader)", "local (assertion provider)"]
+    path.write_text(path.read_text().replace("{id: ollama:chat:llama3, label: local}", "{idd: x}"))
+    assert main(["validate", str(path)]) == 2
+    assert f"{path}:9: tests[0].assert[1].provider: grader provider object needs a string `id`" in \
+        capsys.readouterr().err

@@ -37,7 +37,10 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
 def summarize(suite: Suite) -> dict[str, Any]:
     """The validate summary: integer counts plus details."""
     from evalrun.expand import count_cases, count_combinations, pairs
+    from evalrun.grading.select import GraderResolver
 
+    resolver = GraderResolver(suite, None, None)
+    graders: dict[str, str] = {}
     by_type: Counter[str] = Counter()
     graded = graded_evals = assertions = 0
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
@@ -50,6 +53,9 @@ def summarize(suite: Suite) -> dict[str, Any]:
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases
+                chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
+                name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
+                graders.setdefault(name, origin)
     return {
         "files": list(suite.files),
         "description": suite.description,
@@ -61,7 +67,7 @@ def summarize(suite: Suite) -> dict[str, Any]:
         "assertions_by_type": dict(sorted(by_type.items())),
         "graded_assertions": graded,
         "graded_evaluations": graded_evals,
-        "grader": suite.grader if suite.grader is not None else "builtin (default)",
+        "graders": [f"{name} ({origin})" for name, origin in graders.items()],
         "provider_ids": [p.name for p in suite.providers],
         "prompt_labels": [p.label[:80] for p in suite.prompts],
         "repeat": reps,
@@ -74,7 +80,7 @@ def _human(s: dict[str, Any]) -> str:
         return shown.replace("\n", " ")
 
     types = ", ".join(f"{t} {n}" for t, n in s["assertions_by_type"].items()) or "none"
-    grader = s["grader"] if isinstance(s["grader"], str) else json.dumps(s["grader"])
+    grader = ", ".join(s["graders"]) or "none needed"
     lines = [
         f"config OK: {', '.join(s['files'])}" + (f" ({s['description']})" if s["description"] else ""),
         f"  prompts     {s['prompts']:>8}  {names(s['prompt_labels'])}",
@@ -83,7 +89,7 @@ def _human(s: dict[str, Any]) -> str:
         f"  cases       {s['cases']:>8}" + (f"  (repeat {s['repeat']})" if s["repeat"] > 1 else ""),
         f"  assertions  {s['assertions']:>8}  {types}",
         f"  graded      {s['graded_assertions']:>8}  assertions, {s['graded_evaluations']} graded evaluations "
-        f"(grader: {grader})",
+        f"(graders: {grader})",
     ]
     return "\n".join(lines)
 
