@@ -146,29 +146,71 @@ _VOID = frozenset([
 _WRAPPERS = frozenset({"html", "head", "body"})
 
 
+_HEAD_CONTENT = frozenset({"base", "link", "meta", "noscript", "script", "style", "template", "title"})
+_FOREIGN = frozenset({"svg", "math"})
+
+
 class _HtmlScan(HTMLParser):
+    """What an HTML5 parser would build, as far as validate_html needs it.
+
+    A literal `<html>`/`<head>`/`<body>` only counts when the parser would create that element from it (nothing
+    earlier created it implicitly); text directly in an implicitly created body is "top-level text".
+    """
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.stack: list[str] = []
-        self.elements: set[str] = set()
+        self.recognised = False
         self.top_text = False
+        self.started = False          # any tag or text seen (the html element exists)
+        self.head_made = False        # the head element exists
+        self.body_made = False        # the body element exists
+        self.body_literal = False     # ...and came from a literal <body>
+
+    def _element(self, tag: str) -> None:
+        if tag == "html":
+            self.recognised |= not self.started
+        elif tag == "head":
+            self.recognised |= not self.head_made and not self.body_made
+            self.head_made = True
+        elif tag == "body":
+            if not self.body_made:
+                self.recognised = True
+                self.body_literal = True
+            self.body_made = True
+        elif tag in _HEAD_CONTENT and not self.body_made:
+            self.head_made = True
+            self.recognised = True
+        else:
+            self.head_made = self.body_made = True
+            self.recognised |= (tag in HTML_ELEMENTS and tag not in _FOREIGN) or "-" in tag
+        self.started = True
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.add(tag)
+        self._element(tag)
         if tag not in _VOID:
             self.stack.append(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.elements.add(tag)
+        self._element(tag)
 
     def handle_endtag(self, tag: str) -> None:
+        if not self.started and tag not in ("html", "head", "body", "br"):
+            return
+        self.started = True
         if tag in self.stack:
             while self.stack and self.stack.pop() != tag:
                 pass
 
     def handle_data(self, data: str) -> None:
-        if data.strip() and all(t in _WRAPPERS for t in self.stack):
-            self.top_text = True
+        if not data.strip():
+            return
+        if all(t in _WRAPPERS for t in self.stack):
+            self.started = self.head_made = True
+            if not self.body_made:
+                self.body_made = True
+            if not self.body_literal:
+                self.top_text = True
 
 
 def validate_html(text: str) -> tuple[bool, str]:
@@ -180,9 +222,9 @@ def validate_html(text: str) -> tuple[bool, str]:
     scan = _HtmlScan()
     scan.feed(s)
     scan.close()
-    if "body" not in scan.elements and scan.top_text:
+    if scan.top_text:
         return False, "Output must be wrapped in HTML tags"
-    if not any(e in HTML_ELEMENTS or "-" in e for e in scan.elements):
+    if not scan.recognised:
         return False, "Output does not contain recognized HTML elements"
     return True, "Output is valid HTML"
 

@@ -12,8 +12,19 @@ from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.registry import register
 
 
+def _utf16(s: str) -> list[int]:
+    raw = s.encode("utf-16-le")
+    return [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
+
+
 def levenshtein(a: str, b: str) -> int:
-    """Edit distance (insertions, deletions, substitutions of one character each)."""
+    """Edit distance (insertions, deletions, substitutions of one UTF-16 unit each, as JavaScript counts)."""
+    if any(ord(c) > 0xFFFF for c in a + b):
+        return _distance(_utf16(a), _utf16(b))
+    return _distance(a, b)
+
+
+def _distance(a: Sequence[Any], b: Sequence[Any]) -> int:
     if len(a) < len(b):
         a, b = b, a
     prev = list(range(len(b) + 1))
@@ -40,7 +51,7 @@ def treebank_tokenize(text: str) -> list[str]:
     t = t.replace("...", " ... ")
     t = re.sub(r"[:,](?!\d)", r" \g<0> ", t)
     t = re.sub(r"[;@#$%&]", r" \g<0> ", t)
-    t = re.sub(r"([^.])(\.)([\])}>'\s]*)$", r"\1 \2\3 ", t)
+    t = re.sub(r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)$", r"\1 \2\3 ", t)
     t = re.sub(r"[?!]", r" \g<0> ", t)
     t = re.sub(r"[\]\[(){}<>]", r" \g<0> ", t)
     t = t.replace("--", " -- ")

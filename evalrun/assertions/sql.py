@@ -21,7 +21,24 @@ from evalrun.assertions.registry import register
 _KEYWORD_ONLY = ("SHOW", "DESCRIBE", "DESC", "USE", "SET", "GRANT", "REVOKE", "LOCK", "UNLOCK", "CALL",
                  "TRUNCATE", "RENAME", "OPTIMIZE", "FLUSH", "KILL")
 _OK_ERRORS = ("no such table", "no such column", "no such function", "not authorized", "no such collation",
-              "no such module", "unknown database", "already exists", "no tables specified")
+              "no such module", "unknown database", "already exists", "no tables specified", "no such view",
+              "no such index", "no such trigger")
+#: MySQL syntax SQLite lacks, rewritten to an equivalent SQLite form before compiling (syntax check only).
+_REWRITES = (
+    (re.compile(r"^\s*EXPLAIN\s+(?:QUERY\s+PLAN\s+)?", re.I), ""),
+    (re.compile(r"\s+(?:FOR\s+(?:UPDATE|SHARE)(?:\s+(?:NOWAIT|SKIP\s+LOCKED))?|LOCK\s+IN\s+SHARE\s+MODE)\s*$",
+                re.I), ""),
+    (re.compile(r"::\s*[A-Za-z_]\w*(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?"), ""),
+    (re.compile(r"(?:=|<>|!=|<=|>=|<|>)\s*(?:ANY|SOME|ALL)\s*\(", re.I), " IN ("),
+    (re.compile(r"^\s*(?:INSERT|REPLACE)\s+(?:IGNORE\s+)?(?:INTO\s+)?([`\"\w.]+)\s+SET\s+", re.I), r"UPDATE \1 SET "),
+)
+
+
+def to_sqlite(stmt: str) -> str:
+    """Rewrite the MySQL-only constructs node-sql-parser accepts into SQLite syntax."""
+    for rx, repl in _REWRITES:
+        stmt = rx.sub(repl, stmt)
+    return stmt
 _TABLE_REF = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
                         r"([`\"\[]?[\w.$]+[`\"\]]?)", re.I)
 
@@ -64,6 +81,8 @@ def sql_problem(sql: str) -> str | None:
         return "Unbalanced parentheses"
     if re.search(r",\s*,", bare) or re.search(r",\s*(\)|\bFROM\b|;|$)", bare, re.I):
         return "Misplaced comma"
+    if re.search(r"\bgenerate_series\s*\(", bare, re.I):  # promptfoo: not MySQL, its default dialect
+        return "generate_series is not MySQL"
     conn = sqlite3.connect(":memory:")
     try:
         conn.set_authorizer(_authorizer)
@@ -74,7 +93,7 @@ def sql_problem(sql: str) -> str | None:
                     continue
                 return f"Incomplete {first.group(1).upper()} statement"
             try:
-                conn.execute("EXPLAIN " + stmt.rstrip(";"))
+                conn.execute("EXPLAIN " + to_sqlite(stmt.rstrip(";")))
             except sqlite3.Warning as e:  # pragma: no cover - several statements
                 return str(e)
             except sqlite3.Error as e:

@@ -44,20 +44,26 @@ def extract_json_objects(text: str) -> list[Any]:
 
 
 def _lax_object(text: str, start: int) -> tuple[Any, int]:
-    depth = 0
-    for j in range(start, min(len(text), start + 100_000)):
-        c = text[j]
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                import yaml
+    """promptfoo's fallback: at each point where the braces balance (or the text ends, closing what is
+    open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
+    import yaml
 
-                try:
-                    return yaml.safe_load(text[start:j + 1]), j + 1
-                except yaml.YAMLError:
-                    return None, start + 1
+    opened = closed = 0
+    end = min(len(text), start + 100_000)
+    for j in range(start, end):
+        c = text[j]
+        opened += c == "{"
+        closed += c == "}"
+        if opened == closed or j + 1 == end:
+            span = text[start:j + 1] + "}" * (opened - closed)
+            try:
+                obj = yaml.safe_load(span)
+            except yaml.YAMLError:
+                obj = None
+            if isinstance(obj, (dict, list)):
+                return obj, j + 1
+            if opened == closed:
+                break
     return None, start + 1
 
 
