@@ -16,6 +16,11 @@ def test_levenshtein_distance(a: str, b: str, d: int) -> None:
     assert levenshtein(a, b) == d == levenshtein(b, a)
 
 
+def test_levenshtein_counts_utf16_units_like_javascript() -> None:
+    assert levenshtein("😀", "a") == 2          # one astral character is two UTF-16 units
+    assert levenshtein("naïve", "naive") == 1
+
+
 def test_levenshtein_default_threshold_five() -> None:
     assert run("levenshtein", "abcdefgh", "abc").pass_            # distance 5
     assert not run("levenshtein", "abcdefghi", "abc").pass_       # distance 6

@@ -27,6 +27,7 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("contains-json", "no braces", None, False),
     ("contains-json", "{ not json at all }", None, True),     # a YAML flow mapping, as in promptfoo
     ("contains-json", "lax {'a': 1} yaml-ish", None, True),
+    ("contains-json", "unclosed { key: 1", None, True),            # closed and read as YAML, as promptfoo does
     ("contains-json", 'one {"age": 1} two {"name": "n"}', SCHEMA, True),
     ("contains-json", 'one {"age": 1}', SCHEMA, False),
     ("is-xml", "<a><b>1</b></a>", None, True),
@@ -47,6 +48,11 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("is-html", "<my-widget>x</my-widget>", None, True),
     ("is-html", '<?xml version="1.0"?><a/>', None, False),
     ("is-html", "   ", None, False),
+    ("is-html", "<p>x</p><body>y</body>", None, False),          # body already implied: y is top-level text
+    ("is-html", "<body>a</body>tail", None, True),
+    ("is-html", "</html><html>", None, False),                   # the literal <html> came too late to count
+    ("is-html", "<svg></svg>", None, False),
+    ("is-html", "<title>x</title>", None, True),
     ("contains-html", "see <b>bold</b>", None, True),
     ("contains-html", "a &amp; b &lt; c", None, False),      # one signal only
     ("contains-html", "1 < 2 and 3 > 2", None, False),
@@ -58,6 +64,10 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("is-sql", "Use: the query", None, False),
     ("is-sql", "UPDATE users SET name = 'a' WHERE id = 1; DELETE FROM logs", None, True),
     ("is-sql", "SELEC id FROM users", None, False),
+    ("is-sql", "SELECT a::int FROM t FOR UPDATE", None, True),   # MySQL/PostgreSQL forms rewritten for SQLite
+    ("is-sql", "INSERT INTO t SET a = 1", None, True),
+    ("is-sql", "SELECT a FROM t WHERE a = ANY (SELECT b FROM u)", None, True),
+    ("is-sql", "SELECT * FROM generate_series(1, 3)", None, False),
     ("is-sql", "SELECT id name age FROM users", None, False),
     ("is-sql", "SELECT id, FROM users", None, False),
     ("is-sql", "SELECT 'unterminated FROM users", None, False),
