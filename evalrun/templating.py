@@ -66,6 +66,28 @@ def variables_of(source: str) -> frozenset[str]:
     return frozenset(meta.find_undeclared_variables(_env.parse(source)))
 
 
+@lru_cache(maxsize=4096)
+def env_names_of(source: str) -> frozenset[str]:
+    """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
+    from jinja2 import nodes
+
+    out: set[str] = set()
+    tree = _env.parse(source)
+    for get in tree.find_all(nodes.Getattr):
+        if isinstance(get.node, nodes.Name) and get.node.name == "env":
+            out.add(get.attr)
+    for item in tree.find_all(nodes.Getitem):
+        if isinstance(item.node, nodes.Name) and item.node.name == "env" and isinstance(item.arg, nodes.Const) \
+                and isinstance(item.arg.value, str):
+            out.add(item.arg.value)
+    return frozenset(out)
+
+
+def env_has(name: str) -> bool:
+    """Whether `{{ env.NAME }}` would find NAME (config `env:` or the process environment)."""
+    return name in _config_env or name in os.environ
+
+
 def check_syntax(source: str) -> str | None:
     """None when the template compiles, else the error message."""
     try:

@@ -459,3 +459,28 @@ def test_generator_errors_name_the_reference(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown test key 'asserts'") as e:
         load([str(cfg)])
     assert "did you mean `assert`" in (e.value.hint or "")
+
+
+def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALRUN_T_UNSET", raising=False)
+    cfg = write(tmp_path, "c.yaml", """
+        env: {FROM_CONFIG: x}
+        prompts: ["{{ env.FROM_CONFIG }} {{ env['EVALRUN_T_UNSET'] }}"]
+        providers: [echo]
+        """)
+    with pytest.raises(ConfigError, match="environment variable 'EVALRUN_T_UNSET' used in prompt") as e:
+        load([str(cfg)])
+    assert e.value.line == 2 and "export EVALRUN_T_UNSET" in (e.value.hint or "")
+    monkeypatch.setenv("EVALRUN_T_UNSET", "now set")
+    assert load([str(cfg)]).prompts[0].raw.startswith("{{ env.FROM_CONFIG }}")
+    cfg = write(tmp_path, "d.yaml", """
+        prompts: ['x']
+        providers: [echo]
+        tests:
+          - assert:
+              - type: contains
+                value: '{{ env.EVALRUN_T_NOPE }}'
+        """)
+    with pytest.raises(ConfigError, match="'EVALRUN_T_NOPE' used in the value of contains") as e:
+        load([str(cfg)])
+    assert e.value.line == 5

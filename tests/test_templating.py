@@ -72,3 +72,8 @@ def test_dump_filter_and_describe_errors() -> None:
     except jinja2.UndefinedError as e:
         err = templating.describe_render_error(e, where="test 3")
     assert isinstance(err, ConfigError) and "'missing'" in err.message and "test 3" in err.message
+
+
+def test_env_names_of() -> None:
+    src = "{{ env.A }} {{ env['B'] }} {{ other.C }} {% if env.D %}x{% endif %} {{ env[name] }}"
+    assert templating.env_names_of(src) == {"A", "B", "D"}

@@ -35,12 +35,26 @@ _NEEDS: dict[str, frozenset[str]] = {}
 
 
 def needs(source: str) -> frozenset[str]:
-    """Variables a template reads; raises TemplateSyntaxError (also for unknown filters/tests)."""
+    """Variables a template reads; raises TemplateSyntaxError (also for unknown filters/tests).
+
+    A template that reads `env.NAME` for a NAME set neither in the config's `env:` nor in the environment
+    reports the pseudo-variable `env.NAME`.
+    """
     found = _NEEDS.get(source)
     if found is None:
         templating.compile_template(source)
         found = _NEEDS[source] = templating.variables_of(source)
+    if "env" in found:  # the environment may change between loads: not cached
+        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
+        if unset:
+            return found | unset
     return found
+
+
+def _env_error(name: str, what: str, loc: Any, key: str | None) -> ConfigError:
+    var = name[len("env."):]
+    return ConfigError.at(loc, f"environment variable {var!r} used in {what} is not set", key=key,
+                          hint=f"export {var}=... before running, or set it under the config's `env:` key")
 
 
 def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
@@ -88,6 +102,8 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> 
                                  hint="templates use Jinja2 syntax: {{ var }}") from None
         if missing:
             name = sorted(missing)[0]
+            if name.startswith("env."):
+                raise _env_error(name, f"the {field} of {spec.full_type}", spec.loc, spec.key_path or None)
             raise _missing_error(name, f"the {field} of {spec.full_type}", test, defined, spec)
     for child in spec.children:
         _check_assertion(child, test, defined)
@@ -103,6 +119,8 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
         missing = wanted - defined
         if missing:
             name = sorted(missing)[0]
+            if name.startswith("env."):
+                raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             raise _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
