@@ -25,8 +25,10 @@ from __future__ import annotations
 import heapq
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from operator import neg as neg_
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.segment import resolved_sentences
@@ -37,6 +39,7 @@ from evalrun.grading.builtin.text import (
     merge_terms,
     sequence,
     stem,
+    terms_and_sequence,
     terms_of,
     tokenize,
 )
@@ -83,10 +86,20 @@ class _Unit:
     """One evidence sentence or clause."""
 
     text: str
-    terms: Terms
+    parts: tuple[Terms, ...]  # the terms of its clauses (one for a clause)
     item: int  # index of the evidence text it came from
     sentence: int  # index of its sentence
     seq: tuple[str, ...] = ()  # content keys in reading order, with "~by" / "~not" markers (text.sequence)
+    clause_ids: tuple[int, ...] = ()  # a sentence's clauses (indices into Evidence.clauses)
+
+    @cached_property
+    def keys(self) -> frozenset[str]:
+        return self.parts[0].keys if len(self.parts) == 1 else frozenset().union(*(p.keys for p in self.parts))
+
+    @cached_property
+    def terms(self) -> Terms:
+        """The unit's terms (a sentence's are merged from its clauses' on first use)."""
+        return self.parts[0] if len(self.parts) == 1 else merge_terms(list(self.parts))
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,6 @@ class Evidence:
     keys: frozenset[str]
     entities: frozenset[str]
     sentence_index: dict[str, tuple[int, ...]]
-    clause_index: dict[str, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,7 @@ def _antecedent(left: str) -> str:
 def _index(units: list[_Unit]) -> dict[str, tuple[int, ...]]:
     idx: dict[str, list[int]] = {}
     for i, u in enumerate(units):
-        for k in u.terms.keys:
+        for k in u.keys:
             idx.setdefault(k, []).append(i)
     return {k: tuple(v) for k, v in idx.items()}
 
@@ -156,19 +168,26 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
             pieces = [(c, tokenize(c)) for c in _split_clauses(s)]  # a sentence is tokenised once, by clause
             raw_sents.append((s, item, pieces))
             for ci, (_, toks) in enumerate(pieces):
-                known.update(t.key for t in toks if t.kind == "word" and t.capital and (ci or not t.initial))
+                known.update(t.key for t in toks if t.capital and t.kind == "word" and (ci or not t.initial))
     known_f = frozenset(known)
     sents: list[_Unit] = []
     clauses: list[_Unit] = []
+    keys: set[str] = set()
+    ents: set[str] = set()
     for si, (s, item, pieces) in enumerate(raw_sents):
-        parts = [terms_of(toks, known_f) for _, toks in pieces]
-        seqs = [sequence(toks) for _, toks in pieces]
-        clauses.extend(_Unit(c, t, item, si, q) for (c, _), t, q in zip(pieces, parts, seqs, strict=True))
-        sents.append(_Unit(s, parts[0] if len(parts) == 1 else merge_terms(parts), item, si,
-                           seqs[0] if len(seqs) == 1 else tuple(k for q in seqs for k in q)))
-    keys = frozenset().union(*(u.terms.keys for u in sents)) if sents else frozenset()
-    ents = frozenset().union(*(u.terms.entities for u in sents)) if sents else frozenset()
-    return Evidence(tuple(sents), tuple(clauses), keys, ents, _index(sents), _index(clauses))
+        first = len(clauses)
+        parts = []
+        seqs = []
+        for c, toks in pieces:
+            t, q = terms_and_sequence(toks, known_f)
+            parts.append(t)
+            seqs.append(q)
+            keys.update(t.keys)
+            ents.update(t.entities)
+            clauses.append(_Unit(c, (t,), item, si, q))
+        sents.append(_Unit(s, tuple(parts), item, si, seqs[0] if len(seqs) == 1 else tuple(k for q in seqs for k in q),
+                           tuple(range(first, len(clauses)))))
+    return Evidence(tuple(sents), tuple(clauses), frozenset(keys), frozenset(ents), _index(sents))
 
 
 def claim_terms(claim: str, ev: Evidence) -> Terms:
@@ -195,13 +214,24 @@ def _best(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
     """(coverage, unit id) of the `limit` units covering most of the claim, best first (ties: earlier unit).
 
     Accumulated over the inverted index: the cost is the number of postings of the claim's keys, not the
-    number of evidence units times the claim's length.
+    number of evidence units times the claim's length. Weights are counted in half-units (every weight is a
+    multiple of 0.5) so that the counting runs in C (`Counter.update`); the sums are exact.
     """
-    acc: dict[int, float] = {}
+    if any(v * 2 != round(v * 2) for v in w.values()):  # weights changed to other fractions: plain sums
+        plain: dict[int, float] = {}
+        for k, weight in w.items():
+            for i in index.get(k, ()):
+                plain[i] = plain.get(i, 0.0) + weight
+        return [(s / total, i) for i, s in heapq.nsmallest(limit, plain.items(), key=lambda x: (-x[1], x[0]))]
+    acc: Counter[int] = Counter()
     for k, weight in w.items():
-        for i in index.get(k, ()):
-            acc[i] = acc.get(i, 0.0) + weight
-    return [(s / total, i) for i, s in heapq.nsmallest(limit, acc.items(), key=lambda x: (-x[1], x[0]))]
+        postings = index.get(k)
+        if postings:
+            for _ in range(round(weight * 2)):
+                acc.update(postings)
+    half_total = total * 2
+    ranked = heapq.nlargest(limit, zip(acc.values(), map(neg_, acc), strict=True))  # ties: earlier unit
+    return [(s / half_total, -i) for s, i in ranked]
 
 
 def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
@@ -216,11 +246,11 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     if not ranked:
         return Judgement("unsupported", 0.0, 0.0, "no evidence sentence shares a content word with the claim")
     b1 = ev.sentences[ranked[0][1]]
-    covered = b1.terms.keys & t.keys
+    covered = b1.keys & t.keys
     best2: _Unit | None = None
     gain = 0.0
     for _, i in ranked[1:6]:
-        extra = _coverage(w, total, (ev.sentences[i].terms.keys & t.keys) - covered)
+        extra = _coverage(w, total, (ev.sentences[i].keys & t.keys) - covered)
         if extra > gain:
             gain, best2 = extra, ev.sentences[i]
     coverage = ranked[0][0] + gain
@@ -256,14 +286,14 @@ def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: 
     values = frozenset("#" + v for _, v in t.numbers) | t.months
     if values:
         topic = max((ev.sentences[i] for _, i in ranked or ()), default=sent,
-                    key=lambda u: (_coverage(w, total, u.terms.keys, values), -u.sentence))
-        if topic is not sent and (_coverage(w, total, topic.terms.keys, values)
-                                  > _coverage(w, total, sent.terms.keys, values)):
+                    key=lambda u: (_coverage(w, total, u.keys, values), -u.sentence))
+        if topic is not sent and (_coverage(w, total, topic.keys, values)
+                                  > _coverage(w, total, sent.keys, values)):
             reason = _value_conflict(claim, t, w, total, topic)
             if reason:
                 return reason
     cseq = sequence(tokenize(claim))
-    clauses = _best(ev.clause_index, w, total, 3)
+    clauses = _best_clauses(ev, ranked or [(0.0, sent.sentence)], w, total)
     for _, ci in clauses[:3]:
         clause = ev.clauses[ci]
         reason = _clause_conflict(claim, t, w, total, clause, cseq)
@@ -274,6 +304,19 @@ def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: 
         if reason:
             return reason
     return None
+
+
+def _best_clauses(ev: Evidence, ranked: list[tuple[float, int]], w: dict[str, float], total: float,
+                  limit: int = 3) -> list[tuple[float, int]]:
+    """(coverage, clause id) of the `limit` clauses of the best sentences covering most of the claim (a clause
+    covers no more than its sentence, so the best clauses lie in the best sentences)."""
+    scored = []
+    for _, si in ranked:
+        for ci in ev.sentences[si].clause_ids:
+            cov = _coverage(w, total, ev.clauses[ci].keys)
+            if cov > 0:
+                scored.append((-cov, ci))
+    return [(-c, ci) for c, ci in sorted(scored)[:limit]]
 
 
 def _value_conflict(claim: str, t: Terms, w: dict[str, float], total: float, sent: _Unit) -> str | None:
@@ -349,7 +392,7 @@ def _substitution(claim: str, t: Terms, w: dict[str, float], total: float, unit:
     last word, after a matching word, where the evidence has another ("A long-term deficiency causes rickets"
     vs "causes scurvy"). Mid-sentence common words are left alone (paraphrase swaps verbs and nouns there:
     "spans" for "covers"). Frequent light words, numbers and months are left to the other checks."""
-    ekeys = unit.terms.keys
+    ekeys = unit.keys
     plain = [k for k in cseq if k[0] != "~"]
     eplain = [k for k in unit.seq if k[0] != "~"]
     for i, x in enumerate(plain):

@@ -178,6 +178,12 @@ def tokenize(text: str) -> tuple[Token, ...]:
     n = len(raw)
     while i < n:
         tok = raw[i]
+        if i:  # a word seen before, not first in its text: its token does not depend on the neighbours
+            hit = _WORDS.get(tok)
+            if hit is not None:
+                out.append(hit)
+                i += 1
+                continue
         initial = i == 0
         lower = tok.lower()
         if tok[0].isdigit() or tok[0] in "$€£":
@@ -203,7 +209,12 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 _PLAIN.clear()
             plain = _PLAIN[lower] = _classify(lower)
         if plain is not None:  # the common case: the word's kind does not depend on its neighbours
-            out.append(Token(tok, plain[1], plain[0], tok[0].isupper(), initial))
+            token = Token(tok, plain[1], plain[0], tok[0].isupper(), initial)
+            out.append(token)
+            if i:
+                if len(_WORDS) > _PLAIN_MAX:
+                    _WORDS.clear()
+                _WORDS[tok] = token
             i += 1
             continue
         if lower == "one" and not (i + 1 < n and raw[i + 1].lower() in SCALES):
@@ -256,6 +267,8 @@ _PERCENT = stem("percent")
 #: Memo of context-free word classifications: lowercase word -> (kind, key).
 _PLAIN: dict[str, tuple[str, str] | None] = {}
 _PLAIN_MAX = 200_000
+#: Memo of the tokens of context-free words as written, when not first in their text.
+_WORDS: dict[str, Token] = {}
 
 
 def _classify(lower: str) -> tuple[str, str] | None:
@@ -330,6 +343,50 @@ def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[
     )
 
 
+def terms_and_sequence(tokens: tuple[Token, ...], known_entities: frozenset[str] = frozenset(),
+                       ) -> tuple[Terms, tuple[str, ...]]:
+    """`terms_of(tokens, known_entities)` and `sequence(tokens)` in one pass (evidence preparation)."""
+    keys: set[str] = set()
+    numbers: set[tuple[str, str]] = set()
+    months: set[str] = set()
+    ents: set[str] = set()
+    seq: list[str] = []
+    negs = 0
+    first: str | None = None
+    n = len(tokens)
+    for i, t in enumerate(tokens):
+        kind = t.kind
+        if kind == "word":
+            k = t.key
+            keys.add(k)
+            seq.append(k)
+            if first is None:
+                first = k
+            if t.capital and (not t.initial or k in known_entities
+                              or (i + 1 < n and tokens[i + 1].capital and tokens[i + 1].kind == "word")
+                              or any(c.isupper() for c in t.text[1:])):
+                ents.add(k)
+        elif kind == "stop":
+            if t.key == "by":
+                seq.append("~by")
+        elif kind == "neg":
+            negs += 1
+            seq.append("~not")
+        elif kind == "month":
+            months.add(t.key)
+            keys.add(t.key)
+            seq.append(t.key)
+        else:
+            k = "#" + t.key
+            numbers.add((kind, t.key))
+            keys.add(k)
+            seq.append(k)
+    frozen = frozenset(keys)
+    terms = Terms(keys=frozen, entities=frozenset(ents), numbers=frozenset(numbers), months=frozenset(months),
+                  negations=negs, polar=frozenset(k for k in frozen if k in ANTONYMS), first_key=first)
+    return terms, tuple(seq)
+
+
 def sequence(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, ...]:
     """The content keys of `tokens` in reading order (numbers as "#value"), with two markers the order checks
     need: "~by" (the agent of a passive verb follows) and "~not" (a negation)."""
@@ -365,6 +422,7 @@ def clear_caches() -> None:
     for f in (tokenize, analyse, stem, base_stem):
         f.cache_clear()
     _PLAIN.clear()
+    _WORDS.clear()
 
 
 def content_words(text: str) -> list[tuple[str, str]]:
