@@ -17,11 +17,11 @@ from evalrun.types import PromptSpec, ProviderSpec, Suite, TestSpec
 
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
     labels = [p.label for p in prompts]
-    for prov in providers:
+    for i, prov in enumerate(providers):
         bad = filters.unknown_prompt(prov.prompts, prompts)
         if bad is not None:
             raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
-                                 key="providers.prompts",
+                                 key=f"providers[{i}].prompts",
                                  hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
 
 
