@@ -38,6 +38,7 @@ from tests.test_assertions_helpers import bad, run
     ("regex", "order #123 shipped", r"#\d{5}\b", False),
     ("regex", "Date: 2024-01-02", r"(?<year>\d{4})-\d\d", True),   # JS named group syntax
     ("regex", "ABC", "(?i)abc", True),
+    ("regex", "Paris\n", "Paris$", False),           # JavaScript `$`: end of the output only
     ("word-count", "one two  three\nfour", 4, True),
     ("word-count", "one two", 3, False),
     ("word-count", "one two three", {"min": 2, "max": 3}, True),

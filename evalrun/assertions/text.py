@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.jsregex import compile_js_regex
 from evalrun.assertions.registry import register
 from evalrun.assertions.values import js_str, parse_csv_values, strict_equal
 
@@ -191,20 +192,12 @@ class StartsWith(Assertion):
         return binary(passed, f"Output {'starts' if passed else 'does not start'} with {_quote(prefix)}")
 
 
-_JS_NAMED_GROUP = re.compile(r"\(\?<(?![=!])")
-
-
-def compile_js_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a JavaScript-style regex with Python's `re` (`(?<name>...)` becomes `(?P<name>...)`)."""
-    return re.compile(_JS_NAMED_GROUP.sub("(?P<", pattern))
-
-
 @register("regex")
 class Regex(Assertion):
     """Output matches the regular expression `value` anywhere (search, not full match; no flags).
 
-    YAML keys: `value` (required): a regex string. Python `re` syntax; JavaScript's `(?<name>...)` groups are
-    accepted. Use `(?i)` for case-insensitive matching. An invalid regex is a config error.
+    YAML keys: `value` (required): a regex in JavaScript syntax, meaning what it means in JavaScript (`$` is the
+    end of the output, `\\d \\w \\b` are ASCII); Python's `(?i)` also works. An invalid regex is a config error.
     """
 
     summary = "output matches the regular expression"
@@ -222,8 +215,8 @@ class Regex(Assertion):
         rx = self.value_of(ctx)
         m = rx.search(ctx.output)
         if m:
-            return binary(True, f"Output matches /{rx.pattern}/ at {_quote(m.group(0))}")
-        return binary(False, f"Output does not match /{rx.pattern}/")
+            return binary(True, f"Output matches /{ctx.value}/ at {_quote(m.group(0))}")
+        return binary(False, f"Output does not match /{ctx.value}/")
 
 
 def count_words(text: str) -> int:
