@@ -121,6 +121,9 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             name = sorted(missing)[0]
             if name.startswith("env."):
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
-            raise _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
+            err = _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
+            if prompt.loc is None and name == "prompt":  # the default prompt
+                err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
+            raise err
     for spec in test.asserts:
         _check_assertion(spec, test, defined)

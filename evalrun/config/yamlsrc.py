@@ -171,10 +171,11 @@ class _Converter:
             if k_node.tag == _MERGE:
                 merge = True
                 continue
-            k = self.scalar(k_node) if isinstance(k_node, yaml.ScalarNode) else None
             line = k_node.start_mark.line + 1
-            if not isinstance(k, (str, int, float, bool)) and k is not None:
-                raise ConfigError("a mapping key must be a plain value", file=self.file, line=line)
+            if not isinstance(k_node, yaml.ScalarNode):
+                raise ConfigError("a mapping key must be a plain value, not a list or mapping", file=self.file,
+                                  line=line, hint="quote the key, or check the indentation")
+            k = self.scalar(k_node)
             k = k if isinstance(k, str) else "null" if k is None else str(k)
             if k in lines:
                 raise ConfigError(f"duplicate key {k!r} (first defined on line {lines[k]})", file=self.file,
