@@ -484,3 +484,19 @@ def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: p
     with pytest.raises(ConfigError, match="'EVALRUN_T_NOPE' used in the value of contains") as e:
         load([str(cfg)])
     assert e.value.line == 5
+
+
+@pytest.mark.parametrize(("snippet", "fragment"), [
+    ("prompts: [{raw: x, config: {temperature: 0}}]\nproviders: [echo]\n", "per-prompt `config`"),
+    ("prompts: [x]\nproviders: [{id: echo, env: {A: b}}]\n", "per-provider `env`"),
+    ("prompts: [x]\nproviders: [echo]\ntests: [{options: {storeOutputAs: out}}]\n", "`storeOutputAs`"),
+])
+def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, snippet: str,
+                                                                 fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        load([str(write(tmp_path, "c.yaml", snippet))])
+
+
+def test_postprocess_is_an_alias_of_transform(tmp_path: Path) -> None:
+    cfg = write(tmp_path, "c.yaml", "prompts: [x]\nproviders: [echo]\ntests: [{options: {postprocess: output}}]\n")
+    assert load([str(cfg)]).tests[0].options == {"transform": "output"}

@@ -118,6 +118,9 @@ def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key
     if chat is not None:
         return [_spec(chat, label, None, loc, key)]
     if isinstance(item, dict):
+        if "config" in item:
+            raise ConfigError.at(loc, "per-prompt `config` is not supported", key=f"{key}.config",
+                                 hint="put provider options under providers[].config")
         lab = item.get("label", label)
         if "raw" in item:
             return [_spec(item["raw"], lab, item.get("id"), loc, key)]

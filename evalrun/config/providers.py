@@ -29,6 +29,9 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
 
 
 def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str) -> ProviderSpec:
+    if "env" in opts:
+        raise ConfigError.at(loc, "per-provider `env` is not supported", key=f"{key}.env",
+                             hint="set the variables in the environment or under the config's top-level `env:`")
     delay = opts.get("delay") or 0
     prompts = opts.get("prompts")
     if isinstance(prompts, str):

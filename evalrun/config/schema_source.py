@@ -63,7 +63,8 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
                                                     "(default: all)."},
             "transform": _str("Python expression applied to the output (`output` in scope)."),
             "delay": {"type": "number", "minimum": 0, "description": "Milliseconds to wait before each call."},
-            "env": {"type": "object", "description": "Environment overrides for this provider."},
+            "env": {"type": "object", "description": "promptfoo's per-provider environment: not supported by evalrun "
+                                                    "(an error); set variables in the environment or `env:`."},
         }, required=["id"]),
         "providerMap": {"type": "object", "description": "`{PROVIDER_ID: {label, config, ...}}`.",
                         "minProperties": 1, "maxProperties": 1,
@@ -79,7 +80,8 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "raw": {"description": "Prompt text (a Jinja2 template) or a chat message list.",
                     "anyOf": [{"type": "string"}, {"type": "array", "items": _ref("message")}]},
             "label": _str("Display name; what provider/test `prompts` filters match."),
-            "config": {"type": "object", "description": "Provider options for this prompt."},
+            "config": {"type": "object", "description": "promptfoo's per-prompt provider options: not supported by "
+                                                 "evalrun (an error); use providers[].config."},
         }),
         "prompt": {"description": "Prompt text, `file://path` (glob allowed), an object, or a chat message list.",
                    "anyOf": [{"type": "string"}, _ref("promptObject"),
@@ -118,7 +120,7 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "disableVarExpansion": {"type": "boolean", "description": "Do not expand list vars."},
             "disableConversationVar": {"type": "boolean"},
             "runSerially": {"type": "boolean"},
-            "storeOutputAs": {"type": "string"},
+            "storeOutputAs": {"type": "string", "description": "Not supported by evalrun (an error)."},
         }),
         "vars": {"description": "Template variables; a list of strings expands to one case per value.",
                  "anyOf": [{"type": "object"}, {"type": "string"}]},

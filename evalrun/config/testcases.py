@@ -90,11 +90,18 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
     specs = [asserts.build(a, base_dir=ctx.base_dir, loc=loc_of(items, i) or loc, key=join(key, f"assert[{i}]"))
              for i, a in enumerate(items)]
     threshold = node.get("threshold")
+    options = dict(node.get("options") or {})
+    if "storeOutputAs" in options:
+        raise ConfigError.at(loc_of(node, "options") or loc, "`storeOutputAs` is not supported",
+                             key=join(key, "options.storeOutputAs"),
+                             hint="evalrun runs cases independently; compute the value in the test's vars")
+    if "postprocess" in options:  # promptfoo's deprecated name of transform
+        options.setdefault("transform", options.pop("postprocess"))
     return TestPart(
         description=node.get("description"),
         vars=load_vars(node.get("vars"), ctx, loc_of(node, "vars") or loc, join(key, "vars")),
         asserts=specs,
-        options=dict(node.get("options") or {}),
+        options=options,
         threshold=float(threshold) if threshold is not None else None,
         metadata=dict(node.get("metadata") or {}),
         providers=_names(node.get("providers")),
