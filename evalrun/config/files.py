@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob as _glob
 import importlib.util
 import sys
@@ -105,7 +106,8 @@ def load_function(path: Path, name: str, *, loc: Location | None, key: str | Non
             raise ConfigError.at(loc, f"importing {path.name} failed: {type(e).__name__}: {e}", key=key,
                                  hint="run the file with python to see the full error") from e
         finally:
-            sys.path.remove(str(path.parent))
+            with contextlib.suppress(ValueError):  # the user's code may have removed it already
+                sys.path.remove(str(path.parent))
         _MODULE_CACHE[resolved] = module
     fn = getattr(module, name, None)
     if not callable(fn):
