@@ -1,49 +1,86 @@
 """The console table promptfoo users know, and the run summary.
 
 Table: one row per test x var combination (x repeat), one column per provider x prompt; cells `[PASS] output`,
-`[FAIL] reason`, `[ERROR] message`, cut to fit the terminal. Long runs show the first `max_rows` rows.
+`[FAIL] reason`, `[ERROR] message`, cut to fit the terminal. Long runs show the first `max_rows` rows; the
+records are re-read from the results file (only those shown are kept in memory).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import Any
 
-from evalrun.run.tally import shorten
-
 MAX_ROWS = 200
+CELL_MAX = 160
+
+
+def shorten(text: str, limit: int = CELL_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
+    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
+    return shorten(", ".join(parts), limit)
+
+
+def cell_text(rec: dict[str, Any]) -> str:
+    status = rec.get("status")
+    if status == "pass":
+        return "[PASS] " + shorten(str(rec.get("output") or ""))
+    if status == "fail":
+        return "[FAIL] " + shorten(str(rec.get("reason") or ""))
+    return "[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""))
+
+
+def _row_key(rec: dict[str, Any]) -> str:
+    return f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
+
+
+def _row_label(rec: dict[str, Any]) -> str:
+    vars = rec.get("vars") or {}
+    desc = rec.get("description")
+    if not desc:
+        return vars_label(vars)
+    return shorten(str(desc), 40) + (" | " + vars_label(vars) if vars else "")
 
 
 def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
-    rows = outcome.rows()
-    if not rows:
-        return "No cases ran."
+    """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows."""
     columns: list[str] = []
     grid: dict[str, dict[str, str]] = {}
-    for r in rows:
-        if r.column not in columns:
-            columns.append(r.column)
-        cells = grid.setdefault(r.row_key, {})
-        cells[r.column] = r.cell
-    labels = outcome.tally.row_labels
+    labels: dict[str, str] = {}
+    shown = 0
+    for rec in outcome.iter_results():
+        key = _row_key(rec)
+        if key not in grid:
+            if len(grid) >= max_rows:
+                break  # a row's cells are contiguous in expansion order: the rest are later rows
+            grid[key] = {}
+            labels[key] = _row_label(rec)
+        column = f"[{rec.get('provider')}] {rec.get('prompt_label') or ''}".rstrip()
+        if column not in columns:
+            columns.append(column)
+        grid[key][column] = cell_text(rec)
+        shown += 1
+    if not grid:
+        return "No cases ran."
     width = width or shutil.get_terminal_size((120, 24)).columns
-    first_w = min(40, max(8, *(len(labels.get(k, "")) for k in list(grid)[:max_rows])))
+    first_w = min(40, max(8, *(len(v) for v in labels.values())))
     col_w = max(16, (width - first_w - 3 * len(columns) - 1) // max(1, len(columns)))
-    header = ["test", *columns]
     widths = [first_w] + [col_w] * len(columns)
 
     def line(values: list[str]) -> str:
         return "| " + " | ".join(shorten(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
 
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    out = [sep, line(header), sep.replace("-", "=")]
-    for i, (key, cells) in enumerate(grid.items()):
-        if i >= max_rows:
-            out.append(sep)
-            out.append(f"... {len(grid) - max_rows} more rows (write them all with -o results.html or .csv)")
-            return "\n".join(out)
-        out.append(line([labels.get(key, key), *(cells.get(c, "") for c in columns)]))
+    out = [sep, line(["test", *columns]), sep.replace("-", "=")]
+    out += [line([labels[key], *(cells.get(c, "") for c in columns)]) for key, cells in grid.items()]
     out.append(sep)
+    more = len(outcome.rows()) - shown
+    if more > 0:
+        out.append(f"... {more} more cases not shown (write them all with -o results.html or .csv)")
     return "\n".join(out)
 
 

@@ -77,9 +77,7 @@ def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
 
 def _slim(rec: dict[str, Any]) -> dict[str, Any]:
     """Only what Tally.add reads (keeps a resumed run's memory small)."""
-    keep = ("id", "index", "status", "cached", "tokens", "cost", "vars", "test_index", "repeat", "description",
-            "provider", "prompt_label", "output", "reason", "error")
-    slim = {k: rec.get(k) for k in keep}
+    slim = {k: rec.get(k) for k in ("id", "index", "status", "cached", "tokens", "cost")}
     slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
     return slim
 

@@ -1,47 +1,22 @@
-"""Running totals and compact per-case rows (enough for the table, the summary and ordered re-reads).
+"""Running totals of a run and one tiny `Row` per case (index, status, byte offset in the results file).
 
-A full result is written to the results file and dropped; only a `Row` (a few short strings and ints) stays
-in memory per case, so 10,000 cases cost a few megabytes.
+A full result is written to the results file and dropped; reports re-read records by offset, in expansion
+order, so 10,000 cases cost well under a megabyte here.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-CELL_MAX = 160
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
-
-
-def shorten(text: str, limit: int = CELL_MAX) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
-    return shorten(", ".join(parts), limit)
-
-
-def cell_text(rec: dict[str, Any]) -> str:
-    status = rec.get("status")
-    if status == "pass":
-        return "[PASS] " + shorten(str(rec.get("output") or ""))
-    if status == "fail":
-        return "[FAIL] " + shorten(str(rec.get("reason") or ""))
-    return "[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""))
 
 
 @dataclass(slots=True)
 class Row:
     index: int
-    id: str
     status: str
-    row_key: str
-    column: str
-    cell: str
     offset: int
 
 
@@ -50,7 +25,6 @@ class Tally:
     """Totals of a run (new and resumed cases) plus one Row per case."""
 
     rows: list[Row] = field(default_factory=list)
-    row_labels: dict[str, str] = field(default_factory=dict)
     passed: int = 0
     failed: int = 0
     errors: int = 0
@@ -65,7 +39,7 @@ class Tally:
     finished: float | None = None
     interrupted: bool = False
     graders: list[str] = field(default_factory=list)
-    _columns: dict[tuple[Any, Any], str] = field(default_factory=dict, repr=False)
+    _sorted: bool = True
 
     def add(self, rec: dict[str, Any], offset: int, *, resumed: bool = False) -> None:
         status = rec.get("status")
@@ -77,7 +51,8 @@ class Tally:
             status = "error"
             self.errors += 1
         self.resumed += resumed
-        self.cached += bool(rec.get("cached"))
+        if rec.get("cached"):
+            self.cached += 1
         tok = rec.get("tokens")
         if tok and (tok.get("total") or tok.get("prompt") or tok.get("completion")):
             for k in _TOKEN_KEYS:
@@ -93,18 +68,10 @@ class Tally:
             if atok and atok.get("total"):
                 for k in _TOKEN_KEYS:
                     self.grader_tokens[k] += int(atok.get(k) or 0)
-        vars = rec.get("vars") or {}
-        row_key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{_vars_key(vars)}"
-        if row_key not in self.row_labels:
-            desc = rec.get("description")
-            self.row_labels[row_key] = shorten(str(desc), 40) + (" | " if vars else "") + vars_label(vars) \
-                if desc else vars_label(vars)
-        col_key = (rec.get("provider"), rec.get("prompt_label"))
-        column = self._columns.get(col_key)
-        if column is None:
-            column = self._columns[col_key] = f"[{col_key[0]}] {col_key[1] or ''}".rstrip()
-        self.rows.append(Row(int(rec.get("index", 0)), str(rec["id"]), status, row_key, column,
-                             cell_text(rec), offset))
+        index = int(rec.get("index", 0))
+        if self.rows and index < self.rows[-1].index:
+            self._sorted = False
+        self.rows.append(Row(index, status, offset))
 
     @property
     def total(self) -> int:
@@ -127,15 +94,11 @@ class Tally:
         }
 
     def ordered(self) -> list[Row]:
-        self.rows.sort(key=lambda r: r.index)
+        """Rows in expansion order."""
+        if not self._sorted:
+            self.rows.sort(key=lambda r: r.index)
+            self._sorted = True
         return self.rows
-
-
-def _vars_key(vars: dict[str, Any]) -> str:
-    if not vars:
-        return ""
-    text = repr(vars)  # cheap; key order is the config's, the same for every case of a combination
-    return text if len(text) <= 64 else str(hash(text))
 
 
 def _iso(t: float) -> str:
