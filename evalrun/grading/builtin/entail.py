@@ -27,7 +27,8 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
+from itertools import chain
 from operator import neg as neg_
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
@@ -81,25 +82,27 @@ _CANDIDATES = 6  # evidence units examined closely per claim
 LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
 
 
-@dataclass(frozen=True)
 class _Unit:
-    """One evidence sentence or clause."""
+    """One evidence sentence or clause (a sentence's merged terms are built on first use)."""
 
-    text: str
-    parts: tuple[Terms, ...]  # the terms of its clauses (one for a clause)
-    item: int  # index of the evidence text it came from
-    sentence: int  # index of its sentence
-    seq: tuple[str, ...] = ()  # content keys in reading order, with "~by" / "~not" markers (text.sequence)
-    clause_ids: tuple[int, ...] = ()  # a sentence's clauses (indices into Evidence.clauses)
+    __slots__ = ("text", "parts", "item", "sentence", "seq", "clause_ids", "keys", "_terms")
 
-    @cached_property
-    def keys(self) -> frozenset[str]:
-        return self.parts[0].keys if len(self.parts) == 1 else frozenset().union(*(p.keys for p in self.parts))
+    def __init__(self, text: str, parts: tuple[Terms, ...], item: int, sentence: int,
+                 seq: tuple[str, ...] = (), clause_ids: tuple[int, ...] = ()) -> None:
+        self.text = text
+        self.parts = parts  # the terms of its clauses (one for a clause)
+        self.item = item  # index of the evidence text it came from
+        self.sentence = sentence  # index of its sentence
+        self.seq = seq  # content keys in reading order, with "~by" / "~not" markers (text.sequence)
+        self.clause_ids = clause_ids  # a sentence's clauses (indices into Evidence.clauses)
+        self.keys: frozenset[str] = parts[0].keys if len(parts) == 1 else frozenset().union(*(p.keys for p in parts))
+        self._terms: Terms | None = parts[0] if len(parts) == 1 else None
 
-    @cached_property
+    @property
     def terms(self) -> Terms:
-        """The unit's terms (a sentence's are merged from its clauses' on first use)."""
-        return self.parts[0] if len(self.parts) == 1 else merge_terms(list(self.parts))
+        if self._terms is None:
+            self._terms = merge_terms(list(self.parts))
+        return self._terms
 
 
 @dataclass(frozen=True)
@@ -203,10 +206,16 @@ def _weights(t: Terms) -> dict[str, float]:
 
 def _coverage(w: dict[str, float], total: float, keys: frozenset[str], exclude: frozenset[str] = frozenset(),
               ) -> float:
-    denom = total - sum(w[k] for k in exclude if k in w)
-    if denom <= 0:
+    """Weighted share of the claim's keys (`w`) found in `keys`, leaving out `exclude` (summed in the claim's
+    order, so the result does not depend on set iteration order)."""
+    if exclude:
+        total -= sum(v for k, v in w.items() if k in exclude)
+        found = (w.keys() & keys) - exclude
+    else:
+        found = w.keys() & keys
+    if total <= 0 or not found:
         return 0.0
-    return sum(v for k, v in w.items() if k in keys and k not in exclude) / denom
+    return sum(v for k, v in w.items() if k in found) / total
 
 
 def _best(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
@@ -224,11 +233,7 @@ def _best(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
                 plain[i] = plain.get(i, 0.0) + weight
         return [(s / total, i) for i, s in heapq.nsmallest(limit, plain.items(), key=lambda x: (-x[1], x[0]))]
     acc: Counter[int] = Counter()
-    for k, weight in w.items():
-        postings = index.get(k)
-        if postings:
-            for _ in range(round(weight * 2)):
-                acc.update(postings)
+    acc.update(chain.from_iterable(index[k] * round(weight * 2) for k, weight in w.items() if k in index))
     half_total = total * 2
     ranked = heapq.nlargest(limit, zip(acc.values(), map(neg_, acc), strict=True))  # ties: earlier unit
     return [(s / half_total, -i) for s, i in ranked]

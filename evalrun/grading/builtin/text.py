@@ -170,7 +170,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
     if "-" in text:
         text = _ISO_DATE_RE.sub(_iso_date, text)
     lowered = text.lower()
-    if any(h in lowered for h in _FRACTION_HINTS):
+    if "half" in lowered or "third" in lowered or "quarter" in lowered or "fifth" in lowered:  # _FRACTION_HINTS
         text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[(m.group(1) or m.group(2)).lower()], text)
     raw = _TOKEN_RE.findall(text)
     out: list[Token] = []
@@ -185,8 +185,14 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 i += 1
                 continue
         initial = i == 0
-        lower = tok.lower()
         if tok[0].isdigit() or tok[0] in "$€£":
+            if i and (i + 1 == n or raw[i + 1].lower() not in SCALES):  # a number seen before, no scale word
+                known = _NUMBERS.get(tok)
+                if known is not None:
+                    out.extend(known)
+                    i += 1
+                    continue
+            start = len(out)
             digits = tok.lstrip("$€£").rstrip("%").replace(",", "")
             value = float(digits)
             is_year = (tok.isdigit() and len(tok) == 4 and 1000 <= value <= 2100)
@@ -201,8 +207,13 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 out.append(Token(tok[0], _CURRENCY[tok[0]], "word"))
             if tok[-1] == "%":
                 out.append(Token("%", _PERCENT, "word"))
+            if i and j == i + 1:
+                if len(_NUMBERS) > _PLAIN_MAX:
+                    _NUMBERS.clear()
+                _NUMBERS[tok] = tuple(out[start:])
             i = j
             continue
+        lower = tok.lower()
         plain = _PLAIN.get(lower)
         if plain is None and lower not in _CONTEXTUAL:
             if len(_PLAIN) > _PLAIN_MAX:
@@ -269,6 +280,8 @@ _PLAIN: dict[str, tuple[str, str] | None] = {}
 _PLAIN_MAX = 200_000
 #: Memo of the tokens of context-free words as written, when not first in their text.
 _WORDS: dict[str, Token] = {}
+#: Memo of the tokens of numbers as written, not first in their text and without a scale word.
+_NUMBERS: dict[str, tuple[Token, ...]] = {}
 
 
 def _classify(lower: str) -> tuple[str, str] | None:
@@ -423,6 +436,7 @@ def clear_caches() -> None:
         f.cache_clear()
     _PLAIN.clear()
     _WORDS.clear()
+    _NUMBERS.clear()
 
 
 def content_words(text: str) -> list[tuple[str, str]]:
