@@ -27,7 +27,8 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("contains-json", "no braces", None, False),
     ("contains-json", "{ not json at all }", None, True),     # a YAML flow mapping, as in promptfoo
     ("contains-json", "lax {'a': 1} yaml-ish", None, True),
-    ("contains-json", "unclosed { key: 1", None, True),            # closed and read as YAML, as promptfoo does
+    ("contains-json", "unclosed { key: 1", None, True),
+    ("contains-json", "ends with {", None, False),            # closed and read as YAML, as promptfoo does
     ("contains-json", 'one {"age": 1} two {"name": "n"}', SCHEMA, True),
     ("contains-json", 'one {"age": 1}', SCHEMA, False),
     ("is-xml", "<a><b>1</b></a>", None, True),
@@ -53,6 +54,8 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("is-html", "</html><html>", None, False),                   # the literal <html> came too late to count
     ("is-html", "<svg></svg>", None, False),
     ("is-html", "<title>x</title>", None, True),
+    ("is-html", "</body><head>", None, False),                   # </body> first creates head and body implicitly
+    ("is-html", "<item id='1'/></html>}<b>b</b>", None, True),   # `/>` is ignored: } lands inside <item>
     ("contains-html", "see <b>bold</b>", None, True),
     ("contains-html", "a &amp; b &lt; c", None, False),      # one signal only
     ("contains-html", "1 < 2 and 3 > 2", None, False),

@@ -193,11 +193,18 @@ class _HtmlScan(HTMLParser):
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._element(tag)
+        # HTML5 ignores `/>` on non-void HTML elements: the element stays open (not inside svg/math)
+        if tag not in _VOID and tag not in _FOREIGN and not _FOREIGN.intersection(self.stack):
+            self.stack.append(tag)
 
     def handle_endtag(self, tag: str) -> None:
-        if not self.started and tag not in ("html", "head", "body", "br"):
+        if not self.started:
+            if tag not in ("html", "head", "body", "br"):
+                return  # ignored before the document starts
+            # these end tags make the parser create html and head (and, except </head>, body) implicitly
+            self.started = self.head_made = True
+            self.body_made = self.body_made or tag != "head"
             return
-        self.started = True
         if tag in self.stack:
             while self.stack and self.stack.pop() != tag:
                 pass

@@ -48,9 +48,9 @@ def _lax_object(text: str, start: int) -> tuple[Any, int]:
     open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
     import yaml
 
-    opened = closed = 0
+    opened, closed = 1, 0
     end = min(len(text), start + 100_000)
-    for j in range(start, end):
+    for j in range(start + 1, end):
         c = text[j]
         opened += c == "{"
         closed += c == "}"
