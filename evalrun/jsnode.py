@@ -6,7 +6,8 @@
 The process starts lazily on the first call and serves every later call of the same event loop; requests carry
 ids, so concurrent cases share it. Code follows promptfoo: a one-line value is an expression (leading
 `const/let/var` statements allowed), a multi-line value is a function body with `return`, `file://x.js:fn`
-calls an exported function. Node missing -> AssertionRuntimeError saying so.
+calls an exported function. Node missing -> AssertionRuntimeError saying so. A call running longer than
+EVALRUN_JS_TIMEOUT seconds (default 30) is an error and the process is replaced.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import concurrent.futures
 import contextlib
 import itertools
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -182,6 +184,14 @@ _PROC: _NodeProcess | None = None
 _START = threading.Lock()
 
 
+def timeout_s() -> float:
+    """Seconds one javascript assertion may run: EVALRUN_JS_TIMEOUT, default 30."""
+    try:
+        return max(0.001, float(os.environ.get("EVALRUN_JS_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0
+
+
 def node_path() -> str | None:
     return shutil.which("node")
 
@@ -201,7 +211,14 @@ def _process() -> _NodeProcess:
 async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
     """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
     proc = _process()
-    reply = await proc.request({"code": code, "output": output, "context": context, "base_dir": base_dir})
+    limit = timeout_s()
+    try:
+        reply = await asyncio.wait_for(
+            proc.request({"code": code, "output": output, "context": context, "base_dir": base_dir}), limit)
+    except asyncio.TimeoutError:
+        proc.kill()  # a stuck script would block every later call: the next call starts a fresh process
+        raise AssertionRuntimeError(f"JavaScript assertion did not finish within {limit:g}s "
+                                    "(EVALRUN_JS_TIMEOUT sets the limit)") from None
     if not reply.get("ok"):
         raise AssertionRuntimeError(f"JavaScript threw {reply.get('error')}")
     return reply.get("result")

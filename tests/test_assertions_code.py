@@ -144,6 +144,14 @@ def test_javascript_shares_one_node_process(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @needs_node
+def test_javascript_timeout_replaces_the_stuck_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALRUN_JS_TIMEOUT", "0.5")
+    r = run("javascript", "x", "while (true) {}\nreturn true")
+    assert r.error and "did not finish within 0.5s" in r.error
+    assert run("javascript", "abc", "output.length === 3").pass_      # a fresh process serves the next call
+
+
+@needs_node
 def test_javascript_file_function() -> None:
     import asyncio
     import dataclasses
