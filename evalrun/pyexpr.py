@@ -59,7 +59,7 @@ class UserFunction:
         except AssertionRuntimeError:
             raise
         except Exception as e:  # noqa: BLE001 - user code may raise anything
-            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()})") from e
+            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
         return result
 
     def call_sync(self, *args: Any) -> Any:
@@ -71,7 +71,7 @@ class UserFunction:
         except AssertionRuntimeError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()})") from e
+            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
         return result
 
     def _arity(self) -> int:
@@ -132,7 +132,25 @@ def _wrap(code: str, params: Sequence[str]) -> str:
     return head + textwrap.indent(body, "    ") + "\n    return None\n"
 
 
+_JS_MARKERS = ("===", "!==", "=>", "JSON.parse", "JSON.stringify", ".trim()", ".toLowerCase()", ".toUpperCase()",
+               ".length", "const ", "let ", ".includes(", ".startsWith(", ".endsWith(", "&&", "||")
+_PY_EQUIVALENTS = ("this looks like JavaScript (promptfoo's language here); evalrun runs Python: e.g. "
+                   "`output.strip()`, `json.loads(output)`, `len(output)`, `'x' in output`, `and`/`or`")
+
+
+def looks_like_javascript(code: str) -> bool:
+    return any(m in code for m in _JS_MARKERS)
+
+
+def _js_note(code: str, e: Exception) -> str:
+    if isinstance(e, (AttributeError, NameError)) and looks_like_javascript(code):
+        return f"; {_PY_EQUIVALENTS}"
+    return ""
+
+
 def _syntax_hint(code: str, e: SyntaxError) -> str:
+    if looks_like_javascript(code):
+        return _PY_EQUIVALENTS
     if "\n" not in code.strip():
         return "a one-line value is a Python expression (e.g. `'hello' in output`); " \
                "use several lines with `return` for statements"

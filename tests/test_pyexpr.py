@@ -85,3 +85,13 @@ def test_runtime_exception_becomes_assertion_runtime_error() -> None:
 def test_call_sync() -> None:
     fn = compile_user_code("output * 2")
     assert fn.call_sync("ab", {}) == "abab"
+
+
+def test_javascript_looking_code_gets_a_python_hint() -> None:
+    with pytest.raises(ConfigError) as e:
+        compile_user_code("output.trim() === 'a'")
+    assert "looks like JavaScript" in (e.value.hint or "")
+    with pytest.raises(AssertionRuntimeError, match="looks like JavaScript"):
+        call("output.trim()", "a", {})
+    with pytest.raises(AssertionRuntimeError, match="looks like JavaScript"):
+        call("JSON.parse(output)", "{}", {})
