@@ -104,3 +104,53 @@ def test_long_context_finds_the_needle() -> None:
     evidence = [filler + " The harbour in Valletta was rebuilt in 1952. " + filler]
     assert judge("The harbour in Valletta was rebuilt in 1952.", evidence).verdict == "supported"
     assert judge("The harbour in Valletta was rebuilt in 1962.", evidence).verdict == "contradicted"
+
+
+# --- checks from word order, substitution, negation scope and negative prefixes -------------------------------
+
+MATCH = "Northgate United beat Eastfield Rovers 2-0 in the county final. Their coach, Ruth Adams, praised the defence."
+FERRY = ("The ferry company Blue Line bought the rival operator Seaways in 2019. "
+         "Oslo is the capital of Norway and its largest city. Ferries leave Oslo for Kiel every day.")
+
+
+def test_role_swap_between_two_names_is_contradicted() -> None:
+    assert judge("Northgate United beat Eastfield Rovers 2-0 in the county final.", [MATCH]).verdict == "supported"
+    j = judge("Eastfield Rovers beat Northgate United 2-0 in the county final.", [MATCH])
+    assert j.verdict == "contradicted" and "other way round" in j.reason
+    j = judge("Seaways bought Blue Line in 2019.", [FERRY])
+    assert j.verdict == "contradicted"
+
+
+def test_passive_rewording_is_not_a_role_swap() -> None:
+    assert judge("Seaways was bought by Blue Line in 2019.", [FERRY]).verdict == "supported"
+    assert judge("Eastfield Rovers were beaten by Northgate United 2-0 in the county final.",
+                 [MATCH]).verdict != "contradicted"
+
+
+def test_unknown_name_in_place_of_the_evidence_subject_is_contradicted() -> None:
+    j = judge("Bergen is the capital of Norway.", [FERRY])
+    assert j.verdict == "contradicted" and "Oslo" in j.reason
+
+
+def test_negation_must_bear_on_a_word_of_the_claim() -> None:
+    evidence = ["The new version was released in May and was not backward compatible with the old one."]
+    assert judge("The new version was released in May.", evidence).verdict == "supported"
+    assert judge("The new version was backward compatible with the old one.", evidence).verdict == "contradicted"
+
+
+def test_negative_prefix_reads_as_negation() -> None:
+    evidence = ["The vaccine was effective in older patients, and the trial was complete."]
+    assert judge("The vaccine was ineffective in older patients.", evidence).verdict == "contradicted"
+    assert judge("The vaccine was effective in older patients.", evidence).verdict == "supported"
+
+
+def test_number_checked_against_the_sentence_about_the_claim() -> None:
+    evidence = ["The city proper has about 2 million residents. The wider metropolitan area is home to more than "
+                "5 million people."]
+    assert judge("About 2 million people live in the metropolitan area.", evidence).verdict == "contradicted"
+    assert judge("More than 5 million people live in the metropolitan area.", evidence).verdict == "supported"
+
+
+def test_a_proportion_is_not_compared_with_a_count() -> None:
+    evidence = ["The works will last about eighteen months."]
+    assert judge("The works will last about half a year.", evidence).verdict != "contradicted"

@@ -96,3 +96,24 @@ def test_currency_percent_and_iso_dates_read_like_words() -> None:
     assert analyse("revenue of $4.2 billion").keys == analyse("revenue of 4.2 billion dollars").keys
     assert analyse("up 12% on the year").keys == analyse("up 12 percent on the year").keys
     assert analyse("signed on 2019-06-28").keys == analyse("signed on 28 June 2019").keys
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("tiredness", "tired"), ("compatibility", "compatible"), ("southern", "south"), ("production", "produce"),
+    ("producing", "produced"), ("reduction", "reduce"), ("scientists", "researchers"), ("staff", "workers"),
+])
+def test_more_morphology_and_everyday_synonyms(a: str, b: str) -> None:
+    assert stem(a) == stem(b)
+
+
+def test_words_may_carry_digits() -> None:
+    toks = tokenize("It covers 400 km2 and emits CO2.")
+    assert [t.text for t in toks if t.kind == "word"][-2:] == ["emits", "CO2"]
+    assert stem("kilometre") in {t.key for t in toks}
+
+
+def test_memoised_tokens_match_fresh_ones() -> None:
+    text = "In 2019 the firm paid 12 dollars, then 12 million dollars, then 12% more and $12."
+    first = tokenize(text)
+    tokenize.cache_clear()
+    assert tokenize(text) == first

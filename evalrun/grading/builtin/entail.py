@@ -40,6 +40,7 @@ from evalrun.grading.builtin.text import (
     merge_terms,
     sequence,
     stem,
+    synonym_key,
     terms_and_sequence,
     terms_of,
     tokenize,
@@ -62,6 +63,9 @@ NEGATION_MIN = 0.6
 SUBSTITUTION_MIN = 0.6
 #: A role swap (the two parties of a verb in the opposite order) needs this coverage of the claim's keys.
 ROLE_SWAP_MIN = 0.5
+#: Prefixes that negate the word they are added to: a claim with "incomplete" where the matching evidence has
+#: "complete" (or the other way round) is contradicted, like an antonym.
+NEGATIVE_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
 LIGHT_WEIGHT = 0.5
 #: Score multiplier when a material part (entity, number, month) of the claim is nowhere in the evidence.
@@ -463,6 +467,22 @@ def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, cl
             said = _surface(claim, [p])[0]
             other = _surface(clause.text, [sorted(opposite)[0]])[0]
             return f"the claim says '{said}' where the evidence says '{other}': \"{_short(clause.text)}\""
+    for mine, theirs, text_a, text_b in ((t.keys, ct.keys, claim, clause.text), (ct.keys, t.keys, clause.text, claim)):
+        for k in sorted(mine - theirs):
+            base = _negative_base(k)
+            if base and base in theirs and base not in mine \
+                    and _coverage(w, total, ct.keys, frozenset({k, base})) >= SAME_SUBJECT_MIN:
+                said, other = (k, base) if text_a is claim else (base, k)
+                return (f"the claim says '{_surface(claim, [said])[0]}' where the evidence says "
+                        f"'{_surface(clause.text, [other])[0]}': \"{_short(text_b if text_a is claim else text_a)}\"")
+    return None
+
+
+def _negative_base(key: str) -> str | None:
+    """The word a negative prefix was added to ("unable" -> "able", "incomplete" -> "complete"), or None."""
+    for prefix in NEGATIVE_PREFIXES:
+        if key.startswith(prefix) and len(key) - len(prefix) >= (3 if prefix in ("un", "non") else 4):
+            return synonym_key(key[len(prefix):])
     return None
 
 

@@ -93,20 +93,20 @@ def base_stem(word: str) -> str:
             w = w[:-2]
         elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
             w = w[:-1]
+    if len(w) > 6 and w.endswith("ness"):  # "tiredness" -> "tired", "happiness" -> "happy"
+        w = w[:-4]
+        if w.endswith("i"):
+            w = w[:-1] + "y"
     if len(w) > 5 and w.endswith("ing"):
         w = _undouble(w[:-3])
     elif len(w) > 4 and w.endswith("ed"):
         w = _undouble(w[:-2])
     elif len(w) > 5 and w.endswith("ly"):
         w = w[:-2]
-    if len(w) > 6 and w.endswith("ness"):  # "tiredness" -> "tired", "happiness" -> "happy"
-        w = w[:-4]
-        if w.endswith("i"):
-            w = w[:-1] + "y"
-    elif len(w) > 7 and w.endswith(("ability", "ibility")):  # "compatibility" -> "compatible"
+    if len(w) > 7 and w.endswith(("ability", "ibility")):  # "compatibility" -> "compatible"
         w = w[:-5] + "le"
     elif len(w) > 6 and w.endswith(("thern", "stern")) and w[:-3] in _COMPASS:  # "southern" -> "south"
-        w = w[:-2]
+        w = w[:-3]
     if len(w) > 6 and w.endswith("ation"):
         w = w[:-5] + "ate"
     elif len(w) > 6 and w.endswith(("tion", "sion")):
@@ -139,6 +139,11 @@ def _build_synonyms() -> dict[str, str]:
 
 
 _SYNONYMS = _build_synonyms()
+
+
+def synonym_key(base: str) -> str:
+    """The key of an already stemmed word (its synonym group's key, or itself)."""
+    return _SYNONYMS.get(base, base)
 
 
 def _build_antonyms() -> dict[str, frozenset[str]]:
