@@ -28,6 +28,7 @@ PROMPTFOO_CASES = {
     "scenarios": (7, 13),  # 1 plain test + 3 entries (one with a list var) x 2 scenario tests
     "csv": (4, 8),  # 4 CSV rows x 2 prompts
     "jsonl": (4, 14),  # 3 JSONL lines (one with a 3-value list) + an inline 2-value test, x 2 providers
+    "filters": (3, 12),  # provider `prompts` filter, test `providers` and `prompts` filters
 }
 
 
