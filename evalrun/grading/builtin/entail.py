@@ -66,6 +66,7 @@ ROLE_SWAP_MIN = 0.5
 #: Prefixes that negate the word they are added to: a claim with "incomplete" where the matching evidence has
 #: "complete" (or the other way round) is contradicted, like an antonym.
 NEGATIVE_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+_NEGATIVE_INITIALS = frozenset(p[0] for p in NEGATIVE_PREFIXES)
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
 LIGHT_WEIGHT = 0.5
 #: Score multiplier when a material part (entity, number, month) of the claim is nowhere in the evidence.
@@ -468,7 +469,7 @@ def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, cl
             other = _surface(clause.text, [sorted(opposite)[0]])[0]
             return f"the claim says '{said}' where the evidence says '{other}': \"{_short(clause.text)}\""
     for mine, theirs, text_a, text_b in ((t.keys, ct.keys, claim, clause.text), (ct.keys, t.keys, clause.text, claim)):
-        for k in sorted(mine - theirs):
+        for k in sorted(k for k in mine - theirs if k[0] in _NEGATIVE_INITIALS):
             base = _negative_base(k)
             if base and base in theirs and base not in mine \
                     and _coverage(w, total, ct.keys, frozenset({k, base})) >= SAME_SUBJECT_MIN:
@@ -478,6 +479,7 @@ def _clause_conflict(claim: str, t: Terms, w: dict[str, float], total: float, cl
     return None
 
 
+@lru_cache(maxsize=65536)
 def _negative_base(key: str) -> str | None:
     """The word a negative prefix was added to ("unable" -> "able", "incomplete" -> "complete"), or None."""
     for prefix in NEGATIVE_PREFIXES:
@@ -531,6 +533,7 @@ def _short(text: str, limit: int = 90) -> str:
 def clear_caches() -> None:
     """Forget every memoised result, evidence included (for cold-start benchmarks)."""
     prepare.cache_clear()
+    _negative_base.cache_clear()
     _clear_text_caches()
 
 
