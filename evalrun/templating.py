@@ -32,9 +32,38 @@ class _Env(dict[str, str]):
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
 
 
-_env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True)
-_env.filters["dump"] = lambda v: json.dumps(v, ensure_ascii=False)
-_env.filters["tojson"] = lambda v: json.dumps(v, ensure_ascii=False)
+def as_text(value: Any) -> Any:
+    """How a value prints inside a template, as promptfoo's Nunjucks prints it (JavaScript's String()).
+
+    true/false for booleans, nothing for null, `1` for 1.0, lists joined with commas; mappings (which
+    JavaScript would print as "[object Object]") print as JSON. Strings and other values are unchanged.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(as_text(v)) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return value
+
+
+_env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                            finalize=as_text)
+
+
+def _dump(value: Any, indent: int | None = None) -> str:
+    """Nunjucks' `dump` (JSON.stringify): compact, or indented by `indent` spaces."""
+    if indent:
+        return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_env.filters["dump"] = _dump
+_env.filters["tojson"] = _dump
 _config_env: dict[str, str] = {}
 
 

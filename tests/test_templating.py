@@ -66,7 +66,8 @@ def test_sandbox_blocks_attribute_escapes() -> None:
 
 
 def test_dump_filter_and_describe_errors() -> None:
-    assert templating.render("{{ x | dump }}", {"x": {"a": [1]}}) == '{"a": [1]}'
+    assert templating.render("{{ x | dump }}", {"x": {"a": [1]}}) == '{"a":[1]}'  # JSON.stringify
+    assert templating.render("{{ x | dump(2) }}", {"x": [1]}) == "[\n  1\n]"
     try:
         templating.render("{{ missing }}", {})
     except jinja2.UndefinedError as e:
@@ -77,3 +78,12 @@ def test_dump_filter_and_describe_errors() -> None:
 def test_env_names_of() -> None:
     src = "{{ env.A }} {{ env['B'] }} {{ other.C }} {% if env.D %}x{% endif %} {{ env[name] }}"
     assert templating.env_names_of(src) == {"A", "B", "D"}
+
+
+def test_values_print_as_promptfoo_prints_them() -> None:
+    vars = {"flag": True, "off": False, "none": None, "n": 2.0, "x": 1.5, "items": ["a", "b"], "nums": [1, [2, 3]],
+            "obj": {"k": [1]}}
+    out = templating.render("{{flag}} {{off}} [{{none}}] {{n}} {{x}} {{items}} {{nums}} {{obj}}", vars)
+    assert out == 'true false [] 2 1.5 a,b 1,2,3 {"k":[1]}'
+    assert templating.render("{{ items[0] | upper }}", vars) == "A"  # values keep their type inside expressions
+    assert templating.render_value("{{ items }}", vars) == ["a", "b"]  # a lone expression stays native
