@@ -4,7 +4,8 @@ Figures measured by running promptfoo 0.121.20 on each fixture with the echo pro
     promptfoo eval -c promptfooconfig.yaml --no-cache --no-table -o out.json
 and counting `results.results` (all passed, 0 errors). Each fixture folder also keeps promptfoo's sorted
 (provider, output) pairs in promptfoo-outputs.json: since echo returns the rendered prompt, matching them proves
-the same var combinations, provider x prompt pairs and rendered prompts, not just the same count.
+the same var combinations, provider x prompt pairs and rendered prompts (lists printed as `1,2,3`, booleans as
+`true`, as Nunjucks prints them), not just the same count.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ PROMPTFOO_CASES = {
     "csv": (4, 8),  # 4 CSV rows x 2 prompts
     "jsonl": (4, 14),  # 3 JSONL lines (one with a 3-value list) + an inline 2-value test, x 2 providers
     "filters": (3, 12),  # provider `prompts` filter, test `providers` and `prompts` filters
+    "expansion": (3, 9),  # numeric lists stay whole, mixed lists follow element 0, disableVarExpansion, affixes
 }
 
 
