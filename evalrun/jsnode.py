@@ -80,7 +80,8 @@ rl.on('line', async (line) => {
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
     const result = await load(req)(req.output, req.context);
-    reply({ ok: true, result: result === undefined ? null : result, type: typeof result });
+    const special = typeof result === 'number' && !isFinite(result) ? String(result) : undefined;
+    reply({ ok: true, result: result === undefined ? null : result, type: typeof result, special });
   } catch (e) {
     reply({ ok: false, error: (e && e.name ? e.name + ': ' : '') + (e && e.message ? e.message : String(e)) });
   }
@@ -221,6 +222,8 @@ async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: 
                                     "(EVALRUN_JS_TIMEOUT sets the limit)") from None
     if not reply.get("ok"):
         raise AssertionRuntimeError(f"JavaScript threw {reply.get('error')}")
+    if reply.get("special"):
+        return float(reply["special"])  # NaN / Infinity: JSON cannot carry them
     return reply.get("result")
 
 

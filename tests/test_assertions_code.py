@@ -73,8 +73,19 @@ def test_python_bad_return_type_is_an_error() -> None:
     assert r.error and "needs `return`" in r.error
     r = run("python", "x", "[1, 2]")
     assert r.error and "must return a boolean, number" in r.error
-    r = run("python", "x", "{'score': 1}")
-    assert r.error and "without `pass`" in r.error
+    for incomplete in ("{'score': 1}", "{'pass': True}", "{'pass': 1, 'score': 1, 'reason': 'r'}",
+                       "{'pass': True, 'score': 0.5}"):
+        r = run("python", "x", incomplete)      # promptfoo needs pass (bool), score (number) and reason
+        assert r.error and "`pass` (boolean), `score` (number) and `reason`" in r.error, incomplete
+    assert "returned NaN" in (run("python", "x", "float('nan')").error or "")
+
+
+@needs_node
+def test_javascript_mapping_ignores_threshold_and_nan_is_a_number() -> None:
+    r = run("javascript", "x", "({pass: true, score: 0.2, reason: 'x'})", threshold=0.5)
+    assert r.pass_ and r.score == 0.2                      # promptfoo applies no threshold to JS mappings
+    r = run("not-javascript", "x", "NaN")
+    assert r.pass_ and r.error is None                     # NaN > 0 is false; negated it passes
 
 
 @pytest.mark.parametrize(("value", "needle"), [
@@ -94,6 +105,7 @@ def test_python_bad_arguments(value: object, needle: str) -> None:
     ("output.length / 10", "hello", True, 0.5),
     ("const n = output.length; n > 3", "hello", True, 1.0),
     ("const n = output.length;\nreturn {pass: n > 9, score: 0.4, reason: 'short'};", "hello", False, 0.4),
+    ("Infinity", "x", True, float("inf")),
     ("Promise.resolve(true)", "x", True, 1.0),
     ("context.vars.who === 'ann'", "x", True, 1.0),
 ])

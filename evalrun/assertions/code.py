@@ -8,6 +8,7 @@ when one is given), or a mapping `{pass, score, reason}` (snake_case `named_scor
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
@@ -29,7 +30,9 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
             raise AssertionRuntimeError(f"{language} assertion returned invalid JSON: {e}") from None
     if isinstance(result, dict):
         return _from_mapping(result, threshold, language)
-    if isinstance(result, (int, float)) and result is not None:
+    if isinstance(result, float) and math.isnan(result) and language == "Python":
+        raise AssertionRuntimeError("Python assertion returned NaN")
+    if isinstance(result, (int, float)):
         score = float(result)
     else:
         try:
@@ -44,18 +47,23 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
 
 
 def _from_mapping(obj: dict[str, Any], threshold: float | None, language: str) -> Score:
-    if "pass" not in obj and "pass_" not in obj:
-        raise AssertionRuntimeError(f"{language} assertion returned a mapping without `pass`: "
-                                    f"{json.dumps(obj, default=str)[:200]}")
-    passed = bool(obj.get("pass", obj.get("pass_")))
-    raw_score = obj.get("score")
-    score = float(raw_score) if isinstance(raw_score, (int, float)) else (1.0 if passed else 0.0)
-    reason = str(obj.get("reason") or f"{language} code returned pass={str(passed).lower()}")
-    if threshold is not None and score < threshold:
+    """A grading result: `pass` (bool), `score` (number) and `reason` (text) are all required, as in promptfoo.
+
+    Python's threshold turns a lower score into a failure; JavaScript's mapping is taken as returned.
+    """
+    if "pass" not in obj and "pass_" in obj:
+        obj = {**obj, "pass": obj["pass_"]}
+    passed, score, reason = obj.get("pass"), obj.get("score"), obj.get("reason")
+    if not isinstance(passed, bool) or isinstance(score, bool) or not isinstance(score, (int, float)) \
+            or not isinstance(reason, str):
+        raise AssertionRuntimeError(
+            f"{language} assertion must return a boolean, a number, or a mapping with `pass` (boolean), "
+            f"`score` (number) and `reason` (text); got {json.dumps(obj, default=str)[:200]}")
+    if language == "Python" and threshold is not None and score < threshold:
         passed = False
         reason = f"{language} score {score:g} is less than threshold {threshold:g}: {reason}"
     details = {k: v for k, v in obj.items() if k not in ("pass", "pass_", "score", "reason")}
-    return Score(passed, score, reason, details, keep_score_on_negate=True)
+    return Score(passed, float(score), reason, details, keep_score_on_negate=True)
 
 
 @register("python")

@@ -61,11 +61,12 @@ def run_promptfoo(binary: str, config: Path, workdir: Path) -> dict[int, Verdict
 
 def run_evalrun(config: Path, workdir: Path) -> dict[int, Verdict]:
     out = workdir / f"er-{config.stem}.json"
-    subprocess.run([sys.executable, "-m", "evalrun", "eval", str(config), "-o", str(out), "--no-cache",
-                    "--no-table", "--no-progress-bar", "--results-file", str(workdir / f"er-{config.stem}.jsonl")],
-                   cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run([sys.executable, "-m", "evalrun", "eval", str(config), "-o", str(out), "--no-cache",
+                           "--no-table", "--no-progress-bar", "--results-file",
+                           str(workdir / f"er-{config.stem}.jsonl")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     if not out.exists():
-        raise RuntimeError(f"evalrun wrote no results for {config}")
+        raise RuntimeError(f"evalrun wrote no results for {config}: {done.stderr.strip()[-2000:]}")
     data = json.loads(out.read_text())
     return {r["test_index"]: Verdict(r.get("description") or f"test {r['test_index']}", bool(r["pass"]),
                                      r.get("score"), r.get("error"))
