@@ -95,3 +95,11 @@ def test_csv_unknown_type_in_shorthand_is_equals_but_bad_args_are_errors(tmp_pat
     with pytest.raises(ConfigError) as e:
         load([str(tmp_path / "c.yaml")])
     assert e.value.file.endswith("t.csv") and e.value.line == 2 and "regular expression" in e.value.message
+
+
+def test_csv_row_values_are_schema_checked_at_their_line(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("q,__threshold\na,0.5\nb,1.5\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: t.csv\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="1.5 is out of range") as e:
+        load([str(tmp_path / "c.yaml")])
+    assert e.value.file.endswith("t.csv") and e.value.line == 3 and e.value.key == "threshold"

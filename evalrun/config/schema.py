@@ -158,9 +158,9 @@ def _validator(definition: str | None) -> Any:
     return Draft202012Validator(_runtime_schema(definition))
 
 
-def _locate(doc: Any, path: Sequence[Any], file: str) -> Location:
-    """Line of the deepest node on `path` that knows its location."""
-    node, loc = doc, Location(file, getattr(doc, "line", 0))
+def _locate(doc: Any, path: Sequence[Any], file: str, line: int = 0) -> Location:
+    """Line of the deepest node on `path` that knows its location (`line` for untracked documents)."""
+    node, loc = doc, Location(file, getattr(doc, "line", line))
     for part in path:
         in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
         in_list = isinstance(node, LList) and isinstance(part, int) and part < len(node)
@@ -208,21 +208,21 @@ def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
     return sum(1 for k in instance if k in alt.get("properties", {}))
 
 
-def _explain(err: Any, doc: Any, file: str, prefix: str) -> ConfigError:
+def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> ConfigError:
     if err.validator in ("anyOf", "oneOf") and err.context:
         fitting = [e for e in err.context if _branch_fits(e)]
         if fitting and isinstance(err.instance, dict):  # the alternative that knows most of the keys
             scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
             fitting.sort(key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
-            return _explain(fitting[0], doc, file, prefix)
+            return _explain(fitting[0], doc, file, prefix, line)
         if fitting:
             best = max(fitting, key=lambda e: len(e.absolute_path))
-            return _explain(best, doc, file, prefix)
+            return _explain(best, doc, file, prefix, line)
         wanted: list[str] = []
         for e in err.context:
             t = e.validator_value
             wanted.extend([t] if isinstance(t, str) else t)
-        loc = _locate(doc, err.absolute_path, file)
+        loc = _locate(doc, err.absolute_path, file, line)
         return ConfigError.at(loc, f"expected {_want(dict.fromkeys(wanted))}, got {_kind(err.instance)}",
                               key=key_path(err.absolute_path, prefix) or None,
                               hint=err.schema.get("description"))
@@ -232,11 +232,11 @@ def _explain(err: Any, doc: Any, file: str, prefix: str) -> ConfigError:
         allowed = list(err.schema.get("properties", {}))
         extra = [k for k in err.instance if k not in allowed]
         if extra:
-            first = min(extra, key=lambda k: _locate(doc, [*path, k], file).line)
-            loc = _locate(doc, [*path, first], file)
+            first = min(extra, key=lambda k: _locate(doc, [*path, k], file, line).line)
+            loc = _locate(doc, [*path, first], file, line)
             hint = did_you_mean(str(first), allowed) or f"allowed keys: {', '.join(allowed)}"
             return ConfigError.at(loc, f"unknown key {first!r}", key=key_path([*path, first], prefix), hint=hint)
-    loc = _locate(doc, path, file)
+    loc = _locate(doc, path, file, line)
     v = err.validator
     if v == "type":
         msg = f"expected {_want(err.validator_value)}, got {_kind(err.instance)}"
@@ -259,14 +259,17 @@ def _explain(err: Any, doc: Any, file: str, prefix: str) -> ConfigError:
     return ConfigError.at(loc, err.message, key=where)
 
 
-def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "") -> None:
-    """Raise the first (in file order) schema violation of `doc` as a ConfigError."""
+def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
+    """Raise the first (in file order) schema violation of `doc` as a ConfigError.
+
+    `line` locates errors in documents built outside a tracked file (CSV rows, generator output).
+    """
     if _runtime_check(definition)(doc):
         return
     errors = list(_validator(definition).iter_errors(doc))
     if not errors:
         return
-    explained = [_explain(e, doc, file, prefix) for e in errors]
+    explained = [_explain(e, doc, file, prefix, line) for e in errors]
     raise min(explained, key=lambda e: (e.line or 10**9))
 
 

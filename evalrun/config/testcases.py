@@ -146,7 +146,8 @@ def _from_generator(ref: str, config: Any, ctx: Ctx, loc: Location | None, key: 
         if not isinstance(item, dict):
             raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
         check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)
-        validate(item, file=loc.file if loc else str(path), definition="test", prefix=ikey)
+        validate(item, file=loc.file if loc else str(path), definition="test", prefix=ikey,
+                 line=loc.line if loc else 0)
         out.append(part_from_node(item, ctx, loc=loc, key=ikey))
     return out
 
@@ -167,6 +168,7 @@ def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[Tes
             names = _type_names()
             for row in read_rows(path, display, loc=loc, key=key):
                 test = row_to_test(row, display, names)
+                validate(test, file=display, definition="test", line=row.line)
                 out.append(part_from_node(test, sub, loc=Location(display, row.line), key=""))
         elif suffix in (".yaml", ".yml", ".json", ".jsonl"):
             out.extend(_from_file_data(files.read_value(path, display, loc=loc, key=key), sub, display))
