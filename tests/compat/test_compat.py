@@ -22,6 +22,6 @@ def test_same_verdicts_as_promptfoo() -> None:
         pytest.skip("node or promptfoo not installed")
     configs = sorted(Path(HERE / "configs").glob("*.yaml"))
     rows, mismatches = compare(configs, binary)
-    assert len(rows) >= 160
+    assert len(rows) >= 170
     diffs = [r for r in rows if not r["match"]]
     assert mismatches == 0, diffs
