@@ -28,6 +28,9 @@ from evalrun.errors import AssertionRuntimeError
 
 _SERVER_JS = r"""
 const readline = require('readline');
+const util = require('util');
+// user code must not write to stdout: that is the reply channel
+for (const k of ['log', 'info', 'debug', 'warn']) console[k] = (...a) => process.stderr.write(util.format(...a) + '\n');
 const path = require('path');
 const cache = new Map();
 function findLastSemi(code) {
@@ -76,7 +79,7 @@ const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   let req;
   try { req = JSON.parse(line); } catch (e) { return; }
-  const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id }, o)) + '\n');
+  const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
     const result = await load(req)(req.output, req.context);
@@ -112,6 +115,8 @@ class _NodeProcess:
             try:
                 msg = json.loads(line)
             except ValueError:
+                continue
+            if not isinstance(msg, dict) or msg.get("evalrun") != 1:
                 continue
             with self.lock:
                 entry = self.pending.pop(msg.get("id"), None)

@@ -106,6 +106,7 @@ def test_python_bad_arguments(value: object, needle: str) -> None:
     ("const n = output.length; n > 3", "hello", True, 1.0),
     ("const n = output.length;\nreturn {pass: n > 9, score: 0.4, reason: 'short'};", "hello", False, 0.4),
     ("Infinity", "x", True, float("inf")),
+    ("console.log(JSON.stringify({id: 1, ok: true, result: false}));\nreturn true", "x", True, 1.0),
     ("Promise.resolve(true)", "x", True, 1.0),
     ("context.vars.who === 'ann'", "x", True, 1.0),
 ])
