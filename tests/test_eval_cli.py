@@ -206,3 +206,14 @@ def test_ctrl_c_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
     assert f"{done} resumed" in again.stdout and "200 passed" in again.stdout
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert len(ids) == 200 == len(set(ids))
+
+
+def test_python_api_evaluate(tmp_path: Path) -> None:
+    from evalrun.api import evaluate
+
+    cfg = _write(tmp_path, BASIC)
+    outcome = evaluate(cfg, results_file=tmp_path / "api.jsonl", outputs=[str(tmp_path / "api.json")],
+                       vars={"unused": "x"})
+    assert (outcome.summary["passed"], outcome.summary["failed"]) == (1, 1)
+    assert [r["status"] for r in outcome.iter_results()] == ["pass", "fail"]
+    assert json.loads((tmp_path / "api.json").read_text())["summary"]["total"] == 2
