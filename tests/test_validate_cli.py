@@ -128,3 +128,13 @@ def test_graders_are_named_and_malformed_grader_specs_rejected(tmp_path: Path, m
     assert main(["validate", str(path)]) == 2
     assert f"{path}:9: tests[0].assert[1].provider: grader provider object needs a string `id`" in \
         capsys.readouterr().err
+
+
+def test_malformed_grader_model_id_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("prompts: ['{{q}}']\nproviders: [echo]\ngrader: opnai:gpt-4o-mini\n"
+                    "tests:\n  - vars: {q: a, context: c}\n    assert:\n      - type: faithfulness\n",
+                    encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: grader: " in err and "unknown provider prefix 'opnai'" in err

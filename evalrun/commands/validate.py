@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from evalrun.errors import UsageError
-from evalrun.types import AssertionSpec, Suite
+from evalrun.errors import ConfigError, Location, UsageError
+from evalrun.types import AssertionSpec, Suite, TestSpec
 
 
 def parse_vars(items: Iterable[str]) -> dict[str, str]:
@@ -32,6 +32,20 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
     for s in specs:
         yield s
         yield from _walk(s.children)
+
+
+def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: str, suite: Suite) -> None:
+    """Build (not call) the grader, so a malformed model id is reported where it was written."""
+    try:
+        resolver.resolve(spec, test)
+    except ConfigError as e:
+        if not e.file:
+            where = {"assertion provider": (spec.loc, f"{spec.key_path}.provider"),
+                     "test options.provider": (test.loc, f"{test.key_path}.options.provider"),
+                     "config grader": (Location(suite.files[-1]) if suite.files else None, "grader")}
+            loc, key = where.get(origin, (None, origin))
+            e.file, e.line, e.key = (loc.file if loc else None), (loc.line if loc else 0), key
+        raise
 
 
 def summarize(suite: Suite) -> dict[str, Any]:
@@ -55,6 +69,8 @@ def summarize(suite: Suite) -> dict[str, Any]:
                 graded_evals += n_cases
                 chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
                 name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
+                if name not in graders:
+                    _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
     return {
         "files": list(suite.files),
