@@ -15,6 +15,7 @@ from evalrun.cli import main
 
 CONFIG = """
     description: demo
+    grader: openai:gpt-4o-mini
     prompts: ['Q: {{q}}', 'Answer briefly: {{q}}']
     providers: [echo, {id: openai:gpt-4o-mini, label: mini}]
     defaultTest:
