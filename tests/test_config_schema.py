@@ -132,3 +132,12 @@ def test_gen_schema_check_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(mod, "SCHEMA_PATH", tmp_path / "s.json")
     assert mod.main(["--check"]) == 1
     assert mod.main([]) == 0 and mod.main(["--check"]) == 0
+
+
+def test_editor_schema_accepts_every_fixture_config() -> None:
+    editor = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+    configs = sorted((ROOT / "tests" / "fixtures" / "config").glob("*/promptfooconfig.yaml"))
+    assert len(configs) >= 6
+    for path in configs:
+        doc = parse_yaml(path.read_text(encoding="utf-8"), path.name)
+        assert editor.is_valid(doc), (path, [e.message for e in editor.iter_errors(doc)][:3])
