@@ -106,3 +106,24 @@ def test_million_case_matrix_counts_without_building_cases(monkeypatch: pytest.M
     it = iter_cases(s)
     first = [next(it) for _ in range(3)]
     assert [c.index for c in first] == [0, 1, 2] and first[0].vars == {"a": "v0", "b": "v0"}
+
+
+def test_count_matches_iteration_on_random_suites() -> None:
+    import random
+
+    rng = random.Random(7)
+    prompts = [prompt(f"p{i}") for i in range(3)]
+    for _ in range(40):
+        provs = [ProviderSpec("echo", f"v{i}", prompts=rng.choice([None, ("p0",), ("p1", "p2")])) for i in range(3)]
+        tests = []
+        for i in range(rng.randint(0, 4)):
+            vars = {k: rng.choice([["a", "b"], "x", [1, 2], [], ["c", "d", "e"]]) for k in "xyz"[:rng.randint(0, 3)]}
+            tests.append(tspec(i, vars, providers=rng.choice([None, ("v0",), ("v1", "v2")]),
+                               prompts=rng.choice([None, ("p0",), ("p2",)]),
+                               options=rng.choice([{}, {"disableVarExpansion": True}])))
+        s = suite(tests, providers=provs, prompts=prompts)
+        reps = rng.randint(1, 3)
+        cases = list(iter_cases(s, repeat=reps))
+        assert count_cases(s, repeat=reps) == len(cases)
+        assert [c.index for c in cases] == list(range(len(cases)))
+        assert len({c.id for c in cases}) == len(cases)
