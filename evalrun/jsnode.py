@@ -119,7 +119,7 @@ class _NodeProcess:
             if not isinstance(msg, dict) or msg.get("evalrun") != 1:
                 continue
             with self.lock:
-                entry = self.pending.pop(msg.get("id"), None)
+                entry = self.pending.pop(int(msg.get("id") or 0), None)
             if entry is not None:
                 _resolve(entry, msg)
         with self.lock:
