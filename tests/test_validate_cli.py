@@ -139,3 +139,21 @@ def test_malformed_grader_model_id_is_reported(tmp_path: Path, capsys: pytest.Ca
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: grader: " in err and "unknown provider prefix 'opnai'" in err
+
+
+def test_tests_that_run_no_case_are_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent("""
+        prompts: [{raw: 'A', label: a}, {raw: 'B', label: b}]
+        providers: [{id: echo, label: only-a, prompts: [a]}]
+        tests:
+          - description: fine
+          - description: excluded
+            prompts: [b]
+        """), encoding="utf-8")
+    assert main(["validate", "--json", str(path)]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["cases"] == 1 and len(s["warnings"]) == 1
+    assert s["warnings"][0].startswith(f"{path}:6: tests[1] runs no case")
+    assert main(["validate", str(path)]) == 0
+    assert "  warning: " in capsys.readouterr().out

@@ -57,10 +57,15 @@ def summarize(suite: Suite) -> dict[str, Any]:
     graders: dict[str, str] = {}
     by_type: Counter[str] = Counter()
     graded = graded_evals = assertions = 0
+    warnings: list[str] = []
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
     for test in suite.tests:
         expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
         n_cases = len(pairs(suite, test)) * count_combinations(test.vars, expand) * reps
+        if n_cases == 0:
+            where = f"{test.loc}: " if test.loc else ""
+            warnings.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
+                            "(its providers/prompts filters exclude every provider x prompt pair)")
         for spec in _walk(test.asserts):
             assertions += 1
             by_type[spec.full_type] += 1
@@ -87,6 +92,7 @@ def summarize(suite: Suite) -> dict[str, Any]:
         "provider_ids": [p.name for p in suite.providers],
         "prompt_labels": [p.label[:80] for p in suite.prompts],
         "repeat": reps,
+        "warnings": warnings,
     }
 
 
@@ -107,6 +113,7 @@ def _human(s: dict[str, Any]) -> str:
         f"  graded      {s['graded_assertions']:>8}  assertions, {s['graded_evaluations']} graded evaluations "
         f"(graders: {grader})",
     ]
+    lines += [f"  warning: {w}" for w in s["warnings"]]
     return "\n".join(lines)
 
 
