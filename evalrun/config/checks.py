@@ -42,7 +42,6 @@ def needs(source: str) -> frozenset[str]:
     """
     found = _NEEDS.get(source)
     if found is None:
-        templating.compile_template(source)
         found = _NEEDS[source] = templating.variables_of(source)
     if "env" in found:  # the environment may change between loads: not cached
         unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
