@@ -39,7 +39,9 @@ def test_schema_is_valid_2020_12_with_type_enum() -> None:
     jsonschema.Draft202012Validator.check_schema(doc)
     assert doc["$schema"].endswith("2020-12/schema")
     enum = doc["$defs"]["assertion"]["properties"]["type"]["enum"]
-    for name in registry.names():
+    builtin = _gen_module().builtin_types()
+    assert len(builtin) >= 30 and set(builtin) <= set(registry.names())
+    for name in builtin:
         assert name in enum and f"not-{name}" in enum
     assert doc["$defs"]["assertion"]["additionalProperties"] is False
     assert "grader" in doc["properties"] and "extends" in doc["properties"]
