@@ -69,6 +69,9 @@ def main() -> int:
     ideal = (args.large - args.small) / args.j * LATENCY
     with FakeOpenAI(default=lambda body: {"content": "ok", "delay": LATENCY}) as server, \
             tempfile.TemporaryDirectory() as tmp:
+        # http.server listens with a backlog of 5: at -j 20 the kernel drops SYNs and clients wait 1 s to
+        # retransmit. A real model server listens with a deep backlog; so does this one.
+        server._server.socket.listen(128)
         folder = Path(tmp)
         small, large = (write_config(folder, n, server.url) for n in (args.small, args.large))
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "sk-fake",
