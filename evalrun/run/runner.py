@@ -178,7 +178,7 @@ class Runner:
             try:
                 return await asyncio.wait_for(run_case(case, env), timeout)
             except asyncio.TimeoutError:
-                return error_result(case, f"timed out after {timeout:g}s")
+                return error_result(case, f"timed out after {timeout:g}s (--timeout, evaluateOptions.timeoutMs)")
 
         async def worker() -> None:
             for case in stream:  # shared lazy iterator: each worker pulls the next case
