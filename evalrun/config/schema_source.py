@@ -14,7 +14,7 @@ SCHEMA_ID = "https://evalrun.dev/schemas/evalrun.schema.json"
 
 TOP_KEYS = ("description", "providers", "targets", "prompts", "tests", "defaultTest", "scenarios", "outputPath",
             "env", "evaluateOptions", "derivedMetrics", "metadata", "tags", "grader", "extends", "sharing")
-TEST_KEYS = ("description", "vars", "assert", "options", "threshold", "metadata", "providers", "prompts")
+TEST_KEYS = ("description", "vars", "assert", "options", "threshold", "metadata", "providers", "prompts", "provider")
 ASSERT_KEYS = ("type", "value", "threshold", "weight", "metric", "transform", "provider", "config",
                "rubricPrompt", "contextTransform", "assert")
 OPTION_KEYS = ("prefix", "suffix", "provider", "transform", "postprocess", "rubricPrompt", "disableVarExpansion",
@@ -134,6 +134,8 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "metadata": {"type": "object"},
             "providers": {**_STR_LIST, "description": "Only these providers (ids or labels) run this test."},
             "prompts": {**_STR_LIST, "description": "Only these prompts (labels or ids) run this test."},
+            "provider": {"description": "promptfoo's per-test provider override: not supported by evalrun (an "
+                                        "error); use `providers` (a filter) or `options.provider` (the grader)."},
         }),
         "generator": _obj("A Python test generator.", {
             "path": _str("`file://gen.py:function`"),

@@ -89,6 +89,11 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
     items = node.get("assert") or []
     specs = [asserts.build(a, base_dir=ctx.base_dir, loc=loc_of(items, i) or loc, key=join(key, f"assert[{i}]"))
              for i, a in enumerate(items)]
+    if "provider" in node:
+        raise ConfigError.at(loc_of(node, "provider") or loc, "a per-test `provider` is not supported",
+                             key=join(key, "provider"),
+                             hint="select providers with `providers: [label]`; set the grader with "
+                                  "`options.provider`")
     threshold = node.get("threshold")
     options = dict(node.get("options") or {})
     if "storeOutputAs" in options:
