@@ -516,3 +516,11 @@ def test_assertion_template_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="No filter named 'shout'") as e:
         load([str(cfg)])
     assert (e.value.line, e.value.key) == (6, "tests[0].assert[0].value")
+
+
+def test_a_file_reached_twice_counts_once(tmp_path: Path) -> None:
+    write(tmp_path, "d.yaml", "providers: [echo]\nprompts: ['{{x}}']\ntests: [{vars: {x: d}}]\n")
+    write(tmp_path, "b.yaml", "extends: d.yaml\ntests: [{vars: {x: b}}]\n")
+    write(tmp_path, "c.yaml", "extends: d.yaml\ntests: [{vars: {x: c}}]\n")
+    a = write(tmp_path, "a.yaml", "extends: [b.yaml, c.yaml]\n")
+    assert [t.vars["x"] for t in load([str(a)]).tests] == ["d", "b", "c"]

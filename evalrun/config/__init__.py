@@ -47,8 +47,12 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Sui
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
     try:
         configs = []
+        seen: set[str] = set()
         for p in paths:
-            configs.extend(read(Path(p)))
+            for cfg in read(Path(p)):
+                if cfg.files[0] not in seen:  # a file reached twice (diamond `extends`) counts once
+                    seen.add(cfg.files[0])
+                    configs.append(cfg)
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
         return build_suite(merged, cli_vars)

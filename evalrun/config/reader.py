@@ -15,8 +15,7 @@ from evalrun.config.testcases import Ctx, TestPart
 from evalrun.config.yamlsrc import LDict, load_config_file, loc_of
 from evalrun.errors import ConfigError, Location
 
-_SETTINGS = {"evaluateOptions": "evaluateOptions", "outputPath": "outputPath", "derivedMetrics": "derivedMetrics",
-             "grader": "grader", "metadata": "metadata", "tags": "tags"}
+_SETTINGS = ("evaluateOptions", "outputPath", "derivedMetrics", "grader", "metadata", "tags")
 
 
 def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None) -> list[FileConfig]:
@@ -102,8 +101,8 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     if doc.get("scenarios") is not None:
         cfg.has_scenarios = True
         cfg.scenario_tests = _scenarios(doc["scenarios"], ctx, doc.loc("scenarios"))
-    for key, name in _SETTINGS.items():
+    for key in _SETTINGS:
         if key in doc:
-            cfg.settings[name] = doc[key]
+            cfg.settings[key] = doc[key]
     cfg.env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     return cfg
