@@ -181,7 +181,11 @@ class Runner:
                 return error_result(case, f"timed out after {timeout:g}s (--timeout, evaluateOptions.timeoutMs)")
 
         async def worker() -> None:
+            n = 0
             for case in stream:  # shared lazy iterator: each worker pulls the next case
+                n += 1
+                if n % 64 == 0:  # cases that never wait (echo) still let Ctrl-C and other workers in
+                    await asyncio.sleep(0)
                 prev = previous.pop(case.id, None)
                 if prev is not None:
                     tally.add(prev[1], prev[0], resumed=True)
