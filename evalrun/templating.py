@@ -114,6 +114,19 @@ def variables_of(source: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=4096)
+def guarded_names(source: str) -> frozenset[str]:
+    """Variables the template treats as optional: `x | default(...)` or `x is defined` / `is undefined`."""
+    from jinja2 import nodes
+
+    tree = parse(source)
+    out = {f.node.name for f in tree.find_all(nodes.Filter)
+           if f.name in ("default", "d") and isinstance(f.node, nodes.Name)}
+    out |= {t.node.name for t in tree.find_all(nodes.Test)
+            if t.name in ("defined", "undefined") and isinstance(t.node, nodes.Name)}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
 def env_names_of(source: str) -> frozenset[str]:
     """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
     from jinja2 import nodes

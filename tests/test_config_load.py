@@ -524,3 +524,17 @@ def test_a_file_reached_twice_counts_once(tmp_path: Path) -> None:
     write(tmp_path, "c.yaml", "extends: d.yaml\ntests: [{vars: {x: c}}]\n")
     a = write(tmp_path, "a.yaml", "extends: [b.yaml, c.yaml]\n")
     assert [t.vars["x"] for t in load([str(a)]).tests] == ["d", "b", "c"]
+
+
+def test_optional_variables_are_not_required(tmp_path: Path) -> None:
+    cfg = write(tmp_path, "c.yaml", """
+        prompts: ["{{ q }} {{ tone | default('neutral') }}{% if extra is defined %} {{ extra }}{% endif %}"]
+        providers: [echo]
+        tests:
+          - vars: {q: a}
+          - vars: {q: b, tone: warm, extra: more}
+        """)
+    from evalrun.templating import render_prompt
+
+    suite = load([str(cfg)])
+    assert [render_prompt(c.prompt.raw, c.vars) for c in iter_cases(suite)] == ["a neutral", "b warm more"]

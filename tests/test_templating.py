@@ -87,3 +87,8 @@ def test_values_print_as_promptfoo_prints_them() -> None:
     assert out == 'true false [] 2 1.5 a,b 1,2,3 {"k":[1]}'
     assert templating.render("{{ items[0] | upper }}", vars) == "A"  # values keep their type inside expressions
     assert templating.render_value("{{ items }}", vars) == ["a", "b"]  # a lone expression stays native
+
+
+def test_guarded_names() -> None:
+    src = "{{ a | default('x') }}{{ b | d(1) }}{% if c is defined %}{{ c }}{% endif %}{{ e }}{{ f.g | default(1) }}"
+    assert templating.guarded_names(src) == {"a", "b", "c"}

@@ -35,14 +35,14 @@ _NEEDS: dict[str, frozenset[str]] = {}
 
 
 def needs(source: str) -> frozenset[str]:
-    """Variables a template reads; raises TemplateSyntaxError (also for unknown filters/tests).
+    """Variables a template needs; raises TemplateSyntaxError (also for unknown filters/tests).
 
     A template that reads `env.NAME` for a NAME set neither in the config's `env:` nor in the environment
     reports the pseudo-variable `env.NAME`.
     """
     found = _NEEDS.get(source)
-    if found is None:
-        found = _NEEDS[source] = templating.variables_of(source)
+    if found is None:  # `x | default(...)` and `x is defined` make x optional
+        found = _NEEDS[source] = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
         unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
         if unset:
