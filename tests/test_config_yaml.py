@@ -89,3 +89,10 @@ def test_yaml_12_core_scalars_like_promptfoo() -> None:
     with pytest.raises(ConfigError, match="not a valid int") as e:
         parse_yaml("a: 1\nb: !!int nope\n", "f")
     assert e.value.line == 2
+
+
+def test_json_duplicate_keys_and_tabs() -> None:
+    with pytest.raises(ConfigError, match="duplicate key 'a'") as e:
+        parse_data('{\n  "a": 1,\n  "a": 2\n}\n', "c.json")
+    assert e.value.line == 3
+    assert parse_data('{\n\t"a": [1,\t2]\n}\n', "c.json") == {"a": [1, 2]}  # tabs are fine in JSON

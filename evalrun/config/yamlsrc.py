@@ -243,7 +243,9 @@ def parse_json(text: str, file: str) -> Any:
                           hint="check commas, quotes and brackets") from None
     try:  # same data, with line numbers
         return parse_yaml(text, file)
-    except ConfigError:
+    except ConfigError as e:
+        if e.message.startswith("duplicate key"):  # json.loads keeps the last one silently
+            raise
         return data
 
 
