@@ -217,3 +217,13 @@ def test_python_api_evaluate(tmp_path: Path) -> None:
     assert (outcome.summary["passed"], outcome.summary["failed"]) == (1, 1)
     assert [r["status"] for r in outcome.iter_results()] == ["pass", "fail"]
     assert json.loads((tmp_path / "api.json").read_text())["summary"]["total"] == 2
+
+
+def test_filter_failing_reads_a_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, BASIC)
+    report = tmp_path / "first.json"
+    assert _eval(tmp_path, cfg, "-o", str(report)) == 100
+    capsys.readouterr()
+    assert _eval(tmp_path, cfg, "--filter-failing", str(report)) == 100
+    out = capsys.readouterr().out
+    assert "0 passed, 1 failed, 0 errors of 1 cases" in out and "wants zzz" in out
