@@ -226,4 +226,4 @@ def test_filter_failing_reads_a_json_report(tmp_path: Path, capsys: pytest.Captu
     capsys.readouterr()
     assert _eval(tmp_path, cfg, "--filter-failing", str(report)) == 100
     out = capsys.readouterr().out
-    assert "0 passed, 1 failed, 0 errors of 1 cases" in out and "wants zzz" in out
+    assert "0 passed, 1 failed, 0 errors of 1 case " in out and "wants zzz" in out

@@ -101,7 +101,8 @@ def summary(outcome: Any) -> str:
     s: dict[str, Any] = outcome.summary
     rate = f"{s['pass_rate']:.2f}%" if s["pass_rate"] is not None else "n/a"
     errors = f"{s['errors']} error" + ("s" if s["errors"] != 1 else "")
-    lines = [f"Results: {s['passed']} passed, {s['failed']} failed, {errors} of {s['total']} cases "
+    cases = "case" if s["total"] == 1 else "cases"
+    lines = [f"Results: {s['passed']} passed, {s['failed']} failed, {errors} of {s['total']} {cases} "
              f"({rate} pass rate) in {s['duration_s']:.2f}s"]
     if s["resumed"]:
         lines[0] += f"; {s['resumed']} resumed from the previous run"
