@@ -227,3 +227,25 @@ def test_filter_failing_reads_a_json_report(tmp_path: Path, capsys: pytest.Captu
     assert _eval(tmp_path, cfg, "--filter-failing", str(report)) == 100
     out = capsys.readouterr().out
     assert "0 passed, 1 failed, 0 errors of 1 case " in out and "wants zzz" in out
+
+
+def test_llm_grader_tokens_are_split_from_provider_tokens(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    fake_openai.script({"content": {"reason": "polite", "pass": True, "score": 0.9},
+                        "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}})
+    cfg = _write(tmp_path, f"""
+        providers: [echo]
+        prompts: ["{{{{q}}}}"]
+        tests:
+          - vars: {{q: Hello there, how can I help?}}
+            assert:
+              - type: llm-rubric
+                value: is polite
+                provider: {{id: openai:chat:fake-model, config: {{apiBaseUrl: "{fake_openai.url}"}}}}
+    """)
+    assert _eval(tmp_path, cfg, "-o", str(tmp_path / "r.json")) == 0
+    out = capsys.readouterr().out
+    assert "Graded by " in out and "builtin" not in out.split("Graded by ")[1].splitlines()[0]
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert summary["tokens"]["provider"]["total"] == 0 and summary["tokens"]["grader"]["total"] == 42
+    assert summary["graders"] and len(fake_openai.requests) == 1
