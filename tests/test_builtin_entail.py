@@ -154,3 +154,68 @@ def test_number_checked_against_the_sentence_about_the_claim() -> None:
 def test_a_proportion_is_not_compared_with_a_count() -> None:
     evidence = ["The works will last about eighteen months."]
     assert judge("The works will last about half a year.", evidence).verdict != "contradicted"
+
+
+# --- a sentence that states the claim wins; numbers are checked against the sentence about the claim's subject ---
+
+CANBERRA = ("Canberra is the capital city of Australia. It was selected as the capital in 1908 as a compromise "
+            "between Sydney and Melbourne.")
+PYTHON = "Python was created by Guido van Rossum and first released in 1991. Python 3.0 came out in 2008."
+
+
+def test_claim_stated_word_for_word_is_supported_despite_another_sentence() -> None:
+    # rag-app example: the second sentence ("Canberra was selected ... Sydney and Melbourne" after pronoun
+    # resolution) named other cities; the first sentence says the claim verbatim
+    j = judge("Canberra is the capital city of Australia.", [CANBERRA])
+    assert j.verdict == "supported", j.reason
+    assert "Canberra is the capital city of Australia." in j.reason
+    assert judge("Canberra was selected as the capital in 1908 as a compromise between Sydney and Melbourne.",
+                 [CANBERRA]).verdict == "supported"
+    # the same evidence as separate chunks, and the claim's sentence second
+    assert judge("Canberra is the capital city of Australia.", list(reversed(CANBERRA.split(". ", 1)))
+                 ).verdict == "supported"
+
+
+@pytest.mark.parametrize("evidence", [
+    ["The Eiffel Tower was completed in 1889. It was built as the entrance arch to the 1889 World's Fair, which "
+     "was held in Paris to mark the centenary of the French Revolution."],
+    ["Mount Everest is the highest mountain on Earth. Its summit was first reached in 1953 by Edmund Hillary "
+     "and Tenzing Norgay of Nepal."],
+    [CURIE, ACME],
+])
+def test_every_sentence_of_the_evidence_supports_itself(evidence: list[str]) -> None:
+    """Extractive answers: each evidence sentence, judged as a claim against the evidence, is supported."""
+    from evalrun.grading.builtin.segment import claims
+
+    for text in evidence:
+        for claim in claims(text):
+            j = judge(claim, evidence)
+            assert j.verdict == "supported", (claim, j.reason)
+
+
+def test_stating_sentence_still_checks_its_own_polarity_and_roles() -> None:
+    assert judge("Canberra is not the capital city of Australia.", [CANBERRA]).verdict == "contradicted"
+    evidence = ["Canberra is the capital of Australia, but it is not the largest city."]
+    assert judge("Canberra is the capital of Australia.", evidence).verdict == "supported"
+    assert judge("Canberra is not the capital of Australia.", evidence).verdict == "contradicted"
+    assert judge("Eastfield Rovers beat Northgate United 2-0 in the county final.", [MATCH]).verdict == "contradicted"
+
+
+def test_number_is_checked_against_the_sentence_about_the_claims_subject() -> None:
+    # rag-app example: "Python" + "released" matched the first sentence better by words, but the second is
+    # about Python 3.0 and carries 2008
+    j = judge("Python 3.0 was released in 2008.", [PYTHON])
+    assert j.verdict == "supported", j.reason
+    assert judge("Python was created by Guido van Rossum and first released in 1991.", [PYTHON]).verdict == "supported"
+
+
+@pytest.mark.parametrize(("claim", "evidence", "said"), [
+    ("Python 3.0 was released in 1991.", PYTHON, "1991 where the evidence says 2008"),
+    ("Python was first released in 2008.", PYTHON, "2008 where the evidence says 1991"),
+    # a sentence on the same subject that has the claim's year, but not its predicate, does not excuse it
+    ("Python was created in 2008.", "Python was created in 1991. Python became popular in 2008.",
+     "2008 where the evidence says 1991"),
+])
+def test_number_swaps_between_sentences_stay_contradicted(claim: str, evidence: str, said: str) -> None:
+    j = judge(claim, [evidence])
+    assert j.verdict == "contradicted" and said in j.reason, j.reason

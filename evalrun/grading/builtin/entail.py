@@ -6,15 +6,20 @@ How a claim is judged against evidence (a list of texts, e.g. a ground truth or 
    numbers and months weigh `MATERIAL_WEIGHT`, other words 1) are looked up in the evidence sentences that
    share at least one key with it (an inverted index, so long contexts cost no quadratic work). Coverage is
    the weighted share of claim keys found in the best sentence plus the sentence that adds most to it.
-2. **Contradiction checks**, against the best-matching sentence / clause *on the same subject* (its
+2. **A sentence or clause that states the claim** (contains every one of its keys) and does not disagree with
+   it (polarity, antonym, prefix, word order; for a sentence, in none of its clauses either) makes the claim
+   supported: what other sentences about the same subject say cannot override it.
+3. **Contradiction checks**, against the best-matching sentence / clause *on the same subject* (its
    coverage of the claim's remaining keys is at least `SAME_SUBJECT_MIN`):
-   a number, year or ordinal of the claim is absent while the sentence has another of the same kind;
+   a number, year or ordinal of the claim is absent while the sentence has another of the same kind (checked
+   per value, against the best sentence and the one most about the claim's other words, and only when no
+   sentence that has the value matches the rest of the claim as well);
    a month or weekday differs; a named entity of the claim is absent while the clause names another
    (`ENTITY_SWAP_MIN`); the claim's polarity (count of negations) differs from the clause's (`NEGATION_MIN`);
    the claim uses a word whose antonym the clause uses ("rose" vs "fell").
-3. **Unsupported** when coverage is below `SUPPORT_THRESHOLD`, or a named entity, number or month of the
+4. **Unsupported** when coverage is below `SUPPORT_THRESHOLD`, or a named entity, number or month of the
    claim appears nowhere in the evidence (a material part of the claim is not backed).
-4. Otherwise **supported**.
+5. Otherwise **supported**.
 
 `support_score` is continuous in [0, 1]: the coverage, multiplied by `MISSING_MATERIAL_FACTOR` when material is
 missing and by `CONTRADICTION_FACTOR` when contradicted. It orders claims for AUROC; the verdict uses the rules.
@@ -266,7 +271,12 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     coverage = ranked[0][0] + gain
     items = tuple(sorted({b1.item} | ({best2.item} if best2 else set())))
 
-    contradiction = _contradiction(claim, t, w, total, ev, b1, ranked)
+    cseq = sequence(tokenize(claim)) if ranked[0][0] >= 1.0 - 1e-9 else None
+    stated = _stating_unit(claim, t, w, total, ev, ranked, cseq) if cseq is not None else None
+    if stated is not None:  # a sentence or clause says all of it: what other sentences say does not matter
+        return Judgement("supported", 1.0, 1.0,
+                         f"100% of the claim's key terms found in: \"{_short(stated.text)}\"", (stated.item,))
+    contradiction = _contradiction(claim, t, w, total, ev, b1, ranked, cseq)
     missing = sorted(k for k in t.keys if w[k] > 1.0 and k not in ev.keys)
     if contradiction:
         score = coverage * CONTRADICTION_FACTOR
@@ -285,24 +295,44 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
                      f"{coverage:.0%} of the claim's key terms found in: \"{_short(b1.text)}\"", items)
 
 
+def _stating_unit(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence,
+                  ranked: list[tuple[float, int]], cseq: tuple[str, ...]) -> _Unit | None:
+    """An evidence clause or sentence that contains every key of the claim and does not disagree with it (no
+    negation, antonym, prefix or order conflict with that unit; for a sentence, with none of its clauses
+    either), or None. Such a unit states the claim: a conflict with another sentence about the same subject
+    ("Canberra is the capital of Australia. It was selected ... between Sydney and Melbourne.") cannot
+    override it."""
+    for cov, si in ranked:
+        if cov < 1.0 - 1e-9:
+            break  # best first: no later sentence has every key
+        sent = ev.sentences[si]
+        if not t.keys <= sent.keys:
+            continue
+        parts = [ev.clauses[ci] for ci in sent.clause_ids]
+        for clause in parts:
+            if t.keys <= clause.keys and not _unit_conflict(claim, t, w, total, clause, cseq):
+                return clause
+        if len(parts) > 1 and not _unit_conflict(claim, t, w, total, sent, cseq) \
+                and not any(_clause_conflict(claim, t, w, total, c, cseq) for c in parts):
+            return sent
+    return None
+
+
+def _unit_conflict(claim: str, t: Terms, w: dict[str, float], total: float, unit: _Unit,
+                   cseq: tuple[str, ...]) -> str | None:
+    return (_value_conflict(claim, t, w, total, unit) or _clause_conflict(claim, t, w, total, unit, cseq)
+            or _order_conflict(claim, t, w, total, unit, cseq))
+
+
 def _contradiction(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence,
-                   sent: _Unit, ranked: list[tuple[float, int]] | None = None) -> str | None:
+                   sent: _Unit, ranked: list[tuple[float, int]] | None = None,
+                   cseq: tuple[str, ...] | None = None) -> str | None:
     """A reason when the best-matching sentence or clause on the same subject disagrees with the claim."""
-    reason = _value_conflict(claim, t, w, total, sent)
+    reason = _number_conflict(claim, t, w, total, ev, sent, ranked)
     if reason:
         return reason
-    # the sentence most about the claim's other words may not be the one that shares its number ("14 million
-    # live in the metropolitan area" vs "14 million in the city proper. The metropolitan area ... 37 million")
-    values = frozenset("#" + v for _, v in t.numbers) | t.months
-    if values:
-        topic = max((ev.sentences[i] for _, i in ranked or ()), default=sent,
-                    key=lambda u: (_coverage(w, total, u.keys, values), -u.sentence))
-        if topic is not sent and (_coverage(w, total, topic.keys, values)
-                                  > _coverage(w, total, sent.keys, values)):
-            reason = _value_conflict(claim, t, w, total, topic)
-            if reason:
-                return reason
-    cseq = sequence(tokenize(claim))
+    if cseq is None:
+        cseq = sequence(tokenize(claim))
     clauses = _best_clauses(ev, ranked or [(0.0, sent.sentence)], w, total)
     for _, ci in clauses[:3]:
         clause = ev.clauses[ci]
@@ -329,12 +359,43 @@ def _best_clauses(ev: Evidence, ranked: list[tuple[float, int]], w: dict[str, fl
     return [(-c, ci) for c, ci in sorted(scored)[:limit]]
 
 
-def _value_conflict(claim: str, t: Terms, w: dict[str, float], total: float, sent: _Unit) -> str | None:
-    """A number, year, ordinal or month of the claim absent from `sent` while it has another of the same kind
-    (and covers the claim's other words). A proportion ("half", 0.5) and a count are not the same quantity."""
+def _number_conflict(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence, sent: _Unit,
+                     ranked: list[tuple[float, int]] | None) -> str | None:
+    """A number, year, ordinal or month of the claim that the sentence best matching the rest of the claim
+    disagrees with. For each value v, checked against the best-matching sentence and against the sentence most
+    about the claim's other words (the coverage without v: "14 million live in the metropolitan area" vs "14
+    million in the city proper. The metropolitan area ... 37 million"), and only when no sentence that carries
+    v matches the rest of the claim as well ("Python 3.0 was released in 2008" vs "Python ... first released
+    in 1991. Python 3.0 came out in 2008": the second sentence is about Python 3.0 and says 2008)."""
+    values = sorted("#" + v for _, v in t.numbers) + sorted(t.months)
+    if not values:
+        return None
+    units = [(cov * total, ev.sentences[i]) for cov, i in ranked or ()]
+    if not any(u is sent for _, u in units):
+        units.insert(0, (_coverage(w, total, sent.keys) * total, sent))
+    for v in values:
+        # weight of the claim's other keys found in each sentence (the same denominator for all: compared as is)
+        covs = [(found - w[v] if v in u.keys else found, -u.sentence, u) for found, u in units]
+        carried = max((c for c, _, u in covs if v in u.keys), default=-1.0)
+        topic = max(covs, key=lambda x: x[:2])
+        mine = next(x for x in covs if x[2] is sent)
+        for found, _, unit in (mine, topic) if topic is not mine else (mine,):
+            if v in unit.keys or found <= carried + 1e-9:
+                continue
+            reason = _value_conflict(claim, t, w, total, unit, v)
+            if reason:
+                return reason
+    return None
+
+
+def _value_conflict(claim: str, t: Terms, w: dict[str, float], total: float, sent: _Unit,
+                    only: str | None = None) -> str | None:
+    """A number, year, ordinal or month of the claim (or only the value `only`: "#1991", "may") absent from
+    `sent` while it has another of the same kind (and covers the claim's other words). A proportion ("half",
+    0.5) and a count are not the same quantity."""
     st = sent.terms
     for kind, value in sorted(t.numbers):
-        if "#" + value in st.keys:
+        if "#" + value in st.keys or (only is not None and only != "#" + value):
             continue
         small = float(value.lstrip("o")) < 1
         others = sorted("#" + v for k, v in st.numbers if k == kind and ("#" + v) not in t.keys
@@ -345,6 +406,8 @@ def _value_conflict(claim: str, t: Terms, w: dict[str, float], total: float, sen
             return (f"the claim says {_surface(claim, ['#' + value])[0]} where the evidence says "
                     f"{_surface(sent.text, [nearest])[0]}: \"{_short(sent.text)}\"")
     for month in sorted(t.months - st.months):
+        if only is not None and only != month:
+            continue
         others = sorted(st.months - t.months)
         if others and _coverage(w, total, st.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
             return (f"the claim says {_surface(claim, [month])[0]} where the evidence says "
