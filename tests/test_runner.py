@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evalrun.errors import ProviderError
 from evalrun.run import Runner, RunOptions
 from evalrun.types import Output, ProviderSpec
@@ -190,3 +192,20 @@ def test_graded_assertion_reports_its_grader(tmp_path: Path) -> None:
     assert out.summary["graders"] and out.summary["graders"][0].startswith("builtin")
     rec = next(out.iter_results())
     assert rec["assertions"][0]["grader"] is not None
+
+
+def test_an_error_from_the_case_stream_stops_every_worker(tmp_path: Path) -> None:
+    from evalrun.errors import ConfigError
+
+    s = suite([make_test(i, {"q": f"q{i}"}) for i in range(10)])
+    provider = ScriptedProvider(ProviderSpec("echo"), delay=0.01)
+
+    def cases(st: Any, repeat: int) -> Any:
+        for i, c in enumerate(simple_cases(st, repeat)):
+            if i == 5:
+                raise ConfigError("bad var file", file="x.yaml", line=3)
+            yield c
+
+    with pytest.raises(ConfigError, match="bad var file"):
+        _run(s, tmp_path, provider, cases=cases, max_concurrency=3)
+    assert len(_lines(tmp_path / "results.jsonl")) <= 5

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,12 @@ def _slim(rec: dict[str, Any]) -> dict[str, Any]:
     slim = {k: rec.get(k) for k in ("id", "index", "status", "cached", "tokens", "cost")}
     slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
     return slim
+
+
+async def _stop(workers: Sequence[asyncio.Future[None]]) -> None:
+    for w in workers:
+        w.cancel()
+    await asyncio.gather(*workers, return_exceptions=True)
 
 
 class _LazyTransport:
@@ -198,9 +204,10 @@ class Runner:
             await asyncio.gather(*workers)
         except asyncio.CancelledError:
             tally.interrupted = True
-            for w in workers:
-                w.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await _stop(workers)
+        except BaseException:  # a bug or a config error from the case stream: stop the others, then raise
+            await _stop(workers)
+            raise
         finally:
             writer.close()
             self.progress.close()
