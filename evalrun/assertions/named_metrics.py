@@ -28,17 +28,27 @@ _FUNCS: dict[str, Callable[..., float]] = {
 }
 
 
-def case_metrics(results: Iterable[AssertionResult], scale: float = 1.0) -> dict[str, tuple[float, float]]:
-    """Per metric name: (sum of score*weight, sum of weight) over the results and assert-set children."""
+def _field(r: AssertionResult | Mapping[str, Any], name: str) -> Any:
+    return r.get(name) if isinstance(r, Mapping) else getattr(r, name)
+
+
+def case_metrics(results: Iterable[AssertionResult | Mapping[str, Any]],
+                 scale: float = 1.0) -> dict[str, tuple[float, float]]:
+    """Per metric name: (sum of score*weight, sum of weight) over the results and assert-set children.
+
+    Results may be AssertionResults or their serialised records (dicts), as in a results file.
+    """
     out: dict[str, tuple[float, float]] = {}
     for r in results:
-        w = r.weight * scale
-        if r.metric:
-            s, t = out.get(r.metric, (0.0, 0.0))
-            out[r.metric] = (s + (r.score or 0.0) * w, t + w)
-        if r.children:
-            for name, (s2, t2) in case_metrics(r.children, w).items():
-                if name == r.metric:
+        w = float(_field(r, "weight") if _field(r, "weight") is not None else 1.0) * scale
+        metric = _field(r, "metric")
+        if metric:
+            s, t = out.get(metric, (0.0, 0.0))
+            out[metric] = (s + (_field(r, "score") or 0.0) * w, t + w)
+        children = _field(r, "children")
+        if children:
+            for name, (s2, t2) in case_metrics(children, w).items():
+                if name == metric:
                     continue
                 s, t = out.get(name, (0.0, 0.0))
                 out[name] = (s + s2, t + t2)
@@ -142,7 +152,7 @@ class MetricTotals:
     weights: dict[str, float] = field(default_factory=dict)
     count: int = 0
 
-    def add(self, results: Iterable[AssertionResult]) -> None:
+    def add(self, results: Iterable[AssertionResult | Mapping[str, Any]]) -> None:
         self.count += 1
         for name, (s, w) in case_metrics(results).items():
             self.sums[name] = self.sums.get(name, 0.0) + s

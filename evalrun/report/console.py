@@ -116,6 +116,10 @@ def summary(outcome: Any) -> str:
     if cost["provider"] is not None or cost["grader"]:
         tokens += f". Cost: provider ${cost['provider'] or 0:.4f}, grader ${cost['grader']:.4f}"
     lines.append(tokens)
+    named = {**s.get("metrics", {}), **{k: v for k, v in s.get("derived_metrics", {}).items()}}
+    if named:
+        lines.append("Metrics: " + ", ".join(
+            f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} n/a" for k, v in named.items()))
     lines.append(grader_line(s["graders"]))
     if s["interrupted"]:
         lines.append("Interrupted: finished cases are kept; continue with the same command and --resume")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
 from evalrun.run import filters
 from evalrun.run.casework import CaseEnv, error_result, run_case
@@ -160,7 +161,7 @@ class Runner:
 
     async def run(self) -> RunOutcome:
         opts = self.options
-        tally = Tally()
+        tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         stream, total = self._case_stream()
         previous = _previous(opts.results_file) if opts.resume else {}

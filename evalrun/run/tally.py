@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalrun.assertions.named_metrics import DerivedMetric, MetricTotals
+
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
 
 
@@ -39,6 +41,8 @@ class Tally:
     finished: float | None = None
     interrupted: bool = False
     graders: list[str] = field(default_factory=list)
+    metrics: MetricTotals = field(default_factory=MetricTotals)
+    derived: tuple[DerivedMetric, ...] = ()
     _sorted: bool = True
 
     def add(self, rec: dict[str, Any], offset: int, *, resumed: bool = False) -> None:
@@ -61,7 +65,9 @@ class Tally:
         if isinstance(cost, (int, float)):
             self.provider_cost += cost
             self.provider_cost_known = True
-        for a in rec.get("assertions") or ():
+        assertions = rec.get("assertions") or ()
+        self.metrics.add(assertions)
+        for a in assertions:
             if a.get("cost"):
                 self.grader_cost += a["cost"]
             atok = a.get("tokens")
@@ -91,6 +97,9 @@ class Tally:
                      "grader": round(self.grader_cost, 6),
                      "total": round(self.provider_cost + self.grader_cost, 6)},
             "graders": list(self.graders),
+            "metrics": {k: round(v, 6) for k, v in self.metrics.averages().items()},
+            "derived_metrics": {k: (round(v, 6) if v is not None and v == v else None)
+                                for k, v in self.metrics.derived(self.derived).items()},
         }
 
     def ordered(self) -> list[Row]:
