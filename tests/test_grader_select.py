@@ -107,3 +107,25 @@ def test_bad_specs_are_config_errors(spec: Any, message: str) -> None:
 
 def test_builtin_object_form() -> None:
     assert normalise_spec({"id": "builtin"}) == BUILTIN
+
+
+def test_bad_grader_ids_fail_before_any_call(tmp_path: Any) -> None:
+    """A malformed grader id is a usage/config error when the run starts, not an ERROR per case."""
+    from evalrun.api import evaluate
+    from evalrun.errors import UsageError
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text('prompts: ["{{a}}"]\nproviders: [echo]\ntests:\n  - vars: {a: x, context: x}\n'
+                   "    assert:\n      - type: faithfulness\n")
+    with pytest.raises(UsageError) as e:
+        evaluate(cfg, grader="bad:::", results_file=tmp_path / "r.jsonl")
+    assert e.value.key == "--grader" and "bad" in e.value.message
+    assert not (tmp_path / "r.jsonl").exists() or not (tmp_path / "r.jsonl").read_text()
+
+    cfg.write_text(cfg.read_text() + '        provider: "nope:::"\n')
+    with pytest.raises(ConfigError) as e2:
+        evaluate(cfg, results_file=tmp_path / "r.jsonl")
+    assert (e2.value.line, e2.value.key) == (6, "tests[0].assert[0].provider")
+    # a valid id is accepted without importing or calling anything at this stage
+    cfg.write_text(cfg.read_text().replace("nope:::", "builtin"))
+    assert evaluate(cfg, results_file=tmp_path / "r.jsonl").summary["errors"] == 0

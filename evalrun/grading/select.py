@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalrun.errors import ConfigError, GraderError, Location
+from evalrun.errors import ConfigError, GraderError, Location, UsageError
 from evalrun.grading.llm import LLMGrader, Transport
 from evalrun.types import AssertionSpec, Output, Suite, TestSpec
 
@@ -91,6 +91,33 @@ class GraderResolver:
 
     def spec_for(self, spec: AssertionSpec | None, test: TestSpec | None) -> tuple[str | dict[str, Any], str]:
         """The winning grader spec and where it came from (for messages)."""
+        chosen, origin, _, _ = self._winner(spec, test)
+        return chosen, origin
+
+    def check(self, tests: Iterable[TestSpec]) -> None:
+        """Resolve every graded assertion's grader spec now (pure, no import of litellm), so a malformed or
+        unknown grader id is a ConfigError naming where it was given, before any provider is called."""
+        seen: set[str] = set()
+        for test in tests:
+            for spec in _graded(test.asserts):
+                chosen, _, loc, key = self._winner(spec, test)
+                marker = json.dumps(chosen, sort_keys=True, default=str)
+                if chosen == BUILTIN or marker in seen:
+                    continue
+                seen.add(marker)
+                pid = chosen if isinstance(chosen, str) else chosen["id"]
+                config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
+                try:
+                    _litellm_target(pid, config)
+                except ConfigError as e:
+                    if key == "--grader":
+                        raise UsageError(e.message, key=key, hint=e.hint) from None
+                    if not e.file:
+                        raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+                    raise
+
+    def _winner(self, spec: AssertionSpec | None,
+                test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:
         candidates: list[tuple[Any, str, Location | None, str]] = []
         if spec is not None:
             candidates.append((spec.provider, "assertion provider", spec.loc, f"{spec.key_path}.provider"))
@@ -103,8 +130,8 @@ class GraderResolver:
             candidates.append((self._suite.grader, "config grader", None, "grader"))
         for value, origin, loc, key in candidates:
             if value is not None and value != "":
-                return normalise_spec(value, loc=loc, key=key), origin
-        return BUILTIN, "default"
+                return normalise_spec(value, loc=loc, key=key), origin, loc, key
+        return BUILTIN, "default", None, ""
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
         """The grader for this assertion in this test."""
@@ -139,3 +166,12 @@ class GraderResolver:
         label = None if isinstance(chosen, str) else chosen.get("label")
         model, params = _litellm_target(pid, config)
         return LLMGrader(model, self._transport, grader_id=label or pid, params=params)
+
+
+def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    """Graded assertions, assert-set children included."""
+    for spec in specs:
+        if spec.children:
+            yield from _graded(spec.children)
+        elif spec.handler is not None and getattr(spec.handler, "graded", False):
+            yield spec
