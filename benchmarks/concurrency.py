@@ -8,6 +8,9 @@ A fake OpenAI-compatible server (tests/fakeserver.py, in this process) answers e
 (`apiBaseUrl`), once with `--small` and once with `--large` cases, cache off. Going from 20 to 200 cases at
 -j 20 ideally adds (200 - 20) / 20 x 0.2 s = 1.8 s; fixed costs (start-up, imports) cancel out in the
 difference. Target: evalrun's added time <= 1.15 x ideal (promptfoo 0.121.20 is at about 1.0x).
+
+`floor` is the physical limit of this server and machine, measured in the same run: a bare asyncio + aiohttp
+client (no litellm, no evalrun) making the same requests with the same bound of -j in flight, in a subprocess.
 """
 
 from __future__ import annotations
@@ -58,7 +61,32 @@ def measure(name: str, make_cmd, env: dict[str, str], folder: Path, small: Path,
     return added / ideal
 
 
+def floor_client(url: str, n: int, j: int) -> None:
+    """`--floor-client URL N J`: N chat completions, J in flight, with a bare aiohttp client (run as a subprocess)."""
+    import asyncio
+
+    import aiohttp
+
+    async def run() -> None:
+        sem = asyncio.Semaphore(j)
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer sk-fake"}) as session:
+
+            async def one(i: int) -> None:
+                async with sem:
+                    body = {"model": "fake-model", "messages": [{"role": "user", "content": f"Question {i}"}]}
+                    async with session.post(f"{url}/chat/completions", json=body) as resp:
+                        resp.raise_for_status()
+                        await resp.json()
+
+            await asyncio.gather(*(one(i) for i in range(n)))
+
+    asyncio.run(run())
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--floor-client"]:
+        floor_client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", type=int, default=20)
     ap.add_argument("--large", type=int, default=200)
@@ -72,6 +100,10 @@ def main() -> int:
         # http.server listens with a backlog of 5: at -j 20 the kernel drops SYNs and clients wait 1 s to
         # retransmit. A real model server listens with a deep backlog; so does this one.
         server._server.socket.listen(128)
+        # http.server writes the headers and the body of a reply in two send() calls with Nagle's algorithm on:
+        # the body waits for the client's delayed ACK, 40 ms on Linux, so every reply took 240 ms, not 200 ms.
+        # Real model servers (uvicorn, vLLM, llama.cpp) set TCP_NODELAY; so does this one.
+        server._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         folder = Path(tmp)
         small, large = (write_config(folder, n, server.url) for n in (args.small, args.large))
         env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "OPENAI_API_KEY": "sk-fake",
@@ -82,6 +114,11 @@ def main() -> int:
             return [sys.executable, "-m", "evalrun", "eval", str(cfg), "-j", str(args.j), "--no-cache",
                     "--no-table", "--no-progress-bar", "--results-file", str(folder / "results.jsonl")]
 
+        def floor_cmd(cfg: Path) -> list[str]:
+            n = args.small if cfg == small else args.large
+            return [sys.executable, str(Path(__file__).resolve()), "--floor-client", server.url, str(n), str(args.j)]
+
+        measure("floor", floor_cmd, env, folder, small, large, args.runs, ideal)
         ratio = measure("evalrun", evalrun_cmd, env, folder, small, large, args.runs, ideal)
         if not args.skip_peer and PROMPTFOO.exists():
             peer_env = {**env, **PEER_ENV, "PROMPTFOO_CONFIG_DIR": str(folder / ".promptfoo")}

@@ -14,7 +14,7 @@ import pytest
 
 import evalrun.retry
 from evalrun.errors import ProviderError
-from evalrun.providers.litellm_ import LLMTransport
+from evalrun.providers.litellm_ import LLMTransport, load_litellm
 from tests.fakeserver import FakeOpenAI
 
 T = TypeVar("T")
@@ -341,6 +341,22 @@ def test_cost_from_litellm_price_map_when_known(fake_openai: FakeOpenAI) -> None
     assert out.cost is not None and 0 < out.cost < 0.01  # gpt-4o-mini: well under a cent for 2k tokens
     again = run(LLMTransport().chat("openai/gpt-4o-mini", MSGS, params(fake_openai)))
     assert again.cached and again.cost == 0.0
+
+
+def test_cost_is_the_one_litellm_computed_not_priced_again(fake_openai: FakeOpenAI,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    litellm = load_litellm()
+
+    def price_again(*args: Any, **kwargs: Any) -> float:
+        raise AssertionError("completion_cost called: litellm already priced this response")
+
+    monkeypatch.setattr(litellm, "completion_cost", price_again)
+    fake_openai.script({"content": "x", "usage": {"prompt_tokens": 1000, "completion_tokens": 1000,
+                                                  "total_tokens": 2000}})
+    out = run(LLMTransport().chat("openai/gpt-4o-mini", MSGS, params(fake_openai), use_cache=False))
+    assert out.cost is not None and 0 < out.cost < 0.01
+    unpriced = run(LLMTransport().chat(MODEL, MSGS, params(fake_openai), use_cache=False))
+    assert unpriced.cost is None
 
 
 def test_tool_call_reply_becomes_its_json(fake_openai: FakeOpenAI) -> None:

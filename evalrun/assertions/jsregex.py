@@ -9,6 +9,7 @@ rewrites exactly those; everything else is passed through (Python-only syntax su
 
 from __future__ import annotations
 
+import functools
 import re
 
 _W = "A-Za-z0-9_"
@@ -67,6 +68,7 @@ def translate(pattern: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=1024)
 def compile_js_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a JavaScript regex (no flags) with Python's `re`."""
+    """Compile a JavaScript regex (no flags) with Python's `re`; memoised (a regex assertion runs on every case)."""
     return re.compile(translate(pattern))
