@@ -76,6 +76,7 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body in one segment: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: object) -> None:
                 pass
