@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.grading.builtin.entail import MATERIAL_WEIGHT, prepare
-from evalrun.grading.builtin.text import analyse, content_words
+from evalrun.grading.builtin.coverage import MATERIAL_WEIGHT
+from evalrun.grading.builtin.evidence import prepare
+from evalrun.grading.builtin.terms import analyse, content_words
 from evalrun.types import ChunkJudgement, ChunkRelevance, RelevanceLevel
 
 #: Weighted share of the query's terms in a chunk for `high` relevance.
