@@ -53,3 +53,11 @@ def test_bad_derived_metric_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as e:
         evaluate(cfg, results_file=tmp_path / "r.jsonl")
     assert "derivedMetrics[1]" in str(e.value)
+
+
+def test_bad_derived_metric_is_caught_by_validate(tmp_path: Path) -> None:
+    from evalrun.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CONFIG.replace("precision / __count", "precision +* 2"))
+    assert main(["validate", str(cfg)]) == 2

@@ -84,6 +84,11 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suit
         tests.append(test)
     settings = cfg.settings
     out = settings.get("outputPath")
+    derived = tuple(dict(d) for d in settings.get("derivedMetrics") or ())
+    if derived:  # a bad expression is a config error now, not when the run ends
+        from evalrun.assertions.named_metrics import compile_derived
+
+        compile_derived(derived, loc=Location(cfg.files[-1]) if cfg.files else None)
     disable = bool(default and default.options.get("disableVarExpansion"))
     return Suite(
         description=cfg.description,
@@ -93,7 +98,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suit
         files=tuple(cfg.files),
         evaluate_options=dict(settings.get("evaluateOptions") or {}),
         output_paths=tuple([out] if isinstance(out, str) else out or ()),
-        derived_metrics=tuple(dict(d) for d in settings.get("derivedMetrics") or ()),
+        derived_metrics=derived,
         grader=settings.get("grader"),
         env=cfg.env,
         disable_var_expansion=disable,
