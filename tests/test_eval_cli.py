@@ -106,7 +106,21 @@ def test_dry_run_counts_calls_and_calls_nothing(tmp_path: Path, capsys: pytest.C
     out = capsys.readouterr().out
     assert "Dry run: 6 cases" in out and "Provider calls: 6" in out
     assert "faithfulness: " in out and "Grader calls (upper bound, before caching): " in out
+    assert "Estimated provider cost: $0.0000" in out  # echo is free
     assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_dry_run_does_not_call_user_code_free(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "prov.py").write_text("def call_api(prompt, options, context):\n    return prompt\n")
+    cfg = _write(tmp_path, """
+        providers: [file://prov.py]
+        prompts: ["{{q}}"]
+        tests:
+          - vars: {q: a}
+    """)
+    assert _eval(tmp_path, cfg, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "Estimated provider cost: unknown" in out  # a python provider may call paid APIs
 
 
 def test_resume_continues_without_repeating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

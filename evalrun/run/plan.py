@@ -60,14 +60,16 @@ def build(cases: Iterable[Case]) -> Plan:
 
 
 def estimate_cost(plan: Plan, provider_calls_by_id: dict[str, int]) -> dict[str, float | None]:
-    """Provider id -> estimated USD (None when litellm has no price for it). Builtin providers cost 0."""
+    """Provider id -> estimated USD (None when unknown: no litellm price, or user code behind exec/python/http).
+
+    Only `echo` is known to be free."""
     from evalrun.providers import is_builtin
 
     result: dict[str, float | None] = {}
     model_ids = [p for p in provider_calls_by_id if not is_builtin(p)]
     for p in provider_calls_by_id:
         if is_builtin(p):
-            result[p] = 0.0
+            result[p] = 0.0 if p == "echo" else None
     if not model_ids:
         return result
     from evalrun.providers import ids, litellm_
@@ -105,7 +107,7 @@ def describe(plan: Plan, costs: dict[str, float | None], graders: list[str]) -> 
         unknown = ", ".join(p for p, c in costs.items() if c is None)
         lines.append(f"Estimated provider cost: ${sum(known):.4f} plus unknown for {unknown}")
     elif costs:
-        lines.append("Estimated provider cost: unknown (no price known for these models)")
+        lines.append("Estimated provider cost: unknown (no price known for these providers)")
     if plan.total_grader_calls:
         lines.append("Grader: " + (", ".join(graders) if graders else "builtin (offline)"))
     return "\n".join(lines)
