@@ -203,6 +203,21 @@ def test_any_error_makes_the_case_an_error() -> None:
     assert score == pytest.approx(0.5) and "boom" in reason
 
 
+def test_unscored_pass_is_left_out_of_the_mean() -> None:
+    # a graded assertion on an output with no claims passes with score None ("nothing to grade")
+    status, ok, score, reason = engine.aggregate(_test(0.5), [_res(True, None)])
+    assert (status, ok, score, reason) == ("pass", True, 1.0, "All assertions passed")
+    status, ok, score, _ = engine.aggregate(_test(), [_res(True, 1.0), _res(True, None, weight=5)])
+    assert (status, ok, score) == ("pass", True, 1.0)
+    status, ok, score, _ = engine.aggregate(_test(0.8), [_res(True, 0.9), _res(True, None)])
+    assert (status, ok, score) == ("pass", True, pytest.approx(0.9))
+
+
+def test_threshold_with_no_scored_assertion_needs_every_assertion_to_pass() -> None:
+    status, ok, score, _ = engine.aggregate(_test(0.0), [_res(True, None), _res(False, None, reason="no")])
+    assert (status, ok, score) == ("fail", False, 0.0)
+
+
 def test_config_error_type_is_what_build_raises() -> None:
     with pytest.raises(ConfigError):
         spec("equals")      # value required

@@ -126,9 +126,11 @@ def _error(spec: AssertionSpec, threshold: float | None, message: str,
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
     """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules).
 
-    score = sum(score*weight) / sum(weight) (0 when the weights sum to 0; errors count as score 0);
-    pass = no assertion with weight > 0 failed, or, when the test sets a threshold (0 included),
-    score >= threshold; any error -> status "error". No assertions -> pass, score 1.
+    score = sum(score*weight) / sum(weight) over the assertions that have a score (0 when the weights sum to 0;
+    errors count as score 0; a score of None, "nothing to grade", is left out); pass = no assertion with
+    weight > 0 failed, or, when the test sets a threshold (0 included) and some assertion has a score,
+    score >= threshold; any error -> status "error". No assertions, or none with a score and all passed ->
+    score 1.
     """
     if not results:
         return "pass", True, 1.0, "No assertions"
@@ -140,13 +142,22 @@ def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Statu
 
 
 def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
-    """Weighted score, pass and reason of a group of results (a test, or an assert-set's children)."""
-    total = sum((r.score or 0.0) * r.weight for r in results)
-    weight = sum(r.weight for r in results)
-    score = total / weight if weight > 0 else 0.0
+    """Weighted score, pass and reason of a group of results (a test, or an assert-set's children).
+
+    A result with no score (score None without an error, e.g. a graded assertion on an output that made no
+    claims) is left out of the weighted mean, numerator and denominator; an error counts as score 0. When no
+    result has a score, the score is 1.0 if every result passed (else 0.0) and a threshold is not applied:
+    pass = every assertion passed.
+    """
+    scored = [r for r in results if r.score is not None or r.error]
+    total = sum((r.score or 0.0) * r.weight for r in scored)
+    weight = sum(r.weight for r in scored)
     failed = [r for r in results if not r.pass_ and (r.weight > 0 or r.error)]
     passed = not failed
     reason = "All assertions passed" if passed else failed[-1].reason
+    if not scored:
+        return (1.0 if passed else 0.0), passed, reason
+    score = total / weight if weight > 0 else 0.0
     if threshold is not None:
         passed = score >= threshold
         sign = "≥" if passed else "<"
