@@ -219,3 +219,32 @@ def test_number_is_checked_against_the_sentence_about_the_claims_subject() -> No
 def test_number_swaps_between_sentences_stay_contradicted(claim: str, evidence: str, said: str) -> None:
     j = judge(claim, [evidence])
     assert j.verdict == "contradicted" and said in j.reason, j.reason
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    ("Osaka is the capital of Japan.", "Tokyo is the capital of Japan."),
+    ("Berlin is the capital of France.", "Paris is the capital of France."),
+    ("Łódź is the capital of Poland.", "Warsaw is the capital of Poland."),
+    ("Киев — столица России.", "Москва — столица России."),
+])
+def test_swapped_sentence_initial_name_is_contradicted(claim: str, evidence: str) -> None:
+    """A name in first position is still a name: swapped for the evidence's, the claim is contradicted."""
+    j = judge(claim, [evidence])
+    assert j.verdict == "contradicted", j.reason
+    assert support_score(claim, evidence) < SUPPORT_THRESHOLD
+    assert judge(evidence, [evidence]).verdict == "supported"
+
+
+def test_sentence_initial_name_missing_from_evidence_is_not_supported() -> None:
+    j = judge("Osaka is a large city in Japan.", ["Japan is a large country. Its capital city is Tokyo."])
+    assert j.verdict != "supported", j.reason
+    # an ordinary word at the start of a sentence is not a name
+    assert judge("Researchers found that sleep improves memory.",
+                 ["Scientists found that sleep improves memory."]).verdict == "supported"
+
+
+def test_claim_repeating_the_evidence_verbatim_is_supported_in_any_script() -> None:
+    for text in ("東京は日本の首都です。", "서울은 한국의 수도입니다.", "Warsaw is the capital of Poland."):
+        j = judge(text, [text])
+        assert j.verdict == "supported", j.reason
+        assert j.score == 1.0

@@ -149,3 +149,15 @@ def test_same_results_under_different_hash_seeds() -> None:
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert len(outs) == 1 and outs.pop().count("\n") == 4
+
+
+@pytest.mark.parametrize("question", [None, "日本の首都は？"])
+def test_cjk_sentence_against_itself_is_faithful(question: str | None) -> None:
+    """A full CJK sentence is not a bare short answer: it is not joined to the question."""
+    text = "東京は日本の首都です。"
+    assert faithfulness(text, text, question) == 1.0
+
+
+def test_swapped_first_word_name_fails_faithfulness() -> None:
+    assert faithfulness("Osaka is the capital of Japan.", "Tokyo is the capital of Japan.") == 0.0
+    assert faithfulness("Киев — столица России.", "Москва — столица России.") == 0.0

@@ -107,3 +107,9 @@ def test_markdown_is_cleaned_and_list_tails_are_not_clauses() -> None:
 def test_list_introductions_are_not_claims() -> None:
     assert claims("The main features are:\n- fast startup\n- small memory use") == [
         "Fast startup.", "Small memory use."]
+
+
+def test_cjk_full_sentence_is_not_a_bare_answer() -> None:
+    """In scripts without spaces a whole sentence is one token: only a really short answer is joined."""
+    assert claims("東京は日本の首都です。", "日本の首都は？") == ["東京は日本の首都です。"]
+    assert claims("東京", "日本の首都は？") == ["日本の首都は: 東京."]

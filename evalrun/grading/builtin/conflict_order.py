@@ -8,7 +8,7 @@ from __future__ import annotations
 from evalrun.grading.builtin.coverage import LIGHT_KEYS, weighted_coverage
 from evalrun.grading.builtin.evidence import Unit
 from evalrun.grading.builtin.reasons import short, surface
-from evalrun.grading.builtin.stemming import ANTONYMS
+from evalrun.grading.builtin.stemming import ANTONYMS, COMMON_KEYS
 from evalrun.grading.builtin.terms import Terms
 from evalrun.grading.builtin.tokens import tokenize
 
@@ -95,7 +95,7 @@ def substitution(claim: str, t: Terms, w: dict[str, float], total: float, unit: 
             if not run or any(y[0] == "#" or y in LIGHT_KEYS or y in unit.terms.months or y in ANTONYMS for y in run):
                 continue
             named = x in t.entities or (i == 0 and _capitalised(claim, x))
-            if i == 0 and named and any(y in unit.terms.entities for y in run):
+            if i == 0 and named and any(y in unit.terms.entities or _initial_name(unit, y, j) for y in run):
                 return (f"the claim names '{surface(claim, [x])[0]}' where the evidence names "
                         f"'{' '.join(surface(unit.text, run))}': \"{short(unit.text)}\"")
             # the claim's last word after two words that also stand together in the evidence
@@ -104,6 +104,11 @@ def substitution(claim: str, t: Terms, w: dict[str, float], total: float, unit: 
                 return (f"the claim says '{surface(claim, [x])[0]}' where the evidence says "
                         f"'{' '.join(surface(unit.text, run))}': \"{short(unit.text)}\"")
     return None
+
+
+def _initial_name(unit: Unit, key: str, j: int) -> bool:
+    """`key` opens the unit capitalised and is no everyday word: a sentence-initial name ("Tokyo is ...")."""
+    return j == 0 and key not in COMMON_KEYS and _capitalised(unit.text, key)
 
 
 def _capitalised(text: str, key: str) -> bool:

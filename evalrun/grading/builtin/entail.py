@@ -108,6 +108,10 @@ class Judgement:
 def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     """Verdict, score and reason for one claim against the evidence texts."""
     ev = prepare(tuple(evidence))
+    verbatim = _verbatim_unit(claim, ev)
+    if verbatim is not None:  # the evidence says exactly this (also where words are not space-separated: CJK)
+        return Judgement("supported", 1.0, 1.0, f"the evidence says it verbatim: \"{short(verbatim.text)}\"",
+                         (verbatim.item,))
     t = claim_terms(claim, ev)
     if not t.keys:
         return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
@@ -149,6 +153,23 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
         return Judgement("unsupported", round(coverage, 6), coverage, why, items)
     return Judgement("supported", round(coverage, 6), coverage,
                      f"{coverage:.0%} of the claim's key terms found in: \"{short(b1.text)}\"", items)
+
+
+def _plain(text: str) -> str:
+    """`text` for a verbatim comparison: case folded, spaces collapsed, closing punctuation dropped."""
+    return " ".join(text.casefold().split()).rstrip(" .!?;:\u3002\uff0e\uff01\uff1f\"'\u201d)")
+
+
+def _verbatim_unit(claim: str, ev: Evidence) -> Unit | None:
+    """An evidence sentence or clause that is the claim itself, word for word (a claim that repeats the
+    evidence is supported, whatever the tokenizer makes of its script)."""
+    plain = _plain(claim)
+    if not plain:
+        return None
+    for unit in (*ev.sentences, *ev.clauses):
+        if _plain(unit.text) == plain:
+            return unit
+    return None
 
 
 def _stating_unit(claim: str, t: Terms, w: dict[str, float], total: float, ev: Evidence,

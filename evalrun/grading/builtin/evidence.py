@@ -8,10 +8,11 @@ and a reading-order key sequence, and builds an inverted index from key to sente
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from evalrun.grading.builtin.segment import resolved_sentences
+from evalrun.grading.builtin.stemming import COMMON_KEYS
 from evalrun.grading.builtin.terms import Terms, merge_terms, terms_and_sequence, terms_of
 from evalrun.grading.builtin.tokens import Token, tokenize
 
@@ -122,5 +123,13 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
 
 
 def claim_terms(claim: str, ev: Evidence) -> Terms:
-    """The claim's terms; a capitalised first word is an entity when the evidence knows it as one."""
-    return terms_of(tokenize(claim), ev.entities)
+    """The claim's terms; a capitalised first word is an entity when the evidence knows it as one, or when it
+    is no everyday word of the lexicon and the evidence does not have it at all ("Osaka is the capital of
+    Japan" against "Tokyo is the capital of Japan": a name the evidence lacks, not a sentence-initial word)."""
+    toks = tokenize(claim)
+    t = terms_of(toks, ev.entities)
+    first = toks[0] if toks else None
+    if first is not None and first.kind == "word" and first.capital and first.initial \
+            and first.key not in t.entities and first.key not in ev.keys and first.key not in COMMON_KEYS:
+        t = replace(t, entities=t.entities | {first.key})
+    return t

@@ -186,9 +186,28 @@ def _is_named(subject: str | None) -> bool:
     return any(w[:1].isupper() for w in words)
 
 
+#: Scripts written without spaces between words (CJK ideographs, kana, Hangul syllables, Thai): there a whole
+#: sentence is one or two tokens, so the token count says nothing about a "bare short answer".
+_UNSPACED_RE = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_FULL_STOPS = "\u3002\uff0e\uff01\uff1f"  # 。．！？
+_QUESTION_MARKS = "?\uff1f"
+#: An unspaced-script answer longer than this (letters, punctuation aside) is a sentence, not a bare answer.
+_UNSPACED_BARE_MAX = 4
+
+
+def _unspaced_sentence(clause: str) -> bool:
+    """A clause in a script without spaces that is a full sentence ("東京は日本の首都です。": it ends with a
+    full stop, or is longer than a bare answer such as "東京"): never joined to the question."""
+    if not _UNSPACED_RE.search(clause):
+        return False
+    text = clause.strip()
+    letters = [c for c in text if c.isalnum()]
+    return text.endswith(tuple(_FULL_STOPS)) or len(letters) > _UNSPACED_BARE_MAX
+
+
 def _finish(text: str) -> str:
     text = text.strip().strip(",;:- ")
-    if text and text[-1] not in ".!\"'\u201d)":
+    if text and text[-1] not in ".!\"'\u201d)" + _FULL_STOPS:
         text += "."
     return text[:1].upper() + text[1:]
 
@@ -252,7 +271,8 @@ def claims(text: str, question: str | None = None) -> list[str]:
             content = [t for t in toks if t.kind not in ("stop", "neg")]
             if not content:
                 continue
-            if question and len(content) <= 3 and not any(t.text.lower() in _AUX for t in toks):
-                clause = f"{question.strip().rstrip('?')}: {clause}"
+            if question and len(content) <= 3 and not any(t.text.lower() in _AUX for t in toks) \
+                    and not _unspaced_sentence(clause):
+                clause = f"{question.strip().rstrip(_QUESTION_MARKS)}: {clause}"
             out.append(_finish(clause))
     return out

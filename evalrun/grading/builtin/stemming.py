@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from evalrun.grading.builtin.lexicon import ANTONYM_PAIRS, IRREGULAR, SYNONYM_GROUPS
+from evalrun.grading.builtin.lexicon import ANTONYM_PAIRS, IRREGULAR, LIGHT_WORDS, SYNONYM_GROUPS
 
 
 @lru_cache(maxsize=65536)
@@ -97,6 +97,14 @@ def _build_antonyms() -> dict[str, frozenset[str]]:
 
 #: key -> keys of its antonyms.
 ANTONYMS = _build_antonyms()
+
+#: Keys of the everyday words the lexicon knows (synonym groups, antonym pairs, light words): a capitalised
+#: first word with one of these keys is an ordinary word at the start of a sentence, not a name.
+COMMON_KEYS = frozenset(
+    {stem(w) for group in SYNONYM_GROUPS for w in group}
+    | {stem(w) for pair in ANTONYM_PAIRS for w in pair}
+    | {stem(w) for w in LIGHT_WORDS}
+)
 
 
 def clear_caches() -> None:
