@@ -1,8 +1,9 @@
 """One sandboxed Jinja2 environment with StrictUndefined; compiled templates are cached.
 
-Var values are data and are never rendered themselves. A string that is exactly one `{{ name }}` expression
-renders to the var's native value (a list of chunks stays a list), as promptfoo users write
-`contextChunks: '{{contextChunks}}'`.
+Var values are data and are never rendered themselves. In an assertion value or config, a string that is
+exactly one `{{ name }}` expression whose var is a list or a mapping yields that native value (a list of chunks
+stays a list), as promptfoo users write `contextChunks: '{{contextChunks}}'`; a scalar var renders as text
+(`7`, `true`), as promptfoo renders it.
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ def render(source: str, vars: dict[str, Any]) -> str:
 def render_value(value: Any, vars: dict[str, Any]) -> Any:
     """Render an assertion value/config: strings (and strings inside lists/dicts) are templates.
 
-    A string that is exactly `{{ name }}` (or `{{ a.b }}`) yields the var's native value.
+    A string that is exactly `{{ name }}` (or `{{ a.b }}`) yields the var's native value when that value is a
+    list or a mapping (chunk lists); a scalar (number, boolean, null) renders as text, as promptfoo does.
     """
     if isinstance(value, str):
         if not has_template(value):
@@ -178,7 +180,7 @@ def render_value(value: Any, vars: dict[str, Any]) -> Any:
         m = _SINGLE_VAR.match(value)
         if m:
             found, native = _lookup(m.group(1), vars)
-            if found:
+            if found and isinstance(native, (list, tuple, dict)):
                 return native
         return render(value, vars)
     if isinstance(value, list):

@@ -156,6 +156,24 @@ def test_evaluate_builds_handler_when_loader_did_not() -> None:
     assert asyncio.run(engine.evaluate(s, context("abc", "a"))).pass_
 
 
+def test_templated_number_or_boolean_value_works_with_text_types() -> None:
+    from evalrun import templating
+
+    seven = templating.render_value("{{b}}", {"b": 7})
+    for type_, output in (("starts-with", "7 apples"), ("contains", "is 7"), ("regex", "x7"), ("equals", "7")):
+        r = asyncio.run(engine.evaluate(spec(type_, "{{b}}"), context(output, seven)))
+        assert r.error is None and r.pass_, (type_, r.reason)
+    flag = templating.render_value("{{ok}}", {"ok": True})
+    assert asyncio.run(engine.evaluate(spec("starts-with", "{{ok}}"), context("true!", flag))).pass_
+
+
+def test_literal_boolean_value_only_for_equals() -> None:
+    assert run("equals", "true", True).pass_
+    assert run("equals", "false", False).pass_
+    for type_ in ("contains", "icontains", "starts-with"):
+        assert "value" in str(bad(type_, True))
+
+
 # ------------------------------------------------------------------ aggregate
 def test_no_assertions_passes_with_score_one() -> None:
     assert engine.aggregate(_test(), []) == ("pass", True, 1.0, "No assertions")

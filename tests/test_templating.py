@@ -27,7 +27,20 @@ def test_single_expression_yields_native_value() -> None:
     assert templating.render_value("{{contextChunks}}", {"contextChunks": chunks}) is chunks
     assert templating.render_value(" {{ a.b }} ", {"a": {"b": [1, 2]}}) == [1, 2]
     assert templating.render_value("{{ n }} items", {"n": 3}) == "3 items"
-    assert templating.render_value(["x {{ n }}", 5, {"k": "{{ n }}"}], {"n": 3}) == ["x 3", 5, {"k": 3}]
+    assert templating.render_value(["x {{ n }}", 5, {"k": "{{ n }}"}], {"n": 3}) == ["x 3", 5, {"k": "3"}]
+
+
+def test_single_expression_of_a_scalar_renders_as_text() -> None:
+    # promptfoo renders `value: "{{b}}"` to text: text assertions get "7" / "true", not 7 / True
+    vars = {"n": 7, "f": 2.0, "yes": True, "no": False, "none": None, "s": "hi", "a": {"b": 1.5}}
+    assert templating.render_value("{{n}}", vars) == "7"
+    assert templating.render_value("{{ f }}", vars) == "2"
+    assert templating.render_value("{{yes}}", vars) == "true"
+    assert templating.render_value("{{no}}", vars) == "false"
+    assert templating.render_value("{{none}}", vars) == ""
+    assert templating.render_value("{{s}}", vars) == "hi"
+    assert templating.render_value("{{ a.b }}", vars) == "1.5"
+    assert templating.render_value("{{ a }}", vars) == {"b": 1.5}  # mappings and lists stay native
 
 
 def test_env_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
