@@ -11,14 +11,19 @@ from evalrun.config.asserts import from_shorthand
 from evalrun.config.csvtests import read_rows, row_to_test
 from evalrun.errors import ConfigError
 
-NAMES = ("contains", "icontains", "contains-any", "regex", "similar", "llm-rubric", "equals", "is-json",
-         "starts-with")
+NAMES = ("contains", "icontains", "contains-any", "regex", "rouge-n", "llm-rubric", "equals", "is-json",
+         "starts-with", "levenshtein", "python", "javascript")
 
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("contains:Paris", {"type": "contains", "value": "Paris"}),
     ("not-regex:^\\d+$", {"type": "not-regex", "value": "^\\d+$"}),
-    ("similar(0.8):the capital", {"type": "similar", "value": "the capital", "threshold": 0.8}),
+    ("rouge-n(0.8):the capital", {"type": "rouge-n", "value": "the capital", "threshold": 0.8}),
+    ("not-levenshtein(3):abc", {"type": "not-levenshtein", "value": "abc", "threshold": 3.0}),
+    ("Time: 10:30", {"type": "equals", "value": "Time: 10:30"}),
+    ("time: 10:30", {"type": "equals", "value": "time: 10:30"}),
+    ("note(2): keep", {"type": "equals", "value": "note(2): keep"}),
+    ("ruby", {"type": "equals", "value": "ruby"}),
     ("contains-any:a, b ,c", {"type": "contains-any", "value": ["a", "b", "c"]}),
     ("llm-rubric: is polite", {"type": "llm-rubric", "value": "is polite"}),
     ("grade: is polite", {"type": "llm-rubric", "value": "is polite"}),
@@ -35,6 +40,41 @@ NAMES = ("contains", "icontains", "contains-any", "regex", "similar", "llm-rubri
 ])
 def test_shorthand(text: str, expected: dict[str, object]) -> None:
     assert from_shorthand(text, NAMES) == expected
+
+
+@pytest.mark.parametrize(("text", "fragment", "hint"), [
+    ("similar(0.8):hello world", "similar needs an embedding model, which evalrun does not support yet", ""),
+    ("similar:hello", "similar needs an embedding model", ""),
+    ("not-similar(0.5):x", "similar needs an embedding model", ""),
+    ("factuality:Paris is the capital", "factuality is a promptfoo assertion type", "llm-rubric"),
+    ("model-graded-closedqa:polite", "does not support", "llm-rubric"),
+    ("levenstein(3):abc", "unknown assertion type 'levenstein'", "did you mean `levenshtein`?"),
+])
+def test_shorthand_for_a_type_evalrun_lacks_is_an_error(text: str, fragment: str, hint: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        from_shorthand(text, NAMES, file="t.csv", line=3, key="__expected")
+    assert fragment in e.value.message and hint in (e.value.hint or "")
+    assert (e.value.file, e.value.line) == ("t.csv", 3)
+
+
+def test_csv_similar_shorthand_is_an_error_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("q,__expected\nhi,contains:h\nyo,similar(0.8):hello world\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: t.csv\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as e:
+        load([str(tmp_path / "c.yaml")])
+    assert e.value.file.endswith("t.csv") and e.value.line == 3
+    assert "similar needs an embedding model, which evalrun does not support yet" in e.value.message
+
+
+def test_shorthand_prefixes_map_to_registered_types() -> None:
+    from evalrun.assertions import registry
+
+    names = tuple(registry.names())
+    for text in ("contains:x", "not-contains:x", "icontains-all:a,b", "llm-rubric:polite", "grade:polite",
+                 "python:output == 'x'", "javascript:output", "file://c.py", "file://c.js", "rouge-n(0.5):x",
+                 "levenshtein(2):x", "is-json", "not-is-refusal", "regex:^a", "starts-with:a", "Time: 10:30"):
+        full = str(from_shorthand(text, names)["type"])
+        assert registry.get(full.removeprefix("not-")) is not None, text
 
 
 def test_special_columns(tmp_path: Path) -> None:

@@ -100,8 +100,60 @@ def _shorthand_regex(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"^(not-)?({alts})(?:\((\d+(?:\.\d+)?)\))?(?::([\s\S]*))?$")
 
 
-def from_shorthand(expected: str, type_names: tuple[str, ...]) -> dict[str, Any]:
-    """promptfoo's `__expected` shorthand -> an assertion mapping (`contains:x`, `similar(0.8):y`, ...)."""
+#: promptfoo assertion types that evalrun does not have (a CSV `__expected` prefix naming one is an error, not
+#: a silent `equals`), with what to use instead where there is something.
+PROMPTFOO_ONLY_TYPES: dict[str, str] = {
+    "similar": "similar needs an embedding model, which evalrun does not support yet",
+    "answer-relevance": "answer-relevance needs an embedding model, which evalrun does not support yet",
+    "factuality": "use `llm-rubric` with the reference answer in the rubric",
+    "model-graded-factuality": "use `llm-rubric` with the reference answer in the rubric",
+    "model-graded-closedqa": "use `llm-rubric`",
+    "g-eval": "use `llm-rubric`",
+    "search-rubric": "use `llm-rubric`",
+    "select-best": "", "max-score": "", "classifier": "", "moderation": "", "perplexity": "",
+    "perplexity-score": "", "guardrails": "", "webhook": "", "ruby": "", "gleu": "", "meteor": "",
+    "is-valid-function-call": "use `is-valid-openai-tools-call`",
+    "is-valid-openai-function-call": "use `is-valid-openai-tools-call`",
+    "conversation-relevance": "", "tool-call-f1": "", "trace-span-count": "", "trace-span-duration": "",
+    "trace-error-spans": "",
+}
+_TYPE_LIKE = re.compile(r"^(not-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(\(\d+(?:\.\d+)?\))?:")
+
+
+def _unsupported_prefix(s: str, type_names: tuple[str, ...], *, file: str | None, line: int,
+                        key: str | None) -> None:
+    """Raise for `word:` / `word(N):` naming a promptfoo type evalrun lacks, or `word(N):` misspelling one of ours.
+
+    Anything else (`Time: 10:30`, `Paris: the capital`) is left to mean `equals`.
+    """
+    from evalrun.suggest import did_you_mean
+
+    m = _TYPE_LIKE.match(s)
+    if not m:
+        return
+    negate, word, thr = m.group(1) or "", m.group(2), m.group(3)
+    if word in PROMPTFOO_ONLY_TYPES:
+        advice = PROMPTFOO_ONLY_TYPES[word]
+        if advice.startswith(word):
+            raise ConfigError(f"__expected {s[:60]!r}: {advice}", file=file, line=line, key=key,
+                              hint="check the output with `llm-rubric:`, `rouge-n(0.5):` or `levenshtein(5):`")
+        raise ConfigError(f"__expected {s[:60]!r}: {negate}{word} is a promptfoo assertion type that evalrun "
+                          "does not support", file=file, line=line, key=key,
+                          hint=advice or "run `evalrun list` to see every assertion type")
+    if thr and type_names:
+        hint = did_you_mean(word, type_names)
+        if hint:
+            raise ConfigError(f"__expected {s[:60]!r}: unknown assertion type {negate + word!r}", file=file,
+                              line=line, key=key, hint=hint)
+
+
+def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | None = None, line: int = 0,
+                   key: str | None = None) -> dict[str, Any]:
+    """promptfoo's `__expected` shorthand -> an assertion mapping (`contains:x`, `rouge-n(0.8):y`, ...).
+
+    A prefix naming a promptfoo type that evalrun lacks (`similar(0.8):x`) is a ConfigError at `file`/`line`;
+    a value whose start is not a known type means `equals`.
+    """
     s = expected
     for prefix in ("javascript:", "fn:", "eval:"):
         if s.startswith(prefix):
@@ -119,6 +171,7 @@ def from_shorthand(expected: str, type_names: tuple[str, ...]) -> dict[str, Any]
             return {"type": "javascript", "value": s}
     m = _shorthand_regex(type_names).match(s) if type_names else None
     if not m:
+        _unsupported_prefix(s, type_names, file=file, line=line, key=key)
         return {"type": "equals", "value": s}
     negate, type_, thr, value = m.groups()
     out: dict[str, Any] = {"type": f"{negate or ''}{type_}"}

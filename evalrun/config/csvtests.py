@@ -82,7 +82,7 @@ def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[
             test["vars"][col] = cell
         elif _EXPECTED.match(col):
             if cell.strip():
-                asserts.append(from_shorthand(cell, type_names))
+                asserts.append(from_shorthand(cell, type_names, file=display, line=row.line, key=col))
         elif col == "__description" and cell:
             test["description"] = cell
         elif col in ("__prefix", "__suffix") and cell:
