@@ -11,17 +11,22 @@ Forms (promptfoo's rules for `python` assertions):
   `default_fn`) from that file, path relative to `base_dir`.
 
 Syntax errors, missing files and missing functions are ConfigErrors at `loc`/`key`; exceptions raised by the
-user's code at run time are re-raised as AssertionRuntimeError with the message.
+user's code at run time are re-raised as AssertionRuntimeError with the message. So are `sys.exit()`/`exit()`,
+`raise KeyboardInterrupt` and other BaseExceptions raised by user code (see `user_exit_message`): they end that
+case as an ERROR, never the run. Cancellation and a real Ctrl-C (tracked by `watch_sigint`) still propagate.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import inspect
 import os
+import signal
 import textwrap
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +34,59 @@ from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 
 FILE_PREFIX = "file://"
 _GLOBALS_BASE: dict[str, Any] = {}
+_REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
+
+
+def user_exit_message(e: BaseException) -> str | None:
+    """What to report when user code raised a BaseException that is not an Exception (sys.exit(), exit(),
+    KeyboardInterrupt, ...), so that it ends one case only. None when it must propagate: cancellation
+    (a timeout or Ctrl-C under asyncio) or a KeyboardInterrupt from a real Ctrl-C."""
+    if isinstance(e, (Exception, asyncio.CancelledError)):
+        return None
+    if isinstance(e, KeyboardInterrupt) and _REAL_SIGINTS[0]:
+        return None
+    if isinstance(e, SystemExit):
+        return "user code called sys.exit()" if e.code is None else f"user code called sys.exit({e.code!r})"
+    detail = f": {e}" if str(e) else ""
+    return f"user code raised {type(e).__name__}{detail}"
+
+
+@contextlib.contextmanager
+def watch_sigint() -> Iterator[None]:
+    """Count real SIGINTs (Ctrl-C) while active, so that a KeyboardInterrupt raised by user code can be told
+    apart from one raised by the signal. The previous handler still runs. No-op outside the main thread."""
+    _REAL_SIGINTS[0] = 0
+    try:
+        if threading.current_thread() is threading.main_thread():
+            with _sigint_handler():
+                yield
+        else:
+            yield
+    finally:
+        _REAL_SIGINTS[0] = 0
+
+
+@contextlib.contextmanager
+def _sigint_handler() -> Iterator[None]:
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        _REAL_SIGINTS[0] += 1
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            signal.default_int_handler(signum, frame)
+
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except (ValueError, OSError):  # pragma: no cover - not settable here
+        yield
+        return
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is handler:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _base_globals() -> dict[str, Any]:
@@ -60,6 +118,11 @@ class UserFunction:
             raise
         except Exception as e:  # noqa: BLE001 - user code may raise anything
             raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
+        except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
+            msg = user_exit_message(e)
+            if msg is None:
+                raise
+            raise AssertionRuntimeError(f"{msg} (in {self._short()})") from None
         return result
 
     def call_sync(self, *args: Any) -> Any:
@@ -70,8 +133,13 @@ class UserFunction:
                 result = asyncio.run(_await(result))
         except AssertionRuntimeError:
             raise
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:  # noqa: BLE001 - user code may raise anything
             raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
+        except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
+            msg = user_exit_message(e)
+            if msg is None:
+                raise
+            raise AssertionRuntimeError(f"{msg} (in {self._short()})") from None
         return result
 
     def _arity(self) -> int:
@@ -202,5 +270,10 @@ def _import_file(full: str, *, loc: Location | None, key: str | None) -> Any:
         raise ConfigError.at(loc, f"{full}:{e.lineno}: Python syntax error: {e.msg}", key=key) from None
     except Exception as e:  # noqa: BLE001 - importing user code may raise anything
         raise ConfigError.at(loc, f"importing {full} failed: {type(e).__name__}: {e}", key=key) from None
+    except BaseException as e:
+        msg = user_exit_message(e)
+        if msg is None:
+            raise
+        raise ConfigError.at(loc, f"importing {full} failed: {msg}", key=key) from None
     _MODULES[full] = module
     return module

@@ -107,3 +107,42 @@ def test_routing_and_no_litellm_import() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['EchoProvider', 'ExecProvider', 'HttpProvider', 'LiteLLMProvider'] False"
     assert providers.is_builtin("file://x.py:fn") and not providers.is_builtin("ollama:chat:llama3")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("import sys\n    sys.exit(0)", r"prov\.py: user code called sys\.exit\(0\)"),
+    ("exit()", r"user code called sys\.exit\(\)"),
+    ("raise SystemExit(3)", r"user code called sys\.exit\(3\)"),
+    ("raise KeyboardInterrupt", "user code raised KeyboardInterrupt"),
+])
+def test_python_provider_sys_exit_is_a_provider_error_not_the_end_of_the_run(
+        tmp_path: Path, body: str, message: str) -> None:
+    _write(tmp_path, f"def call_api(prompt, options, context):\n    {body}\n")
+    with pytest.raises(ProviderError, match=message):
+        _call(ProviderSpec("file://prov.py"), "x", str(tmp_path))
+
+
+def test_python_provider_async_sys_exit_is_a_provider_error(tmp_path: Path) -> None:
+    _write(tmp_path, "import sys\nasync def call_api(prompt, options, context):\n    sys.exit(0)\n")
+    with pytest.raises(ProviderError, match=r"sys\.exit\(0\)"):
+        _call(ProviderSpec("file://prov.py"), "x", str(tmp_path))
+
+
+def test_python_provider_cancellation_still_propagates(tmp_path: Path) -> None:
+    _write(tmp_path, "import asyncio\nasync def call_api(prompt, options, context):\n"
+                     "    raise asyncio.CancelledError()\n")
+    with pytest.raises(asyncio.CancelledError):
+        _call(ProviderSpec("file://prov.py"), "x", str(tmp_path))
+
+
+@pytest.mark.parametrize("reply", ["None", "{'output': None}", "{'output': None, 'tokenUsage': {}}"])
+def test_python_provider_returning_no_output_is_a_provider_error(tmp_path: Path, reply: str) -> None:
+    _write(tmp_path, f"def call_api(prompt, options, context):\n    return {reply}\n")
+    with pytest.raises(ProviderError, match="provider returned no output"):
+        _call(ProviderSpec("file://prov.py"), "x", str(tmp_path))
+
+
+def test_python_provider_sys_exit_at_import_is_a_config_error(tmp_path: Path) -> None:
+    _write(tmp_path, "import sys\nsys.exit(1)\ndef call_api(prompt, options, context):\n    return 'x'\n")
+    with pytest.raises(ConfigError, match=r"user code called sys\.exit\(1\)"):
+        providers.build(ProviderSpec("file://prov.py"), str(tmp_path))

@@ -95,3 +95,51 @@ def test_javascript_looking_code_gets_a_python_hint() -> None:
         call("output.trim()", "a", {})
     with pytest.raises(AssertionRuntimeError, match="looks like JavaScript"):
         call("JSON.parse(output)", "{}", {})
+
+
+@pytest.mark.parametrize("code, message", [
+    ("exit()", r"user code called sys\.exit\(\)"),
+    ("__import__('sys').exit(0)", r"user code called sys\.exit\(0\)"),
+    ("x = 1\nraise SystemExit(4)", r"user code called sys\.exit\(4\)"),
+    ("x = 1\nraise KeyboardInterrupt", "user code raised KeyboardInterrupt"),
+    ("x = 1\nraise GeneratorExit('x')", "user code raised GeneratorExit: x"),
+])
+def test_sys_exit_and_base_exceptions_become_runtime_errors(code: str, message: str) -> None:
+    with pytest.raises(AssertionRuntimeError, match=message):
+        call(code, "out", {})
+    fn = compile_user_code(code, loc=LOC, key="k", base_dir=FIX)
+    with pytest.raises(AssertionRuntimeError, match=message):
+        fn.call_sync("out", {})
+
+
+def test_sys_exit_in_an_async_file_function_becomes_a_runtime_error(tmp_path: Path) -> None:
+    (tmp_path / "exits.py").write_text("import sys\nasync def get_assert(output, context):\n    sys.exit(0)\n")
+    fn = compile_user_code("file://exits.py", loc=LOC, key="k", base_dir=str(tmp_path), default_fn="get_assert")
+    with pytest.raises(AssertionRuntimeError, match=r"user code called sys\.exit\(0\)"):
+        asyncio.run(fn.call("out", {}))
+
+
+def test_cancellation_and_a_real_ctrl_c_still_propagate() -> None:
+    import signal
+
+    from evalrun import pyexpr
+
+    cancel = compile_user_code("x = 1\nraise __import__('asyncio').CancelledError()", loc=LOC, key="k")
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(cancel.call("o", {}))
+    fn = compile_user_code("x = 1\nraise KeyboardInterrupt", loc=LOC, key="k")
+    with pyexpr.watch_sigint():
+        handler = signal.getsignal(signal.SIGINT)
+        assert callable(handler)
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGINT, None)  # a real Ctrl-C: the previous (default) handler raises
+        with pytest.raises(KeyboardInterrupt):  # after a real Ctrl-C, KeyboardInterrupt is not swallowed
+            fn.call_sync("o", {})
+    assert signal.getsignal(signal.SIGINT) is not handler
+
+
+def test_sys_exit_at_import_of_a_file_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "exits_at_import.py").write_text("exit(2)\ndef get_assert(output, context):\n    return True\n")
+    with pytest.raises(ConfigError, match=r"user code called sys\.exit\(2\)"):
+        compile_user_code("file://exits_at_import.py", loc=LOC, key="k", base_dir=str(tmp_path),
+                          default_fn="get_assert")

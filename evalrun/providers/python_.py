@@ -3,6 +3,8 @@
 `call_api(prompt, options, context)` may be sync (run in a worker thread) or async; it returns a string or
 promptfoo's `{"output": ..., "error": ..., "tokenUsage": {...}, "cost": ..., "metadata": {...}}`. The module is
 imported once, when the provider is built, so a missing file or function is a config error before any call.
+Returning None (or `{"output": None}` without an error) is a provider error for that case, and so is
+`sys.exit()`/`exit()`/`raise KeyboardInterrupt` in the function: neither ends the run.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from evalrun.errors import ConfigError, ProviderError
 from evalrun.providers._common import output_from_reply
 from evalrun.providers.base import CallContext
+from evalrun.pyexpr import user_exit_message
 from evalrun.types import Messages, Output, ProviderSpec
 
 
@@ -49,6 +52,11 @@ def load_function(path: str, name: str, *, loc: Any = None, key: str = "provider
             spec.loader.exec_module(module)
         except Exception as e:
             raise ConfigError.at(loc, f"importing {path} failed: {type(e).__name__}: {e}", key=key) from None
+        except BaseException as e:  # sys.exit() at import time
+            msg = user_exit_message(e)
+            if msg is None:
+                raise
+            raise ConfigError.at(loc, f"importing {path} failed: {msg}", key=key) from None
         sys.modules[mod_name] = module
     fn = getattr(module, name, None)
     if not callable(fn):
@@ -82,5 +90,15 @@ class PythonProvider:
             raise
         except Exception as e:
             raise ProviderError(f"{os.path.basename(self.path)}: {type(e).__name__}: {e}") from e
+        except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
+            msg = user_exit_message(e)
+            if msg is None:
+                raise
+            raise ProviderError(f"{os.path.basename(self.path)}: {msg}") from None
         latency = (time.perf_counter() - start) * 1000.0
+        if reply is None or (isinstance(reply, dict) and "output" in reply and reply["output"] is None
+                             and not reply.get("error")):
+            raise ProviderError(f"{os.path.basename(self.path)}: provider returned no output "
+                                f"({'None' if reply is None else repr({'output': None})}); "
+                                "return a string or {'output': ...}")
         return output_from_reply(reply, latency_ms=latency, source=os.path.basename(self.path))

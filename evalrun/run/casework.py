@@ -1,7 +1,8 @@
 """One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate.
 
 Every failure of the case itself (a template error, a provider error, a timeout, a user transform that raised)
-becomes an ERROR result for this case only; nothing here stops the run.
+becomes an ERROR result for this case only; nothing here stops the run. That includes `sys.exit()`, `exit()`
+and `raise KeyboardInterrupt` in user code; only cancellation (timeouts, Ctrl-C) propagates.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
+from evalrun.pyexpr import user_exit_message
 from evalrun.run.prompts import render_prompt
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
@@ -80,10 +82,13 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             output = await provider.call(prompt, ctx)
         except ProviderError as e:
             raise CaseFailure(f"provider {case.provider.name}: {e}") from None
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
         except Exception as e:  # a provider's unexpected failure is still that case's ERROR only
             raise CaseFailure(f"provider {case.provider.name} raised {type(e).__name__}: {e}") from None
+        except BaseException as e:  # sys.exit() in a provider ends this case; cancellation/Ctrl-C propagate
+            exit_msg = user_exit_message(e)
+            if exit_msg is None:
+                raise
+            raise CaseFailure(f"provider {case.provider.name}: {exit_msg}") from None
         finally:
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
@@ -106,6 +111,12 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         msg = str(e)
         return _result(case, prompt_str, output.text if output else None, output, "error", False, None, msg,
                        msg, ())
+    except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
+        msg_or_none = user_exit_message(e)
+        if msg_or_none is None:
+            raise
+        return _result(case, prompt_str, output.text if output else None, output, "error", False, None,
+                       msg_or_none, msg_or_none, ())
 
 
 def error_result(case: Case, message: str) -> CaseResult:

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
+from evalrun.pyexpr import watch_sigint
 from evalrun.run import filters
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
@@ -203,7 +204,8 @@ class Runner:
 
         workers = [asyncio.ensure_future(worker()) for _ in range(opts.max_concurrency)]
         try:
-            await asyncio.gather(*workers)
+            with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
+                await asyncio.gather(*workers)
         except asyncio.CancelledError:
             tally.interrupted = True
             await _stop(workers)
