@@ -263,3 +263,103 @@ def test_llm_grader_tokens_are_split_from_provider_tokens(tmp_path: Path, fake_o
     summary = json.loads((tmp_path / "r.json").read_text())["summary"]
     assert summary["tokens"]["provider"]["total"] == 0 and summary["tokens"]["grader"]["total"] == 42
     assert summary["graders"] and len(fake_openai.requests) == 1
+
+
+def test_sys_exit_in_user_code_is_a_case_error_and_the_run_continues(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "prov.py").write_text("import sys\ndef call_api(prompt, options, context):\n"
+                                      "    if prompt == 'bye':\n        sys.exit(0)\n"
+                                      "    if prompt == 'ki':\n        raise KeyboardInterrupt\n"
+                                      "    if prompt == 'none':\n        return None\n"
+                                      "    if prompt == 'none2':\n        return {'output': None}\n"
+                                      "    return prompt\n")
+    (tmp_path / "check.py").write_text("def get_assert(output, context):\n    exit(5)\n")
+    cfg = _write(tmp_path, """
+        providers: [file://prov.py]
+        prompts: ["{{q}}"]
+        tests:
+          - vars: {q: bye}
+          - vars: {q: ki}
+          - vars: {q: none}
+          - vars: {q: none2}
+          - description: transform exits
+            vars: {q: t}
+            options: {transform: "exit()"}
+          - description: inline python exits
+            vars: {q: a}
+            assert: [{type: python, value: "__import__('sys').exit(0)"}]
+          - description: file python exits
+            vars: {q: b}
+            assert: [{type: python, value: "file://check.py"}]
+          - vars: {q: fine}
+            assert: [{type: contains, value: fine}]
+    """)
+    out_json = tmp_path / "out.json"
+    assert _eval(tmp_path, cfg, "-o", str(out_json)) == 100
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    assert "1 passed, 0 failed, 7 errors of 8 cases" in captured.out
+    errors = {r["vars"]["q"]: r["error"] for r in json.loads(out_json.read_text())["results"]
+              if r["status"] == "error"}
+    assert "user code called sys.exit(0)" in errors["bye"]
+    assert "user code raised KeyboardInterrupt" in errors["ki"]
+    assert "provider returned no output" in errors["none"] and "provider returned no output" in errors["none2"]
+    assert "user code called sys.exit()" in errors["t"]
+    assert "user code called sys.exit(0)" in errors["a"]
+    assert "user code called sys.exit(5)" in errors["b"]
+
+
+@pytest.mark.parametrize("name", ["EVALRUN_FAILED_TEST_EXIT_CODE", "EVALRUN_PASS_RATE_THRESHOLD"])
+def test_bad_exit_code_env_is_a_usage_error_before_any_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    marker = tmp_path / "called"
+    (tmp_path / "prov.py").write_text(f"def call_api(prompt, options, context):\n"
+                                      f"    open({str(marker)!r}, 'a').write('x')\n    return prompt\n")
+    cfg = _write(tmp_path, "providers: [file://prov.py]\nprompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n")
+    monkeypatch.setenv(name, "abc")
+    assert _eval(tmp_path, cfg) == 2
+    assert name in capsys.readouterr().err and not marker.exists()
+
+
+def test_filter_failing_selects_by_id_not_by_equal_vars(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, """
+        providers: [echo]
+        prompts: ["Say {{q}}"]
+        tests:
+          - description: passes
+            vars: {q: hello}
+            assert: [{type: contains, value: hello}]
+          - description: fails with the same vars
+            vars: {q: hello}
+            assert: [{type: contains, value: zzz}]
+    """)
+    report = tmp_path / "first.json"
+    assert _eval(tmp_path, cfg, "-o", str(report)) == 100
+    capsys.readouterr()
+    assert _eval(tmp_path, cfg, "--filter-failing", str(report)) == 100
+    out = capsys.readouterr().out
+    assert "0 passed, 1 failed, 0 errors of 1 case " in out
+
+
+def test_filter_failing_with_an_unsupported_format_is_a_usage_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, BASIC)
+    report = tmp_path / "first.csv"
+    assert _eval(tmp_path, cfg, "-o", str(report)) == 100
+    capsys.readouterr()
+    assert _eval(tmp_path, cfg, "--filter-failing", str(report)) == 2
+    err = capsys.readouterr().err
+    assert ".json" in err and ".jsonl" in err and "first.csv" in err
+
+
+def test_filters_that_select_no_case_warn_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _write(tmp_path, BASIC)
+    assert _eval(tmp_path, cfg, "--filter-pattern", "nomatch") == 2
+    assert "no case matched --filter-pattern 'nomatch'" in capsys.readouterr().err
+    assert _eval(tmp_path, cfg, "--filter-pattern", "nomatch", "--dry-run") == 2
+    assert "no case matched --filter-pattern 'nomatch'" in capsys.readouterr().err
+    passing = tmp_path / "passing.json"
+    passing.write_text(json.dumps({"results": [{"id": "nope", "status": "pass"}]}))
+    assert _eval(tmp_path, cfg, "--filter-failing", str(passing)) == 2
+    assert "no case matched --filter-failing" in capsys.readouterr().err

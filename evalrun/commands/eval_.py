@@ -2,7 +2,8 @@
 
 Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
 --pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
-errors; 1 internal errors; 130 interrupted (results kept, continue with --resume).
+errors; 1 internal errors; 130 interrupted (results kept, continue with --resume). A --filter-pattern or
+--filter-failing that selects no case is also exit 2 (with a warning on stderr), never a silent success.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from evalrun.errors import UsageError
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
+EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
@@ -51,6 +54,25 @@ def _env_number(name: str, kind: type) -> Any:
         raise UsageError(f"{name}={raw!r} is not a number", key=name) from None
 
 
+def check_env(pass_rate_threshold: float | None) -> None:
+    """Read the exit-code environment variables now, so a bad value is a usage error before any call
+    (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
+    if pass_rate_threshold is None:
+        _env_number("EVALRUN_PASS_RATE_THRESHOLD", float)
+
+
+def no_match_message(filter_pattern: str | None, filter_failing: str | None) -> str:
+    """The warning for filters that selected no case."""
+    named = []
+    if filter_pattern:
+        named.append(f"--filter-pattern {filter_pattern!r}")
+    if filter_failing:
+        named.append(f"--filter-failing {filter_failing!r}")
+    return (f"evalrun: warning: no case matched {' and '.join(named)}; nothing was run "
+            f"(exit code {EXIT_USAGE})")
+
+
 def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int:
     """0 when every case passed (or the pass rate reaches the threshold), else the failed-test code."""
     failed_code = _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
@@ -70,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from evalrun.run.progress import Progress, wanted
 
     cli_vars = parse_vars(args.var)
+    check_env(args.pass_rate_threshold)
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     suite = config.load(config_paths(args), cli_vars=cli_vars or None)
@@ -106,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"Results file: {opts.results_file}")
     if outcome.interrupted:
         return EXIT_INTERRUPTED
+    if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
+        print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
+        return EXIT_USAGE
     return exit_code(outcome.summary, args.pass_rate_threshold)
 
 
@@ -129,4 +155,7 @@ def _dry_run(suite: Any, opts: Any) -> int:
         chosen, origin = GraderResolver(suite, opts.grader, None).spec_for(None, None)
         graders = [f"{chosen if isinstance(chosen, str) else chosen.get('id')} ({origin})"]
     print(plan.describe(p, plan.estimate_cost(p, dict(by_id)), graders))
+    if p.cases == 0 and (opts.filter_pattern or opts.filter_failing):
+        print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
+        return EXIT_USAGE
     return 0

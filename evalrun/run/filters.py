@@ -18,9 +18,20 @@ def _key(provider: str, prompt_label: str, vars: Any) -> str:
     return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
 
 
+SUPPORTED_FAILING = (".json", ".jsonl")
+
+
 def failing_keys(path: str) -> tuple[set[str], set[str]]:
-    """(ids, fallback keys) of the failed or errored cases in a results .json or .jsonl file."""
+    """(ids, fallback keys) of the failed or errored cases in a results .json or .jsonl file.
+
+    A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
+    only records without one fall back to (provider, prompt label, vars)."""
     p = Path(path)
+    if p.suffix.lower() not in SUPPORTED_FAILING:
+        raise UsageError(f"--filter-failing {path!r}: unsupported file type {p.suffix or '(none)'!r}; "
+                         "supported: .json (a -o report) and .jsonl (a results file)", key="--filter-failing",
+                         hint="pass the JSON report written by `-o results.json` or the results file "
+                              "(.evalrun/last-run.jsonl)")
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
@@ -47,7 +58,8 @@ def failing_keys(path: str) -> tuple[set[str], set[str]]:
             continue
         if r.get("id"):
             ids.add(str(r["id"]))
-        keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
+        else:
+            keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
     return ids, keys
 
 
@@ -63,7 +75,7 @@ def apply(cases: Iterable[Case], *, pattern: str | None = None, failing: str | N
     if failing:
         ids, keys = failing_keys(failing)
         it = (c for c in it if c.id in ids
-              or _key(c.provider.name, c.prompt.label, c.vars) in keys)
+              or (keys and _key(c.provider.name, c.prompt.label, c.vars) in keys))
     if first_n is not None:
         it = itertools.islice(it, first_n)
     return it
