@@ -185,6 +185,37 @@ def test_unknown_filter_names_are_errors(tmp_path: Path) -> None:
     assert e.value.line == 3
 
 
+@pytest.mark.parametrize("written", ["file://prov.py", "file://./prov.py", "ABS", "mine", "file://prov*"])
+def test_test_provider_filter_matches_the_id_as_written(tmp_path: Path, written: str) -> None:
+    write(tmp_path, "prov.py", "def call_api(prompt, options, context):\n    return {'output': prompt}\n")
+    if written == "ABS":
+        written = f"file://{tmp_path / 'prov.py'}"
+    cfg = write(tmp_path, "c.yaml", f"""
+        prompts: ['A']
+        providers: [echo, {{id: 'file://prov.py', label: mine}}, 'file://prov.py:call_api']
+        tests:
+          - providers: ['{written}']
+          - providers: [echo]
+        """)
+    suite = load([str(cfg)])
+    got = [(c.test.index, c.provider.id) for c in iter_cases(suite)]
+    assert got[-1] == (1, "echo") and all(i == 0 for i, _ in got[:-1])
+    ids = [pid for i, pid in got if i == 0]
+    assert ids and all(pid.startswith(f"file://{tmp_path}") for pid in ids)
+    assert len(ids) == (2 if written.endswith("*") else 1)
+
+
+def test_test_provider_filter_still_rejects_unknown_file_ids(tmp_path: Path) -> None:
+    write(tmp_path, "prov.py", "def call_api(prompt, options, context):\n    return {'output': prompt}\n")
+    cfg = write(tmp_path, "c.yaml", """
+        prompts: ['A']
+        providers: [echo, 'file://prov.py']
+        tests: [{providers: ['file://other.py']}]
+        """)
+    with pytest.raises(ConfigError, match="other.py"):
+        load([str(cfg)])
+
+
 def test_default_test_merge(tmp_path: Path) -> None:
     cfg = write(tmp_path, "c.yaml", """
         prompts: ['{{a}} {{b}}']

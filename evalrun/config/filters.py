@@ -1,10 +1,13 @@
 """Prompt and provider filters (`providers[].prompts`, test `prompts` / `providers`).
 
-A filter entry matches a prompt's label or id (a provider's label or id); a trailing `*` matches by prefix.
+A filter entry matches a prompt's label or id (a provider's label, its id as written in the config, or its
+resolved id: `file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a
+trailing `*` matches by prefix.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from evalrun.types import PromptSpec, ProviderSpec
@@ -20,8 +23,25 @@ def prompt_allowed(filters: Sequence[str] | None, prompt: PromptSpec) -> bool:
     return filters is None or any(_match(f, (prompt.label, prompt.id)) for f in filters)
 
 
+_FILE = "file://"
+
+
+def _norm_ref(ref: str) -> str:
+    return os.path.normpath(ref[len(_FILE):]) if ref.startswith(_FILE) else ref
+
+
+def _provider_match(pattern: str, provider: ProviderSpec) -> bool:
+    written = getattr(provider, "_written_id", None)  # set by config.providers (see written_id there)
+    if _match(pattern, (provider.label, provider.id, written)):
+        return True
+    if not pattern.startswith(_FILE) or pattern.endswith("*"):
+        return False
+    want = _norm_ref(pattern)
+    return want in (_norm_ref(provider.id), _norm_ref(written) if written else None)
+
+
 def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> bool:
-    return filters is None or any(_match(f, (provider.label, provider.id)) for f in filters)
+    return filters is None or any(_provider_match(f, provider) for f in filters)
 
 
 def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
@@ -34,6 +54,6 @@ def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec])
 
 def unknown_provider(filters: Sequence[str] | None, providers: Sequence[ProviderSpec]) -> str | None:
     for f in filters or ():
-        if not any(_match(f, (p.label, p.id)) for p in providers):
+        if not any(_provider_match(f, p) for p in providers):
             return f
     return None

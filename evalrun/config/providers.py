@@ -28,6 +28,18 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
     return raw
 
 
+def written_id(spec: ProviderSpec) -> str | None:
+    """The provider id as written in the config (`file://prov.py`), when it differs from the resolved `id`."""
+    written = getattr(spec, "_written_id", None)
+    return written if isinstance(written, str) else None
+
+
+def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
+    if isinstance(raw, str) and raw != spec.id:
+        object.__setattr__(spec, "_written_id", raw)  # frozen; not a field, so equality is unchanged
+    return spec
+
+
 def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str) -> ProviderSpec:
     if "env" in opts:
         raise ConfigError.at(loc, "per-provider `env` is not supported", key=f"{key}.env",
@@ -54,11 +66,12 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
                 out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(files.display_path(p), 1),
                                  key=files.display_path(p)))
             return out
-        return [ProviderSpec(id=_id(item, base_dir, loc, key), loc=loc)]
+        return [_keep_written(ProviderSpec(id=_id(item, base_dir, loc, key), loc=loc), item)]
     if isinstance(item, dict):
         if "id" in item:
             check_keys(item, PROVIDER_KEYS, what="provider", key=key, loc=loc)
-            return [_from_options(_id(item["id"], base_dir, loc, f"{key}.id"), item, loc, key)]
+            return [_keep_written(_from_options(_id(item["id"], base_dir, loc, f"{key}.id"), item, loc, key),
+                                  item["id"])]
         if len(item) == 1:
             [(pid, opts)] = item.items()
             opts = opts or {}
@@ -66,7 +79,7 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
                 raise ConfigError.at(loc, f"options of provider {pid!r} must be a mapping", key=f"{key}.{pid}")
             check_keys(opts, [k for k in PROVIDER_KEYS if k != "id"], what="provider", key=f"{key}.{pid}",
                        loc=loc_of(opts) or loc)
-            return [_from_options(_id(pid, base_dir, loc, key), opts, loc, key)]
+            return [_keep_written(_from_options(_id(pid, base_dir, loc, key), opts, loc, key), pid)]
         raise ConfigError.at(loc, "a provider mapping needs an `id`", key=key,
                              hint="write `- id: openai:gpt-4o-mini` with `label`, `config` ... beside it")
     raise ConfigError.at(loc, f"cannot read a provider from {item!r}", key=key)
