@@ -43,6 +43,8 @@ class ProviderSpec:
     transform: str | None = None
     delay_ms: int = 0
     loc: Location | None = None
+    #: The id as written in the config (`file://prov.py`) when it differs from the resolved `id`.
+    written_id: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:

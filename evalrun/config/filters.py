@@ -31,7 +31,7 @@ def _norm_ref(ref: str) -> str:
 
 
 def _provider_match(pattern: str, provider: ProviderSpec) -> bool:
-    written = getattr(provider, "_written_id", None)  # set by config.providers (see written_id there)
+    written = provider.written_id
     if _match(pattern, (provider.label, provider.id, written)):
         return True
     if not pattern.startswith(_FILE) or pattern.endswith("*"):

@@ -7,6 +7,7 @@ path is made absolute so it works from any folder).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from evalrun.config import files
@@ -30,13 +31,12 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
 
 def written_id(spec: ProviderSpec) -> str | None:
     """The provider id as written in the config (`file://prov.py`), when it differs from the resolved `id`."""
-    written = getattr(spec, "_written_id", None)
-    return written if isinstance(written, str) else None
+    return spec.written_id
 
 
 def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
     if isinstance(raw, str) and raw != spec.id:
-        object.__setattr__(spec, "_written_id", raw)  # frozen; not a field, so equality is unchanged
+        return replace(spec, written_id=raw)
     return spec
 
 
