@@ -116,13 +116,11 @@ class UserFunction:
                 result = await result
         except AssertionRuntimeError:
             raise
-        except Exception as e:  # noqa: BLE001 - user code may raise anything
-            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
-        except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
-            msg = user_exit_message(e)
-            if msg is None:
+        except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
+            err = self._as_case_error(e)
+            if err is e:
                 raise
-            raise AssertionRuntimeError(f"{msg} (in {self._short()})") from None
+            raise err from (e if isinstance(e, Exception) else None)
         return result
 
     def call_sync(self, *args: Any) -> Any:
@@ -133,14 +131,22 @@ class UserFunction:
                 result = asyncio.run(_await(result))
         except AssertionRuntimeError:
             raise
-        except Exception as e:  # noqa: BLE001 - user code may raise anything
-            raise AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}") from e
-        except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
-            msg = user_exit_message(e)
-            if msg is None:
+        except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
+            err = self._as_case_error(e)
+            if err is e:
                 raise
-            raise AssertionRuntimeError(f"{msg} (in {self._short()})") from None
+            raise err from (e if isinstance(e, Exception) else None)
         return result
+
+    def _as_case_error(self, e: BaseException) -> BaseException:
+        """The error a user exception becomes: an AssertionRuntimeError for this case only. A real Ctrl-C or
+        a cancellation (for which user_exit_message gives None) is returned unchanged, to end the run."""
+        if isinstance(e, Exception):
+            return AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}")
+        msg = user_exit_message(e)
+        if msg is None:
+            return e
+        return AssertionRuntimeError(f"{msg} (in {self._short()})")
 
     def _arity(self) -> int:
         try:
