@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 
 FILE_PREFIX = "file://"
@@ -183,6 +184,8 @@ def compile_user_code(
     """Compile inline code or load a file:// function. ConfigError on any problem found statically."""
     if not isinstance(code, str) or not code.strip():
         raise ConfigError.at(loc, "expected Python code (an expression or file://x.py:fn)", key=key)
+    if code.strip().startswith(pkgref.PREFIX):  # pkg://PACKAGE/checks.py:fn -> file:///abs/.../checks.py:fn
+        code = pkgref.to_file_ref(code.strip(), loc=loc, key=key)
     if is_file_ref(code):
         return _load_file(code.strip(), tuple(params), loc=loc, key=key, base_dir=base_dir,
                           default_fn=default_fn)

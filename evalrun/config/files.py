@@ -1,4 +1,5 @@
-"""`file://` references: paths relative to the config file's folder, `:function` selectors, globs.
+"""`file://` references: paths relative to the config file's folder, `:function` selectors, globs;
+`pkg://PACKAGE/path` (a file inside an installed package) wherever `file://` is accepted.
 
     split_ref("file://a/b.py:fn") -> ("a/b.py", "fn")
     expand(ref, base_dir, loc=..., key=...) -> [Path, ...]       glob-aware; ConfigError when nothing matches
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config.yamlsrc import parse_data, read_text
 from evalrun.errors import ConfigError, Location
 
@@ -24,7 +26,8 @@ _CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs")
 
 
 def is_ref(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(PREFIX)
+    """`file://...`, or `pkg://PACKAGE/...` (a file inside an installed package, evalrun/pkgref.py)."""
+    return isinstance(value, str) and value.startswith((PREFIX, pkgref.PREFIX))
 
 
 def strip_prefix(ref: str) -> str:
@@ -55,16 +58,18 @@ def display_path(path: Path) -> str:
 def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> list[Path]:
     """Resolve a (possibly globbed) path against base_dir. Raises ConfigError when nothing exists."""
     path, _ = split_ref(ref)
+    hint = f"paths are relative to the config file's folder ({base_dir})"
+    if pkgref.is_pkg(path):
+        written, path = path, pkgref.to_path(path, loc=loc, key=key)
+        hint = f"{written} resolves to {path}: check the path inside the package"
     full = Path(base_dir, path).expanduser() if not Path(path).is_absolute() else Path(path)
     if has_glob(path):
         matches = sorted(Path(p) for p in _glob.glob(str(full), recursive=True) if Path(p).is_file())
         if not matches:
-            raise ConfigError.at(loc, f"no file matches the glob {path!r}", key=key,
-                                 hint=f"paths are relative to the config file's folder ({base_dir})")
+            raise ConfigError.at(loc, f"no file matches the glob {path!r}", key=key, hint=hint)
         return matches
     if not full.exists():
-        raise ConfigError.at(loc, f"file not found: {path}", key=key,
-                             hint=f"paths are relative to the config file's folder ({base_dir})")
+        raise ConfigError.at(loc, f"file not found: {path}", key=key, hint=hint)
     return [full]
 
 

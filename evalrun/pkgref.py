@@ -1,0 +1,68 @@
+"""`pkg://PACKAGE/path/in/package` references: a file shipped inside an installed Python package.
+
+    pkg://acme_evals/base.yaml            -> /…/site-packages/acme_evals/base.yaml
+    pkg://acme_evals/checks.py:is_polite  -> /…/site-packages/acme_evals/checks.py (+ `:is_polite`)
+
+Wherever a config accepts `file://` (extends, prompts, providers, tests, vars, assertion values, python code),
+`pkg://` works too: the package is found with importlib.resources (it is imported, as any Python import) and the
+reference becomes the file's absolute path, so errors inside it name that file and line. Globs after the package
+name work (`pkg://acme_evals/prompts/*.txt`). A package installed as a zip (not as files) is an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalrun.errors import ConfigError, Location
+
+PREFIX = "pkg://"
+
+
+def is_pkg(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def _split(ref: str, loc: Location | None, key: str | None) -> tuple[str, str]:
+    package, _, inner = ref[len(PREFIX):].partition("/")
+    if not package or not inner.strip("/"):
+        raise ConfigError.at(loc, f"{ref!r} names no file inside a package", key=key,
+                             hint="write pkg://PACKAGE/path/in/package, e.g. pkg://acme_evals/base.yaml")
+    return package, inner
+
+
+def package_root(package: str, *, loc: Location | None = None, key: str | None = None) -> Path:
+    """The folder of an importable package (ConfigError when it is missing or not installed as files)."""
+    import importlib.resources
+
+    try:
+        root = importlib.resources.files(package)
+    except ModuleNotFoundError as e:
+        missing = f" (no module {e.name!r})" if e.name and e.name != package else ""
+        raise ConfigError.at(loc, f"package {package!r} is not installed{missing}", key=key,
+                             hint=f"`pip install` the package that provides {package!r} (or put its folder on "
+                                  "PYTHONPATH); pkg:// names an importable Python package") from None
+    except (TypeError, ValueError) as e:  # a plain module, not a package
+        raise ConfigError.at(loc, f"{package!r} is not a package: {e}", key=key,
+                             hint="pkg:// needs a package (a folder with __init__.py)") from None
+    except Exception as e:  # the package's own import failed
+        raise ConfigError.at(loc, f"importing package {package!r} failed: {type(e).__name__}: {e}", key=key,
+                             hint=f"run `python -c 'import {package}'` to see the full error") from None
+    paths = getattr(root, "_paths", None)  # a namespace package: importlib's MultiplexedPath
+    if isinstance(root, Path):
+        return root
+    if paths and isinstance(paths[0], Path):
+        return Path(paths[0])
+    raise ConfigError.at(loc, f"package {package!r} is not installed as files ({type(root).__name__})", key=key,
+                         hint="install it unzipped (pip installs wheels as files), e.g. `pip install -e PATH`")
+
+
+def to_path(ref: str, *, loc: Location | None = None, key: str | None = None) -> str:
+    """`pkg://PACKAGE/inner[:fn]` -> `/abs/…/PACKAGE/inner[:fn]` (the file's existence is checked by the caller,
+    which knows about globs)."""
+    package, inner = _split(ref, loc, key)
+    return str(package_root(package, loc=loc, key=key)) + "/" + inner.lstrip("/")
+
+
+def to_file_ref(ref: str, *, loc: Location | None = None, key: str | None = None) -> str:
+    """`pkg://PACKAGE/inner.py:fn` -> `file:///abs/…/inner.py:fn`."""
+    return "file://" + to_path(ref, loc=loc, key=key)
