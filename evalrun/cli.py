@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="load and expand, call nothing; print the calls the run would make")
     ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
                     help="exit 0 when at least PCT%% of cases pass")
+    ev.add_argument("--format", choices=["console", "github"], default=None, dest="format",
+                    help="github: also print ::error annotations at each failing test's line and write the job "
+                         "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
 
     va = sub.add_parser("validate", help="load and check config(s) without calling anything")
     _configs(va)

@@ -27,3 +27,4 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EVALRUN_GRADER", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
     monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)  # else `evalrun eval` adds ::error annotations

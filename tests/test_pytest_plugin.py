@@ -58,12 +58,14 @@ def test_counts_equal_evalrun_eval(suite: Path, tmp_path: Path) -> None:
 
 def test_mixed_suite_outcomes_and_messages(tmp_path: Path) -> None:
     proc = _pytest([str(FIXTURES / "mixed.yaml")], ROOT, tmp_path / "res")
-    assert _counts(proc.stdout) == {"passed": 3, "failed": 4, "errors": 1}, proc.stdout
+    assert _counts(proc.stdout) == {"passed": 4, "failed": 5, "errors": 1}, proc.stdout
     out = proc.stdout
     # ERROR cases are pytest errors (at setup), FAIL cases are failures, each with its reasons
     assert "ERROR tests/fixtures/pytest_plugin/mixed.yaml::rubric errors[echo]" in out
     assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::capital fails[echo]" in out
     assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::csv fails[echo]" in out
+    assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::jsonl fails[echo]" in out
+    assert "PASSED tests/fixtures/pytest_plugin/mixed.yaml::test 8[echo]" in out  # no description: its number
     assert 'Output does not contain "paris" (ignoring case)' in out
     # graded details: claims with their verdicts and reasons
     assert "[FAIL] faithfulness (score 0) [grader builtin]" in out

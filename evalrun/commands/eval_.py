@@ -86,6 +86,13 @@ def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int
     return 0 if summary["failed"] == 0 and summary["errors"] == 0 else failed_code
 
 
+def output_format(chosen: str | None) -> str:
+    """`--format`, else `github` when running in GitHub Actions (GITHUB_ACTIONS=true), else `console`."""
+    if chosen:
+        return chosen
+    return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
+
+
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
     from evalrun.run import Runner, RunOptions
@@ -124,6 +131,12 @@ def run(args: argparse.Namespace) -> int:
     for path in outputs:
         report.write(path, outcome)
     print(console.summary(outcome))
+    if output_format(args.format) == "github":
+        from evalrun.report import github
+
+        for line in github.error_commands(outcome):
+            print(line)
+        github.write_step_summary(outcome)
     if outputs:
         print("Wrote " + ", ".join(outputs))
     print(f"Results file: {opts.results_file}")

@@ -1,0 +1,148 @@
+"""GitHub Actions output (`evalrun eval --format github`, automatic when GITHUB_ACTIONS=true).
+
+    error_commands(outcome) -> [str]      one `::error file=F,line=L,title=T::message` per failing test, at the line
+                                       that defines the test (inline YAML, CSV row, JSONL line), so the pull
+                                       request shows the failure there
+    step_summary(outcome) -> str       Markdown for $GITHUB_STEP_SUMMARY: totals and pass rate per provider x prompt
+    write_step_summary(outcome)        appends it to $GITHUB_STEP_SUMMARY when that variable is set
+
+Paths are made relative to GITHUB_WORKSPACE (the repository root) when the file lies inside it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MESSAGE_MAX = 4000
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workspace_path(file: str) -> str:
+    """`file` relative to GITHUB_WORKSPACE when it lies inside it, else as given (POSIX separators)."""
+    ws = os.environ.get("GITHUB_WORKSPACE")
+    path = Path(file)
+    if ws:
+        full = path if path.is_absolute() else Path.cwd() / path
+        try:
+            return full.resolve().relative_to(Path(ws).resolve()).as_posix()
+        except ValueError:
+            pass
+    return path.as_posix()
+
+
+def _case_label(rec: dict[str, Any]) -> str:
+    vars_ = rec.get("vars") or {}
+    shown = ", ".join(f"{k}={v}" for k, v in vars_.items() if isinstance(v, (str, int, float, bool)))
+    shown = " ".join(shown.split())
+    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    return f"[{rec.get('provider')} / {' '.join(str(rec.get('prompt_label')).split())[:60]}]" + \
+        (f" {shown}" if shown else "")
+
+
+def _case_reason(rec: dict[str, Any]) -> str:
+    if rec.get("status") == "error":
+        return f"ERROR: {rec.get('error') or rec.get('reason') or ''}"
+    bad = [a for a in rec.get("assertions") or [] if not a.get("pass") or a.get("error")]
+    reasons = [f"{a.get('type')}: {a.get('error') or a.get('reason')}" for a in bad]
+    return "; ".join(reasons) or str(rec.get("reason") or "failed")
+
+
+@dataclass
+class _Test:
+    index: int
+    title: str
+    lines: list[str] = field(default_factory=list)
+    failed: int = 0
+    errors: int = 0
+
+
+def error_commands(outcome: Any) -> list[str]:
+    """One `::error` workflow command per test with a failing or erroring case, in test order."""
+    tests = outcome.suite.tests
+    by_test: dict[int, _Test] = {}
+    for rec in outcome.iter_results():
+        status = rec.get("status")
+        if status == "pass":
+            continue
+        ti = int(rec.get("test_index") or 0)
+        t = by_test.get(ti)
+        if t is None:
+            t = by_test[ti] = _Test(ti, str(rec.get("description") or f"test {ti + 1}"))
+        t.errors += status == "error"
+        t.failed += status != "error"
+        t.lines.append(f"{_case_label(rec)}: {_case_reason(rec)}")
+    out = []
+    for ti in sorted(by_test):
+        t = by_test[ti]
+        spec = tests[ti] if 0 <= ti < len(tests) else None
+        loc = spec.loc if spec is not None else None
+        props = []
+        if loc is not None and loc.file:
+            props.append(f"file={_escape_property(workspace_path(loc.file))}")
+            if loc.line:
+                props.append(f"line={loc.line}")
+        counts = ", ".join(p for p in (f"{t.failed} failed" if t.failed else "",
+                                       f"{t.errors} error{'s' if t.errors > 1 else ''}" if t.errors else "")
+                           if p)
+        props.append(f"title={_escape_property(f'evalrun: {t.title} ({counts})')}")
+        message = "\n".join(t.lines)
+        if len(message) > MESSAGE_MAX:
+            message = message[: MESSAGE_MAX - 1] + "…"
+        out.append(f"::error {','.join(props)}::{_escape_data(message)}")
+    return out
+
+
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def step_summary(outcome: Any) -> str:
+    """The job summary: totals, graders, pass rate per provider x prompt, and the failing cases."""
+    s = outcome.summary
+    grid: dict[tuple[str, str], list[int]] = {}
+    failing: list[str] = []
+    for rec in outcome.iter_results():
+        key = (str(rec.get("provider")), str(rec.get("prompt_label")))
+        counts = grid.setdefault(key, [0, 0, 0])
+        status = rec.get("status")
+        counts[0 if status == "pass" else 1 if status == "fail" else 2] += 1
+        if status != "pass" and len(failing) < 50:
+            name = rec.get("description") or f"test {int(rec.get('test_index') or 0) + 1}"
+            failing.append(f"- **{_cell(name)}** {_cell(_case_label(rec))}: {_cell(_case_reason(rec))[:300]}")
+    title = outcome.suite.description or ", ".join(outcome.suite.files) or "evalrun"
+    rate = f"{s['pass_rate']:.2f}%" if s.get("pass_rate") is not None else "n/a"
+    lines = [f"## evalrun: {_cell(title)}", "",
+             f"**{s['passed']} passed, {s['failed']} failed, {s['errors']} errors** of {s['total']} cases "
+             f"({rate} pass rate) in {s['duration_s']:.2f}s"]
+    if s.get("graders"):
+        lines.append(f"Graded by {', '.join(_cell(g) for g in s['graders'])}")
+    lines += ["", "| provider | prompt | passed | failed | errors | pass rate |", "|---|---|---:|---:|---:|---:|"]
+    for (prov, prompt), (p, f, e) in grid.items():
+        lines.append(f"| {_cell(prov)} | {_cell(prompt)[:80]} | {p} | {f} | {e} | {100.0 * p / (p + f + e):.2f}% |")
+    if failing:
+        more = s["failed"] + s["errors"] - len(failing)
+        lines += ["", "<details><summary>Failing cases</summary>", "", *failing]
+        if more > 0:
+            lines.append(f"- … and {more} more (see the results file)")
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+def write_step_summary(outcome: Any) -> str | None:
+    """Append the summary to $GITHUB_STEP_SUMMARY; returns the path written, or None when it is not set."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(step_summary(outcome))
+    return path
