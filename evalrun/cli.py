@@ -1,4 +1,4 @@
-"""Command line: `evalrun eval|validate|list|cache`. The only place that prints besides report/.
+"""Command line: `evalrun eval|validate|list|cache|init`. The only place that prints besides report/.
 
 Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
 so `evalrun validate` stays fast and never imports litellm.
@@ -77,13 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
     li.add_argument("--json", action="store_true", help="print as JSON")
     li.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
+    it = sub.add_parser("init", help="scaffold a suite that passes offline, with a GitHub Actions workflow")
+    it.add_argument("dir", nargs="?", default=".", metavar="DIR", help="folder to create it in (default: here)")
+    it.add_argument("--template", choices=["rag", "basic"], default="rag",
+                    help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
+    it.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
     ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
-_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_"}
+_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_", "init": "init_"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

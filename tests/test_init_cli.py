@@ -1,0 +1,66 @@
+"""`evalrun init`: a scaffold that passes offline, a valid workflow naming the README's commands, no overwrite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalrun.cli import main
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+@pytest.mark.parametrize("template", ["rag", "basic"])
+def test_init_then_eval_passes_offline(template: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--template", template]) == 0
+    assert (tmp_path / "evalrun.yaml").read_text().startswith("# yaml-language-server: $schema=")
+    schema_ref = (tmp_path / "evalrun.yaml").read_text().splitlines()[0].split("$schema=")[1]
+    assert json.loads((tmp_path / schema_ref).read_text())["title"] == "evalrun config"
+    assert ".evalrun/" in (tmp_path / ".gitignore").read_text().splitlines()
+    assert (tmp_path / "app.py").exists() == (template == "rag")
+    capsys.readouterr()
+    assert main(["eval", "--no-progress-bar", "-o", "r.json"]) == 0
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert summary["passed"] == summary["total"] == 2 and summary["errors"] == 0
+    if template == "rag":
+        assert summary["graders"] and "builtin" in summary["graders"][0]
+
+
+def test_workflow_is_valid_yaml_and_runs_the_readme_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".git").mkdir()  # a repository root: the suite goes into evals/, the workflow at the root
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "evals"]) == 0
+    assert (tmp_path / "evals" / "evalrun.yaml").exists()
+    flow = yaml.safe_load((tmp_path / ".github" / "workflows" / "evalrun.yml").read_text())
+    steps = flow["jobs"]["evalrun"]["steps"]
+    runs = {s["name"]: s for s in steps if "run" in s}
+    assert runs["Install evalrun"]["run"] == "pip install evalrun"
+    run = runs["Run the suite"]
+    assert run["working-directory"] == "evals"
+    assert run["run"] == "evalrun eval evalrun.yaml -o evalrun-results.xml -o evalrun-report.html"
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"].split() == ["evals/evalrun-results.xml", "evals/evalrun-report.html"]
+    for command in (runs["Install evalrun"]["run"], run["run"]):
+        assert command in README  # the README gives the same commands
+    assert ".evalrun/" in (tmp_path / ".gitignore").read_text()
+
+
+def test_refuses_to_overwrite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "evalrun.yaml").write_text("mine\n")
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    assert main(["init"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to overwrite existing file(s): evalrun.yaml" in err and "hint:" in err
+    assert (tmp_path / "evalrun.yaml").read_text() == "mine\n"
+    assert not (tmp_path / "app.py").exists() and not (tmp_path / ".github").exists()  # nothing written
+    (tmp_path / "evalrun.yaml").unlink()
+    assert main(["init"]) == 0
+    assert (tmp_path / ".gitignore").read_text() == "node_modules/\n.evalrun/\n"  # appended, not replaced
