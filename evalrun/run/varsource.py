@@ -45,10 +45,11 @@ def _prompt_text(case: Case) -> str:
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
 
 
-async def _compute_var(name: str, ref: str, case: Case, vars: dict[str, Any], cache: dict[Any, Any],
+async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
                        base_dir: str) -> Any:
     from evalrun.usercode import compile_code
 
+    path, ref = path_ref
     key = f"vars.{name}"
     fn = cache.get((key, ref))
     if fn is None:
@@ -64,7 +65,7 @@ async def _compute_var(name: str, ref: str, case: Case, vars: dict[str, Any], ca
             raise VarsError(f"var {name!r} ({ref}) returned an error: {result['error']}")
         if "output" in result and result["output"] not in (None, ""):
             out = result["output"]
-            return out.strip() if isinstance(out, str) and ref.split(":")[0].endswith(".py") else out
+            return out.strip() if isinstance(out, str) and path.lower().endswith(".py") else out
     raise VarsError(f"var {name!r}: {ref} must return {{'output': ...}}, got {result!r:.200}")
 
 
@@ -108,7 +109,7 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
     for name, value in vars.items():
         ref = _code_ref(value)
         if ref is not None:
-            computed[name] = await _compute_var(name, ref[1], case, vars, cache, base_dir)
+            computed[name] = await _compute_var(name, ref, case, vars, cache, base_dir)
     if computed:
         vars = {**vars, **computed}
     if any(isinstance(v, str) and (v.endswith("\n") or "{{" in v) for v in vars.values()):
