@@ -125,9 +125,7 @@ class Javascript(Assertion):
                                   "use several lines with `return` for statements")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        from evalrun.jsnode import call_js
-
-        from evalrun.jsnode import node_path
+        from evalrun.jsnode import call_js, node_path
 
         if node_path() is None:  # no verdict is possible: an ERROR, never a FAIL
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
