@@ -74,7 +74,8 @@ class Python(Assertion):
     `len(output) < 100`), several lines forming a function body that `return`s, or `file://check.py:fn`
     (default function `get_assert`); `threshold` (optional) for numeric results. `context` holds `vars`,
     `prompt`, `test`, `config`, `provider`, `providerResponse`. `json`, `re`, `math` are imported. Code that
-    does not compile is a config error; an exception at run time makes the assertion an ERROR.
+    does not compile is a config error; an exception at run time, or a result that is no verdict, FAILS the
+    assertion with the reason, as in promptfoo (an ERROR under `not-`).
     """
 
     summary = "Python expression / body / file://x.py:fn returning bool, number or {pass, score, reason}"
@@ -90,7 +91,12 @@ class Python(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         try:
-            result = await self.fn.call(ctx.output, ctx.as_dict())
+            try:
+                result = await self.fn.call(ctx.output, ctx.as_dict())
+            except AssertionRuntimeError as e:
+                if e.__cause__ is None:  # sys.exit()/KeyboardInterrupt in user code: no verdict, an ERROR
+                    raise AssertionRuntimeError(str(e)) from e
+                raise
             if result is None:
                 raise AssertionRuntimeError("Python assertion returned None; a multi-line value is a function "
                                             "body, so it needs `return`")
@@ -149,7 +155,7 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     """
     from evalrun.jsnode import CodeTimeout
 
-    if negated or isinstance(e, CodeTimeout):
+    if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))
 
