@@ -82,7 +82,7 @@ rl.on('line', async (line) => {
   const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
-    const result = await load(req)(req.output, req.context);
+    const result = await load(req)(...(req.args || [req.output, req.context]));
     const special = typeof result === 'number' && !isFinite(result) ? String(result) : undefined;
     reply({ ok: true, result: result === undefined ? null : result, type: typeof result, special });
   } catch (e) {
@@ -90,6 +90,10 @@ rl.on('line', async (line) => {
   }
 });
 """
+
+class CodeTimeout(AssertionRuntimeError):
+    """User JavaScript ran past EVALRUN_JS_TIMEOUT: no verdict (an ERROR, never a FAIL)."""
+
 
 _MISSING = ("Node.js is required for `javascript` assertions but `node` was not found on PATH; "
             "install Node.js (https://nodejs.org) or use a `python` assertion")
@@ -223,13 +227,45 @@ async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: 
             proc.request({"code": code, "output": output, "context": context, "base_dir": base_dir}), limit)
     except asyncio.TimeoutError:
         proc.kill()  # a stuck script would block every later call: the next call starts a fresh process
-        raise AssertionRuntimeError(f"JavaScript assertion did not finish within {limit:g}s "
+        raise CodeTimeout(f"JavaScript assertion did not finish within {limit:g}s "
                                     "(EVALRUN_JS_TIMEOUT sets the limit)") from None
     if not reply.get("ok"):
         raise AssertionRuntimeError(f"JavaScript threw {reply.get('error')}")
     if reply.get("special"):
         return float(reply["special"])  # NaN / Infinity: JSON cannot carry them
     return reply.get("result")
+
+
+def _reply_value(reply: dict[str, Any], what: str) -> Any:
+    if not reply.get("ok"):
+        raise AssertionRuntimeError(f"{what}: JavaScript threw {reply.get('error')}")
+    if reply.get("special"):
+        return float(reply["special"])
+    return reply.get("result")
+
+
+async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
+    """Call a JavaScript function (`file://x.js[:fn]` or inline code over `output, context`) with `args`."""
+    proc = _process()
+    limit = timeout_s()
+    try:
+        reply = await asyncio.wait_for(proc.request({"code": code, "args": args, "base_dir": base_dir}), limit)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None
+    return _reply_value(reply, what)
+
+
+def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
+    """`call_js_args` for synchronous callers (template filters rendered inside Jinja2)."""
+    proc = _process()
+    limit = timeout_s()
+    try:
+        reply = proc.request_sync({"code": code, "args": args, "base_dir": base_dir}, timeout=limit)
+    except concurrent.futures.TimeoutError:
+        proc.kill()
+        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None
+    return _reply_value(reply, what)
 
 
 _CHECKED: dict[str, str | None] = {}

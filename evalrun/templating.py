@@ -52,8 +52,19 @@ def as_text(value: Any) -> Any:
     return value
 
 
-_env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                            finalize=as_text)
+class _NunjucksCompatEnv(SandboxedEnvironment):
+    """Jinja2 with the Nunjucks (JavaScript) spellings promptfoo templates use: `xs.length`."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if attribute == "length" and isinstance(obj, (str, list, tuple, dict)):
+            return len(obj)
+        return super().getattr(obj, attribute)
+
+
+_env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                          finalize=as_text)
+_env.globals["null"] = None  # Nunjucks literals
+_env.globals["undefined"] = None
 
 
 def _dump(value: Any, indent: int | None = None) -> str:
@@ -63,9 +74,39 @@ def _dump(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
+def _load(text: Any) -> Any:
+    """promptfoo's `load` filter: JSON.parse of a string (a parsed value passes through)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise jinja2.TemplateRuntimeError(f"load: not valid JSON: {e}") from None
+
+
 _env.filters["dump"] = _dump
 _env.filters["tojson"] = _dump
+_env.filters["load"] = _load
+_BUILTIN_FILTERS = frozenset(_env.filters)
 _config_env: dict[str, str] = {}
+
+
+def reset_custom_filters() -> None:
+    """Forget the `nunjucksFilters` of a previously loaded config."""
+    add_custom_filters({}, replace=True)
+
+
+def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> None:
+    """Add a config's `nunjucksFilters` (name -> callable); `replace` drops earlier custom filters first."""
+    if replace:
+        for name in [n for n in _env.filters if n not in _BUILTIN_FILTERS]:
+            del _env.filters[name]
+    _env.filters.update(filters)
+    compile_template.cache_clear()
+    parse.cache_clear()
+    variables_of.cache_clear()
+    guarded_names.cache_clear()
+    env_names_of.cache_clear()
 
 
 def set_config_env(env: dict[str, str]) -> None:
@@ -200,10 +241,39 @@ def _lookup(dotted: str, vars: dict[str, Any]) -> tuple[bool, Any]:
     return True, cur
 
 
+def is_json_template(raw: str) -> bool:
+    """A chat prompt written as a JSON template (`[ {% for %} ... ]`): JSON only once rendered."""
+    head = raw.lstrip()[:1]
+    return head == "[" and has_template(raw)
+
+
+def chat_from_json(text: str) -> list[dict[str, Any]] | None:
+    """The chat message list a rendered JSON template spells, or None when it is not one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data):
+        return data
+    return None
+
+
 def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str | list[dict[str, Any]]:
-    """Render a text prompt, or each message's string content of a chat prompt."""
+    """Render a text prompt, or each message's string content of a chat prompt.
+
+    A text prompt that is a JSON template of a chat (`[{"role": ...}, {% for %}...]`) becomes the message
+    list it renders to, as promptfoo parses the rendered text; `_conversation` (promptfoo's multi-turn
+    history) is an empty list unless the vars hold one.
+    """
     if isinstance(raw, str):
-        return render(raw, vars)
+        if "_conversation" not in vars and "_conversation" in raw:
+            vars = {**vars, "_conversation": []}
+        text = render(raw, vars)
+        if is_json_template(raw):
+            chat = chat_from_json(text)
+            if chat is not None:
+                return chat
+        return text
     out = []
     for msg in raw:
         m = dict(msg)

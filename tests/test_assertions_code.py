@@ -62,22 +62,24 @@ def test_python_file_function() -> None:
     assert res.pass_ and res.score == 0.6 and res.reason == "vars=['a', 'b']"
 
 
-def test_python_runtime_exception_is_an_error_not_a_crash() -> None:
-    for t in ("python", "not-python"):
-        r = run(t, "x", "1/0")
-        assert r.error and "ZeroDivisionError" in r.error and r.pass_ is False and r.score is None
+def test_python_runtime_exception_fails_with_the_reason_as_in_promptfoo() -> None:
+    r = run("python", "x", "1/0")
+    assert r.error is None and r.pass_ is False and "ZeroDivisionError" in r.reason
+    r = run("not-python", "x", "1/0")  # a failure flipped by not- must never pass: an ERROR
+    assert r.error and "ZeroDivisionError" in r.error and r.pass_ is False and r.score is None
 
 
-def test_python_bad_return_type_is_an_error() -> None:
+def test_python_bad_return_type_fails_with_the_reason() -> None:
     r = run("python", "x", "None")
-    assert r.error and "needs `return`" in r.error
+    assert not r.pass_ and r.error is None and "needs `return`" in r.reason
     r = run("python", "x", "[1, 2]")
-    assert r.error and "must return a boolean, number" in r.error
+    assert not r.pass_ and "must return a boolean, number" in r.reason
     for incomplete in ("{'score': 1}", "{'pass': True}", "{'pass': 1, 'score': 1, 'reason': 'r'}",
                        "{'pass': True, 'score': 0.5}"):
         r = run("python", "x", incomplete)      # promptfoo needs pass (bool), score (number) and reason
-        assert r.error and "`pass` (boolean), `score` (number) and `reason`" in r.error, incomplete
-    assert "returned NaN" in (run("python", "x", "float('nan')").error or "")
+        assert not r.pass_ and "`pass` (boolean), `score` (number) and `reason`" in r.reason, incomplete
+    assert "returned NaN" in run("python", "x", "float('nan')").reason
+    assert run("not-python", "x", "None").error
 
 
 @needs_node
@@ -122,10 +124,13 @@ def test_javascript_not_and_threshold() -> None:
 
 
 @needs_node
-def test_javascript_exception_is_an_error() -> None:
-    for t in ("javascript", "not-javascript"):
-        r = run(t, "x", "JSON.parse(output).a")
-        assert r.error and "SyntaxError" in r.error and r.pass_ is False
+def test_javascript_exception_or_undefined_fails_as_in_promptfoo() -> None:
+    r = run("javascript", "x", "JSON.parse(output).a")
+    assert r.error is None and "SyntaxError" in r.reason and r.pass_ is False
+    r = run("javascript", "x", "undefined")
+    assert r.error is None and "returned nothing" in r.reason and r.pass_ is False
+    r = run("not-javascript", "x", "JSON.parse(output).a")  # never flipped into a pass
+    assert r.error and "SyntaxError" in r.error and r.pass_ is False
 
 
 @needs_node

@@ -74,7 +74,8 @@ class Python(Assertion):
     `len(output) < 100`), several lines forming a function body that `return`s, or `file://check.py:fn`
     (default function `get_assert`); `threshold` (optional) for numeric results. `context` holds `vars`,
     `prompt`, `test`, `config`, `provider`, `providerResponse`. `json`, `re`, `math` are imported. Code that
-    does not compile is a config error; an exception at run time makes the assertion an ERROR.
+    does not compile is a config error; an exception at run time, or a result that is no verdict, FAILS the
+    assertion with the reason, as in promptfoo (an ERROR under `not-`).
     """
 
     summary = "Python expression / body / file://x.py:fn returning bool, number or {pass, score, reason}"
@@ -89,11 +90,19 @@ class Python(Assertion):
             base_dir=self.base_dir, default_fn="get_assert")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        result = await self.fn.call(ctx.output, ctx.as_dict())
-        if result is None:
-            raise AssertionRuntimeError("Python assertion returned None; a multi-line value is a function body, "
-                                        "so it needs `return`")
-        return normalize_result(result, self.spec.threshold, "Python")
+        try:
+            try:
+                result = await self.fn.call(ctx.output, ctx.as_dict())
+            except AssertionRuntimeError as e:
+                if e.__cause__ is None:  # sys.exit()/KeyboardInterrupt in user code: no verdict, an ERROR
+                    raise AssertionRuntimeError(str(e)) from e
+                raise
+            if result is None:
+                raise AssertionRuntimeError("Python assertion returned None; a multi-line value is a function "
+                                            "body, so it needs `return`")
+            return normalize_result(result, self.spec.threshold, "Python")
+        except AssertionRuntimeError as e:
+            return _failed_code(self.spec.negate, e)
 
 
 @register("javascript")
@@ -122,15 +131,33 @@ class Javascript(Assertion):
                                   "use several lines with `return` for statements")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        from evalrun.jsnode import call_js
+        from evalrun.jsnode import call_js, node_path
 
-        result = await call_js(self.spec.value, ctx.output, _jsonable(ctx.as_dict()), base_dir=self.base_dir)
-        if result is None:
-            raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
-        if isinstance(result, (str, list)):  # promptfoo accepts no strings from JS
-            raise AssertionRuntimeError("JavaScript assertion must return a boolean, number, or "
-                                        f"{{pass, score, reason}}; got {type(result).__name__}: {str(result)[:200]}")
-        return normalize_result(result, self.spec.threshold, "JavaScript")
+        if node_path() is None:  # no verdict is possible: an ERROR, never a FAIL
+            return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
+                                    self.spec.threshold, "JavaScript")
+        try:
+            result = await call_js(self.spec.value, ctx.output, _jsonable(ctx.as_dict()), base_dir=self.base_dir)
+            if result is None:
+                raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
+            if isinstance(result, (str, list)):  # promptfoo accepts no strings from JS
+                raise AssertionRuntimeError("JavaScript assertion must return a boolean, number, or {pass, score, "
+                                            f"reason}}; got {type(result).__name__}: {str(result)[:200]}")
+            return normalize_result(result, self.spec.threshold, "JavaScript")
+        except AssertionRuntimeError as e:
+            return _failed_code(self.spec.negate, e)
+
+
+def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
+    """Code that threw or returned nothing usable FAILS with the reason, as in promptfoo (not an ERROR).
+
+    Under `not-` it stays an ERROR: promptfoo fails it too, and a flipped failure must never become a pass.
+    """
+    from evalrun.jsnode import CodeTimeout
+
+    if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
+        raise e
+    return Score(False, 0.0, str(e))
 
 
 def _jsonable(obj: Any) -> Any:

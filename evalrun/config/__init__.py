@@ -45,6 +45,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Sui
         paths = default_paths()
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
+    templating.reset_custom_filters()
     try:
         configs = []
         seen: set[str] = set()

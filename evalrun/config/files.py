@@ -84,6 +84,10 @@ def is_code(path: str) -> bool:
     return path.lower().endswith(_CODE_EXTS)
 
 
+def is_data_file(path: Path) -> bool:
+    return path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml")
+
+
 def read_value(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> Any:
     """A referenced value: .json/.jsonl/.yaml/.yml parsed, any other file read as text."""
     text = read_text(path, display=display, loc=loc, key=key)

@@ -64,6 +64,23 @@ def _spec(raw: str | Messages, label: str | None, id_: str | None, loc: Location
     return PromptSpec(raw=raw, label=shown, id=id_ or label or _content_id(raw), loc=loc)
 
 
+class _JsonTemplate(str):
+    """The text of a .json prompt file that is JSON only once rendered (`{% for %}` loops, `{{ x | dump }}`)."""
+
+
+def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -> Any:
+    if path.suffix.lower() == ".json":
+        from evalrun.config.yamlsrc import read_text
+
+        text = read_text(path, display=display, loc=loc, key=key)
+        if templating.has_template(text):
+            try:
+                json.loads(text)
+            except ValueError:  # promptfoo renders the text first, then parses the chat it spells
+                return _JsonTemplate(text.strip())
+    return files.read_value(path, display, loc=loc, key=key)
+
+
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = files.split_ref(ref)
     if files.is_code(path_s):
@@ -74,8 +91,8 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
         display = files.display_path(path)
         rel = os.path.relpath(path, base_dir) if not files.has_glob(path_s) or path.is_absolute() else display
         rel = rel if not rel.startswith("..") else display
-        data = files.read_value(path, display, loc=loc, key=key)
         suffix = path.suffix.lower()
+        data = _read_prompt_file(path, display, loc, key)
         items: list[str | Messages]
         if suffix == ".jsonl":
             items = []
@@ -84,6 +101,8 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
                 if chat is None:
                     raise ConfigError.at(loc_of(data, n), "each line must be a chat message list", key=display)
                 items.append(chat)
+        elif isinstance(data, _JsonTemplate):
+            items = [str(data)]
         elif suffix in (".json", ".yaml", ".yml"):
             chat = _as_chat(data)
             if chat is None and not isinstance(data, str):
@@ -122,6 +141,12 @@ def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key
             raise ConfigError.at(loc, "per-prompt `config` is not supported", key=f"{key}.config",
                                  hint="put provider options under providers[].config")
         lab = item.get("label", label)
+        raw = item.get("raw")
+        if isinstance(raw, str) and files.is_ref(raw):  # {raw: file://prompt.txt}: the file's prompt(s)
+            found = _from_file(raw, lab, base_dir, loc, f"{key}.raw")
+            if item.get("id") and len(found) == 1:
+                found = [PromptSpec(raw=found[0].raw, label=found[0].label, id=str(item["id"]), loc=found[0].loc)]
+            return found
         if "raw" in item:
             return [_spec(item["raw"], lab, item.get("id"), loc, key)]
         if "id" in item:

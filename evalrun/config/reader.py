@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalrun.config import files, prompts, providers, testcases
+from evalrun.config import custom_filters, files, prompts, providers, refs, testcases
 from evalrun.config.merge import FileConfig, scenario_tests
 from evalrun.config.schema import validate
 from evalrun.config.testcases import Ctx, TestPart
@@ -29,6 +29,7 @@ def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None
     if resolved in stack:
         raise ConfigError.at(loc, f"`extends` loops back to {display}", hint="remove the circular extends")
     doc = load_config_file(path, display)
+    refs.resolve(doc)
     validate(doc, file=display)
     base_dir = str(path.parent)
     out: list[FileConfig] = []
@@ -93,6 +94,11 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
+    if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
+        from evalrun import templating
+
+        templating.add_custom_filters(custom_filters.load(doc["nunjucksFilters"], base_dir,
+                                                          doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
     if doc.get("defaultTest") is not None:

@@ -13,12 +13,15 @@ from typing import Any
 SCHEMA_ID = "https://evalrun.dev/schemas/evalrun.schema.json"
 
 TOP_KEYS = ("description", "providers", "targets", "prompts", "tests", "defaultTest", "scenarios", "outputPath",
-            "env", "evaluateOptions", "derivedMetrics", "metadata", "tags", "grader", "extends", "sharing")
+            "env", "evaluateOptions", "derivedMetrics", "metadata", "tags", "grader", "extends", "sharing",
+            "nunjucksFilters", "assertionTemplates")
 TEST_KEYS = ("description", "vars", "assert", "options", "threshold", "metadata", "providers", "prompts", "provider")
 ASSERT_KEYS = ("type", "value", "threshold", "weight", "metric", "transform", "provider", "config",
                "rubricPrompt", "contextTransform", "assert")
+#: Test `options` keys promptfoo accepts and hands on to providers; evalrun accepts them and does not use them.
+PASSTHROUGH_OPTIONS = ("timeout", "temperature", "maxTokens", "max_tokens", "top_p", "seed", "stop")
 OPTION_KEYS = ("prefix", "suffix", "provider", "transform", "postprocess", "rubricPrompt", "disableVarExpansion",
-               "disableConversationVar", "runSerially", "storeOutputAs")
+               "disableConversationVar", "runSerially", "storeOutputAs", "transformVars", *PASSTHROUGH_OPTIONS)
 PROVIDER_KEYS = ("id", "label", "config", "prompts", "transform", "delay", "env")
 EVALUATE_KEYS = ("maxConcurrency", "repeat", "delay", "cache", "timeoutMs", "showProgressBar")
 
@@ -121,6 +124,10 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "disableConversationVar": {"type": "boolean"},
             "runSerially": {"type": "boolean"},
             "storeOutputAs": {"type": "string", "description": "Not supported by evalrun (an error)."},
+            "transformVars": _str("Code run before the prompt renders: returns a mapping merged into the vars "
+                                  "(Python expression/body, `file://x.py[:fn]`, or `file://x.js[:fn]`)."),
+            **{k: {"description": "Accepted for promptfoo compatibility; not used by evalrun."}
+               for k in PASSTHROUGH_OPTIONS},
         }),
         "vars": {"description": "Template variables; a list of strings expands to one case per value.",
                  "anyOf": [{"type": "object"}, {"type": "string"}]},
@@ -190,6 +197,11 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
         "extends": {"description": "evalrun: config file(s) merged under this one.",
                     "anyOf": [{"type": "string"}, _STR_LIST]},
         "sharing": {"description": "promptfoo's sharing setting; accepted and ignored."},
+        "nunjucksFilters": {"type": "object", "additionalProperties": {"type": "string"},
+                            "description": "Custom template filters: name -> `file://filter.js` or "
+                                           "`file://filter.py[:fn]` (path relative to the config)."},
+        "assertionTemplates": {"type": "object", "additionalProperties": _ref("assertion"),
+                               "description": "Reusable assertions, used as `$ref: '#/assertionTemplates/name'`."},
     })
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             "title": "evalrun config", **root, "$defs": defs}

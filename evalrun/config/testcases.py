@@ -57,18 +57,33 @@ def _load_var(value: Any, ctx: Ctx, loc: Location | None, key: str) -> Any:
     if files.is_code(path):
         return files.absolute_ref(value, ctx.base_dir, loc=loc, key=key)
     found = files.expand(value, ctx.base_dir, loc=loc, key=key)
-    loaded = [files.read_value(p, files.display_path(p), loc=loc, key=key) for p in found]
+    loaded = [_read_var_file(p, loc, key) for p in found]
     return loaded if files.has_glob(path) else loaded[0]
 
 
+def _read_var_file(path: Any, loc: Location | None, key: str) -> Any:
+    """A var file: data files parsed; text trimmed at both ends, as promptfoo reads it."""
+    value = files.read_value(path, files.display_path(path), loc=loc, key=key)
+    return value.strip() if isinstance(value, str) and not files.is_data_file(path) else value
+
+
 def load_vars(node: Any, ctx: Ctx, loc: Location | None, key: str) -> dict[str, Any]:
-    """A test's `vars`: a mapping (file:// values loaded) or `file://vars.yaml`."""
+    """A test's `vars`: a mapping (file:// values loaded) or `file://vars.yaml` (a glob merges the files)."""
     if node is None:
         return {}
     if isinstance(node, str):
-        data = _load_var(node, ctx, loc, key)
+        ref = node if files.is_ref(node) else files.PREFIX + node
+        data = _load_var(ref, ctx, loc, key)
+        if files.has_glob(node) and isinstance(data, list):
+            merged: dict[str, Any] = {}
+            for part in data:
+                if not isinstance(part, dict):
+                    raise ConfigError.at(loc, f"every file matching {node} must hold a mapping of vars", key=key)
+                merged.update(part)
+            data = merged
         if not isinstance(data, dict):
-            raise ConfigError.at(loc, f"{node} must hold a mapping of vars", key=key)
+            raise ConfigError.at(loc, f"{node} must hold a mapping of vars", key=key,
+                                 hint="a vars file holds `name: value` lines (YAML) or a JSON object")
         node = data
     if not isinstance(node, dict):
         raise ConfigError.at(loc, "vars must be a mapping of name: value", key=key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalrun import templating
@@ -19,6 +19,7 @@ from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.prompts import render_prompt
+from evalrun.run.varsource import VarsError, prepare_vars
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
 
@@ -50,12 +51,12 @@ def _where(case: Case) -> str:
 
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: str, prompt: str) -> str:
     """A Python transform (evalrun.pyexpr: expression, body or file://x.py:fn) of the output."""
-    from evalrun import pyexpr
+    from evalrun.usercode import compile_code
 
     fn = env.transforms.get((key, src))
     if fn is None:
-        fn = pyexpr.compile_user_code(src, ("output", "context"), loc=case.test.loc, key=key,
-                                      base_dir=env.base_dir)
+        fn = compile_code(src, ("output", "context"), loc=case.test.loc, key=key, base_dir=env.base_dir,
+                          default_fn="get_transform")
         env.transforms[(key, src)] = fn
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
     try:
@@ -70,6 +71,12 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
     prompt_str = ""
     output: Output | None = None
     try:
+        try:
+            vars = await prepare_vars(case, env.transforms, env.base_dir)
+        except VarsError as e:
+            raise CaseFailure(str(e)) from None
+        if vars is not case.vars:
+            case = replace(case, vars=vars)
         try:
             prompt = render_prompt(case.prompt.raw, case.vars)
         except Exception as e:

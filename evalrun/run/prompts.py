@@ -29,6 +29,8 @@ def plan_of(source: str) -> Plan | None:
         names.append(m.group(1))
         pos = m.end()
     literals.append(source[pos:])
+    if templating.is_json_template(source):  # renders to a chat message list
+        return None
     if any(("{{" in t or "{%" in t or "{#" in t or "}}" in t) for t in literals):
         return None
     if "env" in names:

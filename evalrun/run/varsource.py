@@ -1,0 +1,118 @@
+"""A case's vars as promptfoo prepares them just before the prompt renders.
+
+    await prepare_vars(case, cache, base_dir) -> dict        the vars the prompt and assertions see
+
+In order (promptfoo's evaluator and renderPrompt):
+1. `options.transformVars` (Python code over `vars, context`, or `file://x.js`): its mapping is merged in;
+2. vars whose value is `file://x.py` / `file://x.js` are computed by the file: Python `get_var(var_name,
+   prompt, other_vars)`, JavaScript `module.exports = (varName, prompt, otherVars) => ...`, each returning
+   `{"output": ...}` (or `{"error": ...}`, which ends the case as ERROR); a Python string result is trimmed;
+3. one final newline is dropped from every string var;
+4. `{{ name }}` placeholders inside string vars are replaced by the named var (up to 5 rounds); anything
+   else in a var value stays text: var values are never rendered as templates.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evalrun.errors import EvalrunError
+from evalrun.types import Case
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_CODE_EXTS = (".py", ".js", ".cjs", ".mjs")
+
+
+class VarsError(Exception):
+    """Preparing the vars failed: the case is an ERROR with this message."""
+
+
+def _code_ref(value: Any) -> tuple[str, str] | None:
+    if not isinstance(value, str) or not value.startswith("file://"):
+        return None
+    path = value[len("file://"):]
+    head, sep, tail = path.rpartition(":")
+    if sep and head.lower().endswith(_CODE_EXTS) and "/" not in tail:
+        path = head
+    return (path, value) if path.lower().endswith(_CODE_EXTS) else None
+
+
+def _prompt_text(case: Case) -> str:
+    import json
+
+    raw = case.prompt.raw
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+
+
+async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
+                       base_dir: str) -> Any:
+    from evalrun.usercode import compile_code
+
+    path, ref = path_ref
+    key = f"vars.{name}"
+    fn = cache.get((key, ref))
+    if fn is None:
+        fn = compile_code(ref, ("var_name", "prompt", "other_vars"), loc=case.test.loc, key=key,
+                          base_dir=base_dir, default_fn="get_var")
+        cache[(key, ref)] = fn
+    try:
+        result = await fn.call(name, _prompt_text(case), dict(vars))
+    except EvalrunError as e:
+        raise VarsError(f"var {name!r} ({ref}) failed: {e}") from None
+    if isinstance(result, dict):
+        if result.get("error"):
+            raise VarsError(f"var {name!r} ({ref}) returned an error: {result['error']}")
+        if "output" in result and result["output"] not in (None, ""):
+            out = result["output"]
+            return out.strip() if isinstance(out, str) and path.lower().endswith(".py") else out
+    raise VarsError(f"var {name!r}: {ref} must return {{'output': ...}}, got {result!r:.200}")
+
+
+def resolve_placeholders(vars: dict[str, Any]) -> dict[str, Any]:
+    """promptfoo's resolveVariables: `{{ other }}` inside a string var becomes that var's value."""
+    out = dict(vars)
+    for _ in range(5):
+        changed = False
+        for k, v in out.items():
+            if not isinstance(v, str):
+                continue
+            m = _PLACEHOLDER.search(v)
+            if m and m.group(1) in out and m.group(1) != k:
+                other = out[m.group(1)]
+                out[k] = v.replace(m.group(0), other if isinstance(other, str) else str(other), 1)
+                changed = True
+        if not changed:
+            break
+    return out
+
+
+async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
+    vars = case.vars
+    transform = case.test.options.get("transformVars")
+    if isinstance(transform, str) and transform.strip():
+        from evalrun.usercode import compile_code
+
+        fn = cache.get(("options.transformVars", transform))
+        if fn is None:
+            fn = compile_code(transform, ("vars", "context"), loc=case.test.loc, key="options.transformVars",
+                              base_dir=base_dir, default_fn="get_transform")
+            cache[("options.transformVars", transform)] = fn
+        try:
+            extra = await fn.call(dict(vars), {"prompt": {}, "uuid": case.id})
+        except EvalrunError as e:
+            raise VarsError(f"options.transformVars failed: {e}") from None
+        if not isinstance(extra, dict):
+            raise VarsError(f"options.transformVars must return a mapping of vars, got {type(extra).__name__}")
+        vars = {**vars, **extra}
+    computed = {}
+    for name, value in vars.items():
+        ref = _code_ref(value)
+        if ref is not None:
+            computed[name] = await _compute_var(name, ref, case, vars, cache, base_dir)
+    if computed:
+        vars = {**vars, **computed}
+    if any(isinstance(v, str) and (v.endswith("\n") or "{{" in v) for v in vars.values()):
+        vars = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in vars.items()}
+        vars = resolve_placeholders(vars)
+    return vars
