@@ -85,23 +85,36 @@ def chunk_relevance(reference_entails: Sequence[Sequence[bool]], n_chunks: int |
     return [any(row[k] for row in reference_entails) for k in range(width)]
 
 
-def faithfulness(verdicts: Sequence[str], *, lenient: bool = False) -> float | None:
-    """#supported / #claims (higher is better). `lenient`: only "contradicted" counts against (DeepEval).
+def claim_support(verdicts: Sequence[str], support: Sequence[float | None] | None = None) -> list[float]:
+    """Per claim, how much it counts as supported: the grader's probability `support[i]` when it gave one (the
+    builtin grader), else 1 for "supported" and 0 for anything else (an LLM grader's label)."""
+    if support is None:
+        return [1.0 if v == "supported" else 0.0 for v in verdicts]
+    if len(support) != len(verdicts):
+        raise ValueError(f"{len(support)} support values for {len(verdicts)} verdicts")
+    return [(1.0 if v == "supported" else 0.0) if p is None else min(1.0, max(0.0, float(p)))
+            for v, p in zip(verdicts, support, strict=True)]
 
-    None when there are no claims.
+
+def faithfulness(verdicts: Sequence[str], *, lenient: bool = False,
+                 support: Sequence[float | None] | None = None) -> float | None:
+    """mean(s_i) over claims (higher is better): s_i = 1 for a supported claim, 0 otherwise, or the grader's
+    probability that claim i is supported where it gives one (`support`): the expected share of supported
+    claims. `lenient`: only "contradicted" counts against (DeepEval), labels only. None when there are no claims.
     """
     if not verdicts:
         return None
     if lenient:
         return sum(v != "contradicted" for v in verdicts) / len(verdicts)
-    return sum(v == "supported" for v in verdicts) / len(verdicts)
+    return sum(claim_support(verdicts, support)) / len(verdicts)
 
 
-def hallucination(verdicts: Sequence[str]) -> float | None:
-    """#(contradicted or unsupported) / #claims (lower is better). None when there are no claims."""
+def hallucination(verdicts: Sequence[str], *, support: Sequence[float | None] | None = None) -> float | None:
+    """mean(1 - s_i) over claims (lower is better; s_i as in `faithfulness`), so hallucination = 1 -
+    faithfulness. None when there are no claims."""
     if not verdicts:
         return None
-    return sum(v != "supported" for v in verdicts) / len(verdicts)
+    return sum(1.0 - s for s in claim_support(verdicts, support)) / len(verdicts)
 
 
 def context_relevance(levels: Sequence[str], used: Sequence[bool], missing: int, *,

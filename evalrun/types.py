@@ -163,6 +163,9 @@ class Verdict:
     reason: str = ""
     #: Indices of the evidence items (e.g. context chunks) the grader cites for this verdict; () when none.
     evidence: tuple[int, ...] = ()
+    #: The grader's probability that the claim is supported, when it gives one (the builtin grader's calibrated
+    #: score); None when the label is all there is (an LLM grader): then supported counts 1, anything else 0.
+    support: float | None = None
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,9 @@ class NoiseSensitivity(GradedAssertion):
         async def none() -> list[str]:
             return []
 
+        question = query_of(ctx, required=False)
         claims, ref_claims = await asyncio.gather(
-            grader.extract_claims(ctx.output, trace, question=query_of(ctx, required=False)),
+            grader.extract_claims(ctx.output, trace, question=question),
             grader.extract_claims(truth, trace) if need_reference else none(),
         )
         details: dict[str, Any] = {"mode": mode, "formula": formula, "claims": []}
@@ -80,7 +81,7 @@ class NoiseSensitivity(GradedAssertion):
                               "(no score)", details, trace)
         n = len(claims)
         verdicts, matrix = await asyncio.gather(
-            grader.verify(claims, [truth], trace),
+            grader.verify(claims, [truth], trace, question=question),
             grader.attribute([*claims, *ref_claims], texts, trace),
         )
         require_lengths("verify", len(verdicts), n)

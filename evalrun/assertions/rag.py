@@ -36,11 +36,12 @@ class _ContextClaims(GradedAssertion):
     async def _claims(self, ctx: AssertionContext) -> tuple[list[str], list[Verdict], Any, dict[str, Any]]:
         chunks = await context_texts(ctx, self.context_fn)
         grader, trace = self.grader_for(ctx)
-        claims = await grader.extract_claims(ctx.output, trace, question=query_of(ctx, required=False))
-        verdicts = await grader.verify(claims, chunks, trace) if claims else []
+        question = query_of(ctx, required=False)
+        claims = await grader.extract_claims(ctx.output, trace, question=question)
+        verdicts = await grader.verify(claims, chunks, trace, question=question) if claims else []
         require_lengths("verify", len(verdicts), len(claims))
         details: dict[str, Any] = {
-            "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason,
+            "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason, "support": v.support,
                         "chunks": list(v.evidence) if v.verdict == "supported" else [],
                         "evidence": list(v.evidence)} for c, v in zip(claims, verdicts, strict=True)],
             "context": chunks,
@@ -73,7 +74,8 @@ class Faithfulness(_ContextClaims):
             return self.score(True, None, "output made no factual claims: nothing to be unfaithful "
                               "(no score)", details, trace)
         labels = [v.verdict for v in verdicts]
-        value = scoring.faithfulness(labels, lenient=bool(ctx.config.get("lenient", False)))
+        value = scoring.faithfulness(labels, lenient=bool(ctx.config.get("lenient", False)),
+                                     support=[v.support for v in verdicts])
         assert value is not None
         passed, comparison = self.verdict(value)
         bad = [c for c, v in zip(claims, labels, strict=True) if v != "supported"]
@@ -100,7 +102,7 @@ class Hallucination(_ContextClaims):
         if not claims:
             return self.score(True, None, "output made no factual claims: nothing can be hallucinated "
                               "(no score)", details, trace)
-        value = scoring.hallucination([v.verdict for v in verdicts])
+        value = scoring.hallucination([v.verdict for v in verdicts], support=[v.support for v in verdicts])
         assert value is not None
         passed, comparison = self.verdict(value)
         bad = [(c, v.verdict) for c, v in zip(claims, verdicts, strict=True) if v.verdict != "supported"]

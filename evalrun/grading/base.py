@@ -24,8 +24,10 @@ class Grader(Protocol):
         """Split `text` into short, self-contained factual claims (possibly none)."""
         ...
 
-    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace) -> list[Verdict]:
-        """One verdict per claim against the evidence (ground truth or context chunks, joined)."""
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                     question: str | None = None) -> list[Verdict]:
+        """One verdict per claim against the evidence (ground truth or context chunks, joined). `question` is what
+        the claims answer: context for what a short answer means, not something the claims assert."""
         ...
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:

@@ -29,7 +29,7 @@ from evalrun.types import ChunkJudgement, ChunkRelevance, GraderCall, GraderTrac
 #: Steps whose prompt a user may override (rubricPrompt / config), and the variables each template receives.
 TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {
     "extract": ("text", "question", "kind"),
-    "verify": ("claims", "evidence", "n_claims", "n_evidence", "claims_list", "evidence_list"),
+    "verify": ("claims", "evidence", "question", "n_claims", "n_evidence", "claims_list", "evidence_list"),
     "attribute": ("claims", "chunks", "n_claims", "n_chunks", "claims_list", "chunks_list"),
     "classify": ("query", "output", "chunks", "n_chunks", "chunks_list"),
 }
@@ -130,12 +130,14 @@ class LLMGrader:
         data = await self._step("extract", variables, schemas.extract(), trace)
         return [c.strip() for c in data["claims"] if c.strip()]
 
-    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace) -> list[Verdict]:
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                     question: str | None = None) -> list[Verdict]:
         if not claims:
             return []
         if not evidence:
             return [Verdict("unsupported", "no evidence was given") for _ in claims]
         variables = {"claims": numbered("CLAIM", claims), "evidence": numbered("EVIDENCE", evidence),
+                     "question": block("QUESTION", question) if question else "",
                      "n_claims": len(claims), "n_evidence": len(evidence),
                      "claims_list": list(claims), "evidence_list": list(evidence)}
         data = await self._step("verify", variables, schemas.verify(len(claims), len(evidence)), trace)

@@ -48,7 +48,8 @@ class BuiltinGrader:
         _record(trace, "extract", {"claims": found}, started)
         return found
 
-    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace) -> list[Verdict]:
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                     question: str | None = None) -> list[Verdict]:
         """One verdict per claim by the lexical entailment scorer (see entail.py)."""
         started = time.perf_counter()
         ev = tuple(evidence)
