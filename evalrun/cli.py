@@ -33,6 +33,8 @@ def _configs(p: argparse.ArgumentParser) -> None:
                    help="config file; may be given several times (merged)")
     p.add_argument("--var", action="append", default=[], metavar="K=V", help="set a var for every test")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("--strict", action="store_true",
+                   help="keys promptfoo ignores (warnings by default) are errors")
 
 
 def build_parser() -> argparse.ArgumentParser:

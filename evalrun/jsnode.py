@@ -59,7 +59,8 @@ function body(code) {
   return 'return ' + t;
 }
 function load(req) {
-  const key = req.code + '\u0000' + (req.base_dir || '');
+  const params = req.params || ['output', 'context'];
+  const key = req.code + '\u0000' + (req.base_dir || '') + '\u0000' + params.join(',');
   if (cache.has(key)) return cache.get(key);
   let fn;
   if (req.code.startsWith('file://')) {
@@ -70,7 +71,7 @@ function load(req) {
     fn = name ? mod[name] : (typeof mod === 'function' ? mod : mod.default);
     if (typeof fn !== 'function') throw new Error(`${req.code} does not export a function`);
   } else {
-    fn = new Function('output', 'context', body(req.code));
+    fn = new Function(...params, body(req.code));
   }
   cache.set(key, fn);
   return fn;
@@ -244,12 +245,17 @@ def _reply_value(reply: dict[str, Any], what: str) -> Any:
     return reply.get("result")
 
 
-async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
-    """Call a JavaScript function (`file://x.js[:fn]` or inline code over `output, context`) with `args`."""
+async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript",
+                       params: list[str] | None = None) -> Any:
+    """Call a JavaScript function (`file://x.js[:fn]`, or inline code over `params`, default `output, context`)
+    with `args`."""
     proc = _process()
     limit = timeout_s()
+    payload: dict[str, Any] = {"code": code, "args": args, "base_dir": base_dir}
+    if params:
+        payload["params"] = params
     try:
-        reply = await asyncio.wait_for(proc.request({"code": code, "args": args, "base_dir": base_dir}), limit)
+        reply = await asyncio.wait_for(proc.request(payload), limit)
     except asyncio.TimeoutError:
         proc.kill()
         raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None

@@ -26,6 +26,8 @@ class PromptSpec:
     label: str
     id: str
     loc: Location | None = None
+    #: promptfoo's per-prompt `config`, merged over the provider's config for calls with this prompt
+    config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def is_chat(self) -> bool:
@@ -113,6 +115,7 @@ class Suite:
     env: dict[str, str] = field(default_factory=dict)
     disable_var_expansion: bool = False
     base_dir: str = "."
+    warnings: tuple[str, ...] = ()  # keys promptfoo ignores, dropped with a warning (config/lenient.py)
 
 
 # ---------------------------------------------------------------- expansion

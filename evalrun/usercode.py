@@ -5,10 +5,18 @@
 Python follows evalrun.pyexpr (inline expression or body, `file://x.py:fn`). A JavaScript file is called with
 the same arguments (`module.exports = (output, context) => ...`, its `default`, or `:fn`); without Node.js it
 is a ConfigError at `loc` before any call.
+
+Inline code is JavaScript (promptfoo's language for inline transforms) when `looks_like_js` says so: it does
+not compile as Python, or, outside string literals, it uses what only JavaScript means: `===`, `!==`, `=>`,
+`&&`, `||`, `JSON.`, `Math.`, `Object.`, `Array.`, `.length`, `typeof`, `const`/`let`/`var`, `true`/`false`/
+`null`/`undefined`, `.includes(`, `.toLowerCase(`, `.toUpperCase(`, `.trim(`, `.map(`, `.filter(`, ...
+Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
+meaning the same in both).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +40,50 @@ class JsFunction:
         from evalrun import jsnode
 
         return await jsnode.call_js_args(self.ref, list(args), base_dir=self.base_dir, what=self.what)
+
+
+class JsInline:
+    """Inline JavaScript (an expression, or a body with `return`) over `params`, run in evalrun's Node process."""
+
+    def __init__(self, code: str, params: Sequence[str], base_dir: str, what: str) -> None:
+        self.code, self.params, self.base_dir, self.what = code, list(params), base_dir, what
+
+    async def call(self, *args: Any) -> Any:
+        from evalrun import jsnode
+
+        return await jsnode.call_js_args(self.code, list(args), base_dir=self.base_dir, what=self.what,
+                                         params=self.params)
+
+
+_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|`[^`]*`")
+_JS_ONLY = re.compile(
+    r"===|!==|=>|&&|\|\||\b(?:JSON|Math|Object|Array|Number|String|Promise)\.|\.length\b|\btypeof\b"
+    r"|\b(?:const|let|var)\s|\b(?:true|false|null|undefined)\b|\bparse(?:Int|Float)\("
+    r"|\.(?:includes|toLowerCase|toUpperCase|trim|trimStart|trimEnd|map|filter|some|every|indexOf|slice"
+    r"|substring|startsWith|endsWith|match|test|forEach|reduce|find|join|toFixed|localeCompare)\(")
+
+
+def _compiles_as_python(code: str) -> bool:
+    import textwrap
+
+    text = textwrap.dedent(code).strip()
+    try:
+        if "\n" not in text:
+            compile(text, "<inline>", "eval")
+        else:
+            compile("def _f():\n" + textwrap.indent(text, "    "), "<inline>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def looks_like_js(code: Any) -> bool:
+    """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
+    if not isinstance(code, str) or not code.strip() or code.strip().startswith("file://"):
+        return False
+    if _JS_ONLY.search(_STRINGS.sub("''", code)):
+        return True
+    return not _compiles_as_python(code)
 
 
 def is_js_ref(code: Any) -> bool:
@@ -62,6 +114,18 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
                                  hint="install Node.js, or write this in Python (file://x.py:fn)")
         target = "file://" + str(full.resolve()) + (f":{fn}" if fn else "")
         return JsFunction(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
+    if looks_like_js(code):
+        from evalrun import jsnode
+
+        if jsnode.node_path() is None:
+            raise ConfigError.at(loc, "this code is JavaScript but `node` was not found on PATH", key=key,
+                                 hint="install Node.js, or write it in Python (evalrun reads inline code as "
+                                      "Python unless it is JavaScript; see docs/config.md)")
+        error = jsnode.check_syntax(code)
+        if error:
+            raise ConfigError.at(loc, f"JavaScript syntax error: {error}", key=key,
+                                 hint="inline JavaScript is an expression, or a body that uses `return`")
+        return JsInline(code, params, base_dir or ".", key or "inline JavaScript")
     from evalrun import pyexpr
 
     return pyexpr.compile_user_code(code, params, loc=loc, key=key, base_dir=base_dir, default_fn=default_fn)

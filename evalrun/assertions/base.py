@@ -18,7 +18,7 @@ from evalrun.types import AssertionSpec, Case, GraderTrace, Output
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
-    from evalrun.pyexpr import UserFunction
+    from evalrun.usercode import UserCode
 
 
 @dataclass
@@ -99,7 +99,7 @@ class Assertion:
     #: Extra keys allowed in `config:` (None = any).
     config_keys: ClassVar[frozenset[str] | None] = None
     #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
-    transform_fn: UserFunction | None = None
+    transform_fn: UserCode | None = None
 
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
@@ -117,9 +117,9 @@ class Assertion:
                                      hint=did_you_mean(k, self.config_keys) or
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
         if spec.transform:
-            from evalrun.pyexpr import compile_user_code
+            from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
 
-            self.transform_fn = compile_user_code(spec.transform, ("output", "context"), loc=spec.loc,
+            self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
                                                   key=self._key("transform"), base_dir=self.base_dir,
                                                   default_fn="get_transform")
         self.check()

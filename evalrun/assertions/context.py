@@ -23,7 +23,7 @@ from evalrun.errors import AssertionRuntimeError
 
 if TYPE_CHECKING:
     from evalrun.assertions.base import Assertion, AssertionContext
-    from evalrun.pyexpr import UserFunction
+    from evalrun.usercode import UserCode
 
 
 @dataclass(frozen=True)
@@ -74,19 +74,19 @@ def check_chunks(handler: Assertion, value: Any, key: str) -> None:
                             hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
 
 
-def compile_context_transform(handler: Assertion) -> UserFunction | None:
+def compile_context_transform(handler: Assertion) -> UserCode | None:
     """Compile the spec's `contextTransform` (ConfigError if it does not compile)."""
     src = handler.spec.context_transform
     if not src:
         return None
-    from evalrun.pyexpr import compile_user_code
+    from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
 
-    return compile_user_code(src, ("output", "context"), loc=handler.spec.loc,
+    return compile_code(src, ("output", "context"), loc=handler.spec.loc,
                              key=handler._key("contextTransform"), base_dir=handler.base_dir,
                              default_fn="get_context")
 
 
-async def _raw_context(ctx: AssertionContext, transform: UserFunction | None) -> tuple[Any, str] | None:
+async def _raw_context(ctx: AssertionContext, transform: UserCode | None) -> tuple[Any, str] | None:
     if transform is not None:
         return await transform.call(ctx.output, ctx.as_dict()), "contextTransform result"
     if "context" in ctx.vars:
@@ -101,7 +101,7 @@ def _parse_runtime(value: Any, where: str) -> list[Chunk]:
         raise AssertionRuntimeError(str(e)) from None
 
 
-async def context_chunks(ctx: AssertionContext, transform: UserFunction | None) -> list[Chunk]:
+async def context_chunks(ctx: AssertionContext, transform: UserCode | None) -> list[Chunk]:
     """The context as chunks: contextTransform's result, else vars.context (AssertionRuntimeError if absent)."""
     raw = await _raw_context(ctx, transform)
     if raw is None:
@@ -110,12 +110,12 @@ async def context_chunks(ctx: AssertionContext, transform: UserFunction | None) 
     return _parse_runtime(*raw)
 
 
-async def context_texts(ctx: AssertionContext, transform: UserFunction | None) -> list[str]:
+async def context_texts(ctx: AssertionContext, transform: UserCode | None) -> list[str]:
     """The context chunks' texts (required)."""
     return [c.text for c in await context_chunks(ctx, transform)]
 
 
-async def labelled_chunks(ctx: AssertionContext, transform: UserFunction | None) -> list[Chunk]:
+async def labelled_chunks(ctx: AssertionContext, transform: UserCode | None) -> list[Chunk]:
     """noise-sensitivity's chunks (see the module docstring); may be empty."""
     labelled = ctx.config.get("contextChunks")
     where = "config.contextChunks"

@@ -23,7 +23,7 @@ from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
-    from evalrun.pyexpr import UserFunction
+    from evalrun.usercode import UserCode
 
 
 class GradedAssertion(Assertion):
@@ -38,7 +38,7 @@ class GradedAssertion(Assertion):
     #: Reads context (vars.context / contextTransform).
     uses_context: ClassVar[bool] = True
 
-    context_fn: UserFunction | None = None
+    context_fn: UserCode | None = None
     prompt_overrides: dict[str, str] = {}  # replaced per instance in check()
 
     def check(self) -> None:

@@ -102,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
     check_env(args.pass_rate_threshold)
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
-    suite = config.load(config_paths(args), cli_vars=cli_vars or None)
+    suite = config.load(config_paths(args), cli_vars=cli_vars or None,
+                        strict=True if getattr(args, "strict", False) else None)
+    for warning in suite.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     results_file = args.results_file
     if args.resume:  # --resume FILE names the results file to continue

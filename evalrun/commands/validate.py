@@ -129,9 +129,11 @@ def run(args: argparse.Namespace) -> int:
     from evalrun.config import load
 
     paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
-    suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None)
+    suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
+                 strict=True if getattr(args, "strict", False) else None)
     check_providers(suite)
     summary = summarize(suite)
+    summary["warnings"] = [*suite.warnings, *summary["warnings"]]
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(summary, indent=2, default=str) + "\n")
     else:

@@ -34,9 +34,14 @@ def default_paths() -> list[str]:
                      hint=f"pass a config path, or create one of: {', '.join(DEFAULT_CONFIGS)}")
 
 
-def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Suite:
-    """Load, merge and check the config file(s) at `paths` into a Suite."""
+def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None) -> Suite:
+    """Load, merge and check the config file(s) at `paths` into a Suite.
+
+    Keys promptfoo ignores become `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT)."""
+    from dataclasses import replace
+
     from evalrun import templating
+    from evalrun.config import lenient
     from evalrun.config.merge import merge_configs
     from evalrun.config.reader import read
     from evalrun.config.suite import build_suite
@@ -46,6 +51,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Sui
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
     templating.reset_custom_filters()
+    lenient.reset(strict)
     try:
         configs = []
         seen: set[str] = set()
@@ -56,7 +62,9 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None) -> Sui
                     configs.append(cfg)
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
-        return build_suite(merged, cli_vars)
+        suite = build_suite(merged, cli_vars)
+        warnings = lenient.take()
+        return replace(suite, warnings=warnings) if warnings else suite
     finally:
         if was_enabled:
             gc.enable()

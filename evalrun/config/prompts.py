@@ -1,7 +1,7 @@
 """`prompts:` in every form -> PromptSpecs (templates syntax-checked here, rendered at run time).
 
 Forms: text; `file://path` (globs; .txt/.md/.j2 split on a `---` line; .json/.yaml chat message lists;
-.jsonl one chat per line); `{raw|id, label}` objects; inline chat message lists; a map path-or-text -> label.
+.jsonl one chat per line; .csv a `prompt` column, optional `label`); `{raw|id, label}` objects; inline chat message lists; a map path-or-text -> label.
 Inline text that is a JSON list of `{role, content}` is a chat prompt, as in promptfoo.
 """
 
@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from evalrun import templating
@@ -22,7 +23,7 @@ from evalrun.types import Messages, PromptSpec
 DEFAULT_PROMPT = "{{prompt}}"
 _SPLIT = re.compile(r"^[ \t]*---[ \t]*\r?$", re.M)
 #: A bare string (no whitespace) with one of these endings, or a glob, names a prompt file (as in promptfoo).
-_FILE_ENDINGS = (".txt", ".md", ".j2", ".jinja", ".jinja2", ".json", ".jsonl", ".yaml", ".yml", ".py", ".js")
+_FILE_ENDINGS = (".txt", ".md", ".j2", ".jinja", ".jinja2", ".json", ".jsonl", ".yaml", ".yml", ".csv", ".py", ".js")
 
 
 def _content_id(raw: str | Messages) -> str:
@@ -68,6 +69,27 @@ class _JsonTemplate(str):
     """The text of a .json prompt file that is JSON only once rendered (`{% for %}` loops, `{{ x | dump }}`)."""
 
 
+def _csv_prompts(path: Any, display: str, loc: Location | None, key: str) -> tuple[list[str], list[str | None]]:
+    """A CSV prompt file (promptfoo): a `prompt` column (and optional `label`) under a header, or one prompt
+    per row in the first column when there is no `prompt` header."""
+    import csv
+    import io
+
+    from evalrun.config.yamlsrc import read_text
+
+    rows = [r for r in csv.reader(io.StringIO(read_text(path, display=display, loc=loc, key=key), newline=""))
+            if any(c.strip() for c in r)]
+    if not rows:
+        raise ConfigError.at(loc, f"{display} holds no prompt", key=key)
+    header = [c.strip().lower() for c in rows[0]]
+    if "prompt" in header:
+        at, lab_at = header.index("prompt"), (header.index("label") if "label" in header else None)
+        body = rows[1:]
+        return ([r[at] if at < len(r) else "" for r in body],
+                [(r[lab_at] or None) if lab_at is not None and lab_at < len(r) else None for r in body])
+    return [r[0] for r in rows], [None] * len(rows)
+
+
 def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -> Any:
     if path.suffix.lower() == ".json":
         from evalrun.config.yamlsrc import read_text
@@ -92,6 +114,11 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
         rel = os.path.relpath(path, base_dir) if not files.has_glob(path_s) or path.is_absolute() else display
         rel = rel if not rel.startswith("..") else display
         suffix = path.suffix.lower()
+        if suffix == ".csv":
+            texts, labels = _csv_prompts(path, display, loc, key)
+            for text, lab in zip(texts, labels, strict=True):
+                out.append(_spec(text, lab or label or f"{rel}: {text[:40]}", None, Location(display, 1), key))
+            continue
         data = _read_prompt_file(path, display, loc, key)
         items: list[str | Messages]
         if suffix == ".jsonl":
@@ -137,22 +164,30 @@ def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key
     if chat is not None:
         return [_spec(chat, label, None, loc, key)]
     if isinstance(item, dict):
-        if "config" in item:
-            raise ConfigError.at(loc, "per-prompt `config` is not supported", key=f"{key}.config",
-                                 hint="put provider options under providers[].config")
-        lab = item.get("label", label)
-        raw = item.get("raw")
-        if isinstance(raw, str) and files.is_ref(raw):  # {raw: file://prompt.txt}: the file's prompt(s)
-            found = _from_file(raw, lab, base_dir, loc, f"{key}.raw")
-            if item.get("id") and len(found) == 1:
-                found = [PromptSpec(raw=found[0].raw, label=found[0].label, id=str(item["id"]), loc=found[0].loc)]
-            return found
-        if "raw" in item:
-            return [_spec(item["raw"], lab, item.get("id"), loc, key)]
-        if "id" in item:
-            return _item(item["id"], lab, base_dir, loc, key)
-        raise ConfigError.at(loc, "a prompt object needs `raw` (the text) or `id` (a file:// path)", key=key)
+        config = item.get("config") or {}
+        if not isinstance(config, dict):
+            raise ConfigError.at(loc_of(item, "config") or loc, "a prompt's `config` must be a mapping",
+                                 key=f"{key}.config", hint="e.g. config: {temperature: 0}")
+        found = _prompt_object(item, label, base_dir, loc, key)
+        return [replace(p, config=dict(config)) for p in found] if config else found
     raise ConfigError.at(loc, f"cannot read a prompt from {item!r}", key=key)
+
+
+def _prompt_object(item: dict[str, Any], label: str | None, base_dir: str, loc: Location | None,
+                   key: str) -> list[PromptSpec]:
+    """`{raw|id, label}` -> its prompt(s)."""
+    lab = item.get("label", label)
+    raw = item.get("raw")
+    if isinstance(raw, str) and files.is_ref(raw):  # {raw: file://prompt.txt}: the file's prompt(s)
+        found = _from_file(raw, lab, base_dir, loc, f"{key}.raw")
+        if item.get("id") and len(found) == 1:
+            found = [PromptSpec(raw=found[0].raw, label=found[0].label, id=str(item["id"]), loc=found[0].loc)]
+        return found
+    if "raw" in item:
+        return [_spec(item["raw"], lab, item.get("id"), loc, key)]
+    if "id" in item:
+        return _item(item["id"], lab, base_dir, loc, key)
+    raise ConfigError.at(loc, "a prompt object needs `raw` (the text) or `id` (a file:// path)", key=key)
 
 
 def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]:

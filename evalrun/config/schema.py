@@ -234,8 +234,12 @@ def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> Confi
         if extra:
             first = min(extra, key=lambda k: _locate(doc, [*path, k], file, line).line)
             loc = _locate(doc, [*path, first], file, line)
-            hint = did_you_mean(str(first), allowed) or f"allowed keys: {', '.join(allowed)}"
-            return ConfigError.at(loc, f"unknown key {first!r}", key=key_path([*path, first], prefix), hint=hint)
+            near = did_you_mean(str(first), allowed)
+            hint = near or f"allowed keys: {', '.join(allowed)}"
+            error = ConfigError.at(loc, f"unknown key {first!r}", key=key_path([*path, first], prefix), hint=hint)
+            if near is None:  # not a misspelling of a valid key: promptfoo drops it (see lenient.py)
+                error.droppable = (err.instance, first, loc)  # type: ignore[attr-defined]
+            return error
     loc = _locate(doc, path, file, line)
     v = err.validator
     if v == "type":
@@ -264,13 +268,23 @@ def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str 
 
     `line` locates errors in documents built outside a tracked file (CSV rows, generator output).
     """
-    if _runtime_check(definition)(doc):
-        return
-    errors = list(_validator(definition).iter_errors(doc))
-    if not errors:
-        return
-    explained = [_explain(e, doc, file, prefix, line) for e in errors]
-    raise min(explained, key=lambda e: (e.line or 10**9))
+    from evalrun.config import lenient
+
+    for _ in range(200):  # each round drops the unknown keys promptfoo ignores, then checks again
+        if _runtime_check(definition)(doc):
+            return
+        errors = list(_validator(definition).iter_errors(doc))
+        if not errors:
+            return
+        explained = sorted((_explain(e, doc, file, prefix, line) for e in errors), key=lambda e: e.line or 10**9)
+        droppable = [e for e in explained if getattr(e, "droppable", None)]
+        if len(droppable) < len(explained):  # a real error: report the first one (a dropped key only warns)
+            raise next(e for e in explained if not getattr(e, "droppable", None))
+        for e in droppable:
+            mapping, key, loc = e.droppable  # type: ignore[attr-defined]
+            lenient.note(loc, e.key or key, f"unknown key {key!r}")
+            mapping.pop(key, None)
+    raise explained[0]
 
 
 def check_keys(node: Any, allowed: Sequence[str], *, what: str, key: str, loc: Location | None) -> None:

@@ -123,7 +123,8 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "disableVarExpansion": {"type": "boolean", "description": "Do not expand list vars."},
             "disableConversationVar": {"type": "boolean"},
             "runSerially": {"type": "boolean"},
-            "storeOutputAs": {"type": "string", "description": "Not supported by evalrun (an error)."},
+            "storeOutputAs": {"type": "string", "description": "Store this test's output (after transforms) as a var of the "
+                              "tests that run after it; cases then run one at a time, in order."},
             "transformVars": _str("Code run before the prompt renders: returns a mapping merged into the vars "
                                   "(Python expression/body, `file://x.py[:fn]`, or `file://x.js[:fn]`)."),
             **{k: {"description": "Accepted for promptfoo compatibility; not used by evalrun."}

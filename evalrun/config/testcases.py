@@ -111,10 +111,10 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
                                   "`options.provider`")
     threshold = node.get("threshold")
     options = dict(node.get("options") or {})
-    if "storeOutputAs" in options:
-        raise ConfigError.at(loc_of(node, "options") or loc, "`storeOutputAs` is not supported",
-                             key=join(key, "options.storeOutputAs"),
-                             hint="evalrun runs cases independently; compute the value in the test's vars")
+    store = options.get("storeOutputAs")
+    if store is not None and not (isinstance(store, str) and store.isidentifier()):
+        raise ConfigError.at(loc_of(node, "options") or loc, f"storeOutputAs must be a var name, got {store!r}",
+                             key=join(key, "options.storeOutputAs"), hint="e.g. storeOutputAs: favoriteFruit")
     if "postprocess" in options:  # promptfoo's deprecated name of transform
         options.setdefault("transform", options.pop("postprocess"))
     return TestPart(

@@ -21,6 +21,7 @@ class CallContext:
     prompt_label: str = ""
     test_description: str | None = None
     use_cache: bool = True
+    prompt_config: dict[str, Any] = field(default_factory=dict)  # the prompt's own `config` (promptfoo)
 
 
 class Provider(Protocol):

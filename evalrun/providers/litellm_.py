@@ -288,7 +288,10 @@ class LiteLLMProvider:
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         messages = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
-        return await self.transport.chat(self.model, messages, self.params, use_cache=ctx.use_cache)
+        params = self.params
+        if ctx.prompt_config:  # a prompt's `config` overrides the provider's for this call (promptfoo)
+            params = {**params, **ids.normalise_params(ctx.prompt_config, loc=self.spec.loc, key="prompt config")}
+        return await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
 
 
 # ---------------------------------------------------------------- original functional contract

@@ -34,6 +34,8 @@ class CaseEnv:
     delay_s: float = 0.0
     base_dir: str = "."
     transforms: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: outputs stored by `options.storeOutputAs`, vars of the cases that run later (the run is then serial)
+    registers: dict[str, Any] = field(default_factory=dict)
 
 
 class CaseFailure(Exception):
@@ -71,6 +73,8 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
     prompt_str = ""
     output: Output | None = None
     try:
+        if env.registers:  # earlier tests' stored outputs (storeOutputAs); the test's own vars win
+            case = replace(case, vars={**env.registers, **case.vars})
         try:
             vars = await prepare_vars(case, env.transforms, env.base_dir)
         except VarsError as e:
@@ -84,7 +88,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         prompt_str = _prompt_text(prompt)
         provider = env.providers[id(case.provider)]
         ctx = CallContext(vars=case.vars, prompt_label=case.prompt.label, test_description=case.test.description,
-                          use_cache=env.use_cache)
+                          use_cache=env.use_cache, prompt_config=case.prompt.config)
         try:
             output = await provider.call(prompt, ctx)
         except ProviderError as e:
@@ -106,6 +110,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         test_transform = case.test.options.get("transform")
         if isinstance(test_transform, str) and test_transform.strip():
             text = await _apply_transform(env, case, test_transform, "options.transform", text, prompt_str)
+        store = case.test.options.get("storeOutputAs")
+        if isinstance(store, str) and store:
+            env.registers[store] = text
         results = await _assert_all(case, env, text, output, prompt_str)
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None

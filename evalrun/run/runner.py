@@ -202,7 +202,9 @@ class Runner:
                     continue
                 finish(await one(case))
 
-        workers = [asyncio.ensure_future(worker()) for _ in range(opts.max_concurrency)]
+        # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
+        serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
+        workers = [asyncio.ensure_future(worker()) for _ in range(1 if serial else opts.max_concurrency)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
                 await asyncio.gather(*workers)

@@ -1,0 +1,48 @@
+"""Keys promptfoo accepts and silently drops: a warning in evalrun, an error under `--strict`.
+
+    reset(strict=None)   at the start of a load (strict: None reads EVALRUN_STRICT)
+    note(loc, key, msg)  a dropped key: recorded as a warning, or raised as ConfigError when strict
+    take() -> tuple[str, ...]   the warnings of this load, in order
+
+An unknown key that is a near-miss of a key valid at that place (`tets`, `asert`) stays an error: it changes
+the meaning of the config. Any other unknown key is what promptfoo's loader ignores (`ignoreCase` on an
+assertion, top-level `vars`, `transform` on a test): evalrun warns at FILE:LINE and runs, as promptfoo does.
+"""
+
+from __future__ import annotations
+
+import os
+
+from evalrun.errors import ConfigError, Location
+
+_STATE: dict[str, object] = {"strict": False, "warnings": []}
+
+
+def reset(strict: bool | None = None) -> None:
+    if strict is None:
+        strict = os.environ.get("EVALRUN_STRICT", "").strip().lower() in ("1", "true", "yes")
+    _STATE["strict"] = strict
+    _STATE["warnings"] = []
+
+
+def is_strict() -> bool:
+    return bool(_STATE["strict"])
+
+
+def note(loc: Location | None, key: str, message: str) -> None:
+    """Record that `key` at `loc` is ignored; raise instead under --strict."""
+    if is_strict():
+        raise ConfigError.at(loc, message, key=key,
+                             hint="promptfoo ignores this key; remove it (--strict makes ignored keys errors)")
+    where = f"{loc.file}:{loc.line}: " if loc and loc.file else ""
+    warnings = _STATE["warnings"]
+    assert isinstance(warnings, list)
+    text = f"{where}{key}: {message}, ignored (promptfoo ignores it too; --strict makes it an error)"
+    if text not in warnings:
+        warnings.append(text)
+
+
+def take() -> tuple[str, ...]:
+    warnings = _STATE["warnings"]
+    assert isinstance(warnings, list)
+    return tuple(warnings)

@@ -1,0 +1,127 @@
+"""Measure the promptfoo example corpus: how many configs load in evalrun, and how many run with the case
+counts and per-case verdicts of promptfoo 0.121.20, both against tests/fakeserver.py (which answers each
+request with its last user message).
+
+    python tests/compat/measure_examples.py [NAME ...] [--promptfoo PATH] [--json]
+
+A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does); cases are
+matched by test index, each test comparing the sorted verdicts of its prompt x provider cells. Exit 77 when
+node or promptfoo is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.compat.compare import DEFAULT_PROMPTFOO, promptfoo_bin  # noqa: E402
+from tests.fakeserver import FakeOpenAI  # noqa: E402
+
+EXAMPLES = HERE / "promptfoo_examples"
+
+
+def _last_user(body: dict[str, Any]) -> dict[str, Any]:
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    content = users[-1]["content"] if users else ""
+    return {"content": content if isinstance(content, str) else json.dumps(content)}
+
+
+def _env(url: str, home: Path) -> dict[str, str]:
+    return dict(os.environ, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=url, OPENAI_API_BASE=url,
+                PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
+                PROMPTFOO_CONFIG_DIR=str(home), PROMPTFOO_DISABLE_REMOTE_GENERATION="1",
+                PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test")
+
+
+def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
+    out = tmp / f"pf-{cfg.parent.name}.json"
+    done = subprocess.run([binary, "eval", "-c", cfg.name, "-o", str(out), "--no-cache", "--no-table",
+                           "--no-progress-bar", "--no-write"], env=env, cwd=cfg.parent, capture_output=True,
+                          text=True, timeout=300, check=False)
+    if not out.exists():
+        return "no results: " + (done.stderr or done.stdout).strip()[-300:]
+    verdicts: dict[int, list[bool]] = {}
+    for r in json.loads(out.read_text())["results"]["results"]:
+        verdicts.setdefault(int(r["testIdx"]), []).append(bool(r["success"]))
+    return {k: sorted(v) for k, v in verdicts.items()}
+
+
+def run_evalrun(cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
+    out = tmp / f"er-{cfg.parent.name}.json"
+    done = subprocess.run([sys.executable, "-m", "evalrun", "eval", cfg.name, "-o", str(out), "--no-cache",
+                           "--no-table", "--no-progress-bar", "--results-file", str(tmp / "er.jsonl")],
+                          env=env, cwd=cfg.parent, capture_output=True, text=True, timeout=300, check=False)
+    if not out.exists():
+        return "no results: " + done.stderr.strip()[-400:]
+    verdicts: dict[int, list[bool]] = {}
+    for r in json.loads(out.read_text())["results"]:
+        verdicts.setdefault(int(r["test_index"]), []).append(bool(r["pass"]))
+    return {k: sorted(v) for k, v in verdicts.items()}
+
+
+def loads(cfg: Path) -> str | None:
+    from evalrun.config import load
+    from evalrun.errors import ConfigError
+
+    cwd = os.getcwd()
+    try:
+        os.chdir(cfg.parent)
+        load([cfg.name])
+        return None
+    except ConfigError as e:
+        return str(e).splitlines()[0]
+    finally:
+        os.chdir(cwd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("names", nargs="*")
+    ap.add_argument("--promptfoo", default=DEFAULT_PROMPTFOO)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    binary = promptfoo_bin(args.promptfoo)
+    if binary is None:
+        print("skipped: node or promptfoo missing", file=sys.stderr)
+        return 77
+    names = args.names or sorted(p.parent.name for p in EXAMPLES.glob("*/promptfooconfig.yaml"))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="evalrun-pfex-") as t, FakeOpenAI(default=_last_user) as server:
+        tmp = Path(t)
+        env = _env(server.url, tmp / "pf-home")
+        for name in names:
+            cfg = EXAMPLES / name / "promptfooconfig.yaml"
+            load_error = loads(cfg)
+            pf = run_promptfoo(binary, cfg, tmp, env)
+            er = run_evalrun(cfg, tmp, env) if load_error is None else load_error
+            row: dict[str, Any] = {"name": name, "loads": load_error is None}
+            if isinstance(pf, str) or isinstance(er, str):
+                row.update(same=False, note=er if isinstance(er, str) else f"promptfoo: {pf}")
+            else:
+                diff = sorted(k for k in set(pf) | set(er) if pf.get(k) != er.get(k))
+                if set(pf) != set(er) and sorted(sum(pf.values(), [])) == sorted(sum(er.values(), [])):
+                    diff = []  # promptfoo numbers each var combination as a test; the verdicts still agree
+                row.update(same=not diff, cases=(sum(map(len, pf.values())), sum(map(len, er.values()))),
+                           passed=(sum(map(sum, pf.values())), sum(map(sum, er.values()))), differ=diff)
+            rows.append(row)
+            if not args.json:
+                print(json.dumps(row, ensure_ascii=False), flush=True)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    print(f"loads {sum(r['loads'] for r in rows)}/{len(rows)}, same verdicts {sum(r['same'] for r in rows)}/"
+          f"{len(rows)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
