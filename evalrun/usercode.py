@@ -7,7 +7,7 @@ the same arguments (`module.exports = (output, context) => ...`, its `default`, 
 is a ConfigError at `loc` before any call.
 
 Inline code is JavaScript (promptfoo's language for inline transforms) when `looks_like_js` says so: it does
-not compile as Python, or, outside string literals, it uses what only JavaScript means: `===`, `!==`, `=>`,
+not compile as Python but Node.js compiles it, or, outside string literals, it uses what only JavaScript means: `===`, `!==`, `=>`,
 `&&`, `||`, `JSON.`, `Math.`, `Object.`, `Array.`, `.length`, `typeof`, `const`/`let`/`var`, `true`/`false`/
 `null`/`undefined`, `.includes(`, `.toLowerCase(`, `.toUpperCase(`, `.trim(`, `.map(`, `.filter(`, ...
 Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
@@ -79,11 +79,15 @@ def _compiles_as_python(code: str) -> bool:
 
 def looks_like_js(code: Any) -> bool:
     """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
-    if not isinstance(code, str) or not code.strip() or code.strip().startswith("file://"):
+    if not isinstance(code, str) or not code.strip() or code.strip().startswith(("file://", "pkg://")):
         return False
     if _JS_ONLY.search(_STRINGS.sub("''", code)):
         return True
-    return not _compiles_as_python(code)
+    if _compiles_as_python(code):
+        return False
+    from evalrun import jsnode  # neither marker nor Python: JavaScript only if Node.js compiles it
+
+    return jsnode.node_path() is not None and jsnode.check_syntax(code) is None
 
 
 def is_js_ref(code: Any) -> bool:

@@ -518,9 +518,7 @@ def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize(("snippet", "fragment"), [
-    ("prompts: [{raw: x, config: {temperature: 0}}]\nproviders: [echo]\n", "per-prompt `config`"),
     ("prompts: [x]\nproviders: [{id: echo, env: {A: b}}]\n", "per-provider `env`"),
-    ("prompts: [x]\nproviders: [echo]\ntests: [{options: {storeOutputAs: out}}]\n", "`storeOutputAs`"),
     ("prompts: [x]\nproviders: [echo]\ntests: [{provider: openai:gpt-4o}]\n", "per-test `provider`"),
 ])
 def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, snippet: str,
