@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalrun.errors import UsageError
+from evalrun.errors import ConfigError, UsageError
 from evalrun.types import Suite
 
 #: Looked for in the current folder when no config is given.
@@ -65,6 +65,9 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         suite = build_suite(merged, cli_vars)
         warnings = lenient.take()
         return replace(suite, warnings=warnings) if warnings else suite
+    except RecursionError:  # a safety net behind the depth limit (config/limits.py): never a traceback
+        raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
+                          hint="flatten its lists and mappings") from None
     finally:
         if was_enabled:
             gc.enable()

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from evalrun.config.limits import MAX_DEPTH, AliasBudget, check_depth, json_depth, may_exceed
 from evalrun.errors import ConfigError, Location
 
 try:  # libyaml is much faster; fall back to the pure-Python loader
@@ -126,12 +127,18 @@ def _tag(obj: Any, file: str, line: int) -> Any:
 
 
 class _Converter:
-    """Turns a composed YAML node tree into LDict/LList/scalars, checking duplicate keys."""
+    """Turns a composed YAML node tree into LDict/LList/scalars, checking duplicate keys.
+
+    An alias shares the already converted value; the values it adds once expanded are counted against
+    an AliasBudget (alias bombs), and an alias inside its own anchor is an error (it would expand forever).
+    """
 
     def __init__(self, loader: Any, file: str) -> None:
         self.loader = loader
         self.file = file
         self.memo: dict[int, Any] = {}
+        self.sizes: dict[int, int] = {}  # id(node) -> number of values once expanded
+        self.budget = AliasBudget(file)
 
     def scalar(self, node: yaml.Node) -> Any:
         if node.tag == _STR:
@@ -147,18 +154,29 @@ class _Converter:
             return str(node.value)  # timestamps, binary: keep the text as written
         return out
 
-    def convert(self, node: yaml.Node) -> Any:
+    def size(self, node: yaml.Node) -> int:
+        return 1 if isinstance(node, yaml.ScalarNode) else self.sizes[id(node)]
+
+    def convert(self, node: yaml.Node, line: int = 0) -> Any:
+        """`line`: where the reference to `node` is written (for alias errors)."""
         if isinstance(node, yaml.ScalarNode):
             return self.scalar(node)
         key = id(node)
         if key in self.memo:  # an alias: share the already converted value
+            if key not in self.sizes:
+                raise ConfigError("an alias (*name) is used inside the value its anchor (&name) names",
+                                  file=self.file, line=line or node.start_mark.line + 1,
+                                  hint="such a value would contain itself forever; copy the data instead")
+            self.budget.spend(self.sizes[key], line or node.start_mark.line + 1)
             return self.memo[key]
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node)
-        lst = _tag(LList(), self.file, node.start_mark.line + 1)
+        own_line = node.start_mark.line + 1
+        lst = _tag(LList(), self.file, own_line)
         self.memo[key] = lst
         lst.item_lines = [n.start_mark.line + 1 for n in node.value]
-        lst.extend(self.convert(n) for n in node.value)
+        lst.extend(self.convert(n, own_line) for n in node.value)
+        self.sizes[key] = 1 + sum(self.size(n) for n in node.value)
         return lst
 
     def mapping(self, node: yaml.MappingNode) -> LDict:
@@ -184,15 +202,18 @@ class _Converter:
         if not merge:
             for k_node, v_node in node.value:
                 k = k_node.value if k_node.tag == _STR else str(self.scalar(k_node))
-                d[k] = self.convert(v_node)
+                d[k] = self.convert(v_node, k_node.start_mark.line + 1)
+            self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
             return d
         own = dict(lines)
+        merge_line = next((k.start_mark.line + 1 for k, _ in node.value if k.tag == _MERGE), d.line)
         self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
         for k_node, v_node in node.value:
             k = self.scalar(k_node)
             k = k if isinstance(k, str) else "null" if k is None else str(k)
-            d[k] = self.convert(v_node)
+            d[k] = self.convert(v_node, own.get(k, merge_line))
             lines[k] = own.get(k, k_node.start_mark.line + 1)
+        self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
         return d
 
 
@@ -200,6 +221,7 @@ def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text; ConfigError with the line for syntax errors (tabs get a specific hint)."""
     loader = _Loader(text)
     try:
+        check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
         node = loader.get_single_node()
         return None if node is None else _Converter(loader, file).convert(node)
     except yaml.MarkedYAMLError as e:
@@ -214,8 +236,17 @@ def parse_yaml(text: str, file: str) -> Any:
             hint = "YAML indentation must use spaces, not tabs"
         ctx = f" ({e.context})" if e.context else ""
         raise ConfigError(f"invalid YAML: {problem}{ctx}", file=file, line=line, hint=hint) from None
+    except yaml.reader.ReaderError as e:  # a control character, NUL byte or lone surrogate
+        line = text.count("\n", 0, e.position) + 1
+        char = f"character U+{e.character:04X}" if isinstance(e.character, int) else f"byte {e.character!r}"
+        raise ConfigError(f"invalid YAML: {char} is not allowed in a YAML file", file=file, line=line,
+                          hint="remove it, or write it as an escape such as \"\\u0000\" in a double-quoted "
+                               "string") from None
     except yaml.YAMLError as e:
         raise ConfigError(f"invalid YAML: {e}", file=file, hint="check the file's syntax") from None
+    except RecursionError:  # a safety net: the depth limit should make this unreachable
+        raise ConfigError("the file is nested too deeply to read", file=file, line=1,
+                          hint="flatten its lists and mappings") from None
     finally:
         loader.dispose()
 
@@ -230,23 +261,58 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
     except IsADirectoryError:
         raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
                              hint="use a glob such as dir/*.yaml") from None
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise ConfigError(f"not UTF-8 text: byte 0x{e.object[e.start]:02x} cannot be decoded",
+                          file=display, line=line,
+                          hint="save the file as UTF-8 (binary files cannot be read as config or text)") from None
+    except OSError as e:
         raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
+
+
+_SURROGATE_PAIR = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _join_surrogates(text: str) -> str:
+    """`"\\ud83d\\ude00"` (how json.dumps writes an emoji) -> the character itself: libyaml rejects the halves."""
+    def one(m: re.Match[str]) -> str:
+        high, low = int(m.group(2), 16), int(m.group(3), 16)
+        return m.group(1) + chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+    return _SURROGATE_PAIR.sub(one, text) if "\\u" in text else text
+
+
+def _tracked(value: Any, file: str, line: int) -> Any:
+    """Plain JSON data -> LDict/LList, every key and item at `line` (when the YAML reader cannot give lines)."""
+    if isinstance(value, dict):
+        d = _tag(LDict(), file, line)
+        d.key_lines = {k: line for k in value}
+        d.update((k, _tracked(v, file, line)) for k, v in value.items())
+        return d
+    if isinstance(value, list):
+        lst = _tag(LList(_tracked(v, file, line) for v in value), file, line)
+        lst.item_lines = [line] * len(lst)
+        return lst
+    return value
 
 
 def parse_json(text: str, file: str) -> Any:
     """Parse JSON, with line numbers when the JSON is also valid YAML (nearly always)."""
+    check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"invalid JSON: {e.msg}", file=file, line=e.lineno,
                           hint="check commas, quotes and brackets") from None
+    except RecursionError:
+        raise ConfigError("the file is nested too deeply to read", file=file, line=1,
+                          hint="flatten its lists and mappings") from None
     try:  # same data, with line numbers
-        return parse_yaml(text, file)
+        return parse_yaml(_join_surrogates(text), file)
     except ConfigError as e:
         if e.message.startswith("duplicate key"):  # json.loads keeps the last one silently
             raise
-        return data
+        return _tracked(data, file, 1)
 
 
 def parse_jsonl(text: str, file: str) -> LList:
@@ -258,9 +324,15 @@ def parse_jsonl(text: str, file: str) -> LList:
             continue
         try:
             value = json.loads(line)
+            too_deep = may_exceed(line) and json_depth(value) > MAX_DEPTH
         except json.JSONDecodeError as e:
             raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=file, line=n,
                               hint="JSONL needs one complete JSON object per line") from None
+        except RecursionError:
+            too_deep = True
+        if too_deep:
+            raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
+                              line=n, hint="flatten the data")
         if isinstance(value, dict):
             ld = _tag(LDict(value), file, n)
             ld.key_lines = {k: n for k in value}

@@ -1,0 +1,135 @@
+"""Hostile config text: alias bombs, deep nesting, binary junk, bad encodings, NUL bytes, JSON escapes.
+
+Every case must end in one ConfigError naming the file and line (exit 2 through the CLI), fast and without
+a traceback, a RecursionError, a MemoryError or a crash of the libyaml C parser.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalrun.config import load
+from evalrun.config.limits import MAX_DEPTH, may_exceed
+from evalrun.config.yamlsrc import parse_data, parse_jsonl, parse_yaml
+from evalrun.errors import ConfigError
+
+HEAD = 'prompts: ["Say {{x}}"]\nproviders: [echo]\n'
+
+
+def _bomb(indent: str, levels: int = 8) -> str:
+    """Nested aliases, each level nine copies of the one before: 9**levels values once expanded."""
+    lines = [f"{indent}l0: &l0 [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels):
+        lines.append(f"{indent}l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+BOMBS = {
+    "unknown test key": HEAD + "tests:\n  - vars: {x: hi}\n    junk:\n" + _bomb("      "),
+    "vars": HEAD + "tests:\n  - vars:\n" + _bomb("      "),
+    "provider entry": 'prompts: ["x"]\nproviders:\n  - id: echo\n    junk:\n' + _bomb("      ") + "tests: []\n",
+    "assertion": HEAD + "tests:\n  - vars: {x: hi}\n    assert:\n      - type: contains\n        value: hi\n"
+                 "        junk:\n" + _bomb("          "),
+}
+
+
+@pytest.mark.parametrize("where", sorted(BOMBS))
+def test_alias_bomb_is_a_config_error_at_the_alias_line(where: str, tmp_path: Path) -> None:
+    text = BOMBS[where]
+    (tmp_path / "c.yaml").write_text(text)
+    start = time.monotonic()
+    with pytest.raises(ConfigError) as e:
+        load([str(tmp_path / "c.yaml")])
+    assert time.monotonic() - start < 5
+    assert "aliases" in e.value.message and "1,000,000" in e.value.message
+    lines = text.splitlines()
+    assert e.value.file and e.value.file.endswith("c.yaml")
+    assert "*l" in lines[e.value.line - 1], lines[e.value.line - 1]
+
+
+def test_reasonable_alias_reuse_still_loads() -> None:
+    text = "base: &b {a: 1, b: [1, 2, 3]}\nitems:\n" + "".join("  - *b\n" for _ in range(1000))
+    doc = parse_yaml(text, "f.yaml")
+    assert len(doc["items"]) == 1000 and doc["items"][999] == {"a": 1, "b": [1, 2, 3]}
+
+
+def test_alias_inside_its_own_anchor_is_an_error() -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_yaml("a: &x\n  - 1\n  - *x\n", "f.yaml")
+    assert e.value.line in (1, 2) and "inside the value its anchor" in e.value.message
+
+
+@pytest.mark.parametrize("text,line", [
+    (HEAD + "tests:\n  - vars: {v: " + "[" * 600 + "]" * 600 + "}\n", 4),
+    (HEAD + "tests:\n  - vars: " + "{a: " * 100_000 + "1" + "}" * 100_000 + "\n", 4),
+    (HEAD + "tests:\n  - vars:\n      v:\n        " + "- " * 300 + "x\n", 6),
+])
+def test_deep_nesting_is_a_config_error_with_its_line(text: str, line: int) -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_yaml(text, "deep.yaml")
+    assert (e.value.file, e.value.line) == ("deep.yaml", line)
+    assert f"more than {MAX_DEPTH} levels" in e.value.message
+
+
+def test_deep_json_and_jsonl_are_config_errors() -> None:
+    deep = "[" * 5000 + "]" * 5000
+    with pytest.raises(ConfigError) as e:
+        parse_data('{"a":\n' + deep + "}", "c.json")
+    assert e.value.line == 2
+    with pytest.raises(ConfigError) as e:
+        parse_jsonl('{"a": 1}\n{"v": ' + deep + "}\n", "t.jsonl")
+    assert e.value.line == 2 and "nested" in e.value.message
+
+
+def test_brackets_in_text_do_not_trip_the_depth_limit() -> None:
+    text = "prompt: |\n" + "".join("  [[[[[[ not nesting\n" for _ in range(50)) + "x: [1, [2]]\n"
+    assert may_exceed(text)  # the estimate is cautious ...
+    assert parse_yaml(text, "f.yaml")["x"] == [1, [2]]  # ... the exact check clears it
+
+
+def test_the_segfaulting_flow_mapping_exits_2_through_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(HEAD + "tests:\n  - vars: " + "{a: " * 100_000 + "1" + "}" * 100_000 + "\n")
+    r = subprocess.run([sys.executable, "-m", "evalrun", "validate", str(path)], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "c.yaml:4:" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("raw,line,words", [
+    (b'prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {a: "\xff\xfe"}\n', 4, "not UTF-8"),
+    (b"\xff\xfep\x00r\x00", 1, "not UTF-8"),
+    (b'prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {a: "x\x00"}\n', 4, "U+0000"),
+    (b"prompts: [x]\n\x07providers: [echo]\n", 2, "U+0007"),
+])
+def test_binary_junk_and_bad_encodings_get_file_and_line(raw: bytes, line: int, words: str,
+                                                        tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(ConfigError) as e:
+        load([str(path)])
+    assert e.value.file and e.value.file.endswith("c.yaml") and e.value.line == line
+    assert words in e.value.message and "unicode string" not in str(e.value)
+
+
+def test_json_config_with_escaped_non_bmp_characters_loads(tmp_path: Path) -> None:
+    cfg = {"prompts": ["Say {{x}} \U0001f600"], "providers": ["echo"],
+           "tests": [{"vars": {"x": "hi \U0001f600"}, "assert": [{"type": "contains", "value": "\U0001f600"}]}]}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cfg, indent=2))  # ensure_ascii: "\ud83d\ude00"
+    assert "\\ud83d\\ude00" in path.read_text()
+    suite = load([str(path)])
+    assert suite.tests[0].vars == {"x": "hi \U0001f600"}
+    doc = parse_data(path.read_text(), "c.json")
+    assert doc["tests"].loc(0).line == 9  # lines are kept
+
+
+def test_json_the_yaml_reader_rejects_still_loads_as_a_mapping() -> None:
+    doc = parse_data('{"prompts": ["a \\ud83d b"],\n "x": 1}', "c.json")  # a lone surrogate
+    assert doc["x"] == 1 and doc.loc("x").file == "c.json"
