@@ -114,7 +114,7 @@ def test_broken_corpus_and_fixtures_agree_with_jsonschema() -> None:
     ("prompts: ['a']\ntets: []\n", 2, "tets", "unknown key 'tets'", "did you mean `tests`?"),
     ("tests:\n  - vars: {}\n    assert:\n      - type: x\n        tresh: 1\n", 5, "tests[0].assert[0].tresh",
      "unknown key", "did you mean `threshold`?"),
-    ("evaluateOptions:\n  repeat: 0\n", 2, "evaluateOptions.repeat", "out of range: must be at least 1", None),
+    ("evaluateOptions:\n  repeat: 0\n", 2, "evaluateOptions.repeat", "out of range: must be between 1 and 10000", None),
     ("tests:\n  - assert:\n      - value: 1\n", 3, "tests[0].assert[0]", "missing required key 'type'", None),
     ("prompts: 3\n", 1, "prompts", "expected a string or a list or a mapping, got a number", None),
 ])

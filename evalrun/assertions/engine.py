@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -150,14 +151,17 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
     pass = every assertion passed.
     """
     scored = [r for r in results if r.score is not None or r.error]
-    total = sum((r.score or 0.0) * r.weight for r in scored)
-    weight = sum(r.weight for r in scored)
+    scale = max((r.weight for r in scored), default=0.0) or 1.0  # weights <= 1: their sum cannot overflow
+    total = sum((r.score or 0.0) * (r.weight / scale) for r in scored)
+    weight = sum(r.weight / scale for r in scored)
     failed = [r for r in results if not r.pass_ and (r.weight > 0 or r.error)]
     passed = not failed
     reason = "All assertions passed" if passed else failed[-1].reason
     if not scored:
         return (1.0 if passed else 0.0), passed, reason
     score = total / weight if weight > 0 else 0.0
+    if not math.isfinite(score):  # a score of inf/NaN from user code: never a PASS
+        return score, False, f"Aggregate score {score} is not a finite number"
     if threshold is not None:
         passed = score >= threshold
         sign = "≥" if passed else "<"

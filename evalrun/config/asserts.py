@@ -7,11 +7,13 @@ unknown types and bad arguments).
 
 from __future__ import annotations
 
+import math
 import re
 from functools import lru_cache
 from typing import Any
 
 from evalrun.config import files
+from evalrun.config.numbers import MAX_WEIGHT, check_threshold
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
 
@@ -84,8 +86,13 @@ def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str)
     if files.is_ref(rubric):
         rubric = resolve_file_value(rubric, type_="", base_dir=base_dir, loc=loc, key=f"{key}.rubricPrompt")
     weight = _number(raw, "weight", loc, key)
+    threshold = _number(raw, "threshold", loc, key)
+    check_threshold(type_, threshold, config, loc=loc_of(raw, "threshold") or loc, key=f"{key}.threshold")
+    if weight is not None and not (math.isfinite(weight) and 0 <= weight <= MAX_WEIGHT):
+        raise ConfigError.at(loc_of(raw, "weight") or loc, f"weight {weight:g} is out of range: must be between "
+                             f"0 and {MAX_WEIGHT:,}", key=f"{key}.weight")
     spec = AssertionSpec(
-        type=type_, negate=negate, value=value, threshold=_number(raw, "threshold", loc, key),
+        type=type_, negate=negate, value=value, threshold=threshold,
         weight=1.0 if weight is None else weight, metric=raw.get("metric"), transform=raw.get("transform"),
         provider=raw.get("provider"), config=config, rubric_prompt=rubric,
         context_transform=raw.get("contextTransform"), children=tuple(children), loc=loc, key_path=key,

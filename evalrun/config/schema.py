@@ -263,6 +263,23 @@ def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> Confi
     return ConfigError.at(loc, err.message, key=where)
 
 
+_FREE_FORM = frozenset({"vars", "metadata", "config", "value", "env", "derivedMetrics"})
+
+
+def _nan_path(doc: Any) -> list[Any] | None:
+    """Path of the first NaN in `doc` outside free-form data (vars, config, ...), walked without recursion."""
+    stack: list[tuple[Any, list[Any]]] = [(doc, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and node != node:
+            return path
+        if isinstance(node, dict):
+            stack.extend((v, [*path, k]) for k, v in reversed(list(node.items())) if k not in _FREE_FORM)
+        elif isinstance(node, list):
+            stack.extend((v, [*path, i]) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
     """Raise the first (in file order) schema violation of `doc` as a ConfigError.
 
@@ -275,6 +292,10 @@ def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str 
             return
         errors = list(_validator(definition).iter_errors(doc))
         if not errors:
+            nan_path = _nan_path(doc)  # jsonschema accepts NaN where a range is required (NaN < 0 is False)
+            if nan_path is not None:
+                raise ConfigError.at(_locate(doc, nan_path, file, line), "NaN is not a valid number here",
+                                     key=key_path(nan_path, prefix) or None, hint="give a finite number")
             return
         explained = sorted((_explain(e, doc, file, prefix, line) for e in errors), key=lambda e: e.line or 10**9)
         droppable = [e for e in explained if getattr(e, "droppable", None)]

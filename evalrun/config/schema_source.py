@@ -65,7 +65,8 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "prompts": {**_STR_LIST, "description": "Labels or ids of the prompts this provider runs "
                                                     "(default: all)."},
             "transform": _str("Python expression applied to the output (`output` in scope)."),
-            "delay": {"type": "number", "minimum": 0, "description": "Milliseconds to wait before each call."},
+            "delay": {"type": "number", "minimum": 0, "maximum": 3_600_000,
+                      "description": "Milliseconds to wait before each call (at most an hour)."},
             "env": {"type": "object", "description": "promptfoo's per-provider environment: not supported by evalrun "
                                                     "(an error); set variables in the environment or `env:`."},
         }, required=["id"]),
@@ -97,8 +98,9 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "type": type_schema,
             "value": {"description": "Expected value; strings are templates over the test's vars; "
                                      "`file://` loads a file."},
-            "threshold": {"type": "number", "minimum": 0, "description": "Pass threshold (meaning per type)."},
-            "weight": {"type": "number", "minimum": 0,
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1e12,
+                          "description": "Pass threshold (meaning per type; 0..1 for scores)."},
+            "weight": {"type": "number", "minimum": 0, "maximum": 1_000_000,
                        "description": "Weight in the test score; 0 = reported but never fails the test."},
             "metric": _str("Name under which the score is reported (template)."),
             "transform": _str("Python expression applied to the output before this assertion."),
@@ -166,11 +168,15 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "tests": _ref("tests"),
         }, required=["config"]),
         "evaluateOptions": _obj("How the run behaves.", {
-            "maxConcurrency": {"type": "integer", "minimum": 1, "description": "Concurrent cases (default 4)."},
-            "repeat": {"type": "integer", "minimum": 1, "description": "Run every case N times."},
-            "delay": {"type": "number", "minimum": 0, "description": "Milliseconds between calls."},
+            "maxConcurrency": {"type": "integer", "minimum": 1, "maximum": 1000,
+                               "description": "Concurrent cases (default 4, at most 1000)."},
+            "repeat": {"type": "integer", "minimum": 1, "maximum": 10_000,
+                       "description": "Run every case N times (at most 10,000)."},
+            "delay": {"type": "number", "minimum": 0, "maximum": 3_600_000,
+                      "description": "Milliseconds between calls (at most an hour)."},
             "cache": {"type": "boolean", "description": "Use the response cache (default true)."},
-            "timeoutMs": {"type": "integer", "minimum": 0, "description": "Per-case timeout."},
+            "timeoutMs": {"type": "integer", "minimum": 0, "maximum": 86_400_000,
+                          "description": "Per-case timeout (at most a day)."},
             "showProgressBar": {"type": "boolean"},
         }),
     }

@@ -23,6 +23,7 @@ from evalrun.run import filters
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
+from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import result_dict
 from evalrun.run.store import ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
@@ -175,8 +176,10 @@ class Runner:
         self.progress.total = total
         timeout = opts.timeout_s
 
+        scrub = Scrubber.for_run(spec.config for spec in self.suite.providers)
+
         def finish(result: CaseResult) -> None:
-            rec = result_dict(result)
+            rec = scrub.record(result_dict(result))  # secrets redacted, NaN/inf as null: in every report
             offset = writer.write(rec)
             tally.add(rec, offset)
             self.progress.update(result.status)

@@ -1,0 +1,62 @@
+"""Records made safe to write: known secrets redacted, non-finite numbers written as null.
+
+Every result record passes through `Scrubber.record` before it reaches the results file, so every report
+(json, jsonl, csv, junit, html, console) rebuilt from it inherits both guarantees. `Scrubber.text` serves the
+CLI's own messages. Secrets are the values of environment variables named *_API_KEY, *_TOKEN or *_SECRET and
+every `apiKey`/`api_key` in a provider's config (values shorter than 8 characters are too common to redact).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 8
+_SECRET_ENV = re.compile(r"(?:_API_KEY|_TOKEN|_SECRET|^API_KEY|^TOKEN|^SECRET)$", re.I)
+_CONFIG_KEYS = ("apiKey", "api_key", "apikey")
+
+
+def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if _SECRET_ENV.search(k) and v]
+
+
+def config_secrets(configs: Iterable[Mapping[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for config in configs:
+        for key in _CONFIG_KEYS:
+            value = config.get(key) if isinstance(config, Mapping) else None
+            if isinstance(value, str) and value:
+                out.append(value)
+    return out
+
+
+class Scrubber:
+    """Redacts a fixed set of secret values; a Scrubber with none only fixes non-finite numbers."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
+
+    @classmethod
+    def for_run(cls, provider_configs: Iterable[Mapping[str, Any]] = ()) -> Scrubber:
+        return cls([*env_secrets(), *config_secrets(provider_configs)])
+
+    def text(self, value: str) -> str:
+        return value if self.pattern is None else self.pattern.sub(REDACTED, value)
+
+    def record(self, value: Any) -> Any:
+        """A JSON-ready value with secrets redacted from every string (keys too) and NaN/±inf as None."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.record(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.record(v) for v in value]
+        return value
