@@ -62,6 +62,22 @@ def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def credential_fingerprint(params: Mapping[str, Any]) -> str:
+    """sha256 hex of exactly what key_params leaves out (credentials and credential headers), or "" for none.
+
+    Appended to the key of an in-flight request, so providers with different credentials never share one
+    request (which would go out with the other provider's key)."""
+    secret: dict[str, Any] = {}
+    for name, value in params.items():
+        if is_secret_param(name):
+            secret[name] = value
+        elif name in ("headers", "extra_headers") and isinstance(value, Mapping):
+            secret[name] = {k: v for k, v in value.items() if str(k).lower() in SECRET_HEADERS}
+    if not any(secret.values()):
+        return ""
+    return hashlib.sha256(canonical_json(secret).encode("utf-8")).hexdigest()
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, no whitespace, UTF-8 kept; unknown objects as str()."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

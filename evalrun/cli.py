@@ -1,4 +1,4 @@
-"""Command line: `evalrun eval|validate|list|cache|init`. The only place that prints besides report/.
+"""Command line: `evalrun eval|validate|list|cache|init|report`. The only place that prints besides report/.
 
 Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
 so `evalrun validate` stays fast and never imports litellm.
@@ -10,10 +10,12 @@ import argparse
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from evalrun import __version__
 from evalrun.errors import ConfigError, EvalrunError
+from evalrun.pipes import guard_stdout
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -85,13 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
     it.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
+    rp = sub.add_parser("report", help="write reports (any format) from a results file")
+    rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
+    rp.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+    rp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
     ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
-_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_", "init": "init_"}
+_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_", "init": "init_",
+             "report": "report_"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -101,22 +110,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    guard_stdout()
     try:
         module = importlib.import_module(f"evalrun.commands.{_COMMANDS[args.command]}")
         return int(module.run(args))
     except ConfigError as e:
         if debug:
-            raise
-        print(f"evalrun: {e}", file=sys.stderr)
-        return EXIT_USAGE
+            traceback.print_exc()
+        print(f"evalrun: {_redact(str(e))}", file=sys.stderr)
+        return EXIT_USAGE  # --debug shows the traceback, the exit code stays the same
     except EvalrunError as e:
         if debug:
-            raise
-        print(f"evalrun: error: {e}", file=sys.stderr)
+            traceback.print_exc()
+        print(f"evalrun: error: {_redact(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         print("evalrun: interrupted", file=sys.stderr)
         return 130
+
+
+def _redact(text: str) -> str:
+    from evalrun.run.scrub import Scrubber
+
+    return Scrubber.for_run().text(text)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,8 +7,9 @@ Serves POST /v1/chat/completions (and /chat/completions). Replies come from a sc
   {"status": 429, "headers": {"Retry-After": "1"}, "body": {...}}  -> that status (body defaults to an error)
   {"drop": True}                          -> closes the connection without answering
   {"raw": "not json"}                     -> 200 with that raw body
+  {"status": 401, "echo_headers": True}   -> that status, the error message quoting every request header
   {"usage": {...}, "finish_reason": "length"} may accompany "content".
-Every request body (parsed JSON) is recorded in `.requests`.
+Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class FakeOpenAI:
         self._script: list[Reply] = []
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -88,6 +90,8 @@ class FakeOpenAI:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
+                with fake._lock:
+                    fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 reply = fake._next_reply(body)
                 if reply.get("delay"):
                     time.sleep(float(reply["delay"]))
@@ -99,6 +103,9 @@ class FakeOpenAI:
                 headers = dict(reply.get("headers") or {})
                 if "raw" in reply:
                     payload = str(reply["raw"]).encode()
+                elif status != 200 and reply.get("echo_headers"):
+                    payload = json.dumps({"error": {"message": f"rejected request headers: {dict(self.headers)}",
+                                                    "type": "auth_error"}}).encode()
                 elif status != 200:
                     payload = json.dumps(reply.get("body") or {
                         "error": {"message": f"injected {status}", "type": "fake_error", "code": status}

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from evalrun.cache import ResponseCache, cache_key
+from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
 from evalrun.providers import ids
 from evalrun.providers.base import CallContext
@@ -135,12 +135,13 @@ class LLMTransport:
         if hit is not None:
             self._stats["cache_hits"] += 1
             return _as_cached(_output_from_value(hit))
-        flight = self._inflight.get(key)
+        fkey = key + credential_fingerprint(params)  # never one request for two providers' credentials
+        flight = self._inflight.get(fkey)
         shared = flight is not None
         if flight is None:
             flight = _Flight(asyncio.ensure_future(self._request(model, messages, params, key)))
-            self._inflight[key] = flight
-            flight.task.add_done_callback(functools.partial(self._landed, key))
+            self._inflight[fkey] = flight
+            flight.task.add_done_callback(functools.partial(self._landed, fkey))
         else:
             self._stats["coalesced"] += 1
         flight.waiters += 1
@@ -149,8 +150,8 @@ class LLMTransport:
         except asyncio.CancelledError:
             flight.waiters -= 1
             if flight.waiters == 0 and not flight.task.done():
-                if self._inflight.get(key) is flight:
-                    del self._inflight[key]  # a newcomer must start afresh, not join a cancelled request
+                if self._inflight.get(fkey) is flight:
+                    del self._inflight[fkey]  # a newcomer must start afresh, not join a cancelled request
                 flight.task.cancel()
             raise
         flight.waiters -= 1
@@ -213,6 +214,8 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
     text = message.get("content")
     if text is None and message.get("tool_calls"):
         text = json.dumps(message["tool_calls"])
+    elif text is None:  # `content: null` and no tool call: not an output that could pass `not-contains`
+        raise ProviderError(f"{model}: empty reply (the message's content is null)", retryable=False)
     elif text is not None and not isinstance(text, str):  # content parts from some servers
         text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text) \
             if isinstance(text, list) else json.dumps(text)
