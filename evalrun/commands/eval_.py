@@ -2,7 +2,8 @@
 
 Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
 --pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
-errors; 1 internal errors; 130 interrupted (results kept, continue with --resume). A --filter-pattern or
+errors; 1 internal errors; 130 interrupted by Ctrl-C, 143 by SIGTERM (summary and -o reports written, results
+kept: continue with --resume). A --filter-pattern or
 --filter-failing that selects no case is also exit 2 (with a warning on stderr), never a silent success.
 """
 
@@ -124,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(suite, opts)
 
+    from evalrun.run.signals import EXIT_SIGTERM, sigterm_as_sigint
+
     runner = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
-    outcome = asyncio.run(runner.run())
+    with sigterm_as_sigint() as got:  # SIGTERM (CI cancellation) stops the run like Ctrl-C
+        outcome = asyncio.run(runner.run())
 
     from evalrun.report import console
 
@@ -144,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         print("Wrote " + ", ".join(outputs))
     print(f"Results file: {opts.results_file}")
     if outcome.interrupted:
-        return EXIT_INTERRUPTED
+        return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
         print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
         return EXIT_USAGE

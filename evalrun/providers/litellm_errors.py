@@ -30,6 +30,8 @@ _CONNECTION = re.compile(
     r"connection error|cannot connect|connect call failed|connection (refused|reset|aborted|closed)"
     r"|server disconnected|remote end closed|name or service not known|nodename nor servname"
     r"|temporary failure in name resolution|getaddrinfo|broken pipe|all connection attempts failed", re.I)
+_UNREADABLE = re.compile(r"^(?:Unterminated string|Expecting (?:',' delimiter|':' delimiter|property name)"
+                         r"|Extra data|Invalid control character|Invalid \\escape|Invalid response object)")
 _NOISE = re.compile(r"\s*ssl:<[^>]*>|\s*Handle with `litellm\.\w+`\.?")
 _ERROR_CODE = re.compile(r"^Error code: \d+ - ")
 _PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
@@ -38,6 +40,7 @@ _PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
 def _server_message(exc: BaseException) -> str:
     """The server's own words, without litellm's 'litellm.RateLimitError: ...Exception - ' wrapping."""
     text = str(getattr(exc, "message", None) or exc).strip()
+    text = text.split("Traceback (most recent call last)", 1)[0].strip()  # litellm's own traceback: --debug
     if "Exception - " in text:
         text = text.split("Exception - ", 1)[1]
     text = _NOISE.sub("", _ERROR_CODE.sub("", text, count=1))
@@ -117,6 +120,9 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
     elif "APIConnectionError" in names:  # litellm's catch-all for failures before any HTTP status
         what, status, retryable = "the call failed inside litellm", None, False
         hint = ""
+    elif status in (None, 500) and _UNREADABLE.search(message):  # a 200 reply cut short or malformed
+        what, status, retryable = "the reply could not be read as a chat completion (truncated or malformed)", None, True
+        hint = "the server sent an incomplete or non-standard chat completion; check the server's logs"
     elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
         what, status, retryable = f"the server at {base} did not return valid JSON", None, False
         hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
