@@ -105,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     suite = config.load(config_paths(args), cli_vars=cli_vars or None,
                         strict=True if getattr(args, "strict", False) else None)
-    for warning in suite.warnings:
+    from evalrun.config.expansion import context_expansion_warnings
+
+    for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     results_file = args.results_file

@@ -77,6 +77,9 @@ def summarize(suite: Suite) -> dict[str, Any]:
                 if name not in graders:
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
+    from evalrun.config.expansion import context_expansion_warnings
+
+    warnings += context_expansion_warnings(suite)
     return {
         "files": list(suite.files),
         "description": suite.description,

@@ -97,8 +97,32 @@ def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str)
         provider=raw.get("provider"), config=config, rubric_prompt=rubric,
         context_transform=raw.get("contextTransform"), children=tuple(children), loc=loc, key_path=key,
     )
-    object.__setattr__(spec, "handler", _build_handler(spec))  # frozen: the handler is attached once, here
+    try:
+        handler = _build_handler(spec)
+    except ConfigError as e:
+        _relocate(e, raw, key)
+        raise
+    object.__setattr__(spec, "handler", handler)  # frozen: the handler is attached once, here
     return spec
+
+
+def _relocate(err: ConfigError, raw: Any, key: str) -> None:
+    """Point a handler's error at the line of the key it names (`value`, `config.mode`, ...), not at the
+    assertion's first line: the line named is the line the user must edit."""
+    from evalrun.config.yamlsrc import LDict, LList
+
+    if not err.key or not err.key.startswith(f"{key}."):
+        return
+    node, found = raw, None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", err.key[len(key) + 1:]):
+        if isinstance(node, LDict) and part in node:
+            found, node = node.loc(part), node[part]
+        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
+            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
+        else:
+            break
+    if found is not None and found.line and (err.file is None or found.file == err.file):
+        err.file, err.line = found.file, found.line
 
 
 @lru_cache(maxsize=8)

@@ -123,6 +123,10 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             if name.startswith("env."):
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             err = _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
+            if prompt.loc is not None and prompt.loc.line:  # the line that reads it; the message names the test
+                where = f" (test at {test.loc})" if test.loc else ""
+                err.message += where
+                err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
             if prompt.loc is None and name == "prompt":  # the default prompt
                 err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
             raise err
