@@ -127,7 +127,7 @@ def test_graders_are_named_and_malformed_grader_specs_rejected(tmp_path: Path, m
     assert graders == ["openai:gpt-4o-mini (config grader)", "local (assertion provider)"]
     path.write_text(path.read_text().replace("{id: ollama:chat:llama3, label: local}", "{idd: x}"))
     assert main(["validate", str(path)]) == 2
-    assert f"{path}:9: tests[0].assert[1].provider: grader provider object needs a string `id`" in \
+    assert f"{path}:11: tests[0].assert[1].provider: grader provider object needs a string `id`" in \
         capsys.readouterr().err
 
 
