@@ -71,7 +71,7 @@ def test_stdout_closed_early_exits_quietly(tmp_path: Path) -> None:
 
 def test_debug_keeps_exit_code_2_for_config_errors(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "c.yaml"
-    path.write_text("prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {x: 1}\n    bogus: 1\n")
+    path.write_text("prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {x: 1}\n    assert: [{type: nope}]\n")
     assert main(["validate", "--debug", str(path)]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and "c.yaml:5" in err
