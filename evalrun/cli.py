@@ -1,4 +1,5 @@
-"""Command line: `evalrun eval|validate|list|cache|init|report`. The only place that prints besides report/.
+"""Command line: `evalrun eval|validate|list|cache|init|report|runs|compare`. The only place that prints besides
+report/.
 
 Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
 so `evalrun validate` stays fast and never imports litellm.
@@ -64,7 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--resume", nargs="?", const="", default=None, metavar="RESULTS_JSONL",
                     help="continue an interrupted run, skipping cases already in its results file")
     ev.add_argument("--results-file", metavar="JSONL", default=None,
-                    help="where results are appended as cases finish (default .evalrun/last-run.jsonl)")
+                    help="where results are appended as cases finish (default: a file of this run's own, "
+                         ".evalrun/runs/RUN_ID.jsonl next to the config; .evalrun/last-run.jsonl points at it)")
+    ev.add_argument("--no-history", action="store_true",
+                    help="do not record this run in .evalrun/history.sqlite")
     ev.add_argument("--dry-run", action="store_true",
                     help="load and expand, call nothing; print the calls the run would make")
     ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
@@ -93,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
     rp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
+    from evalrun.commands import compare_args
+
+    compare_args.add_parsers(sub)
+
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
     ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
@@ -100,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_", "init": "init_",
-             "report": "report_"}
+             "report": "report_", "runs": "runs_", "compare": "compare_"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

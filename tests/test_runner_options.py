@@ -9,7 +9,7 @@ import pytest
 
 from evalrun.commands.eval_ import exit_code, parse_vars
 from evalrun.errors import UsageError
-from evalrun.run.options import DEFAULT_RESULTS_FILE, RunOptions
+from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress, wanted
 
 
@@ -17,7 +17,7 @@ def test_cli_wins_over_evaluate_options_over_defaults() -> None:
     eo = {"maxConcurrency": 8, "repeat": 2, "delay": 5, "timeoutMs": 1500, "cache": False}
     opts = RunOptions.merge(eo, max_concurrency=3)
     assert (opts.max_concurrency, opts.repeat, opts.delay_ms, opts.timeout_s) == (3, 2, 5, 1.5)
-    assert opts.use_cache is False and opts.results_file == DEFAULT_RESULTS_FILE
+    assert opts.use_cache is False and opts.results_file is None and opts.history is False
     defaults = RunOptions.merge({})
     assert (defaults.max_concurrency, defaults.repeat, defaults.use_cache, defaults.timeout_s) == (4, 1, True, None)
     assert RunOptions.merge({}, no_cache=True, results_file="x.jsonl").results_file == Path("x.jsonl")

@@ -113,15 +113,25 @@ def run(args: argparse.Namespace) -> int:
     results_file = args.results_file
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume
+    elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
+        from evalrun.run import rundir
+
+        state = rundir.state_dir(suite.files)
+        last = rundir.last_run(state)
+        if last is None:
+            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
+                             hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
+        results_file = str(last)
     opts = RunOptions.merge(
         suite.evaluate_options, max_concurrency=args.max_concurrency, repeat=args.repeat, delay_ms=args.delay,
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
         filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
-        resume=args.resume is not None, progress=progress_on)
+        resume=args.resume is not None, progress=progress_on,
+        history=not args.no_history)
     outputs = list(args.output or suite.output_paths)
     for path in outputs:
         report.check_path(path)
-    if opts.resume and not opts.results_file.exists():
+    if opts.resume and opts.results_file is not None and not opts.results_file.exists():
         raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue",
                          hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
     if args.dry_run:
@@ -148,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         github.write_step_summary(outcome)
     if outputs:
         print("Wrote " + ", ".join(outputs))
-    print(f"Results file: {opts.results_file}")
+    print(f"Results file: {outcome.results_file}" + (f" (run {outcome.run_id})" if opts.history else ""))
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):

@@ -121,6 +121,16 @@ def summary(outcome: Any) -> str:
         lines.append("Metrics: " + ", ".join(
             f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} n/a" for k, v in named.items()))
     lines.append(grader_line(s["graders"]))
+    rep = s.get("repeats")
+    if rep:
+        text = f"Repeats: {rep['repeat']} runs of each of {rep['groups']} cases; "
+        if rep["flaky_count"]:
+            flaky = "; ".join(f"{f['label']} ({f['passed']}/{f['runs']} passed)" for f in rep["flaky"][:10])
+            more = rep["flaky_count"] - min(10, len(rep["flaky"]))
+            text += f"{rep['flaky_count']} flaky: {flaky}" + (f"; and {more} more" if more > 0 else "")
+        else:
+            text += "none flaky"
+        lines.append(text)
     if s["interrupted"]:
         lines.append("Interrupted: finished cases are kept; continue with the same command and --resume")
     return "\n".join(lines)

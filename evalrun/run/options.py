@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalrun.errors import UsageError
-
-DEFAULT_RESULTS_FILE = Path(".evalrun") / "last-run.jsonl"
 
 
 @dataclass
@@ -23,9 +21,12 @@ class RunOptions:
     filter_pattern: str | None = None
     filter_first_n: int | None = None
     filter_failing: str | None = None  # path of a previous results .json/.jsonl
-    results_file: Path = field(default_factory=lambda: DEFAULT_RESULTS_FILE)
+    #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/rundir.py)
+    results_file: Path | None = None
     resume: bool = False
     progress: bool = False
+    #: record the run in .evalrun/history.sqlite (`evalrun eval` does unless --no-history; the API on request)
+    history: bool = False
 
     @classmethod
     def merge(cls, evaluate_options: dict[str, Any], **cli: Any) -> RunOptions:
@@ -51,6 +52,7 @@ class RunOptions:
         if cli.get("results_file"):
             opts.results_file = Path(cli["results_file"])
         opts.resume = bool(cli.get("resume"))
+        opts.history = bool(cli.get("history"))
         opts.check()
         return opts
 

@@ -19,13 +19,13 @@ from typing import Any
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import filters
+from evalrun.run import filters, recording
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
-from evalrun.run.serialize import result_dict
-from evalrun.run.store import ResultsWriter, read_at, read_records
+from evalrun.run.serialize import prompt_digest, result_dict
+from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite
 
@@ -37,6 +37,9 @@ class RunOutcome:
     suite: Suite
     tally: Tally
     results_file: Path
+    run_id: str | None = None
+    #: per-group statistics over repeats (runs with --repeat N > 1), see evalrun/run/repeats.py
+    repeats: Any = None
 
     def __repr__(self) -> str:
         # Kept short on purpose: asyncio.run reprs the main task, and with it this result, on exit;
@@ -68,7 +71,8 @@ class RunOutcome:
         from evalrun import __version__
 
         return {"evalrun_version": __version__, "description": self.suite.description,
-                "config_files": list(self.suite.files), "results_file": str(self.results_file)}
+                "config_files": list(self.suite.files), "results_file": str(self.results_file),
+                "run_id": self.run_id}
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -167,19 +171,33 @@ class Runner:
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         stream, total = self._case_stream()
-        previous = _previous(opts.results_file) if opts.resume else {}
+        files = recording.plan(self.suite, opts)
+        previous = _previous(files.results_file) if opts.resume else {}
         try:
-            writer = ResultsWriter(opts.results_file, append=opts.resume)
+            writer = ResultsWriter(files.results_file, append=opts.resume)
+        except ResultsFileBusy:
+            raise UsageError(f"the results file {str(files.results_file)!r} is being written by another run",
+                             key="--results-file", hint="wait for it, or leave out --results-file: "
+                             "each run then writes a file of its own") from None
         except OSError as e:
-            raise UsageError(f"cannot write the results file {str(opts.results_file)!r}: {e.strerror or e}",
+            raise UsageError(f"cannot write the results file {str(files.results_file)!r}: {e.strerror or e}",
                              key="--results-file", hint="choose another path with --results-file") from None
+        recording.begin(files, self.suite, opts)
+        status = "failed"
         self.progress.total = total
         timeout = opts.timeout_s
 
+        prompt_pos = {p.id: i for i, p in enumerate(self.suite.prompts)}
+        prompt_sha: dict[str, str] = {}
+
         scrub = Scrubber.for_run(spec.config for spec in self.suite.providers)
 
-        def finish(result: CaseResult) -> None:
+        def finish(result: CaseResult, case: Case) -> None:
             rec = scrub.record(result_dict(result))  # secrets redacted, NaN/inf as null: in every report
+            sha = prompt_sha.get(case.prompt.id)
+            if sha is None:
+                sha = prompt_sha[case.prompt.id] = prompt_digest(case.prompt.raw)
+            rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), sha
             offset = writer.write(rec)
             tally.add(rec, offset)
             self.progress.update(result.status)
@@ -203,7 +221,7 @@ class Runner:
                     tally.add(prev[1], prev[0], resumed=True)
                     self.progress.update(str(prev[1].get("status")))
                     continue
-                finish(await one(case))
+                finish(await one(case), case)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
         serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
@@ -211,8 +229,10 @@ class Runner:
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
                 await asyncio.gather(*workers)
+            status = "finished"
         except asyncio.CancelledError:
             tally.interrupted = True
+            status = "interrupted"
             await _stop(workers)
         except BaseException:  # a bug or a config error from the case stream: stop the others, then raise
             await _stop(workers)
@@ -222,8 +242,17 @@ class Runner:
             self.progress.close()
             tally.finished = time.time()
             await self._close(env)
+            if status == "failed":
+                recording.end(files, status=status, summary=tally.summary(), graders=[])
         tally.graders = self._graders_used()
-        return RunOutcome(self.suite, tally, opts.results_file)
+        outcome = RunOutcome(self.suite, tally, files.results_file, files.run_id)
+        if opts.repeat > 1:
+            from evalrun.run import repeats
+
+            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+            tally.repeat_summary = outcome.repeats.summary()
+        recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
+        return outcome
 
     async def _close(self, env: CaseEnv) -> None:
         transport = self.transport

@@ -6,6 +6,8 @@ these dicts, so the formats cannot disagree.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from evalrun.types import AssertionResult, CaseResult, TokenUsage
@@ -27,6 +29,8 @@ def assertion_dict(a: AssertionResult) -> dict[str, Any]:
         d["grader"] = a.grader
         d["tokens"] = tokens_dict(a.tokens)
         d["cost"] = a.cost
+    if a.lower_is_better:
+        d["lower_is_better"] = True
     if a.children:
         d["children"] = [assertion_dict(c) for c in a.children]
     return d
@@ -42,3 +46,9 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
         "assertions": [assertion_dict(a) for a in r.assertions], "metadata": r.metadata,
     }
 
+
+
+def prompt_digest(raw: str | list[dict[str, Any]]) -> str:
+    """Short digest of a prompt template's text (`prompt_sha`: tells an edited prompt across runs)."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]

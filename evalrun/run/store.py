@@ -2,7 +2,9 @@
 
 Writes are buffered and flushed at least every `flush_s` seconds (no per-case fsync), so a crash loses at most
 that window and Ctrl-C loses nothing. Each record's byte offset is kept so reports can re-read results in order
-without holding them in memory. `read_records` tolerates a torn last line (an interrupted write).
+without holding them in memory. `read_records` tolerates a torn last line (an interrupted write). A writer holds an exclusive lock on its file
+(where the platform has `fcntl`), so a second run told to write the same file stops with `ResultsFileBusy`
+instead of truncating results the first run is still writing and reading back.
 """
 
 from __future__ import annotations
@@ -20,15 +22,32 @@ def _dumps(obj: Any) -> bytes:
     return (_ENCODER.encode(obj) + "\n").encode("utf-8")
 
 
+class ResultsFileBusy(Exception):
+    """Another process is writing this results file."""
+
+
+def _lock(f: BinaryIO) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory lock
+        return
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise ResultsFileBusy(str(f.name)) from None
+
+
 class ResultsWriter:
     def __init__(self, path: Path, *, append: bool, flush_s: float = 0.5) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        if append and path.exists():
+        self._f: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
+        _lock(self._f)  # before truncating: never cut a file another run is writing
+        if append:
             _drop_torn_tail(path)
-            self._f: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
         else:
-            self._f = open(path, "wb")  # noqa: SIM115
+            self._f.truncate(0)
         self.offset = self._f.seek(0, 2)
         self.flush_s = flush_s
         self._last_flush = time.monotonic()

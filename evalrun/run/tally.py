@@ -43,6 +43,8 @@ class Tally:
     graders: list[str] = field(default_factory=list)
     metrics: MetricTotals = field(default_factory=MetricTotals)
     derived: tuple[DerivedMetric, ...] = ()
+    #: set after a run with --repeat N > 1: {"repeat", "groups", "flaky_count", "flaky": [...]}
+    repeat_summary: dict[str, Any] | None = None
     _sorted: bool = True
 
     def add(self, rec: dict[str, Any], offset: int, *, resumed: bool = False) -> None:
@@ -86,7 +88,7 @@ class Tally:
     def summary(self) -> dict[str, Any]:
         end = self.finished or time.time()
         total = self.total
-        return {
+        out = {
             "passed": self.passed, "failed": self.failed, "errors": self.errors, "total": total,
             "pass_rate": round(100.0 * self.passed / total, 2) if total else None,
             "duration_s": round(end - self.started, 3),
@@ -101,6 +103,9 @@ class Tally:
             "derived_metrics": {k: (round(v, 6) if v is not None and v == v else None)
                                 for k, v in self.metrics.derived(self.derived).items()},
         }
+        if self.repeat_summary is not None:
+            out["repeats"] = self.repeat_summary
+        return out
 
     def ordered(self) -> list[Row]:
         """Rows in expansion order."""

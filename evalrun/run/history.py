@@ -1,0 +1,202 @@
+"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config.
+
+A row is written when a run starts (status `running`) and completed when it ends (`finished`, `interrupted`
+or `failed`) with its summary. It records the config digest (SHA-256 over the config files' bytes), the git
+commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
+options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
+once in the same folder each write their own row without blocking each other's reads.
+
+    History(state_dir).start(...) -> run id      .finish(run_id, summary, status, graders)
+    History(state_dir).list(limit) -> [RunRecord] (newest first)    .resolve("latest~1") -> RunRecord
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import UsageError
+
+DB_NAME = "history.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT UNIQUE NOT NULL,
+  status TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  description TEXT,
+  config_files TEXT NOT NULL,
+  config_digest TEXT NOT NULL,
+  git_commit TEXT,
+  graders TEXT,
+  options TEXT NOT NULL,
+  summary TEXT,
+  results_file TEXT NOT NULL,
+  evalrun_version TEXT
+)
+"""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    seq: int
+    id: str
+    status: str
+    started_at: str
+    finished_at: str | None
+    description: str | None
+    config_files: list[str]
+    config_digest: str
+    git_commit: str | None
+    graders: list[str]
+    options: dict[str, Any]
+    summary: dict[str, Any] | None
+    results_file: Path
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "seq": self.seq, "status": self.status, "started_at": self.started_at,
+                "finished_at": self.finished_at, "description": self.description,
+                "config_files": self.config_files, "config_digest": self.config_digest,
+                "git_commit": self.git_commit, "graders": self.graders, "options": self.options,
+                "summary": self.summary, "results_file": str(self.results_file)}
+
+
+def config_digest(files: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for name in files:
+        h.update(name.encode("utf-8") + b"\0")
+        try:
+            h.update(Path(name).read_bytes())
+        except OSError:
+            h.update(b"<unreadable>")
+        h.update(b"\0")
+    return "sha256:" + h.hexdigest()[:16]
+
+
+def git_commit(folder: Path) -> str | None:
+    """HEAD of the git work tree holding `folder` (+dirty with uncommitted changes), or None."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True,
+                              timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
+                               capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = head.stdout.strip()[:12]
+    return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class History:
+    """The history database of one `.evalrun` folder."""
+
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.path = state / DB_NAME
+
+    def _connect(self, *, create: bool) -> sqlite3.Connection:
+        if create:
+            self.state.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():
+            raise UsageError(f"no run history in {str(self.state)!r}",
+                             hint="run `evalrun eval` first (without --no-history), or pass --dir / -c CONFIG "
+                                  "to say which folder's history to read")
+        conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=30000")
+        if create:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(_SCHEMA)
+        return conn
+
+    def start(self, run_id: str, *, description: str | None, config_files: Sequence[str],
+              options: dict[str, Any], results_file: Path, version: str) -> None:
+        folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
+        row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
+               config_digest(config_files), git_commit(folder), json.dumps(options, default=str),
+               self._stored_path(results_file), version)
+        conn = self._connect(create=True)
+        try:
+            conn.execute("INSERT INTO runs (id, status, started_at, description, config_files, config_digest, "
+                         "git_commit, options, results_file, evalrun_version) VALUES (?,?,?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT(id) DO UPDATE SET status='running', finished_at=NULL",  # --resume
+                         row)
+        finally:
+            conn.close()
+
+    def finish(self, run_id: str, *, status: str, summary: dict[str, Any], graders: Sequence[str]) -> None:
+        conn = self._connect(create=True)
+        try:
+            conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
+                         (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
+        finally:
+            conn.close()
+
+    def find_by_results(self, results_file: Path) -> RunRecord | None:
+        """The run whose results file is `results_file` (for --resume), or None."""
+        if not self.path.exists():
+            return None
+        target = results_file.resolve()
+        return next((r for r in self.list() if r.results_file.resolve() == target), None)
+
+    def list(self, limit: int | None = None) -> list[RunRecord]:
+        """Runs, newest first."""
+        conn = self._connect(create=False)
+        try:
+            sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
+            cur = conn.execute(sql, (limit,) if limit else ())
+            names = [d[0] for d in cur.description]
+            return [self._record(dict(zip(names, row, strict=True))) for row in cur.fetchall()]
+        finally:
+            conn.close()
+
+    def resolve(self, ref: str) -> RunRecord:
+        """`latest`, `latest~N` (N finished runs before the latest) or a run id (a unique prefix will do).
+
+        `latest` counts finished or interrupted runs only: a run still going is never compared."""
+        runs = self.list()
+        done = [r for r in runs if r.status in ("finished", "interrupted")]
+        if ref == "latest" or ref.startswith("latest~"):
+            back_text = ref.partition("~")[2] or "0"
+            if not back_text.isdigit():
+                raise UsageError(f"{ref!r} is not a run reference", hint="write latest, latest~1, latest~2, ...")
+            back = int(back_text)
+            if back >= len(done):
+                raise UsageError(f"{ref!r}: the history in {str(self.state)!r} has {len(done)} finished "
+                                 f"run{'s' if len(done) != 1 else ''}", hint="`evalrun runs` lists them")
+            return done[back]
+        matches = [r for r in runs if r.id == ref] or [r for r in runs if r.id.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise UsageError(f"no run {ref!r} in {str(self.path)!r}",
+                             hint="`evalrun runs` lists the run ids; a results file path works too")
+        raise UsageError(f"{ref!r} matches {len(matches)} runs", hint="give more of the run id")
+
+    def _stored_path(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.state.resolve()))
+        except ValueError:
+            return str(path.resolve())
+
+    def _record(self, row: dict[str, Any]) -> RunRecord:
+        stored = Path(row["results_file"])
+        return RunRecord(
+            seq=row["seq"], id=row["id"], status=row["status"], started_at=row["started_at"],
+            finished_at=row["finished_at"], description=row["description"],
+            config_files=json.loads(row["config_files"]), config_digest=row["config_digest"],
+            git_commit=row["git_commit"], graders=json.loads(row["graders"] or "[]"),
+            options=json.loads(row["options"]), summary=json.loads(row["summary"]) if row["summary"] else None,
+            results_file=stored if stored.is_absolute() else self.state / stored)

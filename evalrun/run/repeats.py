@@ -1,0 +1,148 @@
+"""Statistics over repeats (`--repeat N`): per group of repeated cases, the pass rate with its Wilson
+interval, the mean of each score with its Student-t interval, and whether the group is flaky.
+
+A group is one test x var combination x provider x prompt: the N cases that differ only in their repeat
+index. Flaky: passed in some repeats and failed or errored in others. Pure functions, no I/O.
+
+    group_key(rec) -> tuple       summarise(records) -> RepeatReport
+    wilson(k, n) -> (lo, hi)      mean_ci(values) -> (mean, lo, hi)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+Z95 = 1.959964
+# two-sided 95% Student-t quantiles for 1..30 degrees of freedom
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042)
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion k/n ((0, 1) for n = 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_ci(values: list[float]) -> tuple[float, float, float]:
+    """Mean and 95% t interval; a single value is its own interval (no spread is known)."""
+    n = len(values)
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    mean = sum(values) / n
+    if n == 1:
+        return mean, mean, mean
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    t = _T95[n - 2] if n - 1 <= len(_T95) else Z95
+    half = t * math.sqrt(var / n)
+    return mean, mean - half, mean + half
+
+
+def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
+    """The case's identity without its repeat index."""
+    prompt = rec.get("prompt_index")
+    return (rec.get("test_index", 0), json.dumps(rec.get("vars") or {}, sort_keys=True, default=str),
+            rec.get("provider"), prompt if prompt is not None else rec.get("prompt_label"))
+
+
+def group_label(rec: dict[str, Any]) -> str:
+    """A readable name for a group: description or vars, provider and prompt label."""
+    desc = rec.get("description")
+    vars_ = rec.get("vars") or {}
+    what = str(desc) if desc else ", ".join(f"{k}={v}" for k, v in vars_.items())[:80] or \
+        f"test {rec.get('test_index', 0)}"
+    if desc and vars_:
+        what += " [" + ", ".join(f"{k}={v}" for k, v in vars_.items())[:60] + "]"
+    prompt = str(rec.get("prompt_label") or "")
+    prompt = prompt if len(prompt) <= 40 else prompt[:39] + "…"
+    return f"{what} | {rec.get('provider')} | {prompt}"
+
+
+def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
+    """(name, score) of each assertion: the metric name when set, else `type#position`."""
+    out: list[tuple[str, float | None]] = []
+    for i, a in enumerate(rec.get("assertions") or []):
+        name = a.get("metric") or f"{a.get('type')}#{i + 1}"
+        out.append((str(name), a.get("score") if isinstance(a.get("score"), (int, float)) else None))
+    return out
+
+
+@dataclass
+class GroupStats:
+    """One group's results over its repeats."""
+
+    key: tuple[Any, ...]
+    label: str
+    n: int = 0
+    passed: int = 0
+    errors: int = 0
+    scores: list[float] = field(default_factory=list)
+    by_name: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        self.n += 1
+        status = rec.get("status")
+        self.passed += status == "pass"
+        self.errors += status not in ("pass", "fail")
+        if isinstance(rec.get("score"), (int, float)):
+            self.scores.append(float(rec["score"]))
+        for name, value in score_names(rec):
+            if value is not None:
+                self.by_name.setdefault(name, []).append(float(value))
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    @property
+    def flaky(self) -> bool:
+        return 0 < self.passed < self.n
+
+    def as_dict(self) -> dict[str, Any]:
+        lo, hi = wilson(self.passed, self.n)
+        out: dict[str, Any] = {"label": self.label, "runs": self.n, "passed": self.passed, "errors": self.errors,
+                               "pass_rate": round(self.pass_rate, 4), "pass_rate_ci": [round(lo, 4), round(hi, 4)],
+                               "flaky": self.flaky}
+        if self.scores:
+            m, slo, shi = mean_ci(self.scores)
+            out["score"] = {"mean": round(m, 4), "ci": [round(slo, 4), round(shi, 4)]}
+        out["metrics"] = {name: dict(zip(("mean", "lo", "hi"), (round(x, 4) for x in mean_ci(v)), strict=True))
+                          for name, v in self.by_name.items()}
+        return out
+
+
+@dataclass
+class RepeatReport:
+    repeat: int
+    groups: list[GroupStats]
+
+    @property
+    def flaky(self) -> list[GroupStats]:
+        return [g for g in self.groups if g.flaky]
+
+    def summary(self, max_named: int = 50) -> dict[str, Any]:
+        """The compact part that goes into the run summary (and the history)."""
+        flaky = self.flaky
+        return {"repeat": self.repeat, "groups": len(self.groups), "flaky_count": len(flaky),
+                "flaky": [{"label": g.label, "passed": g.passed, "runs": g.n} for g in flaky[:max_named]]}
+
+
+def summarise(records: Iterable[dict[str, Any]], repeat: int) -> RepeatReport:
+    groups: dict[tuple[Any, ...], GroupStats] = {}
+    for rec in records:
+        key = group_key(rec)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = GroupStats(key, group_label(rec))
+        g.add(rec)
+    return RepeatReport(repeat, list(groups.values()))
