@@ -231,6 +231,9 @@ class AssertionResult:
     tokens: TokenUsage = field(default_factory=TokenUsage)  # grader tokens
     cost: float = 0.0  # grader cost
     children: tuple[AssertionResult, ...] = ()
+    #: The score is a lower-is-better measurement (e.g. noise-sensitivity without `not-`): the case score
+    #: counts it as 1 - score, so a case's score always means higher is better.
+    lower_is_better: bool = False
 
 
 @dataclass(frozen=True)

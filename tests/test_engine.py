@@ -239,3 +239,23 @@ def test_threshold_with_no_scored_assertion_needs_every_assertion_to_pass() -> N
 def test_config_error_type_is_what_build_raises() -> None:
     with pytest.raises(ConfigError):
         spec("equals")      # value required
+
+
+def test_lower_is_better_scores_enter_the_case_score_as_their_complement() -> None:
+    """examples/rag-app "solar eclipses": faithfulness 1, context-relevance 0.417, noise-sensitivity 0 (perfect,
+    lower is better), latency 1 -> (1 + 0.417 + 1 + 1) / 4, not (1 + 0.417 + 0 + 1) / 4."""
+    noise = dataclasses.replace(_res(True, 0.0), lower_is_better=True)
+    test = _TestSpec(index=0, description=None, vars={}, asserts=())
+    status, passed, score, _ = engine.aggregate(test, [_res(True, 1.0), _res(True, 0.417), noise, _res(True, 1.0)])
+    assert status == "pass" and passed and score == pytest.approx((1 + 0.417 + 1 + 1) / 4)
+    bad_noise = dataclasses.replace(_res(False, 0.75), lower_is_better=True)
+    assert engine.aggregate(test, [_res(True, 1.0), bad_noise])[2] == pytest.approx((1 + 0.25) / 2)
+
+
+def test_the_engine_marks_lower_is_better_results_unless_negated() -> None:
+    low = Score(True, 0.2, "low noise", keep_score_on_negate=True)
+    plain = engine._result(spec("contains", "x"), None, low, None)
+    negated = engine._result(spec("not-contains", "x"), None, low, None)
+    assert plain.lower_is_better and plain.score == 0.2
+    assert not negated.lower_is_better and negated.score == 0.2 and not negated.pass_
+    assert not engine._result(spec("contains", "x"), None, Score(True, 0.2, "r"), None).lower_is_better

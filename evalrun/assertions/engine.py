@@ -5,7 +5,7 @@
         renders nothing itself (ctx.value/config are rendered), applies the assertion transform, not-,
         weight, metric; a GraderError/AssertionRuntimeError becomes result.error (never inverted by not-)
     aggregate(test, results) -> (status, pass, score, reason)
-        promptfoo's rules: weighted mean score; pass = all pass (weight 0 never fails) or score >= test threshold;
+        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0 never fails) or score >= test threshold;
         any result with error -> status "error".
 """
 
@@ -109,7 +109,8 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
                                details=details, children=children)
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=s.reason, metric=metric, details=details,
-                           grader=grader, cost=cost, children=children, **kw)
+                           grader=grader, cost=cost, children=children,
+                           lower_is_better=s.keep_score_on_negate and not spec.negate, **kw)
 
 
 def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
@@ -142,8 +143,18 @@ def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Statu
     return ("pass" if passed else "fail"), passed, score, reason
 
 
+def oriented(r: AssertionResult) -> float:
+    """The result's score as it enters a case score: higher is better (a lower-is-better metric such as
+    noise-sensitivity enters as 1 - score); an error or a missing score counts 0."""
+    if r.error or r.score is None:
+        return 0.0
+    return 1.0 - r.score if r.lower_is_better else r.score
+
+
 def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
     """Weighted score, pass and reason of a group of results (a test, or an assert-set's children).
+
+    Scores enter with one direction, higher is better: a lower-is-better metric counts as 1 - score.
 
     A result with no score (score None without an error, e.g. a graded assertion on an output that made no
     claims) is left out of the weighted mean, numerator and denominator; an error counts as score 0. When no
@@ -152,7 +163,7 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
     """
     scored = [r for r in results if r.score is not None or r.error]
     scale = max((r.weight for r in scored), default=0.0) or 1.0  # weights <= 1: their sum cannot overflow
-    total = sum((r.score or 0.0) * (r.weight / scale) for r in scored)
+    total = sum(oriented(r) * (r.weight / scale) for r in scored)
     weight = sum(r.weight / scale for r in scored)
     failed = [r for r in results if not r.pass_ and (r.weight > 0 or r.error)]
     passed = not failed

@@ -1,0 +1,204 @@
+"""Run A vs run B: per case (a group of repeats), newly failing / newly passing / new errors, score deltas,
+claim flips; a regression is decided with intervals when there are repeats. Pure: records in, a Diff out.
+
+Rules (docs/compare.md):
+- One run on each side: a verdict change is a change (pass -> fail newly failing, anything -> error a new
+  error, fail/error -> pass newly passing); a score drop by more than the tolerance is a regression.
+- Repeats on either side: the pass rate moved beyond the tolerance AND the 95% Wilson intervals of the two
+  pass rates do not overlap, else the change is "within noise"; a score (the case's or an assertion's)
+  regressed when its mean fell by more than the tolerance and its 95% t intervals do not overlap.
+- A case that errored in no repeat of A and in some repeat of B is a new error (errors are not noise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun.compare import match
+from evalrun.run.repeats import group_label, mean_ci, score_names, wilson
+
+EPS = 1e-9
+
+
+@dataclass
+class Side:
+    """One case's results on one side (its repeats)."""
+
+    n: int
+    passed: int
+    errors: int
+    status: str  # of the first repeat
+    score: tuple[float, float, float] | None  # mean, lo, hi
+    names: dict[str, tuple[float, float, float]]
+    error: str | None
+    claims: list[tuple[str, dict[str, str | None]]]  # (assertion name, {claim text: verdict}) of repeat 0
+
+    @classmethod
+    def of(cls, recs: list[dict[str, Any]]) -> Side:
+        scores = [float(r["score"]) for r in recs if isinstance(r.get("score"), (int, float))]
+        by_name: dict[str, list[float]] = {}
+        for r in recs:
+            for name, value in score_names(r):
+                if value is not None:
+                    by_name.setdefault(name, []).append(float(value))
+        first = recs[0]
+        claims = []
+        for name_score, a in zip(score_names(first), first.get("assertions") or [], strict=True):
+            if a.get("claims"):
+                claims.append((name_score[0], {str(c["text"]): c.get("verdict") for c in a["claims"]}))
+        error = next((str(r.get("error")) for r in recs if r.get("status") == "error"), None)
+        return cls(n=len(recs), passed=sum(r.get("status") == "pass" for r in recs),
+                   errors=sum(r.get("status") not in ("pass", "fail") for r in recs), status=str(first.get("status")),
+                   score=mean_ci(scores) if scores else None,
+                   names={k: mean_ci(v) for k, v in by_name.items()}, error=error, claims=claims)
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.n if self.n else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"runs": self.n, "passed": self.passed, "errors": self.errors, "status": self.status}
+        if self.n > 1:
+            lo, hi = wilson(self.passed, self.n)
+            out["pass_rate"], out["pass_rate_ci"] = round(self.rate, 4), [round(lo, 4), round(hi, 4)]
+        if self.score is not None:
+            out["score"] = round(self.score[0], 4)
+            if self.n > 1:
+                out["score_ci"] = [round(self.score[1], 4), round(self.score[2], 4)]
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def _dropped(a: tuple[float, float, float], b: tuple[float, float, float], tol: float) -> bool:
+    return b[0] < a[0] - tol - EPS and b[2] < a[1] - EPS
+
+
+def _rose(a: tuple[float, float, float], b: tuple[float, float, float], tol: float) -> bool:
+    return _dropped(b, a, tol)
+
+
+def verdict(a: Side, b: Side, tol: float) -> str:
+    """newly_failing | newly_passing | new_error | changed | noise | unchanged."""
+    if b.errors and not a.errors:
+        return "new_error"
+    if a.n == 1 and b.n == 1:
+        if a.status == b.status:
+            return "unchanged"
+        if b.status == "pass":
+            return "newly_passing"
+        return "newly_failing" if a.status == "pass" else "changed"
+    (alo, ahi), (blo, bhi) = wilson(a.passed, a.n), wilson(b.passed, b.n)
+    if b.rate < a.rate - tol - EPS and bhi < alo:
+        return "newly_failing"
+    if b.rate > a.rate + tol + EPS and blo > ahi:
+        return "newly_passing"
+    return "noise" if abs(a.rate - b.rate) > EPS or a.errors != b.errors else "unchanged"
+
+
+@dataclass
+class CaseDiff:
+    key: match.Key
+    label: str
+    provider: str
+    prompt_pair: int
+    test_index: int
+    kind: str  # a verdict(), or "added" / "removed"
+    a: Side | None
+    b: Side | None
+    score_delta: float | None = None
+    score_regressed: bool = False
+    score_improved: bool = False
+    metric_deltas: list[dict[str, Any]] = field(default_factory=list)
+    claim_flips: list[dict[str, Any]] = field(default_factory=list)
+    record_b: dict[str, Any] | None = None  # for reports: the first repeat of B (or A when removed)
+
+    @property
+    def regression(self) -> bool:
+        return self.kind in ("newly_failing", "new_error") or self.score_regressed or \
+            any(m["regressed"] for m in self.metric_deltas)
+
+    @property
+    def changed(self) -> bool:
+        return self.kind != "unchanged" or bool(self.score_delta) or bool(self.claim_flips) or \
+            any(m["delta"] for m in self.metric_deltas)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "provider": self.provider, "test_index": self.test_index,
+                "prompt_pair": self.prompt_pair, "kind": self.kind, "regression": self.regression,
+                "a": self.a.as_dict() if self.a else None, "b": self.b.as_dict() if self.b else None,
+                "score_delta": None if self.score_delta is None else round(self.score_delta, 4),
+                "score_regressed": self.score_regressed, "score_improved": self.score_improved,
+                "metric_deltas": self.metric_deltas, "claim_flips": self.claim_flips}
+
+
+def claim_flips(a: Side, b: Side) -> list[dict[str, Any]]:
+    """Claims present on both sides (same assertion) whose verdict changed."""
+    flips = []
+    b_claims = dict(b.claims)
+    for name, claims_a in a.claims:
+        claims_b = b_claims.get(name)
+        if claims_b is None:
+            continue
+        for text, va in claims_a.items():
+            vb = claims_b.get(text)
+            if text in claims_b and vb != va:
+                flips.append({"assertion": name, "claim": text, "a": va, "b": vb})
+    return flips
+
+
+def case_diff(key: match.Key, recs_a: list[dict[str, Any]] | None, recs_b: list[dict[str, Any]] | None,
+              tol: float) -> CaseDiff:
+    ref = (recs_b or recs_a or [{}])[0]
+    a = Side.of(recs_a) if recs_a else None
+    b = Side.of(recs_b) if recs_b else None
+    kind = "added" if a is None else "removed" if b is None else verdict(a, b, tol)
+    d = CaseDiff(key, group_label(ref), str(ref.get("provider")), int(key[3]) if isinstance(key[3], int) else -1,
+                 int(ref.get("test_index") or 0), kind, a, b, record_b=ref)
+    if a is None or b is None:
+        return d
+    if a.score is not None and b.score is not None:
+        d.score_delta = b.score[0] - a.score[0]
+        d.score_regressed, d.score_improved = _dropped(a.score, b.score, tol), _rose(a.score, b.score, tol)
+    for name, sa in a.names.items():
+        sb = b.names.get(name)
+        if sb is not None:
+            d.metric_deltas.append({"name": name, "a": round(sa[0], 4), "b": round(sb[0], 4),
+                                    "delta": round(sb[0] - sa[0], 4), "regressed": _dropped(sa, sb, tol)})
+    d.claim_flips = claim_flips(a, b)
+    return d
+
+
+@dataclass
+class Diff:
+    prompts: list[match.PromptPair]
+    cases: list[CaseDiff]
+    tolerance: float
+
+    @property
+    def regressions(self) -> list[CaseDiff]:
+        return [c for c in self.cases if c.regression]
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(("matched", "added", "removed", "newly_failing", "newly_passing", "new_error",
+                             "changed", "noise", "score_regressed", "score_improved", "claim_flips",
+                             "regressions", "prompts_changed"), 0)
+        for c in self.cases:
+            out["matched"] += c.kind not in ("added", "removed")
+            if c.kind in out:
+                out[c.kind] += 1
+            out["score_regressed"] += c.score_regressed
+            out["score_improved"] += c.score_improved
+            out["claim_flips"] += len(c.claim_flips)
+            out["regressions"] += c.regression
+        out["prompts_changed"] = sum(p.text_changed for p in self.prompts)
+        return out
+
+
+def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], *, tolerance: float = 0.0) -> Diff:
+    pairs = match.pair_prompts(match.prompts_of(records_a), match.prompts_of(records_b))
+    ids_a, ids_b = match.pair_ids(pairs)
+    ga, gb = match.group(records_a, ids_a), match.group(records_b, ids_b)
+    cases = [case_diff(k, ga.get(k), gb.get(k), tolerance) for k in list(ga) + [k for k in gb if k not in ga]]
+    return Diff(pairs, cases, tolerance)

@@ -1,0 +1,110 @@
+"""Which case of run B is which case of run A, across edited prompts. Pure.
+
+A case's id hashes its prompt's text when the prompt has no label, so editing a prompt would change every
+id. Cases are matched instead on test x var combination x provider x prompt, where B's prompts are paired
+with A's: same text first, then same label, then same position among the prompts left. A pair whose text
+differs is reported as a prompt change. Repeats of one case form a group (compared with their intervals).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+Key = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    key: Any  # prompt_index (or the label for records written before prompt_index existed)
+    index: int | None
+    label: str
+    sha: str | None
+
+
+@dataclass(frozen=True)
+class PromptPair:
+    a: PromptInfo | None
+    b: PromptInfo | None
+
+    @property
+    def text_changed(self) -> bool:
+        return self.a is not None and self.b is not None and bool(self.a.sha and self.b.sha) \
+            and self.a.sha != self.b.sha
+
+
+def _prompt_key(rec: dict[str, Any]) -> Any:
+    idx = rec.get("prompt_index")
+    return idx if idx is not None else f"label:{rec.get('prompt_label')}"
+
+
+def prompts_of(records: list[dict[str, Any]]) -> list[PromptInfo]:
+    seen: dict[Any, PromptInfo] = {}
+    for rec in records:
+        key = _prompt_key(rec)
+        if key not in seen:
+            seen[key] = PromptInfo(key, rec.get("prompt_index"), str(rec.get("prompt_label") or ""),
+                                   rec.get("prompt_sha"))
+    return sorted(seen.values(), key=lambda p: (p.index is None, p.index or 0, p.label))
+
+
+def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
+    """Pair B's prompts with A's: same text, then same label, then same position among those left."""
+    left_a = list(a)
+    pairs: list[PromptPair] = []
+    pending = list(b)
+    for rule in ("sha", "label", "position"):
+        still: list[PromptInfo] = []
+        for pb in pending:
+            match = _find(pb, left_a, rule)
+            if match is None:
+                still.append(pb)
+            else:
+                left_a.remove(match)
+                pairs.append(PromptPair(match, pb))
+        pending = still
+    pairs += [PromptPair(pa, None) for pa in left_a] + [PromptPair(None, pb) for pb in pending]
+
+    def order(p: PromptPair) -> tuple[int, int]:
+        info = p.b or p.a
+        return (0 if p.b else 1, info.index if info is not None and info.index is not None else 1 << 30)
+
+    return sorted(pairs, key=order)
+
+
+def _find(pb: PromptInfo, candidates: list[PromptInfo], rule: str) -> PromptInfo | None:
+    if rule == "sha":
+        return next((pa for pa in candidates if pb.sha and pa.sha == pb.sha and pa.label == pb.label), None) or \
+            next((pa for pa in candidates if pb.sha and pa.sha == pb.sha), None)
+    if rule == "label":
+        return next((pa for pa in candidates if pa.label == pb.label), None)
+    return next((pa for pa in candidates if pa.index is not None and pa.index == pb.index), None)
+
+
+def case_key(rec: dict[str, Any], prompt: Any) -> Key:
+    """Test x vars x provider x (paired) prompt; the repeat index is left out (repeats form one group)."""
+    return (rec.get("test_index", 0), json.dumps(rec.get("vars") or {}, sort_keys=True, default=str),
+            rec.get("provider"), prompt)
+
+
+def group(records: list[dict[str, Any]], prompt_ids: dict[Any, Any]) -> dict[Key, list[dict[str, Any]]]:
+    """Records grouped by case key (the prompt replaced by its pair id), repeats in repeat order."""
+    out: dict[Key, list[dict[str, Any]]] = {}
+    for rec in records:
+        out.setdefault(case_key(rec, prompt_ids[_prompt_key(rec)]), []).append(rec)
+    for recs in out.values():
+        recs.sort(key=lambda r: r.get("repeat") or 0)
+    return out
+
+
+def pair_ids(pairs: list[PromptPair]) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """Prompt key -> pair number, for A's and B's records."""
+    ids_a: dict[Any, Any] = {}
+    ids_b: dict[Any, Any] = {}
+    for n, p in enumerate(pairs):
+        if p.a is not None:
+            ids_a[p.a.key] = n
+        if p.b is not None:
+            ids_b[p.b.key] = n
+    return ids_a, ids_b

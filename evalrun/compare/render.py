@@ -1,0 +1,148 @@
+"""`evalrun compare` as console text and as Markdown (a pull-request comment), both from the JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_CASES = 50
+_KIND_TEXT = {"newly_failing": "newly failing", "newly_passing": "newly passing", "new_error": "new error",
+              "changed": "changed", "noise": "within noise", "unchanged": "score changed", "added": "added",
+              "removed": "removed"}
+
+
+def _num(v: Any, signed: bool = False) -> str:
+    if v is None:
+        return "–"
+    return f"{v:+.2f}" if signed else f"{v:.2f}"
+
+
+def _pct(v: Any) -> str:
+    return "–" if v is None else f"{100 * v:.0f}%"
+
+
+def _side(s: dict[str, Any] | None) -> str:
+    if s is None:
+        return "–"
+    if s["runs"] > 1:
+        lo, hi = s["pass_rate_ci"]
+        return f"{s['passed']}/{s['runs']} passed [{_pct(lo)}–{_pct(hi)}]"
+    return s["status"]
+
+
+def _case_line(c: dict[str, Any]) -> str:
+    text = f"{_KIND_TEXT.get(c['kind'], c['kind'])}: {c['label']}: {_side(c['a'])} -> {_side(c['b'])}"
+    if c["score_delta"] is not None and abs(c["score_delta"]) > 1e-9:
+        text += f"; score {_num(c['a'].get('score'))} -> {_num(c['b'].get('score'))} ({_num(c['score_delta'], True)})"
+    b = c.get("b") or {}
+    if c["kind"] == "new_error" and b.get("error"):
+        text += f"; error: {str(b['error'])[:200]}"
+    worse = [m for m in c["metric_deltas"] if m["regressed"]]
+    if worse:
+        text += "; " + ", ".join(f"{m['name']} {m['a']:.2f} -> {m['b']:.2f}" for m in worse)
+    return text
+
+
+def _groups(data: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    cases = data["cases"]
+    return [("Regressions", [c for c in cases if c["regression"]]),
+            ("Improvements", [c for c in cases if not c["regression"] and (c["kind"] == "newly_passing"
+                                                                            or c["score_improved"])]),
+            ("Within noise", [c for c in cases if c["kind"] == "noise" and not c["regression"]]),
+            ("Added or removed", [c for c in cases if c["kind"] in ("added", "removed")])]
+
+
+def _headline(data: dict[str, Any]) -> str:
+    s = data["summary"]
+    return (f"{s['matched']} cases matched ({s['added']} added, {s['removed']} removed): "
+            f"{s['newly_failing']} newly failing, {s['newly_passing']} newly passing, {s['new_error']} new errors, "
+            f"{s['score_regressed']} score regressions, {s['claim_flips']} claim flips, {s['noise']} within noise")
+
+
+def _verdict(data: dict[str, Any]) -> str:
+    n = data["summary"]["regressions"]
+    tol = data["tolerance"]
+    return (f"{n} regression{'s' if n != 1 else ''} beyond tolerance {tol:g}" if n
+            else f"No regression beyond tolerance {tol:g}")
+
+
+def _prompt_notes(data: dict[str, Any]) -> list[str]:
+    out = []
+    for i, p in enumerate(data["prompts"]):
+        a, b = p["a"], p["b"]
+        if p["text_changed"]:
+            out.append(f"prompt {i + 1} ({(b or a or {}).get('label', '')[:60]!r}): text changed")
+        elif a is None:
+            out.append(f"prompt {(b or {}).get('label', '')[:60]!r}: only in B")
+        elif b is None:
+            out.append(f"prompt {a.get('label', '')[:60]!r}: only in A")
+    return out
+
+
+def text(data: dict[str, Any]) -> str:
+    lines = [f"Comparing A {data['a']['label']} -> B {data['b']['label']}", _headline(data)]
+    lines += [f"  {n}" for n in _prompt_notes(data)]
+    for title, cases in _groups(data):
+        if cases:
+            lines.append(f"{title} ({len(cases)}):")
+            lines += [f"  {_case_line(c)}" for c in cases[:MAX_CASES]]
+            if len(cases) > MAX_CASES:
+                lines.append(f"  ... and {len(cases) - MAX_CASES} more (--format json lists them all)")
+    flips = [(c, f) for c in data["cases"] for f in c["claim_flips"]]
+    if flips:
+        lines.append(f"Claim flips ({len(flips)}):")
+        lines += [f"  {c['label']}: {f['assertion']}: {f['claim'][:120]!r} {f['a']} -> {f['b']}"
+                  for c, f in flips[:MAX_CASES]]
+    lines.append("By provider x prompt:")
+    for r in data["by_provider_prompt"]:
+        changed = " (prompt text changed)" if r["prompt_text_changed"] else ""
+        lines.append(f"  [{r['provider']}] {r['prompt'][:50]}{changed}: pass {_pct(r['pass_rate_a'])} -> "
+                     f"{_pct(r['pass_rate_b'])}, score {_num(r['score_a'])} -> {_num(r['score_b'])}; "
+                     f"{r['newly_failing']} newly failing, {r['newly_passing']} newly passing, "
+                     f"{r['new_error']} new errors")
+    if data["by_metric"]:
+        lines.append("By metric:")
+        lines += [f"  {m['name']}: {_num(m['score_a'])} -> {_num(m['score_b'])} ({_num(m['delta'], True)}); "
+                  f"{m['cases_regressed']} cases regressed" for m in data["by_metric"]]
+    tests = [t for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
+    if tests:
+        lines.append("Tests with changes:")
+        lines += [f"  {t['description'] or 'test ' + str(t['test_index'])}: pass {_pct(t['pass_rate_a'])} -> "
+                  f"{_pct(t['pass_rate_b'])}, {t['regressions']} regressed, {t['newly_passing']} newly passing"
+                  for t in tests]
+    lines.append(_verdict(data))
+    return "\n".join(lines)
+
+
+def _md(s: Any) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(data: dict[str, Any]) -> str:
+    n = data["summary"]["regressions"]
+    out = [f"### evalrun compare: {'❌' if n else '✅'} {_verdict(data)}", "",
+           f"A `{data['a']['label']}` → B `{data['b']['label']}`: {_headline(data)}", ""]
+    out += [f"- {_md(p)}" for p in _prompt_notes(data)]
+    out += ["", "| provider | prompt | pass A | pass B | score A | score B | newly failing | newly passing | "
+                "new errors |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in data["by_provider_prompt"]:
+        prompt = _md(r["prompt"][:60]) + (" *(text changed)*" if r["prompt_text_changed"] else "")
+        out.append(f"| {_md(r['provider'])} | {prompt} | {_pct(r['pass_rate_a'])} | {_pct(r['pass_rate_b'])} | "
+                   f"{_num(r['score_a'])} | {_num(r['score_b'])} | {r['newly_failing']} | {r['newly_passing']} | "
+                   f"{r['new_error']} |")
+    if data["by_metric"]:
+        out += ["", "| metric | A | B | Δ | cases regressed |", "|---|---:|---:|---:|---:|"]
+        out += [f"| {_md(m['name'])} | {_num(m['score_a'])} | {_num(m['score_b'])} | {_num(m['delta'], True)} | "
+                f"{m['cases_regressed']} |" for m in data["by_metric"]]
+    for title, cases in _groups(data):
+        if cases:
+            out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(cases)})"
+                        "</summary>", ""]
+            out += [f"- {_md(_case_line(c))}" for c in cases[:MAX_CASES]]
+            out += ["", "</details>"]
+    flips = [(c, f) for c in data["cases"] for f in c["claim_flips"]]
+    if flips:
+        out += ["", f"<details><summary>Claim flips ({len(flips)})</summary>", ""]
+        out += [f"- {_md(c['label'])}: {_md(f['assertion'])}: “{_md(f['claim'][:200])}” {f['a']} → {f['b']}"
+                for c, f in flips[:MAX_CASES]]
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
