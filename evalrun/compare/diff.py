@@ -113,6 +113,7 @@ class CaseDiff:
     metric_deltas: list[dict[str, Any]] = field(default_factory=list)
     claim_flips: list[dict[str, Any]] = field(default_factory=list)
     record_b: dict[str, Any] | None = None  # for reports: the first repeat of B (or A when removed)
+    vars_changed: bool = False  # matched by position within its test because its vars were edited
 
     @property
     def regression(self) -> bool:
@@ -130,7 +131,8 @@ class CaseDiff:
                 "a": self.a.as_dict() if self.a else None, "b": self.b.as_dict() if self.b else None,
                 "score_delta": None if self.score_delta is None else round(self.score_delta, 4),
                 "score_regressed": self.score_regressed, "score_improved": self.score_improved,
-                "metric_deltas": self.metric_deltas, "claim_flips": self.claim_flips}
+                "metric_deltas": self.metric_deltas, "claim_flips": self.claim_flips,
+                "vars_changed": self.vars_changed}
 
 
 def claim_flips(a: Side, b: Side) -> list[dict[str, Any]]:
@@ -200,5 +202,13 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], *,
     pairs = match.pair_prompts(match.prompts_of(records_a), match.prompts_of(records_b))
     ids_a, ids_b = match.pair_ids(pairs)
     ga, gb = match.group(records_a, ids_a), match.group(records_b, ids_b)
-    cases = [case_diff(k, ga.get(k), gb.get(k), tolerance) for k in list(ga) + [k for k in gb if k not in ga]]
+    renamed = match.pair_leftovers(ga, gb)  # same test, provider and prompt, edited vars
+    cases = []
+    for k in ga:
+        kb = k if k in gb else renamed.get(k)
+        d = case_diff(kb or k, ga[k], gb.get(kb) if kb else None, tolerance)
+        d.vars_changed = kb is not None and kb != k
+        cases.append(d)
+    paired_b = set(renamed.values())
+    cases += [case_diff(k, None, recs, tolerance) for k, recs in gb.items() if k not in ga and k not in paired_b]
     return Diff(pairs, cases, tolerance)

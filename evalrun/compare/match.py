@@ -3,7 +3,8 @@
 A case's id hashes its prompt's text when the prompt has no label, so editing a prompt would change every
 id. Cases are matched instead on test x var combination x provider x prompt, where B's prompts are paired
 with A's: same text first, then same label, then same position among the prompts left. A pair whose text
-differs is reported as a prompt change. Repeats of one case form a group (compared with their intervals).
+differs is reported as a prompt change. A case whose vars were edited (so no case of the other run has the
+same vars) is paired with the leftover case of the same test, provider and prompt in expansion order. Repeats of one case form a group (compared with their intervals).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
     left_a = list(a)
     pairs: list[PromptPair] = []
     pending = list(b)
-    for rule in ("sha", "label", "position"):
+    for rule in ("sha", "label"):
         still: list[PromptInfo] = []
         for pb in pending:
             match = _find(pb, left_a, rule)
@@ -64,7 +65,9 @@ def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
                 left_a.remove(match)
                 pairs.append(PromptPair(match, pb))
         pending = still
-    pairs += [PromptPair(pa, None) for pa in left_a] + [PromptPair(None, pb) for pb in pending]
+    n = min(len(left_a), len(pending))  # the rest pair up in order of position
+    pairs += [PromptPair(pa, pb) for pa, pb in zip(left_a[:n], pending[:n], strict=True)]
+    pairs += [PromptPair(pa, None) for pa in left_a[n:]] + [PromptPair(None, pb) for pb in pending[n:]]
 
     def order(p: PromptPair) -> tuple[int, int]:
         info = p.b or p.a
@@ -77,9 +80,7 @@ def _find(pb: PromptInfo, candidates: list[PromptInfo], rule: str) -> PromptInfo
     if rule == "sha":
         return next((pa for pa in candidates if pb.sha and pa.sha == pb.sha and pa.label == pb.label), None) or \
             next((pa for pa in candidates if pb.sha and pa.sha == pb.sha), None)
-    if rule == "label":
-        return next((pa for pa in candidates if pa.label == pb.label), None)
-    return next((pa for pa in candidates if pa.index is not None and pa.index == pb.index), None)
+    return next((pa for pa in candidates if pa.label == pb.label), None)
 
 
 def case_key(rec: dict[str, Any], prompt: Any) -> Key:
@@ -108,3 +109,20 @@ def pair_ids(pairs: list[PromptPair]) -> tuple[dict[Any, Any], dict[Any, Any]]:
         if p.b is not None:
             ids_b[p.b.key] = n
     return ids_a, ids_b
+
+
+def pair_leftovers(ga: dict[Key, list[dict[str, Any]]], gb: dict[Key, list[dict[str, Any]]]) -> dict[Key, Key]:
+    """A key -> B key for cases without an exact match: same test, provider and prompt, in expansion order."""
+    def slots(mine: dict[Key, list[dict[str, Any]]], other: dict[Key, list[dict[str, Any]]]) -> dict[Key, list[Key]]:
+        out: dict[Key, list[Key]] = {}
+        left = sorted((k for k in mine if k not in other), key=lambda k: min(r.get("index") or 0 for r in mine[k]))
+        for k in left:
+            out.setdefault((k[0], k[2], k[3]), []).append(k)
+        return out
+
+    slots_b = slots(gb, ga)
+    renamed: dict[Key, Key] = {}
+    for slot, keys_a in slots(ga, gb).items():
+        for ka, kb in zip(keys_a, slots_b.get(slot, []), strict=False):
+            renamed[ka] = kb
+    return renamed

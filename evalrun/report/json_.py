@@ -1,4 +1,5 @@
-"""`.json`: the whole run, `{version, meta, summary, results: [...]}` (schemas/results.schema.json).
+"""`.json`: the whole run, `{version, meta, summary, results: [...]}` (schemas/results.schema.json), plus
+`repeat_stats: [...]` after a run with --repeat N > 1.
 
 Written as a stream: results are re-read one at a time, never all held in memory.
 """
@@ -19,4 +20,9 @@ def write(path: Path, outcome: Any) -> None:
         f.write(text[:-2] + ',\n  "results": [')
         for i, rec in enumerate(outcome.iter_results()):
             f.write(("\n    " if i == 0 else ",\n    ") + json.dumps(rec, ensure_ascii=False, default=str))
-        f.write("\n  ]\n}\n")
+        f.write("\n  ]")
+        repeats = getattr(outcome, "repeats", None)
+        if repeats is not None:  # --repeat N > 1: pass rate, intervals and flakiness per repeated case
+            stats = json.dumps([g.as_dict() for g in repeats.groups], ensure_ascii=False, default=str)
+            f.write(',\n  "repeat_stats": ' + stats)
+        f.write("\n}\n")
