@@ -95,8 +95,14 @@ def test_html_is_self_contained_and_carries_the_results(outcome: Any, tmp_path: 
     assert "http://" not in html and "https://" not in html and "<script src" not in html
     start = html.index('type="application/json">') + len('type="application/json">')
     data = json.loads(html[start:html.index("</script>", start)])
-    assert len(data["results"]) == 4 and data["summary"]["failed"] == 1
-    assert "raw_replies" not in json.dumps(data["results"][3]["assertions"])
+    assert len(data["cases"]) == 4 and data["summary"]["failed"] == 1
+    assert "raw_replies" not in json.dumps(data["cases"])
+    rows = [c[0] for c in data["cases"]]
+    assert [r[4] for r in rows] == [0, 1, 2, 0]  # pass, fail, error, pass
+    assert data["providers"] == ["my-echo"] and data["matrix"] == [[[2, 1, 1]]]
+    assert "<svg" in data["status_svg"] and any(m["name"] == "faithfulness" for m in data["metrics"])
+    graded = data["cases"][3][1]["assertions"][0]
+    assert graded["claims"][0]["verdict"] == "supported" and graded["claims"][0]["chunks"] == [0]
 
 
 def test_console_table_and_summary(outcome: Any) -> None:

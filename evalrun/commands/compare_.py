@@ -14,7 +14,7 @@ from evalrun.commands.compare_args import state_of
 from evalrun.errors import UsageError
 
 EXIT_REGRESSION = 100
-OUTPUTS = (".json", ".md")
+OUTPUTS = (".json", ".md", ".html")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +45,12 @@ def run(args: argparse.Namespace) -> int:
             suffix = path.suffix.lower()
             if suffix == ".json":
                 path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-            else:
+            elif suffix == ".md":
                 path.write_text(render.markdown(data), encoding="utf-8")
+            else:
+                from evalrun.report import html_diff
+
+                html_diff.write(path, data, d)
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)

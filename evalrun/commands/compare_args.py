@@ -30,7 +30,7 @@ def add_parsers(sub: Any) -> None:
     _where(co)
     co.add_argument("--format", choices=["text", "json", "markdown"], default="text", help="stdout format")
     co.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                    help="also write the diff; format from the extension: .json .md")
+                    help="also write the diff; format from the extension: .json .md .html")
     co.add_argument("--fail-on", choices=["regression"], default=None,
                     help="exit 100 when anything regressed beyond --tolerance (a CI gate)")
     co.add_argument("--tolerance", type=float, default=0.0, metavar="X",

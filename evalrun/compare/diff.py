@@ -113,6 +113,7 @@ class CaseDiff:
     metric_deltas: list[dict[str, Any]] = field(default_factory=list)
     claim_flips: list[dict[str, Any]] = field(default_factory=list)
     record_b: dict[str, Any] | None = None  # for reports: the first repeat of B (or A when removed)
+    record_a: dict[str, Any] | None = None  # the first repeat of A
     vars_changed: bool = False  # matched by position within its test because its vars were edited
 
     @property
@@ -157,7 +158,7 @@ def case_diff(key: match.Key, recs_a: list[dict[str, Any]] | None, recs_b: list[
     b = Side.of(recs_b) if recs_b else None
     kind = "added" if a is None else "removed" if b is None else verdict(a, b, tol)
     d = CaseDiff(key, group_label(ref), str(ref.get("provider")), int(key[3]) if isinstance(key[3], int) else -1,
-                 int(ref.get("test_index") or 0), kind, a, b, record_b=ref)
+                 int(ref.get("test_index") or 0), kind, a, b, record_b=ref, record_a=recs_a[0] if recs_a else None)
     if a is None or b is None:
         return d
     if a.score is not None and b.score is not None:

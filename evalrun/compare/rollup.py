@@ -53,7 +53,7 @@ def by_provider_prompt(diff: Diff) -> list[dict[str, Any]]:
     rows = []
     for (provider, pair), cases in _bucket(diff.cases, lambda c: (c.provider, c.prompt_pair)).items():
         p = diff.prompts[pair] if 0 <= pair < len(diff.prompts) else None
-        rows.append({"provider": provider, "prompt": prompt_name(diff, pair),
+        rows.append({"provider": provider, "prompt": prompt_name(diff, pair), "prompt_pair": pair,
                      "prompt_text_changed": bool(p and p.text_changed), **_level(cases)})
     return rows
 

@@ -1,31 +1,68 @@
-"""`.html`: one self-contained file (no network, no external assets) with the summary, a filterable table,
-and per-case details: prompt, each assertion's score and reason, and its details (claims, verdicts,
-attributions). Grader raw replies stay in the .json output."""
+"""`.html`: one self-contained file (no network, no external assets, inline SVG charts) that opens offline:
+a summary header, a provider x prompt matrix of pass rates, each metric's score distribution, and a paged
+table (100 rows a page, so 100,000 cases stay responsive) with filters by text, status, provider, prompt and
+flakiness; a row opens to the rendered prompt, the output and every assertion with its reason, rounded
+score, claims with verdicts and the chunks they came from (the supporting sentence highlighted).
+
+Written in two streaming passes over the results file (aggregates, then cases); texts longer than
+html_data.TEXT_MAX are cut (the .json report keeps them whole); grader raw replies stay in the .json output.
+"""
 
 from __future__ import annotations
 
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+
+from evalrun.report import html_data, html_svg
 
 PLACEHOLDER = "/*__EVALRUN_DATA__*/"
 
 
-def _script_safe(text: str) -> str:
+def script_safe(text: str) -> str:
     return text.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
+def dumps(obj: Any) -> str:
+    return script_safe(json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
+
+
+def template() -> tuple[str, str]:
+    text = resources.files("evalrun.report").joinpath("template.html").read_text(encoding="utf-8")
+    head, tail = text.split(PLACEHOLDER, 1)
+    return head, tail
+
+
+def write_head(f: TextIO, head: dict[str, Any]) -> None:
+    """The data object up to its `cases` array (left open for the caller to stream into)."""
+    text = dumps(head)
+    f.write(text[:-1] + ',"cases":[')
+
+
+def _flaky_keys(outcome: Any) -> set[Any]:
+    repeats = getattr(outcome, "repeats", None)
+    return {g.key for g in repeats.flaky} if repeats is not None else set()
+
+
 def write(path: Path, outcome: Any) -> None:
-    template = resources.files("evalrun.report").joinpath("template.html").read_text(encoding="utf-8")
-    head, tail = template.split(PLACEHOLDER, 1)
+    from evalrun.run.repeats import group_key
+
+    agg = html_data.Aggregates()
+    for rec in outcome.iter_results():
+        agg.add(rec)
+    s = outcome.summary
+    head = {"kind": "run", "meta": outcome.meta(), "summary": s, "providers": agg.providers,
+            "prompts_list": agg.prompts, "matrix": agg.matrix(), "metrics": agg.metrics(),
+            "case_svg": html_svg.histogram(agg.case_bins, "case score") if any(agg.case_bins) else "",
+            "status_svg": html_svg.status_bar(s["passed"], s["failed"], s["errors"])}
+    flaky = _flaky_keys(outcome)
+    page_head, page_tail = template()
     with open(path, "w", encoding="utf-8") as f:
-        f.write(head)
-        meta = json.dumps({"meta": outcome.meta(), "summary": outcome.summary}, ensure_ascii=False, default=str)
-        f.write(_script_safe(meta[:-1]) + ',"results":[')
+        f.write(page_head)
+        write_head(f, head)
         for i, rec in enumerate(outcome.iter_results()):
-            for a in rec.get("assertions") or []:
-                (a.get("details") or {}).pop("raw_replies", None)
-            f.write(("," if i else "") + _script_safe(json.dumps(rec, ensure_ascii=False, default=str)))
+            is_flaky = bool(flaky) and group_key(rec) in flaky
+            f.write(("," if i else "") + dumps([html_data.row(i, rec, agg, is_flaky), html_data.detail(rec)]))
         f.write("]}")
-        f.write(tail)
+        f.write(page_tail)

@@ -1,0 +1,185 @@
+"""The data behind the HTML report, from result records. Pure: records in, JSON-ready dicts out.
+
+    Aggregates   one pass over the records: provider x prompt matrix, score histograms per metric, labels
+    row(rec)     one compact table row   detail(rec)   what a row shows when opened (rendered prompt,
+                 output, each assertion with rounded scores, claims with verdicts, chunks with spans)
+    spans(claim, chunk)  where a claim's support is in a chunk (character ranges to highlight)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
+SNIPPET = 160
+BINS = 10
+STATUS = {"pass": 0, "fail": 1, "error": 2}
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
+def rnd(x: Any, digits: int = 3) -> float | None:
+    return round(float(x), digits) if isinstance(x, (int, float)) and x == x else None
+
+
+def cut(text: Any, limit: int) -> str:
+    s = "" if text is None else str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def test_label(rec: dict[str, Any]) -> str:
+    vars_ = rec.get("vars") or {}
+    shown = ", ".join(f"{k}={v if isinstance(v, str) else v!r}" for k, v in vars_.items())
+    desc = rec.get("description")
+    return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"test {rec.get('test_index', 0)}", 200)
+
+
+def assertion_name(a: dict[str, Any], i: int) -> str:
+    return str(a.get("metric") or a.get("type") or f"#{i + 1}")
+
+
+@dataclass
+class Aggregates:
+    providers: list[str] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+    cells: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # pass, fail, error
+    scores: dict[str, list[int]] = field(default_factory=dict)  # histogram bins per assertion name
+    sums: dict[str, list[float]] = field(default_factory=dict)  # [sum, n, passed]
+    case_bins: list[int] = field(default_factory=lambda: [0] * BINS)
+
+    def index(self, rec: dict[str, Any]) -> tuple[int, int]:
+        provider = str(rec.get("provider"))
+        prompt = str(rec.get("prompt_label") or "")
+        if provider not in self.providers:
+            self.providers.append(provider)
+        if prompt not in self.prompts:
+            self.prompts.append(prompt)
+        return self.providers.index(provider), self.prompts.index(prompt)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        cell = self.cells.setdefault(self.index(rec), [0, 0, 0])
+        cell[STATUS.get(str(rec.get("status")), 2)] += 1
+        if isinstance(rec.get("score"), (int, float)):
+            self.case_bins[_bin(rec["score"])] += 1
+        for i, a in enumerate(rec.get("assertions") or []):
+            name = assertion_name(a, i)
+            s = self.sums.setdefault(name, [0.0, 0, 0])
+            s[2] += bool(a.get("pass"))
+            score = a.get("score")
+            if isinstance(score, (int, float)) and 0 <= score <= 1:
+                self.scores.setdefault(name, [0] * BINS)[_bin(score)] += 1
+                s[0] += score
+                s[1] += 1
+
+    def matrix(self) -> list[list[list[int] | None]]:
+        return [[self.cells.get((p, q)) for q in range(len(self.prompts))] for p in range(len(self.providers))]
+
+    def metrics(self) -> list[dict[str, Any]]:
+        from evalrun.report.html_svg import histogram
+
+        out = []
+        for name, (total, n, passed) in self.sums.items():
+            bins = self.scores.get(name)
+            out.append({"name": name, "n": n, "mean": rnd(total / n) if n else None, "passed": passed,
+                        "svg": histogram(bins, name) if bins else ""})
+        return out
+
+
+def _bin(score: float) -> int:
+    return min(BINS - 1, max(0, int(float(score) * BINS)))
+
+
+def row(i: int, rec: dict[str, Any], agg: Aggregates, flaky: bool = False) -> list[Any]:
+    """[index, test label, provider #, prompt #, status 0/1/2, score, output snippet, reason snippet, flaky]"""
+    p, q = agg.index(rec)
+    return [rec.get("index", i), test_label(rec), p, q, STATUS.get(str(rec.get("status")), 2), rnd(rec.get("score")),
+            cut(rec.get("output"), SNIPPET), cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky)]
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2 or w.isdigit()}
+
+
+def spans(claim: str, chunk: str) -> list[list[int]]:
+    """Character ranges of the chunk's sentences that support the claim: those sharing at least half of the
+    claim's content words (the best one when none does)."""
+    want = _words(claim)
+    if not want or not chunk:
+        return []
+    scored = []
+    for m in _SENTENCE.finditer(chunk):
+        text = m.group(0)
+        overlap = len(want & _words(text)) / len(want)
+        if overlap > 0:
+            start = m.start() + (len(text) - len(text.lstrip()))
+            scored.append((overlap, [start, m.start() + len(text.rstrip())]))
+    good = [s for o, s in scored if o >= 0.5]
+    if good:
+        return good
+    return [max(scored)[1]] if scored else []
+
+
+def _chunks(details: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = details.get("chunks")
+    if not isinstance(raw, list):
+        raw = details.get("context")
+    out = []
+    for c in raw if isinstance(raw, list) else []:
+        if isinstance(c, dict):
+            out.append({"text": cut(c.get("text"), TEXT_MAX), "relevant": c.get("relevant"),
+                        "level": c.get("level"), "reason": cut(c.get("reason"), 300)})
+        else:
+            out.append({"text": cut(c, TEXT_MAX)})
+    return out
+
+
+def _assertion(a: dict[str, Any]) -> dict[str, Any]:
+    st = "error" if a.get("error") else ("pass" if a.get("pass") else "fail")
+    out: dict[str, Any] = {"type": a.get("type"), "status": st, "score": rnd(a.get("score")),
+                           "threshold": a.get("threshold"), "weight": a.get("weight"),
+                           "reason": cut(a.get("error") or a.get("reason"), 1000)}
+    if a.get("metric"):
+        out["metric"] = a["metric"]
+    if a.get("grader"):
+        out["grader"] = a["grader"]
+    if a.get("lower_is_better"):
+        out["lower_is_better"] = True
+    raw_details = a.get("details")
+    details: dict[str, Any] = raw_details if isinstance(raw_details, dict) else {}
+    chunks = _chunks(details)
+    claims = []
+    for c in details.get("claims") or []:
+        c = c if isinstance(c, dict) else {"text": str(c)}
+        refs = [k for k in c.get("chunks") or c.get("evidence") or [] if isinstance(k, int) and 0 <= k < len(chunks)]
+        claim = {"text": cut(c.get("text"), 1000), "verdict": c.get("verdict"), "reason": cut(c.get("reason"), 400),
+                 "chunks": refs}
+        if c.get("counted") is not None:
+            claim["counted"] = c.get("counted")
+        for k in refs:
+            chunks[k].setdefault("spans", []).extend(spans(str(c.get("text") or ""), str(chunks[k]["text"])))
+        claims.append(claim)
+    if claims:
+        out["claims"] = claims
+    if chunks:
+        out["chunks"] = chunks
+    if details.get("missing"):
+        out["missing"] = details["missing"]
+    if a.get("children"):
+        out["children"] = [_assertion(c) for c in a["children"]]
+    return out
+
+
+def detail(rec: dict[str, Any]) -> dict[str, Any]:
+    """What an opened row shows: the rendered prompt, the output, every assertion."""
+    return {"prompt": cut(rec.get("prompt"), TEXT_MAX), "output": cut(rec.get("output"), TEXT_MAX),
+            "vars": cut(_vars_text(rec.get("vars")), 2000), "error": rec.get("error"), "id": rec.get("id"),
+            "latency_ms": rnd(rec.get("latency_ms"), 1), "repeat": rec.get("repeat"),
+            "assertions": [_assertion(a) for a in rec.get("assertions") or []]}
+
+
+def _vars_text(vars_: Any) -> str:
+    import json
+
+    return json.dumps(vars_ or {}, ensure_ascii=False, default=str, indent=1)
