@@ -17,7 +17,7 @@ SNIPPET = 160
 BINS = 10
 STATUS = {"pass": 0, "fail": 1, "error": 2}
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+[.!?。！？]*")  # "7.5" does not end a sentence
 
 
 def rnd(x: Any, digits: int = 3) -> float | None:
@@ -48,6 +48,7 @@ class Aggregates:
     scores: dict[str, list[int]] = field(default_factory=dict)  # histogram bins per assertion name
     sums: dict[str, list[float]] = field(default_factory=dict)  # [sum, n, passed]
     case_bins: list[int] = field(default_factory=lambda: [0] * BINS)
+    lower: set[str] = field(default_factory=set)  # names of lower-is-better metrics
 
     def index(self, rec: dict[str, Any]) -> tuple[int, int]:
         provider = str(rec.get("provider"))
@@ -65,6 +66,8 @@ class Aggregates:
             self.case_bins[_bin(rec["score"])] += 1
         for i, a in enumerate(rec.get("assertions") or []):
             name = assertion_name(a, i)
+            if a.get("lower_is_better"):
+                self.lower.add(name)
             s = self.sums.setdefault(name, [0.0, 0, 0])
             s[2] += bool(a.get("pass"))
             score = a.get("score")
@@ -82,8 +85,9 @@ class Aggregates:
         out = []
         for name, (total, n, passed) in self.sums.items():
             bins = self.scores.get(name)
+            lower = name in self.lower
             out.append({"name": name, "n": n, "mean": rnd(total / n) if n else None, "passed": passed,
-                        "svg": histogram(bins, name) if bins else ""})
+                        "lower_is_better": lower, "svg": histogram(bins, name, lower_is_better=lower) if bins else ""})
         return out
 
 
@@ -92,10 +96,11 @@ def _bin(score: float) -> int:
 
 
 def row(i: int, rec: dict[str, Any], agg: Aggregates, flaky: bool = False) -> list[Any]:
-    """[index, test label, provider #, prompt #, status 0/1/2, score, output snippet, reason snippet, flaky]"""
+    """[index, test label, provider #, prompt #, status 0/1/2, score, None, reason snippet, flaky]; the page fills
+    slot 6 with the output's first characters from the case detail (kept once in the file)."""
     p, q = agg.index(rec)
     return [rec.get("index", i), test_label(rec), p, q, STATUS.get(str(rec.get("status")), 2), rnd(rec.get("score")),
-            cut(rec.get("output"), SNIPPET), cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky)]
+            None, cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky)]
 
 
 def _words(text: str) -> set[str]:

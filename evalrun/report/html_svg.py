@@ -7,8 +7,10 @@ from html import escape
 PASS, FAIL, ERROR = "#2e7d32", "#c62828", "#b26a00"
 
 
-def histogram(bins: list[int], name: str, width: int = 240, height: int = 64) -> str:
-    """Bars of score counts over [0, 1] in len(bins) equal bins, with 0 and 1 marked."""
+def histogram(bins: list[int], name: str, width: int = 240, height: int = 64, *,
+              lower_is_better: bool = False) -> str:
+    """Bars of score counts over [0, 1] in len(bins) equal bins, with 0 and 1 marked; green on the good side
+    (high scores, or low ones for a lower-is-better metric)."""
     top = max(bins) or 1
     n = len(bins)
     bw = (width - 4) / n
@@ -16,7 +18,8 @@ def histogram(bins: list[int], name: str, width: int = 240, height: int = 64) ->
     for i, count in enumerate(bins):
         h = 0 if count == 0 else max(1.0, (height - 16) * count / top)
         lo, hi = i / n, (i + 1) / n
-        colour = PASS if lo >= 0.5 else FAIL if hi <= 0.5 else ERROR
+        good, bad = (hi <= 0.5, lo >= 0.5) if lower_is_better else (lo >= 0.5, hi <= 0.5)
+        colour = PASS if good else FAIL if bad else ERROR
         bars.append(f'<rect x="{2 + i * bw:.1f}" y="{height - 12 - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" '
                     f'fill="{colour}"><title>{lo:.1f}–{hi:.1f}: {count}</title></rect>')
     return (f'<svg class="chart" role="img" aria-label="score distribution of {escape(name)}" width="{width}" '
@@ -45,9 +48,9 @@ def delta_bars(items: list[tuple[str, float]], width: int = 360, row: int = 16) 
     """Horizontal bars of signed deltas (-1..1) around a centre line, one per named item."""
     if not items:
         return ""
-    label_w = 150
-    mid = label_w + (width - label_w) / 2
-    half = (width - label_w) / 2 - 4
+    label_w, value_w = 150, 44
+    mid = label_w + (width - label_w - value_w) / 2
+    half = (width - label_w - value_w) / 2 - 4
     rows = []
     for i, (name, delta) in enumerate(items):
         y = i * row
@@ -56,7 +59,8 @@ def delta_bars(items: list[tuple[str, float]], width: int = 360, row: int = 16) 
         colour = PASS if delta > 0 else FAIL
         rows.append(f'<text x="0" y="{y + 11}" font-size="10">{escape(name[:26])}</text>'
                     f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 0.5):.1f}" height="{row - 6}" fill="{colour}">'
-                    f"<title>{escape(name)}: {delta:+.3f}</title></rect>")
+                    f"<title>{escape(name)}: {delta:+.3f}</title></rect>"
+                    f'<text x="{width - 2}" y="{y + 11}" font-size="10" text-anchor="end">{delta:+.3f}</text>')
     height = row * len(items)
     return (f'<svg class="chart" role="img" aria-label="score deltas" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}">{"".join(rows)}'
