@@ -87,7 +87,7 @@ class Aggregates:
             bins = self.scores.get(name)
             lower = name in self.lower
             out.append({"name": name, "n": n, "mean": rnd(total / n) if n else None, "passed": passed,
-                        "lower_is_better": lower, "svg": histogram(bins, name, lower_is_better=lower) if bins else ""})
+                        "lower_is_better": lower, "svg": histogram(bins, name) if bins else ""})
         return out
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from html import escape
 
-PASS, FAIL, ERROR = "#2e7d32", "#c62828", "#b26a00"
+PASS, FAIL, ERROR, BAR = "#2e7d32", "#c62828", "#b26a00", "#3f6fb5"
 
 
-def histogram(bins: list[int], name: str, width: int = 240, height: int = 64, *,
-              lower_is_better: bool = False) -> str:
-    """Bars of score counts over [0, 1] in len(bins) equal bins, with 0 and 1 marked; green on the good side
-    (high scores, or low ones for a lower-is-better metric)."""
+def histogram(bins: list[int], name: str, width: int = 240, height: int = 64) -> str:
+    """Bars of score counts over [0, 1] in len(bins) equal bins, with 0 and 1 marked. One neutral colour:
+    whether a score passes depends on each assertion's threshold, not on where the bar sits."""
     top = max(bins) or 1
     n = len(bins)
     bw = (width - 4) / n
@@ -18,10 +17,8 @@ def histogram(bins: list[int], name: str, width: int = 240, height: int = 64, *,
     for i, count in enumerate(bins):
         h = 0 if count == 0 else max(1.0, (height - 16) * count / top)
         lo, hi = i / n, (i + 1) / n
-        good, bad = (hi <= 0.5, lo >= 0.5) if lower_is_better else (lo >= 0.5, hi <= 0.5)
-        colour = PASS if good else FAIL if bad else ERROR
         bars.append(f'<rect x="{2 + i * bw:.1f}" y="{height - 12 - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" '
-                    f'fill="{colour}"><title>{lo:.1f}–{hi:.1f}: {count}</title></rect>')
+                    f'fill="{BAR}"><title>{lo:.1f}–{hi:.1f}: {count}</title></rect>')
     return (f'<svg class="chart" role="img" aria-label="score distribution of {escape(name)}" width="{width}" '
             f'height="{height}" viewBox="0 0 {width} {height}">{"".join(bars)}'
             f'<line x1="2" y1="{height - 11}" x2="{width - 2}" y2="{height - 11}" stroke="#999"/>'
