@@ -22,8 +22,12 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
                          max_concurrency: int | None = None, repeat: int | None = None,
                          grader: str | None = None, use_cache: bool = True, timeout_s: float | None = None,
                          results_file: str | Path | None = None, outputs: Sequence[str] = (),
-                         filter_pattern: str | None = None, filter_first_n: int | None = None) -> RunOutcome:
-    """Load, run and (optionally) write reports; returns the outcome. ConfigError for a bad config."""
+                         filter_pattern: str | None = None, filter_first_n: int | None = None,
+                         history: bool = False) -> RunOutcome:
+    """Load, run and (optionally) write reports; returns the outcome. ConfigError for a bad config.
+
+    Without `results_file` the results go to .evalrun/runs/RUN_ID.jsonl next to the config; `history=True`
+    records the run in .evalrun/history.sqlite as `evalrun eval` does (for `evalrun compare`)."""
     from evalrun import config, report
 
     paths = [str(configs)] if isinstance(configs, (str, Path)) else [str(p) for p in configs]
@@ -33,7 +37,8 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
     opts = RunOptions.merge(suite.evaluate_options, max_concurrency=max_concurrency, repeat=repeat,
                             timeout_s=timeout_s, no_cache=not use_cache, grader=grader,
                             filter_pattern=filter_pattern, filter_first_n=filter_first_n,
-                            results_file=str(results_file) if results_file else None, progress=False)
+                            results_file=str(results_file) if results_file else None, progress=False,
+                            history=history)
     outcome = await Runner(suite, opts).run()
     for path in outputs:
         report.write(path, outcome)

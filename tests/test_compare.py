@@ -238,17 +238,18 @@ def test_graded_results_report_which_claim_flipped(folder: Path, capsys: pytest.
 
 def test_llm_runs_through_the_fake_server_compare(folder: Path, fake_openai: FakeOpenAI,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    _config(folder, f"""
+    config = f"""
         providers:
           - id: openai:chat:fake-model
             config: {{apiBaseUrl: "{fake_openai.url}", temperature: 0}}
-        prompts: ["Capital of {{{{country}}}}?"]
+        prompts: ["PROMPT {{{{country}}}}?"]
         tests:
           - vars: {{country: France}}
             assert: [{{type: icontains, value: paris}}]
           - vars: {{country: Italy}}
             assert: [{{type: icontains, value: rome}}]
-    """)
+    """
+    _config(folder, config.replace("PROMPT", "Capital of"))
     answers = {"France": "Paris", "Italy": "Rome"}
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
@@ -257,12 +258,14 @@ def test_llm_runs_through_the_fake_server_compare(folder: Path, fake_openai: Fak
 
     fake_openai.default = reply
     assert _eval("--no-cache") == 0
-    answers["Italy"] = "Milan"
-    fake_openai.default = reply
+    answers["Italy"] = "Milan"  # the model now answers Italy wrongly, and the prompt is edited
+    _config(folder, config.replace("PROMPT", "What is the capital city of"))
     assert _eval("--no-cache") == 100
+    assert "What is the capital city of Italy?" in json.dumps(fake_openai.requests[-1])
     code, data = _compare(capsys, "--fail-on", "regression")
-    assert code == 100
-    assert _kinds(data) == {"country=Italy | openai:chat:fake-model | Capital of {{country}}?": "newly_failing"}
+    assert code == 100 and data["summary"]["matched"] == 2 and data["summary"]["prompts_changed"] == 1
+    assert _kinds(data) == {
+        "country=Italy | openai:chat:fake-model | What is the capital city of {{country}}?": "newly_failing"}
     fake_openai.default = lambda body: {"status": 500}
     assert _eval("--no-cache") == 100
     code, data = _compare(capsys, "latest~1", "latest")

@@ -214,12 +214,18 @@ def test_ctrl_c_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
     assert "Interrupted" in out and "Traceback" not in err
     done = len(results.read_text().splitlines())
     assert 0 < done < 200
+    from evalrun.run.history import History
+
+    [row] = History(tmp_path / ".evalrun").list()
+    assert row.status == "interrupted" and row.summary is not None and row.summary["total"] == done
     again = subprocess.run(cmd + ["--resume"], cwd=tmp_path, env=_subprocess_env(), capture_output=True,
                            text=True, timeout=60)
     assert again.returncode == 0, again.stderr
     assert f"{done} resumed" in again.stdout and "200 passed" in again.stdout
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert len(ids) == 200 == len(set(ids))
+    [resumed] = History(tmp_path / ".evalrun").list()  # the same run, continued and finished
+    assert resumed.id == row.id and resumed.status == "finished" and resumed.summary["total"] == 200
 
 
 def test_python_api_evaluate(tmp_path: Path) -> None:
