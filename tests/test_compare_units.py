@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -58,3 +59,20 @@ def test_tolerance_on_pass_rates_with_repeats() -> None:
     a, b = _side("p" * 20), _side("p" * 12 + "f" * 8)  # 100% -> 60%: intervals apart
     assert diff.verdict(a, b, 0.0) == "newly_failing"
     assert diff.verdict(a, b, 0.5) == "noise"
+
+
+def _rec(test: int, desc: str | None, status: str, q: str = "x") -> dict[str, Any]:
+    return {"test_index": test, "description": desc, "vars": {"q": q}, "provider": "echo", "prompt_index": 0,
+            "prompt_label": "p", "prompt_sha": "s", "status": status, "score": 1.0 if status == "pass" else 0.0,
+            "assertions": [], "repeat": 0, "index": test}
+
+
+def test_an_inserted_test_shifts_no_other_when_descriptions_are_unique() -> None:
+    a = [_rec(0, "alpha", "pass"), _rec(1, "beta", "pass")]
+    b = [_rec(0, "new one", "fail"), _rec(1, "alpha", "pass"), _rec(2, "beta", "fail")]
+    d = diff.compare(a, b)
+    kinds = {c.label.split(" [")[0]: c.kind for c in d.cases}
+    assert kinds == {"alpha": "unchanged", "beta": "newly_failing", "new one": "added"}
+    # without descriptions tests are known by position
+    same = diff.compare([_rec(0, None, "pass", "a")], [_rec(0, None, "fail", "a")])
+    assert [c.kind for c in same.cases] == ["newly_failing"]

@@ -3,13 +3,16 @@
 A case's id hashes its prompt's text when the prompt has no label, so editing a prompt would change every
 id. Cases are matched instead on test x var combination x provider x prompt, where B's prompts are paired
 with A's: same text first, then same label, then same position among the prompts left. A pair whose text
-differs is reported as a prompt change. A case whose vars were edited (so no case of the other run has the
-same vars) is paired with the leftover case of the same test, provider and prompt in expansion order. Repeats of one case form a group (compared with their intervals).
+differs is reported as a prompt change. A test is known by its description when that is unique in its run
+(inserting or moving a test then shifts no other), else by its position. A case whose vars were edited (no
+case of the other run has the same vars) is paired with the leftover case of the same test, provider and
+prompt in expansion order. Repeats of one case form a group (compared with their intervals).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,17 +86,29 @@ def _find(pb: PromptInfo, candidates: list[PromptInfo], rule: str) -> PromptInfo
     return next((pa for pa in candidates if pa.label == pb.label), None)
 
 
-def case_key(rec: dict[str, Any], prompt: Any) -> Key:
+def test_ids(records: list[dict[str, Any]]) -> dict[int, Any]:
+    """test_index -> the test's identity across runs: its description when no other test of the run has the
+    same one (so inserting or moving a test does not shift the others), else its position."""
+    desc: dict[int, Any] = {}
+    for rec in records:
+        desc.setdefault(int(rec.get("test_index") or 0), rec.get("description"))
+    count = Counter(d for d in desc.values() if d)
+    return {i: ("description", d) if d and count[d] == 1 else ("position", i) for i, d in desc.items()}
+
+
+def case_key(rec: dict[str, Any], prompt: Any, test: Any = None) -> Key:
     """Test x vars x provider x (paired) prompt; the repeat index is left out (repeats form one group)."""
-    return (rec.get("test_index", 0), json.dumps(rec.get("vars") or {}, sort_keys=True, default=str),
-            rec.get("provider"), prompt)
+    return (test if test is not None else ("position", rec.get("test_index", 0)),
+            json.dumps(rec.get("vars") or {}, sort_keys=True, default=str), rec.get("provider"), prompt)
 
 
 def group(records: list[dict[str, Any]], prompt_ids: dict[Any, Any]) -> dict[Key, list[dict[str, Any]]]:
     """Records grouped by case key (the prompt replaced by its pair id), repeats in repeat order."""
+    tests = test_ids(records)
     out: dict[Key, list[dict[str, Any]]] = {}
     for rec in records:
-        out.setdefault(case_key(rec, prompt_ids[_prompt_key(rec)]), []).append(rec)
+        key = case_key(rec, prompt_ids[_prompt_key(rec)], tests[int(rec.get("test_index") or 0)])
+        out.setdefault(key, []).append(rec)
     for recs in out.values():
         recs.sort(key=lambda r: r.get("repeat") or 0)
     return out
