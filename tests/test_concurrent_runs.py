@@ -52,3 +52,8 @@ def test_two_runs_at_once_do_not_break_each_other(tmp_path: Path) -> None:
     b_file = json.loads((tmp_path / "b.json").read_text())["meta"]["results_file"]
     assert a_file != b_file
     assert len(Path(tmp_path / a_file).read_text().splitlines()) == 150
+    from evalrun.run.history import History
+
+    rows = History(runs).list()  # both runs recorded, each with its own file (SQLite WAL, no lock-out)
+    assert sorted(r.status for r in rows) == ["finished", "finished"]
+    assert {str(r.results_file) for r in rows} == {a_file, b_file}
