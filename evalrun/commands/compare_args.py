@@ -1,13 +1,11 @@
-"""Argument parsers of `evalrun runs` and `evalrun compare` (kept out of cli.py), and where their history is."""
+"""Argument parsers of `evalrun runs` and `evalrun compare` (kept out of cli.py), and where their history is.
+Imports nothing heavy at module level: cli.py builds every parser for every command."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 from typing import Any
-
-from evalrun.run import rundir
-from evalrun.run.history import DB_NAME
 
 
 def _where(p: argparse.ArgumentParser) -> None:
@@ -38,6 +36,11 @@ def add_parsers(sub: Any) -> None:
 
 
 def state_of(args: argparse.Namespace) -> Path:
+    """The .evalrun folder `runs` and `compare` read (imports the run package only now: building the parser
+    for any command must stay cheap)."""
+    from evalrun.run import rundir
+    from evalrun.run.history import DB_NAME
+
     if args.dir:
         d = Path(args.dir)
         return d if d.name == rundir.STATE_DIR or (d / DB_NAME).exists() else d / rundir.STATE_DIR
