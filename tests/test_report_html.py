@@ -79,3 +79,17 @@ def test_run_report_and_diff_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert diff["cases"][0][1]["output_a"] == "Hi hello" and diff["cases"][0][1]["output_b"] == "Yo hello"
     assert diff["matrix"][0][0]["pass_rate_a"] == 1 and diff["matrix"][0][0]["pass_rate_b"] == 0.5
     assert "<svg" in diff["metric_svg"]
+
+
+def test_flaky_cases_are_marked_in_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_compare import FLAKY_PROVIDER, REPEATED
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prov.py").write_text(FLAKY_PROVIDER)
+    (tmp_path / "mode.txt").write_text("flaky")
+    (tmp_path / "evalrun.yaml").write_text(REPEATED)
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table", "--repeat", "4", "-j", "1",
+                 "--no-cache", "-o", "r.html"]) == 100
+    data = _data(tmp_path / "r.html")
+    flaky = {c[0][1].split(" [")[0] for c in data["cases"] if c[0][8]}
+    assert flaky == {"sometimes"} and data["summary"]["repeats"]["flaky_count"] == 1
