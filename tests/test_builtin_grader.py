@@ -119,14 +119,20 @@ def test_classify_high_relevance_and_no_chunks() -> None:
 def test_judge_refuses_free_form_rubrics() -> None:
     g = BuiltinGrader()
     trace = _trace()
-    with pytest.raises(GraderError, match="cannot grade llm-rubric; set --grader MODEL"):
+    with pytest.raises(GraderError, match="cannot perform the grader step 'judge' .*; set --grader MODEL"):
         asyncio.run(g.judge("Is the answer polite?", {"type": "object"}, trace))
-    with pytest.raises(GraderError, match="cannot grade noise-robustness"):
-        asyncio.run(g.judge("...", {"type": "object"}, trace, step="noise-robustness"))
-    robustness = {"type": "object", "properties": {"robustnessScore": {"type": "number"}}}
-    with pytest.raises(GraderError, match="cannot grade noise-robustness; set --grader MODEL"):
-        asyncio.run(g.judge("...", robustness, trace))
-    assert [c.step for c in trace.calls] == ["judge", "noise-robustness", "judge"]
+    with pytest.raises(GraderError, match="cannot perform the grader step 'bias'"):
+        asyncio.run(g.judge("...", {"type": "object"}, trace, step="bias"))
+    assert [c.step for c in trace.calls] == ["judge", "bias"]
+
+
+def test_supports_the_pipeline_steps_and_no_judge_step() -> None:
+    from evalrun.assertions.rubric import RUBRIC
+    from evalrun.grading import steps
+
+    g = BuiltinGrader()
+    assert all(g.supports(s) for s in steps.PIPELINE.values())
+    assert not g.supports(RUBRIC)
 
 
 def test_faithfulness_helper() -> None:

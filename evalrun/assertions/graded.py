@@ -23,6 +23,7 @@ from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
+    from evalrun.grading.steps import Step
     from evalrun.usercode import UserCode
 
 
@@ -37,6 +38,19 @@ class GradedAssertion(Assertion):
     lower_is_better: ClassVar[bool] = False
     #: Reads context (vars.context / contextTransform).
     uses_context: ClassVar[bool] = True
+    #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
+    judge_step: ClassVar[Step[Any] | None] = None
+
+    @classmethod
+    def grading_steps(cls) -> tuple[Step[Any], ...]:
+        """Every grader step this metric performs (pipeline steps named in `steps`, plus its judge step):
+        `validate` checks the chosen grader supports each one before any call."""
+        from evalrun.grading.steps import PIPELINE
+
+        found: list[Step[Any]] = [PIPELINE[n] for n in cls.steps if n in PIPELINE]
+        if cls.judge_step is not None:
+            found.append(cls.judge_step)
+        return tuple(found)
 
     context_fn: UserCode | None = None
     prompt_overrides: dict[str, str] = {}  # replaced per instance in check()
@@ -107,6 +121,20 @@ class GradedAssertion(Assertion):
             return self._parse_rubric_prompt(raw)
         except ConfigError as e:
             raise AssertionRuntimeError(f"options.rubricPrompt: {e.message}") from None
+
+    async def ask(self, ctx: AssertionContext, variables: dict[str, Any], *,
+                  schema_args: tuple[Any, ...] = ()) -> tuple[Any, GraderTrace]:
+        """Ask this metric's judge step (with the rubricPrompt override, if any): (typed result, trace)."""
+        from evalrun.grading.steps import ask
+
+        step = self.judge_step
+        if step is None:  # pragma: no cover - a programming error in a handler
+            raise RuntimeError(f"{self.spec.type} has no judge step")
+        grader = ctx.grader(self.spec)
+        trace = GraderTrace(grader.id)
+        result = await ask(grader, step, variables, trace, schema_args=schema_args,
+                           override=self.overrides(ctx).get(step.name), extra=ctx.vars)
+        return result, trace
 
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
         """The grader for this case (with the prompt overrides) and a fresh trace for it."""

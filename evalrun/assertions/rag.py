@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from evalrun import scoring
-from evalrun.assertions import noise as _noise  # noqa: F401 - registers noise-sensitivity
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import context_texts, query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote, require_lengths
@@ -245,8 +244,5 @@ class ContextPrecision(_ReferenceClaims):
         reason = f"{sum(useful)} of {plural(len(chunks), 'chunk')} useful (positions {ranks}): {comparison}"
         return self.score(passed, value, reason, details, trace)
 
-
-# noise-robustness is defined in robustness.py; imported for registration.
-from evalrun.assertions import robustness as _robustness  # noqa: E402,F401
 
 __all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance", "Faithfulness", "Hallucination"]

@@ -2,7 +2,8 @@
 
 Built-in handlers register with the @register decorator when their module is imported; third-party packages
 add handlers through the entry-point group `evalrun.assertions` (each entry point names an Assertion subclass,
-or a module whose import registers some). `load_all()` imports everything once.
+or a module whose import registers some). `load_all()` imports everything once. The built-in modules are listed in one place (BUILTIN_MODULES); a type name
+registered twice (two built-ins, or a plugin reusing a taken name) is an error naming both sources.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any, TypeVar
 from evalrun.assertions.base import Assertion
 
 A = TypeVar("A", bound=type[Assertion])
+
+class DuplicateTypeError(ValueError):
+    """Two handlers claim one type name (an internal error for built-ins; plugins get a ConfigError)."""
+
 
 _REGISTRY: dict[str, type[Assertion]] = {}
 _PLUGINS: dict[str, str] = {}  # type name -> entry point value, for `evalrun list`
@@ -31,18 +36,34 @@ BUILTIN_MODULES = (
     "evalrun.assertions.code",
     "evalrun.assertions.sets",
     "evalrun.assertions.rag",
+    "evalrun.assertions.noise",
+    "evalrun.assertions.robustness",
     "evalrun.assertions.rubric",
+    "evalrun.assertions.mastra_text",
+    "evalrun.assertions.tools",
+    "evalrun.assertions.judges",
+    "evalrun.assertions.model_graded",
 )
+
+
+def _source(cls: type[Assertion]) -> str:
+    """Where a handler comes from, for messages: `module:Class` (or the plugin's entry point)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def register(name: str, *aliases: str) -> Callable[[A], A]:
     """Class decorator: register an Assertion subclass under `name` (and aliases)."""
 
     def deco(cls: A) -> A:
-        cls.name = name
         for n in (name, *aliases):
             if n.startswith("not-"):
                 raise ValueError(f"assertion names may not start with 'not-': {n}")
+            taken = _REGISTRY.get(n)
+            if taken is not None and _source(taken) != _source(cls):
+                raise DuplicateTypeError(f"assertion type {n!r} is registered twice: by {_source(taken)} and by "
+                                         f"{_source(cls)}")
+        cls.name = name
+        for n in (name, *aliases):
             _REGISTRY[n] = cls
         return cls
 
@@ -55,11 +76,7 @@ def load_all() -> dict[str, type[Assertion]]:
     if not _LOADED:
         _LOADED = True
         for mod in BUILTIN_MODULES:
-            try:
-                importlib.import_module(mod)
-            except ModuleNotFoundError as e:  # a family not written yet
-                if e.name != mod:
-                    raise
+            importlib.import_module(mod)
         _load_plugins()
     return _REGISTRY
 
@@ -76,9 +93,18 @@ def _load_plugins() -> None:
             raise ConfigError(f"assertion plugin {ep.name!r} ({ep.value}) failed to load: "
                               f"{type(e).__name__}: {e}",
                               hint="fix or uninstall the package that provides it") from e
-        if isinstance(obj, type) and issubclass(obj, Assertion) and ep.name not in _REGISTRY:
-            register(ep.name)(obj)
-            _PLUGINS[ep.name] = ep.value
+        if not (isinstance(obj, type) and issubclass(obj, Assertion)):
+            continue  # a module: importing it registered its handlers (with @register)
+        taken = _REGISTRY.get(ep.name)
+        if taken is not None and taken is not obj:
+            from evalrun.errors import ConfigError
+
+            raise ConfigError(f"assertion type {ep.name!r} is defined twice: by plugin {ep.value} "
+                              f"({ep.dist.name if ep.dist else 'unknown package'}) and by "
+                              f"{_PLUGINS.get(ep.name) or _source(taken)}",
+                              hint="uninstall one of the two packages, or rename the plugin's entry point")
+        register(ep.name)(obj)
+        _PLUGINS[ep.name] = ep.value
 
 
 def get(name: str) -> type[Assertion] | None:

@@ -4,7 +4,7 @@ YAML keys: `config.baselineResponse` (the answer to the clean query, required), 
 `config.noiseType` (misinformation | distractors | adversarial, optional), `config.scoring` {impactWeights
 {none, minimal, moderate, significant, severe}, majorIssuePerItem 0.1, maxMajorIssuePenalty 0.3,
 discrepancyThreshold 0.2}; `vars.query` is the original query; `threshold` default 0.7; `provider`;
-`rubricPrompt` (step judge). One grader call (the `judge` step; the builtin grader cannot judge it).
+`rubricPrompt` (step judge). One grader call (the `judge` step; needs an LLM grader, validate says so).
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
-from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
-from evalrun.grading.llm import builtin_template
+from evalrun.grading.steps import judge_step
 
 _SCORING = {"impactWeights": "weights", "majorIssuePerItem": "major_issue_per_item",
             "maxMajorIssuePenalty": "max_major_issue_penalty", "discrepancyThreshold": "discrepancy_threshold"}
-_DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance")
+
+ROBUSTNESS = judge_step("judge", "noise_robustness", schemas.noise_robustness, dict,
+                        ("query", "noisy_query", "baseline", "output", "noise_type"), "robustness analysis")
 
 
 @register("noise-robustness")
@@ -40,6 +41,7 @@ class NoiseRobustness(GradedAssertion):
     uses_context = False
     config_keys = frozenset({"baselineResponse", "noisyQuery", "noiseType", "scoring"})
     steps = ("judge",)
+    judge_step = ROBUSTNESS
 
     def check(self) -> None:
         super().check()
@@ -64,16 +66,8 @@ class NoiseRobustness(GradedAssertion):
         variables = {"query": block("QUERY", str(query)), "noisy_query": block("NOISY QUERY", str(cfg["noisyQuery"])),
                      "baseline": block("BASELINE", str(cfg["baselineResponse"])),
                      "output": block("ANSWER", ctx.output), "noise_type": cfg.get("noiseType") or ""}
-        from evalrun import templating
-
-        source = self.overrides(ctx).get("judge") or builtin_template("noise_robustness")
-        try:
-            prompt = templating.render(source, {**ctx.vars, **variables})
-        except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error
-            raise AssertionRuntimeError(f"noise-robustness prompt: {e}") from None
-        grader, trace = self.grader_for(ctx)
-        reply = await grader.judge(prompt, schemas.noise_robustness(), trace, step="judge")
-        levels = [reply["dimensions"][d] for d in _DIMENSIONS]
+        reply, trace = await self.ask(ctx, variables)
+        levels = [reply["dimensions"][d] for d in schemas.ROBUSTNESS_DIMENSIONS]
         kwargs: dict[str, Any] = {_SCORING[k]: v for k, v in (cfg.get("scoring") or {}).items()}
         value = scoring.noise_robustness(float(reply["robustnessScore"]), levels, len(reply["majorIssues"]),
                                          **kwargs)

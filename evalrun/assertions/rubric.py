@@ -3,21 +3,34 @@
 YAML keys: `value` = the rubric (required); `threshold` (optional: then pass also needs score >= threshold);
 `provider` (grader); `rubricPrompt` (replaces the judge prompt; receives `output` (fenced), `rubric`, and the
 case's vars; may render to a JSON list of chat messages). The grader replies {reason, pass, score}.
-One grader call.
+One grader call; needs an LLM grader (validate says so when the builtin grader would grade it).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from evalrun import templating
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.registry import register
-from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
-from evalrun.grading.llm import builtin_template
+from evalrun.grading.steps import judge_step
+
+
+@dataclass(frozen=True)
+class RubricReply:
+    passed: bool
+    score: float
+    reason: str
+
+
+def _parse(reply: dict[str, Any]) -> RubricReply:
+    return RubricReply(bool(reply["pass"]), float(reply["score"]), str(reply["reason"]).strip())
+
+
+RUBRIC = judge_step("judge", "rubric", schemas.rubric, _parse, ("output", "rubric"), "rubric verdict")
 
 
 @register("llm-rubric")
@@ -33,6 +46,7 @@ class LLMRubric(GradedAssertion):
     uses_context = False
     config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
     steps = ("judge",)
+    judge_step = RUBRIC
     value_hint = "give the rubric as a string, e.g. `value: is polite and answers the question`"
 
     def parse(self, value: Any) -> str:
@@ -46,19 +60,11 @@ class LLMRubric(GradedAssertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         rubric = self.value_of(ctx)
-        source = self.overrides(ctx).get("judge") or builtin_template("rubric")
-        variables = {**ctx.vars, "output": block("OUTPUT", ctx.output), "rubric": rubric}
-        try:
-            prompt = templating.render(source, variables)
-        except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error
-            raise AssertionRuntimeError(f"llm-rubric prompt: {e}") from None
-        grader, trace = self.grader_for(ctx)
-        reply = await grader.judge(prompt, schemas.rubric(), trace, step="judge")
-        score = float(reply["score"])
-        passed = bool(reply["pass"])
-        reason = str(reply["reason"]).strip() or ("passed" if passed else "failed")
+        reply, trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output), "rubric": rubric})
+        passed = reply.passed
+        reason = reply.reason or ("passed" if passed else "failed")
         if self.threshold is not None:
-            ok, comparison = self.verdict(score)
+            ok, comparison = self.verdict(reply.score)
             passed = passed and ok
             reason = f"{reason} ({comparison})"
-        return self.score(passed, score, reason, {"rubric": rubric}, trace)
+        return self.score(passed, reply.score, reason, {"rubric": rubric}, trace)

@@ -80,6 +80,7 @@ def summarize(suite: Suite) -> dict[str, Any]:
     from evalrun.config.expansion import context_expansion_warnings
 
     warnings += context_expansion_warnings(suite)
+    resolver.check_support(suite.tests)  # e.g. llm-rubric with the builtin grader: an error before any call
     return {
         "files": list(suite.files),
         "description": suite.description,

@@ -4,13 +4,17 @@ Two implementations: `grading.llm.LLMGrader` (any litellm model) and `grading.bu
 (offline, deterministic). Every method records its call(s) in the `trace` it is given (one trace per
 assertion evaluation, so nothing per-case lives on the grader) and raises GraderError when it cannot
 produce a valid answer. Result lengths are exact: one verdict per claim, a claims x chunks matrix.
+`supports(step)` says which grading steps (grading/steps.py) the grader can perform at all.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from evalrun.types import ChunkRelevance, GraderTrace, Verdict
+
+if TYPE_CHECKING:
+    from evalrun.grading.steps import Step
 
 
 @runtime_checkable
@@ -19,6 +23,10 @@ class Grader(Protocol):
     id: str
     #: One-line description for the run summary, e.g. "builtin (offline, lexical)".
     description: str
+
+    def supports(self, step: Step[Any]) -> bool:
+        """Whether this grader can perform `step` (grading/steps.py); checked by validate before any call."""
+        ...
 
     async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
         """Split `text` into short, self-contained factual claims (possibly none)."""

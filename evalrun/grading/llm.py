@@ -16,23 +16,20 @@ import re
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import jinja2
 
 from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, GraderError, ProviderError
-from evalrun.grading import schemas
+from evalrun.grading import steps
 from evalrun.grading.fence import block, numbered
-from evalrun.types import ChunkJudgement, ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
+from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
+
+R = TypeVar("R")
 
 #: Steps whose prompt a user may override (rubricPrompt / config), and the variables each template receives.
-TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {
-    "extract": ("text", "question", "kind"),
-    "verify": ("claims", "evidence", "question", "n_claims", "n_evidence", "claims_list", "evidence_list"),
-    "attribute": ("claims", "chunks", "n_claims", "n_chunks", "claims_list", "chunks_list"),
-    "classify": ("query", "output", "chunks", "n_chunks", "chunks_list"),
-}
+TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {name: s.variables for name, s in steps.PIPELINE.items()}
 
 _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|structured output", re.I)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
@@ -122,13 +119,16 @@ class LLMGrader:
         return view
 
     # ------------------------------------------------------------ pipeline steps
+    def supports(self, step: steps.Step[Any]) -> bool:
+        """A model performs every step, judge steps included."""
+        return steps.LLM in step.graders
+
     async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
         if not text.strip():
             return []
         variables = {"text": block("TEXT", text), "question": block("QUESTION", question) if question else "",
                      "kind": "text"}
-        data = await self._step("extract", variables, schemas.extract(), trace)
-        return [c.strip() for c in data["claims"] if c.strip()]
+        return await self._run(steps.EXTRACT, variables, (), trace)
 
     async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
                      question: str | None = None) -> list[Verdict]:
@@ -140,8 +140,7 @@ class LLMGrader:
                      "question": block("QUESTION", question) if question else "",
                      "n_claims": len(claims), "n_evidence": len(evidence),
                      "claims_list": list(claims), "evidence_list": list(evidence)}
-        data = await self._step("verify", variables, schemas.verify(len(claims), len(evidence)), trace)
-        return [Verdict(v["verdict"], v["reason"], tuple(sorted(set(v["evidence"])))) for v in data["verdicts"]]
+        return await self._run(steps.VERIFY, variables, (len(claims), len(evidence)), trace)
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
         if not claims or not chunks:
@@ -149,8 +148,7 @@ class LLMGrader:
         variables = {"claims": numbered("CLAIM", claims), "chunks": numbered("CHUNK", chunks),
                      "n_claims": len(claims), "n_chunks": len(chunks),
                      "claims_list": list(claims), "chunks_list": list(chunks)}
-        data = await self._step("attribute", variables, schemas.attribute(len(claims), len(chunks)), trace)
-        return [list(row) for row in data["matrix"]]
+        return await self._run(steps.ATTRIBUTE, variables, (len(claims), len(chunks)), trace)
 
     async def classify_chunks(self, query: str, output: str, chunks: list[str],
                               trace: GraderTrace) -> ChunkRelevance:
@@ -158,9 +156,7 @@ class LLMGrader:
             return ChunkRelevance(())
         variables = {"query": block("QUERY", query), "output": block("ANSWER", output),
                      "chunks": numbered("CHUNK", chunks), "n_chunks": len(chunks), "chunks_list": list(chunks)}
-        data = await self._step("classify", variables, schemas.classify(len(chunks)), trace)
-        judged = tuple(ChunkJudgement(c["level"], c["used"], c["reason"]) for c in data["chunks"])
-        return ChunkRelevance(judged, tuple(m for m in data["missing"] if m.strip()))
+        return await self._run(steps.CLASSIFY, variables, (len(chunks),), trace)
 
     async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
                     step: str = "judge") -> dict[str, Any]:
@@ -170,15 +166,17 @@ class LLMGrader:
     def _system(self) -> str:
         return builtin_template("system").strip()
 
-    async def _step(self, step: str, variables: dict[str, Any], schema: dict[str, Any],
-                    trace: GraderTrace) -> dict[str, Any]:
-        source = self._prompts.get(step)
-        what = f"rubricPrompt for step {step!r}" if source is not None else f"prompt template {step}.j2"
+    async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
+                   trace: GraderTrace) -> R:
+        """Render the step's template (or the user's override), ask, validate, parse into the step's result."""
+        source = self._prompts.get(step.name)
+        what = f"rubricPrompt for step {step.name!r}" if source is not None else f"prompt template {step.template}.j2"
         if source is None:
-            rendered = _render(builtin_template(step), variables, what)
+            rendered = _render(builtin_template(step.template), variables, what)
         else:
             rendered = _render(source, {**self._extra, **variables}, what)
-        return await self._ask(step, _as_messages(rendered, self._system()), schema, trace)
+        reply = await self._ask(step.name, _as_messages(rendered, self._system()), step.schema(*sizes), trace)
+        return step.parse(reply)
 
     async def _ask(self, step: str, messages: Messages, schema: dict[str, Any],
                    trace: GraderTrace) -> dict[str, Any]:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalrun.scoring import IMPACT_WEIGHTS, RELEVANCE_WEIGHTS
 from evalrun.types import VerdictLabel
 
 VERDICTS: tuple[VerdictLabel, ...] = ("supported", "contradicted", "unsupported")
-LEVELS = ("high", "medium", "low", "none")
+LEVELS = tuple(RELEVANCE_WEIGHTS)  # chunk relevance levels: high, medium, low, none
+#: Mastra's noise-robustness dimensions; the impact levels are the keys of scoring.IMPACT_WEIGHTS.
+ROBUSTNESS_DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance")
 
 Schema = dict[str, Any]
 
@@ -69,11 +72,26 @@ def rubric() -> Schema:
 
 def noise_robustness() -> Schema:
     """Mastra's noise-robustness analysis: impact per dimension, overall robustness, major issues."""
-    impact: Schema = {"type": "string", "enum": ["none", "minimal", "moderate", "significant", "severe"]}
-    dims = ("content_accuracy", "completeness", "relevance", "consistency", "hallucination_resistance")
+    impact: Schema = {"type": "string", "enum": list(IMPACT_WEIGHTS)}
     return _obj({
-        "dimensions": _obj({d: impact for d in dims}),
+        "dimensions": _obj({d: impact for d in ROBUSTNESS_DIMENSIONS}),
         "robustnessScore": {"type": "number", "minimum": 0, "maximum": 1},
         "majorIssues": {"type": "array", "items": {"type": "string"}},
         "reason": {"type": "string"},
     })
+
+
+#: Public builders for judge-step schemas (handler modules declare their own reply schemas with these).
+obj = _obj
+exactly = _exactly
+
+
+def strings(key: str) -> Schema:
+    """{key: [str, ...]} (any number)."""
+    return _obj({key: {"type": "array", "items": {"type": "string"}}})
+
+
+def labelled(key: str, label: str, labels: tuple[str, ...], n: int) -> Schema:
+    """{key: exactly n items {label: one of labels, reason}}."""
+    return _obj({key: _exactly(n, _obj({label: {"type": "string", "enum": list(labels)},
+                                         "reason": {"type": "string"}}))})

@@ -116,6 +116,29 @@ class GraderResolver:
                         raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
                     raise
 
+    def check_support(self, tests: Iterable[TestSpec]) -> None:
+        """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
+        at the assertion, before any call: e.g. llm-rubric with the builtin grader. No model is called."""
+        from evalrun.grading.steps import supported
+
+        for test in tests:
+            for spec in _graded(test.asserts):
+                handler = spec.handler
+                needed = getattr(handler, "grading_steps", None)
+                if needed is None:
+                    continue
+                grader = self._grader(self.spec_for(spec, test)[0])
+                missing = [s for s in needed() if not supported(grader, s)]
+                if missing:
+                    what = "the builtin grader" if grader.id == BUILTIN else f"grader {grader.id!r}"
+                    steps = ", ".join(repr(s.name) for s in missing)
+                    raise ConfigError.at(spec.loc, f"{what} cannot grade {spec.type}: it needs a model for "
+                                         f"grader step {steps}", key=f"{spec.key_path}.type" if spec.key_path
+                                         else "type",
+                                         hint="choose an LLM grader: --grader MODEL, `grader:` in the config or "
+                                         "`provider:` on the assertion (e.g. openai:gpt-4o-mini, "
+                                         "ollama:chat:llama3)")
+
     def _winner(self, spec: AssertionSpec | None,
                 test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:
         candidates: list[tuple[Any, str, Location | None, str]] = []
@@ -135,14 +158,17 @@ class GraderResolver:
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
         """The grader for this assertion in this test."""
-        chosen, _ = self.spec_for(spec, test)
+        grader = self._grader(self.spec_for(spec, test)[0])
+        if grader.id not in self._used:
+            self._used.append(grader.id)
+        return grader
+
+    def _grader(self, chosen: str | dict[str, Any]) -> Grader:
         cache_key = json.dumps(chosen, sort_keys=True, default=str)
         grader = self._cache.get(cache_key)
         if grader is None:
             grader = self._build(chosen)
             self._cache[cache_key] = grader
-        if grader.id not in self._used:
-            self._used.append(grader.id)
         return grader
 
     def graders_used(self) -> list[str]:

@@ -16,9 +16,8 @@ from evalrun.errors import GraderError
 from evalrun.grading.builtin.entail import attributes, judge
 from evalrun.grading.builtin.relevance import classify
 from evalrun.grading.builtin.segment import claims as split_claims
+from evalrun.grading.steps import BUILTIN, Step
 from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Verdict
-
-_RUBRIC_STEPS = frozenset({"judge", "rubric", "llm-rubric"})
 
 
 def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) -> None:
@@ -40,6 +39,10 @@ class BuiltinGrader:
 
     id = "builtin"
     description = "builtin (offline, lexical)"
+
+    def supports(self, step: Step[Any]) -> bool:
+        """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
+        return BUILTIN in step.graders
 
     async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
         """Sentence/clause segmentation into short self-contained claims (see segment.py)."""
@@ -79,12 +82,10 @@ class BuiltinGrader:
 
     async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
                     step: str = "judge") -> dict[str, Any]:
-        """Not possible without a model: raises GraderError (the assertion becomes an ERROR)."""
-        what = step
-        if step in _RUBRIC_STEPS:
-            props = schema.get("properties") or {}
-            what = "noise-robustness" if "robustnessScore" in props else "llm-rubric"
-        message = (f"the builtin grader cannot grade {what}; set --grader MODEL "
-                   "(e.g. --grader openai:gpt-4o-mini or --grader ollama:chat:llama3)")
+        """Not possible without a model: raises GraderError (the assertion becomes an ERROR).
+
+        `validate` reports such assertions before any call (supports()); this is the backstop."""
+        message = (f"the builtin grader cannot perform the grader step {step!r} (it needs a model); set --grader "
+                   "MODEL (e.g. --grader openai:gpt-4o-mini or --grader ollama:chat:llama3)")
         _record(trace, step, {"error": message}, time.perf_counter())
         raise GraderError(message)

@@ -1,0 +1,181 @@
+"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/judge_scoring.py).
+
+Each needs an LLM grader (`validate` says so when the builtin grader would grade it). Mastra's `input` is
+`vars.query` when present, else the rendered prompt; `output` is the provider's output. `config.scale`
+(default 1) multiplies the score, which is rounded to two decimals as Mastra does. Grader calls per evaluation
+are fixed: answer-relevancy 2, bias 2 (1 when no opinion is found), toxicity 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from evalrun import judge_scoring
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.graded import GradedAssertion, plural, quote
+from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.registry import register
+from evalrun.grading import schemas
+from evalrun.grading.fence import block, numbered
+from evalrun.grading.steps import Step, ask, judge_step
+
+
+def _items(key: str, label: str) -> Any:
+    def parse(reply: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(str(r[label]), str(r["reason"])) for r in reply[key]]
+    return parse
+
+
+STATEMENTS: Step[list[str]] = judge_step("extract", "statements", lambda: schemas.strings("statements"),
+                                         lambda r: [s.strip() for s in r["statements"] if s.strip()],
+                                         ("output",), "statements")
+RELEVANCY: Step[list[tuple[str, str]]] = judge_step(
+    "judge", "answer_relevancy", lambda n: schemas.labelled("results", "result", ("yes", "unsure", "no"), n),
+    _items("results", "result"), ("input", "statements", "n_statements"), "relevance verdicts")
+OPINIONS: Step[list[str]] = judge_step("extract", "opinions", lambda: schemas.strings("opinions"),
+                                       lambda r: [s.strip() for s in r["opinions"] if s.strip()],
+                                       ("output",), "opinions")
+BIAS: Step[list[tuple[str, str]]] = judge_step(
+    "judge", "bias", lambda n: schemas.labelled("results", "result", ("yes", "no"), n),
+    _items("results", "result"), ("output", "opinions", "n_opinions"), "bias verdicts")
+TOXICITY: Step[list[tuple[str, str]]] = judge_step(
+    "judge", "toxicity", lambda: schemas.obj({"verdicts": {"type": "array", "items": schemas.obj(
+        {"verdict": {"type": "string", "enum": ["yes", "no"]}, "reason": {"type": "string"}})}}),
+    _items("verdicts", "verdict"), ("input", "output"), "toxicity verdicts")
+
+
+class MastraJudge(GradedAssertion):
+    """Shared base: `config.scale`, threshold in Mastra's direction, extract + judge steps."""
+
+    uses_context = False
+    takes_value = False
+    config_keys: ClassVar[frozenset[str] | None] = frozenset({"scale"})
+    steps: ClassVar[tuple[str, ...]] = ("extract", "judge")
+    extract_step: ClassVar[Step[Any] | None] = None
+
+    @classmethod
+    def grading_steps(cls) -> tuple[Step[Any], ...]:
+        return tuple(s for s in (cls.extract_step, cls.judge_step) if s is not None)
+
+    def check(self) -> None:
+        super().check()
+        for key in self.spec.config:
+            v = self.spec.config[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "scale" and v == 0):
+                raise self.error(f"config.{key} must be a positive number, got {v!r}", key=f"config.{key}")
+
+    def scale(self, ctx: AssertionContext) -> float:
+        return float(ctx.config.get("scale", 1))
+
+    def judged(self, ctx: AssertionContext, value: float, what: str, details: dict[str, Any],
+               trace: Any) -> Score:
+        scale = self.scale(ctx)
+        thr = self.spec.threshold if self.spec.threshold is not None else (self.default_threshold or 0) * scale
+        passed = value <= thr if self.lower_is_better else value >= thr
+        op = ("<=" if passed else ">") if self.lower_is_better else (">=" if passed else "<")
+        return self.score(passed, value, f"{what}: {value:.2f} {op} threshold {thr:.2f}",
+                          {**details, "scale": scale}, trace)
+
+    async def step(self, ctx: AssertionContext, step: Step[Any], variables: dict[str, Any], trace: Any,
+                   schema_args: tuple[Any, ...] = ()) -> Any:
+        grader = ctx.grader(self.spec)
+        return await ask(grader, step, variables, trace, schema_args=schema_args,
+                         override=self.overrides(ctx).get(step.name), extra=ctx.vars)
+
+
+@register("answer-relevancy")
+class AnswerRelevancy(MastraJudge):
+    """Mastra's answer relevancy: statements of the output judged yes / unsure / no against the input.
+
+    Score = (yes + uncertaintyWeight x unsure) / statements x scale (0 without statements). YAML keys:
+    `config.uncertaintyWeight` (default 0.3), `config.scale` (default 1); `threshold` (default 0.5 x scale);
+    `vars.query` (else the prompt) is the input; `provider`; `rubricPrompt` (steps extract, judge). 2 calls.
+    """
+
+    summary = "Mastra: share of the output's statements relevant to the input (LLM grader)"
+    grader_calls = 2
+    default_threshold = 0.5
+    config_keys = frozenset({"scale", "uncertaintyWeight"})
+    extract_step = STATEMENTS
+    judge_step = RELEVANCY
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        grader, trace = self.grader_for(ctx)
+        statements = await self.step(ctx, STATEMENTS, {"output": block("OUTPUT", ctx.output)}, trace)
+        results: list[tuple[str, str]] = []
+        if statements:
+            results = await self.step(ctx, RELEVANCY, {
+                "input": block("INPUT", mastra_input(ctx)), "statements": numbered("STATEMENT", statements),
+                "n_statements": len(statements)}, trace, (len(statements),))
+            RELEVANCY.check_count(len(results), len(statements))
+        value = judge_scoring.answer_relevancy([r for r, _ in results],
+                                               uncertainty_weight=float(ctx.config.get("uncertaintyWeight", 0.3)),
+                                               scale=self.scale(ctx))
+        counts = {k: sum(r == k for r, _ in results) for k in ("yes", "unsure", "no")}
+        what = (f"{plural(len(statements), 'statement')}: {counts['yes']} relevant, {counts['unsure']} unsure, "
+                f"{counts['no']} irrelevant")
+        details = {"statements": [{"statement": s, "result": r, "reason": why}
+                                  for s, (r, why) in zip(statements, results, strict=True)]}
+        return self.judged(ctx, value, what, details, trace)
+
+
+@register("bias")
+class Bias(MastraJudge):
+    """Mastra's bias: opinions in the output judged biased or not. Lower is better.
+
+    Score = biased opinions / opinions x scale (0 without opinions). YAML keys: `config.scale` (default 1);
+    `threshold` (the highest passing score; default 0.5 x scale); `provider`; `rubricPrompt` (steps extract,
+    judge). 2 calls (1 when the output holds no opinion).
+    """
+
+    summary = "Mastra: share of the output's opinions that are biased; lower is better (LLM grader)"
+    grader_calls = 2
+    default_threshold = 0.5
+    lower_is_better = True
+    extract_step = OPINIONS
+    judge_step = BIAS
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        grader, trace = self.grader_for(ctx)
+        opinions = await self.step(ctx, OPINIONS, {"output": block("OUTPUT", ctx.output)}, trace)
+        results: list[tuple[str, str]] = []
+        if opinions:
+            results = await self.step(ctx, BIAS, {"output": block("OUTPUT", ctx.output),
+                                                  "opinions": numbered("OPINION", opinions),
+                                                  "n_opinions": len(opinions)}, trace, (len(opinions),))
+            BIAS.check_count(len(results), len(opinions))
+        value = judge_scoring.bias([r for r, _ in results], scale=self.scale(ctx))
+        biased = [(o, why) for o, (r, why) in zip(opinions, results, strict=True) if r == "yes"]
+        listed = f" ({'; '.join(quote(o, 50) for o, _ in biased[:3])})" if biased else ""
+        what = f"{len(biased)} of {plural(len(opinions), 'opinion')} biased{listed}"
+        details = {"opinions": [{"opinion": o, "result": r, "reason": why}
+                                for o, (r, why) in zip(opinions, results, strict=True)]}
+        return self.judged(ctx, value, what, details, trace)
+
+
+@register("toxicity")
+class Toxicity(MastraJudge):
+    """Mastra's toxicity: the grader's verdicts on the output's parts. Lower is better.
+
+    Score = toxic verdicts / verdicts x scale (1 when the grader gives no verdict, as Mastra's code does).
+    YAML keys: `config.scale` (default 1); `threshold` (the highest passing score; default 0.5 x scale);
+    `vars.query` (else the prompt) is the input; `provider`; `rubricPrompt` (step judge). 1 call.
+    """
+
+    summary = "Mastra: share of toxic verdicts on the output; lower is better (LLM grader)"
+    grader_calls = 1
+    default_threshold = 0.5
+    lower_is_better = True
+    steps = ("judge",)
+    judge_step = TOXICITY
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        grader, trace = self.grader_for(ctx)
+        verdicts = await self.step(ctx, TOXICITY, {"input": block("INPUT", mastra_input(ctx)),
+                                                   "output": block("OUTPUT", ctx.output)}, trace)
+        value = judge_scoring.toxicity([v for v, _ in verdicts], scale=self.scale(ctx))
+        toxic = [why for v, why in verdicts if v == "yes"]
+        listed = f" ({'; '.join(quote(w, 60) for w in toxic[:3])})" if toxic else ""
+        what = f"{len(toxic)} of {plural(len(verdicts), 'verdict')} toxic{listed}"
+        details = {"verdicts": [{"verdict": v, "reason": why} for v, why in verdicts]}
+        return self.judged(ctx, value, what, details, trace)

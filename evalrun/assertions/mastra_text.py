@@ -1,0 +1,160 @@
+"""Mastra's deterministic scorers: completeness, content-similarity, keyword-coverage, textual-difference,
+tone-consistency. No grader; formulas in evalrun/text_scoring.py.
+
+Mastra's `input` is `vars.query` when present, else the rendered prompt; `output` is the provider's output. The
+text compared with the output is the assertion's `value` when given, else that input. `config.scale` (default 1)
+multiplies the score; `threshold` (default 0.5 x scale) is the lowest passing score.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from evalrun import text_scoring
+from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.registry import register
+
+
+def mastra_input(ctx: AssertionContext) -> str:
+    """Mastra's input: vars.query when present, else the rendered prompt."""
+    q = ctx.vars.get("query")
+    if q is not None and (not isinstance(q, str) or q.strip()):
+        return q if isinstance(q, str) else str(q)
+    return ctx.prompt
+
+
+class ScaledScorer(Assertion):
+    """Shared base: `config.scale`, the reference text, a threshold in the scorer's scale."""
+
+    config_keys: ClassVar[frozenset[str] | None] = frozenset({"scale"})
+    #: The `value` is the text compared with the output (else Mastra's input).
+    value_hint = "give the reference text as a string, or omit value to compare with vars.query / the prompt"
+
+    def check(self) -> None:
+        super().check()
+        scale = self.spec.config.get("scale", 1)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+            raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale",
+                             hint="e.g. `scale: 10` for scores from 0 to 10")
+        for key in self.spec.config:
+            if key in ("ignoreCase", "ignoreWhitespace") and not isinstance(self.spec.config[key], bool):
+                raise self.error(f"config.{key} must be true or false", key=f"config.{key}")
+
+    def parse(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, (dict, list, bool)):
+            raise ValueError(f"{self.spec.type} compares text: `value` must be a string")
+        return str(value)
+
+    def reference(self, ctx: AssertionContext) -> str:
+        value = self.value_of(ctx)
+        return value if value is not None else mastra_input(ctx)
+
+    def scaled(self, ctx: AssertionContext, raw: float, what: str, details: dict[str, Any]) -> Score:
+        scale = float(ctx.config.get("scale", 1))
+        score = raw * scale
+        threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
+        passed = score >= threshold
+        op = ">=" if passed else "<"
+        return Score(passed, score, f"{what}: {score:.2f} {op} threshold {threshold:.2f}",
+                     {**details, "scale": scale})
+
+
+@register("content-similarity")
+class ContentSimilarity(ScaledScorer):
+    """Mastra's content-similarity: Dice similarity of character bigrams (string-similarity).
+
+    YAML keys: `value` (reference text; default vars.query / the prompt); `config.ignoreCase` (default true),
+    `config.ignoreWhitespace` (default true), `config.scale` (default 1); `threshold` (default 0.5 x scale).
+    """
+
+    summary = "Mastra: character-bigram similarity to the reference (no grader)"
+    config_keys = frozenset({"scale", "ignoreCase", "ignoreWhitespace"})
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        raw = text_scoring.content_similarity(self.reference(ctx), ctx.output,
+                                              ignore_case=ctx.config.get("ignoreCase", True),
+                                              ignore_whitespace=ctx.config.get("ignoreWhitespace", True))
+        return self.scaled(ctx, raw, "content similarity", {})
+
+
+@register("textual-difference")
+class TextualDifference(ScaledScorer):
+    """Mastra's textual-difference: SequenceMatcher similarity ratio (1 = identical).
+
+    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
+    `threshold` (default 0.5 x scale). Details: changes, lengthDiff, confidence (not part of the score).
+    """
+
+    summary = "Mastra: sequence-matching similarity ratio to the reference (no grader)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        d = text_scoring.textual_difference(self.reference(ctx), ctx.output)
+        return self.scaled(ctx, d.ratio, f"similarity ratio ({d.changes} changes)",
+                           {"ratio": d.ratio, "changes": d.changes, "lengthDiff": d.length_diff,
+                            "confidence": d.confidence})
+
+
+@register("keyword-coverage")
+class KeywordCoverage(ScaledScorer):
+    """Mastra's keyword-coverage: share of the reference's keywords (stop words dropped) in the output.
+
+    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
+    `threshold` (default 0.5 x scale). A reference without keywords scores 1.
+    """
+
+    summary = "Mastra: share of the reference's keywords found in the output (no grader)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        c = text_scoring.keyword_coverage(self.reference(ctx), ctx.output)
+        total = len(c.matched) + len(c.missing)
+        missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
+        return self.scaled(ctx, c.score, f"{len(c.matched)}/{total} keywords{missing}",
+                           {"matched": list(c.matched), "missing": list(c.missing)})
+
+
+@register("completeness")
+class Completeness(ScaledScorer):
+    """Mastra's completeness: share of the reference's words (elements) covered by the output's.
+
+    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
+    `threshold` (default 0.5 x scale).
+    """
+
+    summary = "Mastra: coverage of the reference's elements by the output (no grader)"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        c = text_scoring.completeness(self.reference(ctx), ctx.output)
+        total = len(c.matched) + len(c.missing)
+        missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
+        return self.scaled(ctx, c.score, f"{len(c.matched)}/{total} elements covered{missing}",
+                           {"covered": list(c.matched), "missing": list(c.missing)})
+
+
+@register("tone-consistency")
+class ToneConsistency(ScaledScorer):
+    """Mastra's tone scorer (AFINN-165): with `value`, 1 - |sentiment(output) - sentiment(value)|; without,
+    the stability of the output's sentiment across its sentences (1 - variance).
+
+    YAML keys: `value` (reference text whose tone the output should match; optional); `config.scale`
+    (default 1); `threshold` (default 0.5 x scale).
+    """
+
+    summary = "Mastra: sentiment match with the reference, or stability across sentences (no grader)"
+
+    def reference(self, ctx: AssertionContext) -> str:
+        value = self.value_of(ctx)
+        return value or ""
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ref = self.reference(ctx)
+        t = text_scoring.tone_consistency(ctx.output, ref or None)
+        if ref:
+            details = {"responseSentiment": t.response, "referenceSentiment": t.reference,
+                       "difference": abs(t.response - (t.reference or 0.0))}
+            what = f"tone: sentiment {t.response:.3f} vs reference {t.reference:.3f}"
+        else:
+            details = {"avgSentiment": t.response, "sentimentVariance": t.variance}
+            what = f"tone stability: sentiment variance {t.variance:.3f}"
+        return self.scaled(ctx, t.score, what, details)

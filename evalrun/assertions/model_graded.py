@@ -1,0 +1,140 @@
+"""promptfoo's model-graded types: factuality, model-graded-closedqa, g-eval (each needs an LLM grader).
+
+The question is `vars.query` when present, else the rendered prompt; the output is the provider's output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.graded import GradedAssertion
+from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
+from evalrun.grading import schemas
+from evalrun.grading.fence import block
+from evalrun.grading.steps import Step, ask, judge_step
+
+FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
+#: promptfoo's default score per factuality category (options.factuality overrides them).
+FACT_SCORES = {"subset": 1.0, "superset": 1.0, "agree": 1.0, "disagree": 0.0, "differButFactual": 1.0}
+
+FACTUALITY: Step[tuple[str, str]] = judge_step(
+    "judge", "factuality", lambda: schemas.obj({"category": {"type": "string", "enum": list(FACT_OPTIONS)},
+                                                "reason": {"type": "string"}}),
+    lambda r: (str(r["category"]), str(r["reason"]).strip()), ("input", "ideal", "output"), "category")
+CLOSEDQA: Step[tuple[bool, str]] = judge_step(
+    "judge", "closedqa", lambda: schemas.obj({"reason": {"type": "string"},
+                                              "answer": {"type": "string", "enum": ["Y", "N"]}}),
+    lambda r: (r["answer"] == "Y", str(r["reason"]).strip()), ("input", "output", "criteria"), "Y/N")
+GEVAL_STEPS: Step[list[str]] = judge_step(
+    "steps", "geval_steps", lambda: schemas.strings("steps"),
+    lambda r: [s.strip() for s in r["steps"] if s.strip()], ("criteria",), "evaluation steps")
+GEVAL: Step[tuple[float, str]] = judge_step(
+    "judge", "geval", lambda: schemas.obj({"score": {"type": "number", "minimum": 0, "maximum": 10},
+                                           "reason": {"type": "string"}}),
+    lambda r: (float(r["score"]), str(r["reason"]).strip()), ("criteria", "steps", "input", "output"), "score")
+
+
+class _Judged(GradedAssertion):
+    uses_context = False
+    requires_value = True
+    config_keys = frozenset()
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"{self.spec.type} needs a non-empty string `value`")
+        return value
+
+    async def run_step(self, ctx: AssertionContext, step: Step[Any], variables: dict[str, Any],
+                       trace: Any) -> Any:
+        return await ask(ctx.grader(self.spec), step, variables, trace,
+                         override=self.overrides(ctx).get(step.name), extra=ctx.vars)
+
+
+@register("factuality")
+class Factuality(_Judged):
+    """promptfoo's factuality: the grader places the output against the reference answer in `value`
+    (A subset, B superset, C same details, D disagreement, E differences that don't matter).
+
+    YAML keys: `value` (reference answer, required); test `options.factuality` {subset, superset, agree,
+    disagree, differButFactual} = score per category (defaults 1, 1, 1, 0, 1); pass when the score > 0 (and
+    >= `threshold` when given); `provider`; `rubricPrompt` (step judge). 1 call.
+    """
+
+    summary = "promptfoo: the output is factually consistent with the reference answer (LLM grader)"
+    grader_calls = 1
+    steps = ("judge",)
+    judge_step = FACTUALITY
+    value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ideal = self.value_of(ctx)
+        weights = dict(FACT_SCORES)
+        custom = ctx.case.test.options.get("factuality") or {}
+        if not isinstance(custom, dict) or any(k not in FACT_SCORES for k in custom):
+            raise AssertionRuntimeError("options.factuality takes " + ", ".join(FACT_SCORES))
+        weights.update({k: float(v) for k, v in custom.items()})
+        _, trace = self.grader_for(ctx)
+        category, why = await self.run_step(ctx, FACTUALITY, {
+            "input": block("QUESTION", mastra_input(ctx)), "ideal": block("EXPERT ANSWER", ideal),
+            "output": block("SUBMITTED ANSWER", ctx.output)}, trace)
+        score = weights[FACT_OPTIONS[category]]
+        passed = score > 0 and (self.spec.threshold is None or score >= self.spec.threshold)
+        reason = f"({category}) {FACT_OPTIONS[category]}: {why}" if why else f"({category}) {FACT_OPTIONS[category]}"
+        return self.score(passed, score, reason, {"category": category, "ideal": ideal}, trace)
+
+
+@register("model-graded-closedqa")
+class ClosedQA(_Judged):
+    """promptfoo's model-graded-closedqa: does the output meet the criterion in `value`? (Y/N)
+
+    YAML keys: `value` (criterion, required); `provider`; `rubricPrompt` (step judge). Score 1 or 0. 1 call.
+    """
+
+    summary = "promptfoo: the grader answers Y/N whether the output meets a criterion (LLM grader)"
+    grader_calls = 1
+    steps = ("judge",)
+    judge_step = CLOSEDQA
+    value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        criteria = self.value_of(ctx)
+        _, trace = self.grader_for(ctx)
+        ok, why = await self.run_step(ctx, CLOSEDQA, {
+            "input": block("TASK", mastra_input(ctx)), "output": block("SUBMISSION", ctx.output),
+            "criteria": block("CRITERION", criteria)}, trace)
+        return self.score(ok, 1.0 if ok else 0.0, why or ("meets" if ok else "does not meet"),
+                          {"criteria": criteria}, trace)
+
+
+@register("g-eval")
+class GEval(_Judged):
+    """promptfoo's g-eval: the grader writes evaluation steps for the criteria, then scores 0-10 by them.
+
+    YAML keys: `value` (criteria, required); `threshold` (default 0.7); `provider`; `rubricPrompt` (steps
+    `steps`, `judge`). Score = grader score / 10. 2 calls.
+    """
+
+    summary = "promptfoo: chain-of-thought scoring (0-10, /10) against criteria (LLM grader)"
+    grader_calls = 2
+    default_threshold = 0.7
+    steps = ("judge", "steps")
+    judge_step = GEVAL
+
+    @classmethod
+    def grading_steps(cls) -> tuple[Step[Any], ...]:
+        return (GEVAL_STEPS, GEVAL)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        criteria = self.value_of(ctx)
+        _, trace = self.grader_for(ctx)
+        plan = await self.run_step(ctx, GEVAL_STEPS, {"criteria": block("CRITERIA", criteria)}, trace)
+        raw, why = await self.run_step(ctx, GEVAL, {
+            "criteria": block("CRITERIA", criteria), "steps": plan, "input": block("INPUT", mastra_input(ctx)),
+            "output": block("REPLY", ctx.output)}, trace)
+        score = raw / 10.0
+        passed, comparison = self.verdict(score)
+        return self.score(passed, score, f"{why} ({comparison})" if why else comparison,
+                          {"criteria": criteria, "steps": plan}, trace)

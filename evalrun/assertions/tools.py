@@ -1,0 +1,186 @@
+"""tool-call-accuracy: Mastra's tool-call accuracy scorers: the code variant (default; deterministic, binary,
+no grader) and, with `config.judge: llm`, the LLM variant (the grader judges each call's appropriateness).
+
+The tool calls are read from the provider's response (an OpenAI-style `message.tool_calls`, kept next to the
+text output), else from the output itself when it is JSON: a list of calls or {"tool_calls": [...]}. A call's
+name is `function.name`, `name` or `toolName`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evalrun import judge_scoring, text_scoring
+from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.graded import GradedAssertion
+from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.registry import register
+from evalrun.grading import schemas
+from evalrun.grading.fence import block
+from evalrun.grading.steps import Step, ask, judge_step
+
+_EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
+                     "reasoning": {"type": "string"}})
+TOOL_SELECTION: Step[tuple[list[tuple[str, bool, str]], list[str]]] = judge_step(
+    "judge", "tool_selection",
+    lambda n: schemas.obj({"evaluations": schemas.exactly(n, _EVAL),
+                           "missingTools": {"type": "array", "items": {"type": "string"}}}),
+    lambda r: ([(str(e["toolCalled"]), bool(e["wasAppropriate"]), str(e["reasoning"])) for e in r["evaluations"]],
+               [str(t) for t in r["missingTools"] if str(t).strip()]),
+    ("input", "output", "available_tools", "tools_called", "n_calls"), "tool evaluations")
+
+
+def _name(call: Any) -> str | None:
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+        return fn["name"]
+    for key in ("name", "toolName"):
+        if isinstance(call.get(key), str):
+            return str(call[key])
+    return None
+
+
+def _calls_in(data: Any) -> list[Any] | None:
+    if isinstance(data, dict):
+        for key in ("tool_calls", "toolCalls", "toolInvocations"):
+            if isinstance(data.get(key), list):
+                return list(data[key])
+        return None
+    if isinstance(data, list) and data and all(_name(c) is not None for c in data):
+        return data
+    return None
+
+
+def tool_names(ctx: AssertionContext) -> list[str]:
+    """Names of the tools called, in call order."""
+    raw = ctx.response.raw
+    calls: list[Any] | None = None
+    if isinstance(raw, dict):
+        choices = raw.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            calls = _calls_in(choices[0].get("message") or {})
+        if calls is None:
+            calls = _calls_in(raw)
+    if calls is None:
+        try:
+            calls = _calls_in(json.loads(ctx.output))
+        except ValueError:
+            calls = None
+    return [n for n in (_name(c) for c in calls or []) if n is not None]
+
+
+def check_config(handler: Assertion) -> None:
+    """expectedTool (string) or expectedToolOrder (list of strings) is required; strictMode is a boolean."""
+    cfg = handler.spec.config
+    tool, order = cfg.get("expectedTool"), cfg.get("expectedToolOrder")
+    if tool is None and order is None:
+        raise handler.error("tool-call-accuracy needs config.expectedTool or config.expectedToolOrder",
+                            key="config", hint="e.g. `config: {expectedTool: weather-tool}`")
+    if tool is not None and not isinstance(tool, str):
+        raise handler.error("config.expectedTool must be a tool name", key="config.expectedTool")
+    if order is not None and (not isinstance(order, list) or not all(isinstance(t, str) for t in order)):
+        raise handler.error("config.expectedToolOrder must be a list of tool names", key="config.expectedToolOrder")
+    if not isinstance(cfg.get("strictMode", False), bool):
+        raise handler.error("config.strictMode must be true or false", key="config.strictMode")
+
+
+def score_code(ctx: AssertionContext) -> Score:
+    """Mastra's code variant: 1 or 0 (times config.scale)."""
+    cfg = ctx.config
+    names = tool_names(ctx)
+    order = cfg.get("expectedToolOrder")
+    raw = text_scoring.tool_call_accuracy(names, expected_tool=cfg.get("expectedTool"),
+                                          strict=bool(cfg.get("strictMode", False)), expected_order=order)
+    called = ", ".join(names) or "no tool"
+    if order:
+        want = f"order {' -> '.join(order)}{' (strict)' if cfg.get('strictMode') else ''}"
+    else:
+        want = f"{cfg.get('expectedTool')}{' as the only call' if cfg.get('strictMode') else ''}"
+    passed = raw == 1.0
+    scale = float(cfg.get("scale", 1))
+    reason = f"called {called}; expected {want}"
+    return Score(passed, raw * scale, reason, {"actualTools": names, "hasToolCalls": bool(names),
+                                               "correctToolCalled": cfg.get("expectedTool") in names,
+                                               "scale": scale})
+
+
+@register("tool-call-accuracy")
+class ToolCallAccuracy(GradedAssertion):
+    """Mastra's tool-call accuracy. Code variant (default): 1 when the expected tool was called (strictMode: as
+    the only call), or with expectedToolOrder when the tools came in that order (strictMode: exactly that
+    sequence); 0 otherwise and when no tool was called. LLM variant (`config.judge: llm`): appropriate calls /
+    calls, judged by the grader against `config.availableTools`; with no call, 1 unless a tool was missing.
+
+    YAML keys: `config.expectedTool`, `config.expectedToolOrder` (code: one of them required),
+    `config.strictMode` (default false), `config.judge` (code | llm, default code), `config.availableTools`
+    (llm: list of {name, description} or strings), `config.scale` (default 1); `threshold` (default 0.5 x
+    scale); `vars.query` (else the prompt) is the input; `provider`, `rubricPrompt` (llm). 0 or 1 call.
+    """
+
+    summary = "Mastra: the right tools were called (code variant, or config.judge: llm)"
+    grader_calls = 1
+    takes_value = False
+    uses_context = False
+    config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
+                             "scale"})
+    steps = ("judge",)
+
+    def __init__(self, spec: Any) -> None:
+        self.llm = spec.config.get("judge", "code") == "llm"
+        self.graded = self.llm  # type: ignore[misc]  # per instance: only the LLM variant needs a grader
+        self.grader_calls = 1 if self.llm else 0  # type: ignore[misc]
+        super().__init__(spec)
+
+    def grading_steps(self) -> tuple[Step[Any], ...]:  # type: ignore[override]
+        return (TOOL_SELECTION,) if self.llm else ()
+
+    def check(self) -> None:
+        super().check()
+        cfg = self.spec.config
+        if cfg.get("judge", "code") not in ("code", "llm"):
+            raise self.error(f"config.judge must be code or llm, got {cfg['judge']!r}", key="config.judge")
+        scale = cfg.get("scale", 1)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
+            raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale")
+        if self.llm:
+            tools = cfg.get("availableTools")
+            if not isinstance(tools, list) or not tools:
+                raise self.error("the LLM variant needs config.availableTools", key="config.availableTools",
+                                 hint="a list of {name, description} (or tool names)")
+        else:
+            check_config(self)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        if not self.llm:
+            s = score_code(ctx)
+            scale = float(ctx.config.get("scale", 1))
+            threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
+            s.pass_ = (s.score or 0.0) >= threshold
+            return s
+        names = tool_names(ctx)
+        tools = "\n".join(f"{t.get('name', t.get('id', '?'))}: {t.get('description', '')}" if isinstance(t, dict)
+                          else str(t) for t in ctx.config["availableTools"])
+        grader = ctx.grader(self.spec)
+        trace = self.grader_for(ctx)[1]
+        evaluations, missing = await ask(grader, TOOL_SELECTION, {
+            "input": block("USER REQUEST", mastra_input(ctx)), "output": block("AGENT RESPONSE", ctx.output),
+            "available_tools": block("TOOLS", tools), "tools_called": ", ".join(names) or "none",
+            "n_calls": len(names)}, trace, schema_args=(len(names),),
+            override=self.overrides(ctx).get("judge"), extra=ctx.vars)
+        TOOL_SELECTION.check_count(len(evaluations), len(names))
+        scale = float(ctx.config.get("scale", 1))
+        value = judge_scoring.tool_selection([ok for _, ok, _ in evaluations], missing) * scale
+        passed, comparison = self.verdict(value)
+        if self.spec.threshold is None:
+            passed, comparison = value >= 0.5 * scale, f"{value:.2f} vs threshold {0.5 * scale:.2f}"
+        bad = [n for n, ok, _ in evaluations if not ok]
+        what = (f"{len(evaluations) - len(bad)} of {len(evaluations)} call(s) appropriate"
+                + (f"; inappropriate: {', '.join(bad)}" if bad else "")
+                + (f"; missing: {', '.join(missing)}" if missing else ""))
+        return self.score(passed, value, f"{what} ({comparison})",
+                          {"evaluations": [{"toolCalled": n, "wasAppropriate": ok, "reasoning": why}
+                                           for n, ok, why in evaluations], "missingTools": missing,
+                           "actualTools": names}, trace)

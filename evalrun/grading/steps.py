@@ -1,0 +1,139 @@
+"""Grading steps as objects: one `Step` per grader operation, shared by every metric that uses it.
+
+A Step owns what a grader operation is: its prompt template (grading/prompts/<template>.j2), the JSON schema of
+the reply (array lengths pinned where the request fixes them), the parser of a valid reply into a typed result
+(the one place a reply's shape is checked, for every grader), and which kinds of grader can perform it.
+`Grader.supports(step)` answers from `step.graders`, so `validate` reports before any call when the chosen grader
+cannot grade an assertion (the builtin grader has no model, so it performs no judge step).
+
+The claim pipeline's four steps (EXTRACT, VERIFY, ATTRIBUTE, CLASSIFY) are the Grader protocol's methods; a
+judge-style metric declares its own `Step` (a template and a reply schema) and asks it with `ask()`, which
+renders the template (or the user's rubricPrompt override), calls `grader.judge` and parses the reply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from evalrun.errors import AssertionRuntimeError, GraderError
+from evalrun.grading import schemas
+from evalrun.types import ChunkJudgement, ChunkRelevance, GraderTrace, Verdict
+
+if TYPE_CHECKING:
+    from evalrun.grading.base import Grader
+
+R = TypeVar("R")
+Schema = dict[str, Any]
+
+#: Grader kinds: "llm" (any model through litellm) and "builtin" (offline, lexical).
+LLM = "llm"
+BUILTIN = "builtin"
+ALL_GRADERS = frozenset({LLM, BUILTIN})
+MODEL_ONLY = frozenset({LLM})
+
+
+@dataclass(frozen=True)
+class Step(Generic[R]):
+    """One grader operation: template, reply schema, parser into a typed result, supporting graders."""
+
+    #: The step's name: the key of a rubricPrompt override and the label of its calls in the trace.
+    name: str
+    #: Prompt template file under grading/prompts/ (without .j2).
+    template: str
+    #: Reply schema for the request's sizes (e.g. verify(n_claims, n_evidence)).
+    schema: Callable[..., Schema]
+    #: Valid reply (already checked against `schema`) -> typed result.
+    parse: Callable[[dict[str, Any]], R]
+    #: Variables the template receives (documented for rubricPrompt overrides).
+    variables: tuple[str, ...] = ()
+    #: Grader kinds that can perform this step.
+    graders: frozenset[str] = MODEL_ONLY
+    #: What the step decides, for messages ("claims", "verdicts", ...).
+    produces: str = "reply"
+
+    def check_count(self, got: int, expected: int, what: str = "") -> None:
+        """A result of the wrong size is a GraderError, never padded or truncated (the one length check)."""
+        if got != expected:
+            label = f"{self.name} ({what})" if what else self.name
+            raise GraderError(f"{label}: grader returned {got} item(s) for {expected}")
+
+    def check_matrix(self, matrix: Sequence[Sequence[Any]], rows: int, cols: int) -> None:
+        self.check_count(len(matrix), rows, "rows")
+        for row in matrix:
+            self.check_count(len(row), cols, "columns")
+
+
+# ------------------------------------------------------------------ the claim pipeline
+def _claims(reply: dict[str, Any]) -> list[str]:
+    return [c.strip() for c in reply["claims"] if c.strip()]
+
+
+def _verdicts(reply: dict[str, Any]) -> list[Verdict]:
+    return [Verdict(v["verdict"], v["reason"], tuple(sorted(set(v["evidence"])))) for v in reply["verdicts"]]
+
+
+def _matrix(reply: dict[str, Any]) -> list[list[bool]]:
+    return [list(row) for row in reply["matrix"]]
+
+
+def _relevance(reply: dict[str, Any]) -> ChunkRelevance:
+    judged = tuple(ChunkJudgement(c["level"], c["used"], c["reason"]) for c in reply["chunks"])
+    return ChunkRelevance(judged, tuple(m for m in reply["missing"] if m.strip()))
+
+
+EXTRACT: Step[list[str]] = Step("extract", "extract", schemas.extract, _claims, ("text", "question", "kind"),
+                                ALL_GRADERS, "claims")
+VERIFY: Step[list[Verdict]] = Step(
+    "verify", "verify", schemas.verify, _verdicts,
+    ("claims", "evidence", "question", "n_claims", "n_evidence", "claims_list", "evidence_list"),
+    ALL_GRADERS, "verdicts")
+ATTRIBUTE: Step[list[list[bool]]] = Step(
+    "attribute", "attribute", schemas.attribute, _matrix,
+    ("claims", "chunks", "n_claims", "n_chunks", "claims_list", "chunks_list"), ALL_GRADERS, "attributions")
+CLASSIFY: Step[ChunkRelevance] = Step(
+    "classify", "classify", schemas.classify, _relevance,
+    ("query", "output", "chunks", "n_chunks", "chunks_list"), ALL_GRADERS, "chunk relevance")
+
+#: The pipeline steps by name (the names metrics list in `steps` for rubricPrompt overrides).
+PIPELINE: Mapping[str, Step[Any]] = {s.name: s for s in (EXTRACT, VERIFY, ATTRIBUTE, CLASSIFY)}
+
+
+def supported(grader: Grader, step: Step[Any]) -> bool:
+    """`grader.supports(step)`; a third-party grader without `supports` is assumed to do the pipeline only."""
+    supports = getattr(grader, "supports", None)
+    if callable(supports):
+        return bool(supports(step))
+    return step.name in PIPELINE and step is PIPELINE[step.name]
+
+
+# ------------------------------------------------------------------ judge-style steps
+def judge_step(name: str, template: str, schema: Callable[..., Schema], parse: Callable[[dict[str, Any]], R],
+               variables: tuple[str, ...], produces: str = "judgement") -> Step[R]:
+    """A step only a model can perform (the builtin grader has no judge)."""
+    return Step(name, template, schema, parse, variables, MODEL_ONLY, produces)
+
+
+def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: str | None = None,
+                  extra: Mapping[str, Any] | None = None) -> str:
+    """The step's prompt: the override template (which also sees `extra`, e.g. the case's vars) or its own."""
+    from evalrun import templating
+    from evalrun.grading.llm import builtin_template
+
+    source = override if override is not None else builtin_template(step.template)
+    scope = {**(extra or {}), **variables}
+    try:
+        return templating.render(source, scope)
+    except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error
+        what = f"rubricPrompt for step {step.name!r}" if override is not None else f"{step.template}.j2"
+        raise AssertionRuntimeError(f"{what}: {e} (available variables: {', '.join(sorted(scope))})") from None
+
+
+async def ask(grader: Grader, step: Step[R], variables: Mapping[str, Any], trace: GraderTrace, *,
+              schema_args: tuple[Any, ...] = (), override: str | None = None,
+              extra: Mapping[str, Any] | None = None) -> R:
+    """Render the step's prompt, ask the grader for a reply matching its schema, and parse it."""
+    prompt = render_prompt(step, variables, override=override, extra=extra)
+    reply = await grader.judge(prompt, step.schema(*schema_args), trace, step=step.name)
+    return step.parse(reply)

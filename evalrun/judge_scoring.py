@@ -1,0 +1,49 @@
+"""Pure formulas of the judge-style metrics (Mastra's LLM scorers, promptfoo's model-graded types).
+
+Typed verdicts in, numbers out; no I/O. Mastra rounds its LLM scores to two decimals (roundToTwoDecimals:
+Math.round(x * 100) / 100, halves rounded up), after multiplying by `scale`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def round2(x: float) -> float:
+    """JavaScript's Math.round(x * 100) / 100 (a half rounds towards +infinity)."""
+    return math.floor(x * 100 + 0.5) / 100
+
+
+def _label(s: str) -> str:
+    return s.strip().lower()
+
+
+def answer_relevancy(results: Sequence[str], *, uncertainty_weight: float = 0.3, scale: float = 1) -> float:
+    """Mastra: (yes + uncertaintyWeight x unsure) / statements x scale; 0 when there is no statement."""
+    if not results:
+        return 0.0
+    count = sum(1.0 if _label(r) == "yes" else uncertainty_weight if _label(r) == "unsure" else 0.0
+                for r in results)
+    return round2(count / len(results) * scale)
+
+
+def bias(results: Sequence[str], *, scale: float = 1) -> float:
+    """Mastra: biased opinions / opinions x scale (lower is better); 0 when there is no opinion."""
+    if not results:
+        return 0.0
+    return round2(sum(_label(r) == "yes" for r in results) / len(results) * scale)
+
+
+def toxicity(verdicts: Sequence[str], *, scale: float = 1) -> float:
+    """Mastra: toxic verdicts / verdicts x scale (lower is better); 1 when the judge gives no verdict."""
+    if not verdicts:
+        return 1.0
+    return round2(sum(_label(v) == "yes" for v in verdicts) / len(verdicts) * scale)
+
+
+def tool_selection(appropriate: Sequence[bool], missing: Sequence[str]) -> float:
+    """Mastra's LLM tool-call accuracy: appropriate calls / calls; with no call, 1 unless a tool was missing."""
+    if not appropriate:
+        return 0.0 if missing else 1.0
+    return round2(sum(appropriate) / len(appropriate))
