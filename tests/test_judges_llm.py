@@ -1,0 +1,147 @@
+"""Judge-style metrics end to end through the LLM grader and the fake server (scripted replies), and the
+validate-time refusal of the builtin grader."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun.cli import main
+from evalrun.types import AssertionSpec
+from tests.fakeserver import FakeOpenAI
+from tests.graderfakes import evaluate, make_grader, route, steps_called, user_text
+
+
+def spec(type_: str, **kw: Any) -> AssertionSpec:
+    negate = type_.startswith("not-")
+    return AssertionSpec(type=type_.removeprefix("not-"), negate=negate, key_path="tests[0].assert[0]", **kw)
+
+
+def _results(*labels: str) -> dict[str, Any]:
+    return {"results": [{"result": lab, "reason": f"r{i}"} for i, lab in enumerate(labels)]}
+
+
+def test_answer_relevancy_two_calls_whatever_the_size(fake_openai: FakeOpenAI) -> None:
+    statements = [f"statement {i}" for i in range(12)]
+    route(fake_openai, extract={"statements": statements},
+          judge=_results(*(["yes"] * 9 + ["unsure"] * 2 + ["no"])))
+    r = evaluate(spec("answer-relevancy"), "long answer", {"query": "What is X?"}, make_grader(fake_openai))
+    assert r.score == pytest.approx(0.8) and r.pass_  # (9 + 0.3 * 2) / 12 = 0.8
+    assert steps_called(fake_openai) == ["extract", "judge"]
+    judge_prompt = user_text(fake_openai.requests[1])
+    assert "What is X?" in judge_prompt and "<<<STATEMENT 11>>>" in judge_prompt
+
+
+def test_answer_relevancy_scale_threshold_and_not(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, extract={"statements": ["a", "b"]}, judge=_results("yes", "no"))
+    r = evaluate(spec("answer-relevancy", config={"scale": 10}, threshold=6), "o", {"query": "q"},
+                 make_grader(fake_openai))
+    assert r.score == 5.0 and not r.pass_ and "5.00 < threshold 6.00" in r.reason
+    n = evaluate(spec("not-answer-relevancy", config={"scale": 10}, threshold=6), "o", {"query": "q"},
+                 make_grader(fake_openai))
+    assert n.pass_
+
+
+def test_answer_relevancy_wrong_number_of_verdicts_is_an_error(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, extract={"statements": ["a", "b"]}, judge=_results("yes"))
+    r = evaluate(spec("answer-relevancy"), "o", {"query": "q"}, make_grader(fake_openai))
+    assert r.error is not None and not r.pass_
+
+
+def test_bias_is_lower_is_better(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, extract={"opinions": ["o1", "o2", "o3"]}, judge=_results("yes", "no", "no"))
+    r = evaluate(spec("bias"), "out", {}, make_grader(fake_openai))
+    assert r.score == 0.33 and r.pass_ and "1 of 3 opinions biased" in r.reason
+    route(fake_openai, extract={"opinions": ["o1"]}, judge=_results("yes"))
+    assert not evaluate(spec("bias"), "other out", {}, make_grader(fake_openai)).pass_
+    route(fake_openai, extract={"opinions": []})
+    none = evaluate(spec("bias"), "neutral facts", {}, make_grader(fake_openai))
+    assert none.score == 0.0 and none.pass_  # no opinion: one call, score 0
+
+
+def test_toxicity(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"verdicts": [{"verdict": "yes", "reason": "insult"},
+                                           {"verdict": "no", "reason": "fine"}]})
+    r = evaluate(spec("toxicity", threshold=0.4), "you fool", {"query": "hi"}, make_grader(fake_openai))
+    assert r.score == 0.5 and not r.pass_ and "insult" in r.reason
+    assert len(fake_openai.requests) == 1
+
+
+def test_factuality_categories_and_options(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"category": "D", "reason": "says Lyon"})
+    r = evaluate(spec("factuality", value="Paris"), "Lyon", {"query": "Capital of France?"},
+                 make_grader(fake_openai))
+    assert not r.pass_ and r.score == 0.0 and r.reason.startswith("(D) disagree")
+    assert "<<<EXPERT ANSWER>>>\nParis" in user_text(fake_openai.requests[0])
+    route(fake_openai, judge={"category": "A", "reason": "subset"})
+    assert evaluate(spec("factuality", value="Paris, on the Seine"), "Paris", {}, make_grader(fake_openai)).pass_
+
+
+def test_closedqa_and_geval(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"reason": "it does", "answer": "Y"})
+    assert evaluate(spec("model-graded-closedqa", value="is polite"), "Thanks!", {}, make_grader(fake_openai)).pass_
+    route(fake_openai, steps={"steps": ["check A", "check B"]}, judge={"score": 6, "reason": "ok"})
+    g = evaluate(spec("g-eval", value="coherent"), "text", {}, make_grader(fake_openai))
+    assert g.score == pytest.approx(0.6) and not g.pass_  # default threshold 0.7
+    assert "1. check A" in user_text(fake_openai.requests[-1])
+
+
+def test_tool_call_accuracy_llm_variant(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"evaluations": [{"toolCalled": "search-tool", "wasAppropriate": False,
+                                               "reasoning": "weather-tool fits"}], "missingTools": ["weather-tool"]})
+    raw = {"choices": [{"message": {"content": "Let me search.", "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "search-tool", "arguments": "{}"}}]}}]}
+    from evalrun.assertions import engine
+    from evalrun.assertions.base import AssertionContext
+    from evalrun.types import Output
+    from tests.graderfakes import make_case
+
+    s = spec("tool-call-accuracy", config={"judge": "llm", "availableTools": [
+        {"name": "weather-tool", "description": "weather"}, {"name": "search-tool", "description": "web"}]})
+    import asyncio
+    import dataclasses
+
+    s = dataclasses.replace(s, handler=engine.build(s))
+    grader = make_grader(fake_openai)
+    ctx = AssertionContext(output="Let me search.", response=Output(text="Let me search.", raw=raw),
+                           vars={"query": "Weather in Tokyo?"}, prompt="", case=make_case({}), value=None,
+                           config=dict(s.config), get_grader=lambda _s: grader)
+    r = asyncio.run(engine.evaluate(s, ctx))
+    assert r.score == 0.0 and not r.pass_ and "missing: weather-tool" in r.reason
+    assert "Tools called, in order: search-tool" in user_text(fake_openai.requests[0])
+
+
+def _suite(tmp_path: Path, asserts: str) -> Path:
+    p = tmp_path / "suite.yaml"
+    p.write_text(textwrap.dedent("""\
+        prompts: ["{{query}}"]
+        providers: [echo]
+        tests:
+          - vars: {query: "What is AI?"}
+            assert:
+        """) + textwrap.indent(textwrap.dedent(asserts), "      "))
+    return p
+
+
+@pytest.mark.parametrize("type_", ["answer-relevancy", "bias", "toxicity", "llm-rubric", "factuality",
+                                   "g-eval", "model-graded-closedqa"])
+def test_validate_refuses_the_builtin_grader_for_judge_metrics(tmp_path: Path, type_: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    value = "" if type_ in ("answer-relevancy", "bias", "toxicity") else "  value: x\n"
+    path = _suite(tmp_path, f"- type: {type_}\n{value}")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"the builtin grader cannot grade {type_}" in err and "suite.yaml:6" in err and "--grader" in err
+    assert main(["eval", str(path), "--no-cache"]) == 2  # eval refuses before calling anything
+
+
+def test_validate_accepts_deterministic_scorers_and_an_llm_grader(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    path = _suite(tmp_path, "- type: keyword-coverage\n- type: bias\n  provider: openai:gpt-4o-mini\n")
+    assert main(["validate", str(path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["assertions_by_type"] == {"bias": 1, "keyword-coverage": 1}
