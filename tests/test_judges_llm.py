@@ -130,13 +130,17 @@ def _suite(tmp_path: Path, asserts: str) -> Path:
 @pytest.mark.parametrize("type_", ["answer-relevancy", "bias", "toxicity", "llm-rubric", "factuality",
                                    "g-eval", "model-graded-closedqa"])
 def test_validate_refuses_the_builtin_grader_for_judge_metrics(tmp_path: Path, type_: str,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                                               capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     value = "" if type_ in ("answer-relevancy", "bias", "toxicity") else "  value: x\n"
     path = _suite(tmp_path, f"- type: {type_}\n{value}")
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"the builtin grader cannot grade {type_}" in err and "suite.yaml:6" in err and "--grader" in err
-    assert main(["eval", str(path), "--no-cache"]) == 2  # eval refuses before calling anything
+    assert main(["eval", str(path), "--no-cache", "-o", str(tmp_path / "r.json")]) != 0
+    result = json.loads((tmp_path / "r.json").read_text())["results"][0]["assertions"][0]
+    assert f"grader error: the builtin grader cannot grade {type_}" in result["error"] and not result["pass"]
 
 
 def test_validate_accepts_deterministic_scorers_and_an_llm_grader(tmp_path: Path,

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from evalrun.errors import ConfigError
-from evalrun.testing import check, check_async
+from evalrun.testing import CheckError, check, check_async
 
 CONTEXT = "Canberra is the capital of Australia. It was chosen in 1908 as a compromise between Sydney and Melbourne."
 
@@ -49,8 +49,8 @@ def test_non_string_output_is_checked_as_json() -> None:
     check({"answer": 42}, [{"type": "is-json"}, {"type": "contains", "value": '"answer": 42'}])
 
 
-def test_an_assertion_the_grader_cannot_grade_is_an_error_before_any_call() -> None:
-    with pytest.raises(ConfigError, match="the builtin grader cannot grade llm-rubric") as info:
+def test_an_assertion_that_cannot_be_evaluated_is_an_error_not_a_failure() -> None:
+    with pytest.raises(CheckError, match="the builtin grader cannot grade llm-rubric") as info:
         check("Anything", [{"type": "llm-rubric", "value": "is polite"}])
     assert not isinstance(info.value, AssertionError)
     assert "--grader MODEL" in str(info.value)

@@ -130,15 +130,23 @@ class GradedAssertion(Assertion):
         step = self.judge_step
         if step is None:  # pragma: no cover - a programming error in a handler
             raise RuntimeError(f"{self.spec.type} has no judge step")
-        grader = ctx.grader(self.spec)
-        trace = GraderTrace(grader.id)
+        grader, trace = self.grader_for(ctx)
         result = await ask(grader, step, variables, trace, schema_args=schema_args,
                            override=self.overrides(ctx).get(step.name), extra=ctx.vars)
         return result, trace
 
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
-        """The grader for this case (with the prompt overrides) and a fresh trace for it."""
+        """The grader for this case (with the prompt overrides) and a fresh trace for it.
+
+        A grader that cannot perform this metric's steps (Grader.supports) is a GraderError before any call
+        (`validate` reports the same as a config error)."""
+        from evalrun.errors import GraderError
+        from evalrun.grading.steps import CHOOSE_LLM, unsupported
+
         grader = ctx.grader(self.spec)
+        message = unsupported(grader, self.spec.type, self.grading_steps())
+        if message:
+            raise GraderError(f"{message}; {CHOOSE_LLM}")
         with_prompts = getattr(grader, "with_prompts", None)
         overrides = self.overrides(ctx)
         if overrides and callable(with_prompts):

@@ -118,26 +118,18 @@ class GraderResolver:
 
     def check_support(self, tests: Iterable[TestSpec]) -> None:
         """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
-        at the assertion, before any call: e.g. llm-rubric with the builtin grader. No model is called."""
-        from evalrun.grading.steps import supported
+        at the assertion (`validate`): e.g. llm-rubric with the builtin grader. No model is called."""
+        from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
         for test in tests:
             for spec in _graded(test.asserts):
-                handler = spec.handler
-                needed = getattr(handler, "grading_steps", None)
+                needed = getattr(spec.handler, "grading_steps", None)
                 if needed is None:
                     continue
-                grader = self._grader(self.spec_for(spec, test)[0])
-                missing = [s for s in needed() if not supported(grader, s)]
-                if missing:
-                    what = "the builtin grader" if grader.id == BUILTIN else f"grader {grader.id!r}"
-                    steps = ", ".join(repr(s.name) for s in missing)
-                    raise ConfigError.at(spec.loc, f"{what} cannot grade {spec.type}: it needs a model for "
-                                         f"grader step {steps}", key=f"{spec.key_path}.type" if spec.key_path
-                                         else "type",
-                                         hint="choose an LLM grader: --grader MODEL, `grader:` in the config or "
-                                         "`provider:` on the assertion (e.g. openai:gpt-4o-mini, "
-                                         "ollama:chat:llama3)")
+                message = unsupported(self._grader(self.spec_for(spec, test)[0]), spec.type, needed())
+                if message:
+                    key = f"{spec.key_path}.type" if spec.key_path else "type"
+                    raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
 
     def _winner(self, spec: AssertionSpec | None,
                 test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:

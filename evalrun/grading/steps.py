@@ -108,6 +108,22 @@ def supported(grader: Grader, step: Step[Any]) -> bool:
     return step.name in PIPELINE and step is PIPELINE[step.name]
 
 
+def unsupported(grader: Grader, metric: str, needed: tuple[Step[Any], ...]) -> str | None:
+    """Why `grader` cannot grade `metric` (the steps it lacks), or None when it can: one message for
+    validate (a ConfigError before any call) and for a run (the assertion is an ERROR, no call made)."""
+    missing = [s for s in needed if not supported(grader, s)]
+    if not missing:
+        return None
+    who = "the builtin grader" if grader.id == "builtin" else f"grader {grader.id!r}"
+    names = ", ".join(repr(s.name) for s in missing)
+    return f"{who} cannot grade {metric}: it needs a model for grader step {names}"
+
+
+#: The hint that goes with `unsupported()`.
+CHOOSE_LLM = ("choose an LLM grader: --grader MODEL, `grader:` in the config or `provider:` on the assertion "
+              "(e.g. openai:gpt-4o-mini, ollama:chat:llama3)")
+
+
 # ------------------------------------------------------------------ judge-style steps
 def judge_step(name: str, template: str, schema: Callable[..., Schema], parse: Callable[[dict[str, Any]], R],
                variables: tuple[str, ...], produces: str = "judgement") -> Step[R]:

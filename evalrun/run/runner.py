@@ -143,7 +143,6 @@ class Runner:
 
             self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
             self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
-            self.resolver.check_support(self.suite.tests)  # so is a grader that cannot grade an assertion
         from evalrun import providers as providers_pkg
 
         build = self.build_provider or providers_pkg.build
