@@ -47,3 +47,41 @@ def tool_selection(appropriate: Sequence[bool], missing: Sequence[str]) -> float
     if not appropriate:
         return 0.0 if missing else 1.0
     return round2(sum(appropriate) / len(appropriate))
+
+
+# ------------------------------------------------------------------ embedding metrics (promptfoo)
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity; 0 when either vector is all zeros."""
+    if len(a) != len(b):
+        raise ValueError(f"vectors of different lengths ({len(a)} and {len(b)})")
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot(a, b) / (na * nb) if na and nb else 0.0
+
+
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        raise ValueError(f"vectors of different lengths ({len(a)} and {len(b)})")
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def euclidean(a: Sequence[float], b: Sequence[float]) -> float:
+    if len(a) != len(b):
+        raise ValueError(f"vectors of different lengths ({len(a)} and {len(b)})")
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b, strict=True)))
+
+
+def similar(a: Sequence[float], b: Sequence[float], metric: str, threshold: float) -> tuple[bool, float, float]:
+    """promptfoo's similar: (pass, score, raw). cosine/dot: pass when raw >= threshold, score = raw;
+    euclidean: raw is a distance, pass when <= threshold, score = 1 / (1 + distance)."""
+    if metric == "euclidean":
+        d = euclidean(a, b)
+        return d <= threshold + 1e-12, 1.0 / (1.0 + d), d
+    raw = cosine(a, b) if metric == "cosine" else dot(a, b)
+    return raw >= threshold - 1e-12, raw, raw
+
+
+def answer_relevance(query: Sequence[float], questions: Sequence[Sequence[float]]) -> float:
+    """promptfoo's answer-relevance: mean cosine similarity of the generated questions to the query."""
+    if not questions:
+        return 0.0
+    return sum(cosine(query, q) for q in questions) / len(questions)

@@ -10,6 +10,8 @@ Serves POST /v1/chat/completions (and /chat/completions). Replies come from a sc
   {"status": 401, "echo_headers": True}   -> that status, the error message quoting every request header
   {"usage": {...}, "finish_reason": "length"} may accompany "content".
 Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
+POST /v1/embeddings answers with `.embed(text)` for each input (default: a hashed bag of words) and records
+its bodies in `.embedding_requests`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        #: POST /v1/embeddings bodies, and the embedding of one text (default: hashed bag of words).
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embed: Callable[[str], list[float]] = bag_of_words
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -50,6 +55,7 @@ class FakeOpenAI:
         with self._lock:
             self._script.clear()
             self.requests.clear()
+            self.embedding_requests.clear()
 
     def start(self) -> FakeOpenAI:
         self._thread.start()
@@ -92,7 +98,12 @@ class FakeOpenAI:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = fake._next_reply(body)
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    reply: Reply = {"embedding_of": body}
+                    with fake._lock:
+                        fake.embedding_requests.append(body)
+                else:
+                    reply = fake._next_reply(body)
                 if reply.get("delay"):
                     time.sleep(float(reply["delay"]))
                 if reply.get("drop"):
@@ -110,6 +121,8 @@ class FakeOpenAI:
                     payload = json.dumps(reply.get("body") or {
                         "error": {"message": f"injected {status}", "type": "fake_error", "code": status}
                     }).encode()
+                elif "embedding_of" in reply:
+                    payload = json.dumps(_embeddings(body, fake.embed)).encode()
                 else:
                     payload = json.dumps(_completion(body, reply)).encode()
                 self.send_response(status)
@@ -129,6 +142,25 @@ class FakeOpenAI:
                 self.wfile.write(payload)
 
         return Handler
+
+
+def bag_of_words(text: str, dims: int = 64) -> list[float]:
+    """The fake server's default embedding: word counts hashed (crc32) into `dims` buckets, deterministic."""
+    import re
+    import zlib
+
+    vec = [0.0] * dims
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        vec[zlib.crc32(word.encode()) % dims] += 1.0
+    return vec
+
+
+def _embeddings(body: dict[str, Any], embed: Callable[[str], list[float]]) -> dict[str, Any]:
+    texts = body.get("input")
+    texts = [texts] if isinstance(texts, str) else list(texts or [])
+    return {"object": "list", "model": body.get("model", "fake-embed"),
+            "data": [{"object": "embedding", "index": i, "embedding": embed(str(t))} for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": 3 * len(texts), "total_tokens": 3 * len(texts)}}
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

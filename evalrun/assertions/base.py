@@ -49,6 +49,8 @@ class AssertionContext:
     get_grader: Callable[[AssertionSpec], Grader] | None = None
     #: Evaluates child assertions (assert-set) with the same case context.
     run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None
+    #: Resolves the embedding model of an embedding metric (grading/embeddings.py).
+    get_embedder: Callable[[AssertionSpec], Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """promptfoo's `context` object for user code (python assertions, transforms): plain data only."""
@@ -70,6 +72,14 @@ class AssertionContext:
                                                 "total": resp.tokens.total, "cached": resp.tokens.cached}},
             "metadata": resp.metadata,
         }
+
+    def embedder(self, spec: AssertionSpec) -> Any:
+        """The embedding model for this assertion (GraderError when none is configured)."""
+        if self.get_embedder is None:
+            from evalrun.errors import GraderError
+
+            raise GraderError(f"{spec.type}: no embedding model in this context")
+        return self.get_embedder(spec)
 
     def grader(self, spec: AssertionSpec) -> Grader:
         if self.get_grader is None:  # pragma: no cover - the runner always sets it

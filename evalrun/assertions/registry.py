@@ -43,6 +43,7 @@ BUILTIN_MODULES = (
     "evalrun.assertions.tools",
     "evalrun.assertions.judges",
     "evalrun.assertions.model_graded",
+    "evalrun.assertions.embedding",
 )
 
 

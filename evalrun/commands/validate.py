@@ -81,6 +81,7 @@ def summarize(suite: Suite) -> dict[str, Any]:
 
     warnings += context_expansion_warnings(suite)
     resolver.check_support(suite.tests)  # e.g. llm-rubric with the builtin grader: an error before any call
+    resolver.check_embedders(suite.tests)  # `similar` without an embedding model
     return {
         "files": list(suite.files),
         "description": suite.description,

@@ -21,6 +21,7 @@ from evalrun.types import AssertionSpec, Output, Suite, TestSpec
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
+    from evalrun.grading.embeddings import Embedder
 
 BUILTIN = "builtin"
 ENV_VAR = "EVALRUN_GRADER"
@@ -78,6 +79,9 @@ class _NoTransport:
     async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
         raise GraderError("no LLM transport: graders are only being described in this run")
 
+    async def embed(self, model: str, texts: list[str], params: dict[str, Any]) -> list[list[float]]:
+        raise GraderError("no LLM transport: embedders are only being described in this run")
+
 
 class GraderResolver:
     """Resolves the grader of each assertion; caches one grader per distinct spec."""
@@ -87,6 +91,7 @@ class GraderResolver:
         self._cli = cli_grader
         self._transport: Transport = transport if transport is not None else _NoTransport()
         self._cache: dict[str, Grader] = {}
+        self._embedders: dict[str, Embedder] = {}
         self._used: list[str] = []
 
     def spec_for(self, spec: AssertionSpec | None, test: TestSpec | None) -> tuple[str | dict[str, Any], str]:
@@ -115,6 +120,41 @@ class GraderResolver:
                     if not e.file:
                         raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
                     raise
+
+    def embedder(self, spec: AssertionSpec, test: TestSpec | None) -> Embedder:
+        """The embedding model for an embedding metric (grading/embeddings.py); GraderError when none is set."""
+        from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, embedding_spec, litellm_target
+
+        found = embedding_spec(spec.provider, test.options.get("provider") if test is not None else None)
+        if found is None:
+            raise GraderError(f"{spec.type} needs an embedding model and none is configured; {HINT}")
+        pid, config = found
+        key = json.dumps(["embed", pid, config], sort_keys=True, default=str)
+        embedder = self._embedders.get(key)
+        if embedder is None:
+            model, params = litellm_target(pid, config)
+            embedder = LiteLLMEmbedder(pid, model, params, self._transport)  # type: ignore[arg-type]
+            self._embedders[key] = embedder
+        return embedder
+
+    def check_embedders(self, tests: Iterable[TestSpec]) -> None:
+        """Every embedding metric has an embedding model with a well-formed id (validate; nothing called)."""
+        from evalrun.grading.embeddings import HINT, embedding_spec, litellm_target
+
+        for test in tests:
+            for spec in _all(test.asserts):
+                if not getattr(spec.handler, "needs_embedder", False):
+                    continue
+                key = f"{spec.key_path}.provider" if spec.key_path else "provider"
+                try:
+                    found = embedding_spec(spec.provider, test.options.get("provider"))
+                    if found is not None:
+                        litellm_target(*found)
+                except ConfigError as e:
+                    raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
+                if found is None:
+                    raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
+                                         key=key, hint=HINT)
 
     def check_support(self, tests: Iterable[TestSpec]) -> None:
         """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
@@ -193,3 +233,10 @@ def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
             yield from _graded(spec.children)
         elif spec.handler is not None and getattr(spec.handler, "graded", False):
             yield spec
+
+
+def _all(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    """Every assertion, assert-set children included."""
+    for spec in specs:
+        yield spec
+        yield from _all(spec.children)

@@ -157,6 +157,45 @@ class LLMTransport:
         flight.waiters -= 1
         return _as_cached(out) if shared else out
 
+    async def embed(self, model: str, texts: list[str], params: dict[str, Any]) -> list[list[float]]:
+        """Embeddings of `texts` (one request, litellm's aembedding), cached like completions (successes only),
+        retried like them. Raises ProviderError."""
+        self._stats["calls"] += 1
+        key = cache_key(model, {"embed": list(texts)}, params) if self.use_cache else None
+        hit = self.cache.get(key) if key is not None else None
+        if hit is not None and isinstance(hit.get("embeddings"), list):
+            self._stats["cache_hits"] += 1
+            return [list(map(float, v)) for v in hit["embeddings"]]
+        litellm = await _litellm_module()
+        kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
+        if (model.startswith("openai/") and params.get("api_base") and not params.get("api_key")
+                and not os.environ.get("OPENAI_API_KEY")):
+            kwargs["api_key"] = "sk-no-key-required"
+
+        async def attempt() -> list[list[float]]:
+            async with self._semaphore():
+                self._stats["requests"] += 1
+                try:
+                    response = await litellm.aembedding(model=model, input=list(texts), **kwargs)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # litellm raises many types; each becomes a ProviderError
+                    raise to_provider_error(exc, model, params) from exc
+            data = _plain_json(response).get("data") or []
+            vectors = [d.get("embedding") for d in sorted(data, key=lambda d: d.get("index", 0))]
+            if len(vectors) != len(texts) or not all(isinstance(v, list) and v for v in vectors):
+                raise ProviderError(f"{model}: the embedding reply has {len(vectors)} vector(s) for {len(texts)}")
+            return [list(map(float, v)) for v in vectors]
+
+        try:
+            out = await call_with_retries(attempt, self.policy, None)
+        except ProviderError:
+            self._stats["errors"] += 1
+            raise
+        if key is not None:
+            self.cache.put(key, {"embeddings": out}, model=model)
+        return out
+
     def _landed(self, key: str, task: asyncio.Task[Output]) -> None:
         flight = self._inflight.get(key)
         if flight is not None and flight.task is task:

@@ -36,6 +36,8 @@ class CaseEnv:
     transforms: dict[tuple[str, str], Any] = field(default_factory=dict)
     #: outputs stored by `options.storeOutputAs`, vars of the cases that run later (the run is then serial)
     registers: dict[str, Any] = field(default_factory=dict)
+    #: Embedding model of an assertion (embedding metrics); None: no embedder in this run.
+    resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
 
 
 class CaseFailure(Exception):
@@ -153,10 +155,18 @@ async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
             where = spec.key_path or _where(case)
             raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
         return AssertionContext(output=text, response=output, vars=case.vars, prompt=prompt, case=case,
-                                value=value, config=config, get_grader=get_grader, run_child=run_child)
+                                value=value, config=config, get_grader=get_grader, run_child=run_child,
+                                get_embedder=get_embedder)
 
     def get_grader(spec: AssertionSpec) -> Any:
         return env.resolve_grader(spec, case.test)
+
+    def get_embedder(spec: AssertionSpec) -> Any:
+        if env.resolve_embedder is None:
+            from evalrun.errors import GraderError
+
+            raise GraderError(f"{spec.type}: no embedding model in this run")
+        return env.resolve_embedder(spec, case.test)
 
     async def run_child(spec: AssertionSpec) -> Any:
         return await env.engine.evaluate(spec, make_ctx(spec))

@@ -148,7 +148,7 @@ class Runner:
         build = self.build_provider or providers_pkg.build
         providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
         return CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
-                       use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
+                       resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
                        base_dir=self.suite.base_dir)
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:

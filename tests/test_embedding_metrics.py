@@ -1,0 +1,122 @@
+"""Embedding metrics (similar, similar:dot, similar:euclidean, answer-relevance) end to end: YAML suites run
+against the fake server's /v1/embeddings (hashed bag-of-words vectors) and chat completions."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun import judge_scoring as js
+from evalrun.cli import main
+from tests.fakeserver import FakeOpenAI, bag_of_words
+from tests.graderfakes import route
+
+
+def _embedder(url: str) -> str:
+    return f"{{id: 'openai:embedding:fake-embed', config: {{apiBaseUrl: '{url}', apiKey: sk-x}}}}"
+
+
+def _run(tmp_path: Path, answer: str, asserts: str, capsys: pytest.CaptureFixture[str],
+         extra: str = "") -> list[dict[str, Any]]:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(textwrap.dedent("""\
+        prompts: ["{{answer}}"]
+        providers: [echo]
+        """) + extra + textwrap.dedent(f"""\
+        tests:
+          - vars: {{answer: "{answer}", query: "What is the capital of France?"}}
+            assert:
+        """) + textwrap.indent(textwrap.dedent(asserts), "      "))
+    out = tmp_path / "out.json"
+    main(["eval", str(suite), "--no-cache", "-o", str(out)])
+    capsys.readouterr()
+    return list(json.loads(out.read_text())["results"][0]["assertions"])
+
+
+def test_vector_formulas() -> None:
+    assert js.cosine([1, 0], [0, 1]) == 0.0 and js.cosine([1, 1], [2, 2]) == pytest.approx(1.0)
+    assert js.cosine([0, 0], [1, 1]) == 0.0 and js.dot([1, 2], [3, 4]) == 11
+    assert js.euclidean([0, 0], [3, 4]) == 5.0
+    assert js.similar([0, 0], [3, 4], "euclidean", 5.0) == (True, 1 / 6, 5.0)
+    assert js.similar([1, 0], [1, 1], "cosine", 0.75) == (False, pytest.approx(math.sqrt(0.5)),
+                                                          pytest.approx(math.sqrt(0.5)))
+    with pytest.raises(ValueError, match="different lengths"):
+        js.cosine([1], [1, 2])
+
+
+def test_similar_cosine_dot_euclidean_and_lists(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    monkeypatch.chdir(tmp_path)
+    answer = "Paris is the capital of France"
+    e = _embedder(fake_openai.url)
+    results = _run(tmp_path, answer, f"""\
+        - type: similar
+          value: The capital of France is Paris
+          provider: {{embedding: {e}}}
+        - type: similar
+          value: Bananas are yellow
+          provider: {{embedding: {e}}}
+        - type: not-similar
+          value: Bananas are yellow
+          provider: {{embedding: {e}}}
+        - type: similar
+          value: [Bananas are yellow, "Paris, capital of France"]
+          provider: {{embedding: {e}}}
+        - type: similar:dot
+          value: Paris is the capital of France
+          threshold: 6
+          provider: {{embedding: {e}}}
+        - type: similar:euclidean
+          value: Paris is the capital of France
+          threshold: 0.1
+          provider: {{embedding: {e}}}
+        """, capsys)
+    same = js.cosine(bag_of_words(answer), bag_of_words("The capital of France is Paris"))
+    assert results[0]["pass"] and results[0]["score"] == pytest.approx(same)
+    assert not results[1]["pass"] and results[2]["pass"]
+    assert results[3]["pass"] and "closest of 2 values" in results[3]["reason"]
+    assert results[4]["pass"] and results[4]["score"] == pytest.approx(js.dot(bag_of_words(answer), bag_of_words(answer)))
+    assert results[5]["pass"] and results[5]["score"] == 1.0  # distance 0
+    assert len(fake_openai.embedding_requests) == 6  # one request per evaluation
+    assert fake_openai.embedding_requests[3]["input"] == [answer, "Bananas are yellow", "Paris, capital of France"]
+
+
+def test_similar_without_an_embedding_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    suite = tmp_path / "s.yaml"
+    suite.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
+                     "      - type: similar\n        value: hello\n")
+    assert main(["validate", str(suite)]) == 2
+    err = capsys.readouterr().err
+    assert "similar needs an embedding model" in err and "s.yaml:6" in err and "EVALRUN_EMBEDDER" in err
+    out = tmp_path / "o.json"
+    main(["eval", str(suite), "-o", str(out)])
+    r = json.loads(out.read_text())["results"][0]["assertions"][0]
+    assert not r["pass"] and "needs an embedding model" in r["error"]
+
+
+def test_answer_relevance_questions_then_embeddings(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    questions = ["What is the capital of France?", "Which city is France's capital?", "What is Paris?"]
+    route(fake_openai, judge={"questions": questions})
+    e = _embedder(fake_openai.url)
+    grader = f"{{id: 'openai:chat:fake-model', config: {{apiBaseUrl: '{fake_openai.url}', apiKey: sk-x}}}}"
+    results = _run(tmp_path, "Paris is the capital of France", f"""\
+        - type: answer-relevance
+          provider: {{text: {grader}, embedding: {e}}}
+        """, capsys)
+    q = bag_of_words("What is the capital of France?")
+    expected = sum(js.cosine(q, bag_of_words(x)) for x in questions) / 3
+    assert results[0]["score"] == pytest.approx(expected) and results[0]["pass"] == (expected >= 0.7)
+    assert len(fake_openai.requests) == 1 and len(fake_openai.embedding_requests) == 1
+    assert fake_openai.embedding_requests[0]["input"] == ["What is the capital of France?", *questions]
