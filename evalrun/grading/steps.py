@@ -52,6 +52,8 @@ class Step(Generic[R]):
     graders: frozenset[str] = MODEL_ONLY
     #: What the step decides, for messages ("claims", "verdicts", ...).
     produces: str = "reply"
+    #: The template's text, for steps defined outside evalrun (plugins); None: read grading/prompts/<template>.j2.
+    source: str | None = None
 
     def check_count(self, got: int, expected: int, what: str = "") -> None:
         """A result of the wrong size is a GraderError, never padded or truncated (the one length check)."""
@@ -126,9 +128,10 @@ CHOOSE_LLM = ("choose an LLM grader: --grader MODEL, `grader:` in the config or 
 
 # ------------------------------------------------------------------ judge-style steps
 def judge_step(name: str, template: str, schema: Callable[..., Schema], parse: Callable[[dict[str, Any]], R],
-               variables: tuple[str, ...], produces: str = "judgement") -> Step[R]:
-    """A step only a model can perform (the builtin grader has no judge)."""
-    return Step(name, template, schema, parse, variables, MODEL_ONLY, produces)
+               variables: tuple[str, ...], produces: str = "judgement", *, source: str | None = None) -> Step[R]:
+    """A step only a model can perform (the builtin grader has no judge). `template` names
+    grading/prompts/<template>.j2, unless `source` gives the template's text (a plugin's own prompt)."""
+    return Step(name, template, schema, parse, variables, MODEL_ONLY, produces, source)
 
 
 def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: str | None = None,
@@ -137,7 +140,10 @@ def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: st
     from evalrun import templating
     from evalrun.grading.llm import builtin_template
 
-    source = override if override is not None else builtin_template(step.template)
+    if override is not None:
+        source = override
+    else:
+        source = step.source if step.source is not None else builtin_template(step.template)
     scope = {**(extra or {}), **variables}
     try:
         return templating.render(source, scope)

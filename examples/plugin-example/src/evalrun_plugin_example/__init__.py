@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions import Assertion, AssertionContext, Score
 
 
 class IsPalindrome(Assertion):
