@@ -85,3 +85,50 @@ def answer_relevance(query: Sequence[float], questions: Sequence[Sequence[float]
     if not questions:
         return 0.0
     return sum(cosine(query, q) for q in questions) / len(questions)
+
+
+# ------------------------------------------------------------------ Mastra: prompt-alignment, answer-similarity
+#: Mastra's prompt-alignment weights: intent, requirements, completeness, appropriateness.
+ALIGNMENT_WEIGHTS = {"user": (0.4, 0.3, 0.2, 0.1), "system": (0.35, 0.35, 0.15, 0.15)}
+
+
+def prompt_alignment(intent: float, requirements: float, completeness: float, appropriateness: float, *,
+                     mode: str = "both", scale: float = 1) -> float:
+    """Mastra's weighted dimensions x scale. 'both' is 0.7 x user + 0.3 x system, and Mastra's code scores the
+    system part with the user weights on the same analysis, so 'both' equals 'user'."""
+    dims = (intent, requirements, completeness, appropriateness)
+    if mode == "system":
+        score = sum(d * w for d, w in zip(dims, ALIGNMENT_WEIGHTS["system"], strict=True))
+    else:
+        user = sum(d * w for d, w in zip(dims, ALIGNMENT_WEIGHTS["user"], strict=True))
+        score = user if mode == "user" else user * 0.7 + user * 0.3
+    return round2(score * scale)
+
+
+#: Mastra's answer-similarity defaults (its code: contradictionPenalty 1.0).
+SIMILARITY_DEFAULTS = {"semanticThreshold": 0.8, "exactMatchBonus": 0.2, "missingPenalty": 0.15,
+                       "contradictionPenalty": 1.0, "extraInfoPenalty": 0.05, "scale": 1.0}
+
+
+def answer_similarity(match_types: Sequence[str], contradictions: int, extras: int,
+                      options: dict[str, float] | None = None) -> float:
+    """Mastra: per ground-truth unit exact 1 + bonus, semantic `semanticThreshold`, partial half of it, missing
+    -missingPenalty; / (units x (1 + bonus)); - contradictions x contradictionPenalty; - min(extras x
+    extraInfoPenalty, 0.2); clamped to [0, 1], x scale. 0 without units."""
+    o = {**SIMILARITY_DEFAULTS, **(options or {})}
+    if not match_types:
+        return 0.0
+    score = 0.0
+    for m in match_types:
+        if m == "exact":
+            score += 1.0 + o["exactMatchBonus"]
+        elif m == "semantic":
+            score += o["semanticThreshold"]
+        elif m == "partial":
+            score += o["semanticThreshold"] * 0.5
+        elif m == "missing":
+            score -= o["missingPenalty"]
+    score /= len(match_types) * (1.0 + o["exactMatchBonus"])
+    score -= contradictions * o["contradictionPenalty"]
+    score -= min(extras * o["extraInfoPenalty"], 0.2)
+    return round2(max(0.0, min(1.0, score)) * o["scale"])

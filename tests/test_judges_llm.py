@@ -149,3 +149,55 @@ def test_validate_accepts_deterministic_scorers_and_an_llm_grader(tmp_path: Path
     assert main(["validate", str(path), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["assertions_by_type"] == {"bias": 1, "keyword-coverage": 1}
+
+
+def _alignment(intent: float, req: float, comp: float, appr: float) -> dict[str, Any]:
+    return {"intentAlignment": {"score": intent, "primaryIntent": "list benefits", "isAddressed": True,
+                                "reasoning": "r"},
+            "requirementsFulfillment": {"requirements": [{"requirement": "bullets", "isFulfilled": False,
+                                                          "reasoning": "prose"}], "overallScore": req},
+            "completeness": {"score": comp, "missingElements": [], "reasoning": "r"},
+            "responseAppropriateness": {"score": appr, "formatAlignment": False, "toneAlignment": True,
+                                        "reasoning": "r"},
+            "overallAssessment": "ok"}
+
+
+def test_prompt_alignment_modes(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge=_alignment(1.0, 0.5, 0.75, 0.5))
+    r = evaluate(spec("prompt-alignment"), "TypeScript provides static typing.",
+                 {"query": "List the benefits of TypeScript in bullet points"}, make_grader(fake_openai))
+    assert r.score == 0.75 and r.pass_  # 0.4 + 0.15 + 0.15 + 0.05
+    assert "List the benefits of TypeScript" in user_text(fake_openai.requests[0])
+    s = evaluate(spec("prompt-alignment", config={"evaluationMode": "system"}), "x", {"query": "q"},
+                 make_grader(fake_openai))
+    assert s.error is not None and "needs a system message" in s.error
+
+
+def test_answer_similarity_two_calls(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, extract={"outputUnits": ["Paris is the capital"], "groundTruthUnits": ["capital is Paris",
+                                                                                              "on the Seine"]},
+          judge={"matches": [{"groundTruthUnit": "capital is Paris", "outputUnit": "Paris is the capital",
+                              "matchType": "semantic", "explanation": "same"},
+                             {"groundTruthUnit": "on the Seine", "outputUnit": None, "matchType": "missing",
+                              "explanation": "absent"}], "extraInOutput": [], "contradictions": []})
+    r = evaluate(spec("answer-similarity", value="The capital is Paris, on the Seine."), "Paris is the capital",
+                 {}, make_grader(fake_openai))
+    assert r.score == 0.27 and not r.pass_  # (0.8 - 0.15) / 2.4 = 0.27
+    assert steps_called(fake_openai) == ["extract", "judge"]
+
+
+@pytest.mark.parametrize(("type_", "kw", "message"), [
+    ("answer-similarity", {}, "a value is required"),
+    ("prompt-alignment", {"config": {"evaluationMode": "agent"}}, "evaluationMode must be user, system or both"),
+    ("bias", {"config": {"scale": -1}}, "config.scale must be a positive number"),
+    ("answer-relevancy", {"config": {"uncertaintyWeight": "high"}}, "config.uncertaintyWeight must be a positive"),
+    ("toxicity", {"value": "x"}, "takes no value"),
+    ("factuality", {}, "a value is required"),
+    ("g-eval", {"value": ["a", "b"]}, "non-empty string"),
+])
+def test_bad_arguments(type_: str, kw: dict[str, Any], message: str) -> None:
+    from evalrun.assertions import engine
+    from evalrun.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        engine.build(spec(type_, **kw))

@@ -140,3 +140,29 @@ def test_bias_toxicity_and_tool_selection() -> None:
 
 def test_round2_rounds_halves_up_as_javascript_does() -> None:
     assert js.round2(0.125) == 0.13 and js.round2(0.3333) == 0.33 and js.round2(2 / 3) == 0.67
+
+
+@pytest.mark.parametrize(("dims", "mode", "scale", "score"), [
+    ((1, 1, 1, 1), "both", 1, 1.0),
+    ((1, 0.5, 0.5, 0), "user", 1, 0.65),  # 0.4 + 0.15 + 0.1 + 0
+    ((1, 0.5, 0.5, 0), "system", 1, 0.6),  # 0.35 + 0.175 + 0.075 + 0
+    ((1, 0.5, 0.5, 0), "both", 1, 0.65),  # Mastra's code: the system part reuses the user score
+    ((0.5, 0.5, 0.5, 0.5), "user", 10, 5.0),
+    ((0, 0, 0, 0), "both", 1, 0.0),
+])
+def test_prompt_alignment(dims: tuple[float, float, float, float], mode: str, scale: float, score: float) -> None:
+    assert js.prompt_alignment(*dims, mode=mode, scale=scale) == score
+
+
+@pytest.mark.parametrize(("kinds", "contradictions", "extras", "options", "score"), [
+    ([], 0, 0, {}, 0.0),
+    (["exact", "exact"], 0, 0, {}, 1.0),
+    (["semantic"], 0, 0, {}, 0.67),  # 0.8 / 1.2
+    (["exact", "partial", "missing"], 0, 0, {}, 0.4),  # (1.2 + 0.4 - 0.15) / 3.6 = 0.4028
+    (["exact", "exact"], 1, 0, {}, 0.0),  # a contradiction costs 1.0 (Mastra's code default)
+    (["exact", "exact"], 1, 0, {"contradictionPenalty": 0.3}, 0.7),
+    (["exact"], 0, 10, {}, 0.8),  # the extra-information penalty is capped at 0.2
+    (["exact"], 0, 1, {"scale": 10}, 9.5),
+])
+def test_answer_similarity(kinds: list[str], contradictions: int, extras: int, options: dict, score: float) -> None:
+    assert js.answer_similarity(kinds, contradictions, extras, options) == score

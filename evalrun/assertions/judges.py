@@ -57,9 +57,15 @@ class MastraJudge(GradedAssertion):
     def grading_steps(cls) -> tuple[Step[Any], ...]:
         return tuple(s for s in (cls.extract_step, cls.judge_step) if s is not None)
 
+    #: Config keys that must be positive numbers (the rest are checked by the subclass).
+    numeric_config: ClassVar[frozenset[str] | None] = None
+
     def check(self) -> None:
         super().check()
+        numeric = self.numeric_config if self.numeric_config is not None else (self.config_keys or frozenset())
         for key in self.spec.config:
+            if key not in numeric:
+                continue
             v = self.spec.config[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "scale" and v == 0):
                 raise self.error(f"config.{key} must be a positive number, got {v!r}", key=f"config.{key}")

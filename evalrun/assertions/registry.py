@@ -42,6 +42,7 @@ BUILTIN_MODULES = (
     "evalrun.assertions.mastra_text",
     "evalrun.assertions.tools",
     "evalrun.assertions.judges",
+    "evalrun.assertions.alignment",
     "evalrun.assertions.model_graded",
     "evalrun.assertions.embedding",
 )

@@ -1,0 +1,169 @@
+"""Mastra's prompt-alignment and answer-similarity scorers (LLM grader; formulas in evalrun/judge_scoring.py).
+
+prompt-alignment: one `judge` call scores intent, requirements, completeness and appropriateness (0-1 each);
+answer-similarity: `extract` semantic units of output and ground truth, then `judge` their matches (2 calls).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from evalrun import judge_scoring
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.judges import MastraJudge
+from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
+from evalrun.grading import schemas
+from evalrun.grading.fence import block, numbered
+from evalrun.grading.steps import Step, judge_step
+
+_UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+_ALIGNMENT_SCHEMA = schemas.obj({
+    "intentAlignment": schemas.obj({"score": _UNIT, "primaryIntent": {"type": "string"},
+                                    "isAddressed": {"type": "boolean"}, "reasoning": {"type": "string"}}),
+    "requirementsFulfillment": schemas.obj({
+        "requirements": {"type": "array", "items": schemas.obj({
+            "requirement": {"type": "string"}, "isFulfilled": {"type": "boolean"}, "reasoning": {"type": "string"}})},
+        "overallScore": _UNIT}),
+    "completeness": schemas.obj({"score": _UNIT, "missingElements": {"type": "array", "items": {"type": "string"}},
+                                 "reasoning": {"type": "string"}}),
+    "responseAppropriateness": schemas.obj({"score": _UNIT, "formatAlignment": {"type": "boolean"},
+                                            "toneAlignment": {"type": "boolean"}, "reasoning": {"type": "string"}}),
+    "overallAssessment": {"type": "string"},
+})
+ALIGNMENT: Step[dict[str, Any]] = judge_step("judge", "alignment", lambda: _ALIGNMENT_SCHEMA, dict,
+                                             ("user_prompt", "system_prompt", "output", "mode"), "alignment")
+
+UNITS: Step[tuple[list[str], list[str]]] = judge_step(
+    "extract", "similarity_units",
+    lambda: schemas.obj({"outputUnits": {"type": "array", "items": {"type": "string"}},
+                         "groundTruthUnits": {"type": "array", "items": {"type": "string"}}}),
+    lambda r: ([u for u in r["outputUnits"] if u.strip()], [u for u in r["groundTruthUnits"] if u.strip()]),
+    ("output", "ground_truth"), "semantic units")
+_MATCH = schemas.obj({"groundTruthUnit": {"type": "string"}, "outputUnit": {"type": ["string", "null"]},
+                      "matchType": {"type": "string", "enum": ["exact", "semantic", "partial", "missing"]},
+                      "explanation": {"type": "string"}})
+_CONTRA = schemas.obj({"outputUnit": {"type": "string"}, "groundTruthUnit": {"type": "string"},
+                       "explanation": {"type": "string"}})
+MATCHES: Step[dict[str, Any]] = judge_step(
+    "judge", "similarity_match",
+    lambda n: schemas.obj({"matches": schemas.exactly(n, _MATCH),
+                           "extraInOutput": {"type": "array", "items": {"type": "string"}},
+                           "contradictions": {"type": "array", "items": _CONTRA}}),
+    dict, ("ground_truth_units", "output_units", "n_units"), "unit matches")
+
+
+def system_prompt(ctx: AssertionContext) -> str:
+    """The system message(s) of a chat prompt (the rendered prompt as JSON messages), else ''."""
+    text = ctx.prompt.strip()
+    if not text.startswith("["):
+        return ""
+    try:
+        messages = json.loads(text)
+    except ValueError:
+        return ""
+    if not isinstance(messages, list):
+        return ""
+    return "\n".join(str(m.get("content", "")) for m in messages
+                     if isinstance(m, dict) and m.get("role") == "system")
+
+
+@register("prompt-alignment")
+class PromptAlignment(MastraJudge):
+    """Mastra's prompt alignment: intent (0.4), requirements (0.3), completeness (0.2), appropriateness (0.1).
+
+    YAML keys: `config.evaluationMode` (user | system | both, default both; system weights 0.35, 0.35, 0.15,
+    0.15), `config.scale` (default 1); `threshold` (default 0.5 x scale); the user prompt is `vars.query`, else
+    the rendered prompt; the system prompt is a chat prompt's system message; `provider`; `rubricPrompt`
+    (step judge). 1 call.
+    """
+
+    summary = "Mastra: alignment of the output with the user's prompt and system guidelines (LLM grader)"
+    grader_calls = 1
+    default_threshold = 0.5
+    config_keys = frozenset({"scale", "evaluationMode"})
+    steps: ClassVar[tuple[str, ...]] = ("judge",)
+    judge_step = ALIGNMENT
+
+    numeric_config = frozenset({"scale"})
+
+    def check(self) -> None:
+        super().check()
+        mode = self.spec.config.get("evaluationMode", "both")
+        if mode not in ("user", "system", "both"):
+            raise self.error(f"config.evaluationMode must be user, system or both, got {mode!r}",
+                             key="config.evaluationMode")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        mode = ctx.config.get("evaluationMode", "both")
+        user, system = mastra_input(ctx), system_prompt(ctx)
+        if mode == "system" and not system:
+            raise AssertionRuntimeError("prompt-alignment evaluationMode: system needs a system message in the "
+                                        "prompt")
+        if not ctx.output.strip():
+            raise AssertionRuntimeError("prompt-alignment needs a non-empty output")
+        _, trace = self.grader_for(ctx)
+        a = await self.step(ctx, ALIGNMENT, {
+            "user_prompt": block("USER PROMPT", user) if mode != "system" else "",
+            "system_prompt": block("SYSTEM PROMPT", system) if system and mode != "user" else "",
+            "output": block("RESPONSE", ctx.output), "mode": mode}, trace)
+        dims = (float(a["intentAlignment"]["score"]), float(a["requirementsFulfillment"]["overallScore"]),
+                float(a["completeness"]["score"]), float(a["responseAppropriateness"]["score"]))
+        value = judge_scoring.prompt_alignment(*dims, mode=mode, scale=self.scale(ctx))
+        what = ("intent {:.2f}, requirements {:.2f}, completeness {:.2f}, appropriateness {:.2f}".format(*dims))
+        return self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace)
+
+
+_SIM_KEYS = ("semanticThreshold", "exactMatchBonus", "missingPenalty", "contradictionPenalty",
+             "extraInfoPenalty", "scale")
+
+
+@register("answer-similarity")
+class AnswerSimilarity(MastraJudge):
+    """Mastra's answer similarity: the output's semantic units matched against the ground truth's (`value`).
+
+    Score = (exact 1 + exactMatchBonus, semantic semanticThreshold, partial half of it, missing
+    -missingPenalty) / (units x (1 + exactMatchBonus)) - contradictions x contradictionPenalty - min(extras x
+    extraInfoPenalty, 0.2), clamped to [0, 1], x scale. YAML keys: `value` (ground truth, required);
+    `config.semanticThreshold` (0.8), `config.exactMatchBonus` (0.2), `config.missingPenalty` (0.15),
+    `config.contradictionPenalty` (1.0), `config.extraInfoPenalty` (0.05), `config.scale` (1); `threshold`
+    (default 0.5 x scale); `provider`; `rubricPrompt` (steps extract, judge). 2 calls.
+    """
+
+    summary = "Mastra: semantic units of the output vs the ground truth, with penalties (LLM grader)"
+    grader_calls = 2
+    default_threshold = 0.5
+    takes_value = True
+    requires_value = True
+    config_keys = frozenset(_SIM_KEYS)
+    extract_step = UNITS
+    judge_step = MATCHES
+
+    def parse(self, value: Any) -> str:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ValueError("answer-similarity needs the ground truth in `value`")
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        truth = self.value_of(ctx)
+        _, trace = self.grader_for(ctx)
+        out_units, truth_units = await self.step(ctx, UNITS, {"output": block("OUTPUT", ctx.output),
+                                                              "ground_truth": block("GROUND TRUTH", truth)}, trace)
+        analysis: dict[str, Any] = {"matches": [], "extraInOutput": [], "contradictions": []}
+        if truth_units:
+            analysis = await self.step(ctx, MATCHES, {
+                "ground_truth_units": numbered("GROUND TRUTH UNIT", truth_units),
+                "output_units": numbered("OUTPUT UNIT", out_units) if out_units else "(the output has no units)",
+                "n_units": len(truth_units)}, trace, (len(truth_units),))
+            MATCHES.check_count(len(analysis["matches"]), len(truth_units))
+        kinds = [m["matchType"] for m in analysis["matches"]]
+        options = {k: float(ctx.config[k]) for k in _SIM_KEYS if k in ctx.config}
+        value = judge_scoring.answer_similarity(kinds, len(analysis["contradictions"]),
+                                                len(analysis["extraInOutput"]), options)
+        counts = ", ".join(f"{sum(k == t for k in kinds)} {t}" for t in ("exact", "semantic", "partial", "missing"))
+        what = (f"{len(truth_units)} ground-truth units ({counts}), {len(analysis['contradictions'])} "
+                f"contradiction(s), {len(analysis['extraInOutput'])} extra")
+        return self.judged(ctx, value, what, {"analysis": analysis, "outputUnits": out_units,
+                                              "groundTruthUnits": truth_units}, trace)
