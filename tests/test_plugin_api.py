@@ -84,3 +84,35 @@ def test_every_handler_module_is_in_the_one_list() -> None:
     registering = {m for _, m, _ in pkgutil.iter_modules(pkg.__path__)
                    if "@register(" in (Path(pkg.__path__[0]) / f"{m}.py").read_text(encoding="utf-8")}
     assert {f"evalrun.assertions.{m}" for m in registering} == set(registry.BUILTIN_MODULES)
+
+
+def test_a_third_party_grader_of_the_wrong_shape_is_an_error() -> None:
+    """The Step objects check every grader's pipeline results (here: one verdict for two claims)."""
+    from evalrun.types import ChunkRelevance, GraderTrace, Verdict
+
+    class Sloppy:
+        id = "sloppy"
+        description = "a plugin grader"
+
+        async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
+            return ["Paris is in France.", "Paris has 2 million people."]
+
+        async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                         question: str | None = None) -> list[Verdict]:
+            return [Verdict("supported")]
+
+        async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
+            return []
+
+        async def classify_chunks(self, query: str, output: str, chunks: list[str],
+                                  trace: GraderTrace) -> ChunkRelevance:
+            return ChunkRelevance(())
+
+        async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
+                        step: str = "judge") -> dict[str, Any]:
+            raise AssertionError("not called")
+
+    spec = AssertionSpec(type="faithfulness", key_path="tests[0].assert[0]")
+    r = evaluate(spec, "Paris is in France. It has 2 million people.", {"context": "Paris is in France."},
+                 Sloppy())
+    assert r.error is not None and "verify: grader returned 1 item(s) for 2" in r.error

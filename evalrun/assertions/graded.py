@@ -141,6 +141,7 @@ class GradedAssertion(Assertion):
         A grader that cannot perform this metric's steps (Grader.supports) is a GraderError before any call
         (`validate` reports the same as a config error)."""
         from evalrun.errors import GraderError
+        from evalrun.grading.checked import Checked
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
         grader = ctx.grader(self.spec)
@@ -151,7 +152,7 @@ class GradedAssertion(Assertion):
         overrides = self.overrides(ctx)
         if overrides and callable(with_prompts):
             grader = with_prompts(overrides, ctx.vars)
-        return grader, GraderTrace(grader.id)
+        return Checked(grader), GraderTrace(grader.id)
 
     def verdict(self, score: float) -> tuple[bool, str]:
         """(pass, "0.50 > threshold 0.20") for a score against this assertion's threshold."""
@@ -175,10 +176,3 @@ def quote(text: str, limit: int = 80) -> str:
     t = " ".join(text.split())
     return repr(t if len(t) <= limit else t[: limit - 3] + "...")
 
-
-def require_lengths(what: str, got: int, expected: int) -> None:
-    """Guard against a grader returning the wrong number of items (a GraderError, never padded)."""
-    if got != expected:
-        from evalrun.errors import GraderError
-
-        raise GraderError(f"{what}: grader returned {got} item(s) for {expected}")

@@ -16,7 +16,7 @@ from typing import Any
 from evalrun import scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote, require_lengths
+from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
 
 
@@ -84,10 +84,6 @@ class NoiseSensitivity(GradedAssertion):
             grader.verify(claims, [truth], trace, question=question),
             grader.attribute([*claims, *ref_claims], texts, trace),
         )
-        require_lengths("verify", len(verdicts), n)
-        require_lengths("attribute (rows)", len(matrix), n + len(ref_claims))
-        for row in matrix:
-            require_lengths("attribute (columns)", len(row), len(texts))
         entails, ref_entails = matrix[:n], matrix[n:]
         derived = scoring.chunk_relevance(ref_entails, len(texts))
         relevant = [c.relevant if c.relevant is not None else derived[k] for k, c in enumerate(chunks)]

@@ -11,7 +11,7 @@ from typing import Any
 from evalrun import scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import context_texts, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote, require_lengths
+from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.types import Verdict
@@ -38,7 +38,6 @@ class _ContextClaims(GradedAssertion):
         question = query_of(ctx, required=False)
         claims = await grader.extract_claims(ctx.output, trace, question=question)
         verdicts = await grader.verify(claims, chunks, trace, question=question) if claims else []
-        require_lengths("verify", len(verdicts), len(claims))
         details: dict[str, Any] = {
             "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason, "support": v.support,
                         "chunks": list(v.evidence) if v.verdict == "supported" else [],
@@ -144,7 +143,6 @@ class ContextRelevance(GradedAssertion):
         chunks = await context_texts(ctx, self.context_fn)
         grader, trace = self.grader_for(ctx)
         judged = await grader.classify_chunks(query, ctx.output, chunks, trace)
-        require_lengths("classify", len(judged.chunks), len(chunks))
         penalties = {_PENALTY_KEYS[k]: float(v) for k, v in (ctx.config.get("penalties") or {}).items()}
         scale = float(ctx.config.get("scale", 1.0))
         value = scoring.context_relevance([j.level for j in judged.chunks], [j.used for j in judged.chunks],
@@ -189,9 +187,6 @@ class _ReferenceClaims(GradedAssertion):
             raise AssertionRuntimeError(f"{self.spec.type}: the reference answer (`value`) makes no factual "
                                         "claims to attribute")
         matrix = await grader.attribute(claims, chunks, trace)
-        require_lengths("attribute (rows)", len(matrix), len(claims))
-        for row in matrix:
-            require_lengths("attribute (columns)", len(row), len(chunks))
         return claims, chunks, matrix, trace
 
 
