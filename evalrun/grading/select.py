@@ -123,10 +123,13 @@ class GraderResolver:
 
     def embedder(self, spec: AssertionSpec, test: TestSpec | None) -> Embedder:
         """The embedding model for an embedding metric (grading/embeddings.py); GraderError when none is set."""
+        from evalrun.grading import minilm
         from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, embedding_spec, litellm_target
 
         found = embedding_spec(spec.provider, test.options.get("provider") if test is not None else None)
         if found is None:
+            if minilm.available():  # the offline default
+                return self._embedders.setdefault(minilm.ID, minilm.MiniLMEmbedder())
             raise GraderError(f"{spec.type} needs an embedding model and none is configured; {HINT}")
         pid, config = found
         key = json.dumps(["embed", pid, config], sort_keys=True, default=str)
@@ -139,8 +142,10 @@ class GraderResolver:
 
     def check_embedders(self, tests: Iterable[TestSpec]) -> None:
         """Every embedding metric has an embedding model with a well-formed id (validate; nothing called)."""
+        from evalrun.grading import minilm
         from evalrun.grading.embeddings import HINT, embedding_spec, litellm_target
 
+        offline = minilm.available()
         for test in tests:
             for spec in _all(test.asserts):
                 if not getattr(spec.handler, "needs_embedder", False):
@@ -152,7 +157,7 @@ class GraderResolver:
                         litellm_target(*found)
                 except ConfigError as e:
                     raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
-                if found is None:
+                if found is None and not offline:
                     raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
                                          key=key, hint=HINT)
 
