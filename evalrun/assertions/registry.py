@@ -45,6 +45,7 @@ BUILTIN_MODULES = (
     "evalrun.assertions.alignment",
     "evalrun.assertions.model_graded",
     "evalrun.assertions.embedding",
+    "evalrun.assertions.select_best",
 )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import filters, recording
+from evalrun.run import filters, groups, recording
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
@@ -27,7 +27,7 @@ from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
 from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
-from evalrun.types import Case, CaseResult, Suite
+from evalrun.types import Case, CaseResult, Suite, TestSpec
 
 
 @dataclass(repr=False)
@@ -170,7 +170,8 @@ class Runner:
         opts = self.options
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
-        stream, total = self._case_stream()
+        cases, total = self._case_stream()
+        stream = groups.batches(cases, _compares_outputs)
         files = recording.plan(self.suite, opts)
         previous = _previous(files.results_file) if opts.resume else {}
         try:
@@ -210,18 +211,37 @@ class Runner:
             except asyncio.TimeoutError:
                 return error_result(case, f"timed out after {timeout:g}s (--timeout, evaluateOptions.timeoutMs)")
 
+        def resumed(case: Case) -> bool:
+            prev = previous.pop(case.id, None)
+            if prev is not None:
+                tally.add(prev[1], prev[0], resumed=True)
+                self.progress.update(str(prev[1].get("status")))
+            return prev is not None
+
+        async def group(cases: list[Case]) -> None:
+            """Cases compared with each other (select-best): run together, each seeing their OutputGroup."""
+            todo = [c for c in cases if not resumed(c)]
+            shared = groups.OutputGroup(c.id for c in todo)
+
+            async def member(case: Case) -> CaseResult:
+                groups.CURRENT.set(shared)
+                try:
+                    return await one(case)
+                finally:
+                    shared.case_done(case.id)
+
+            results = await asyncio.gather(*(member(c) for c in todo))
+            for case, result in zip(todo, results, strict=True):
+                finish(result, case)
+
         async def worker() -> None:
-            n = 0
-            for case in stream:  # shared lazy iterator: each worker pulls the next case
-                n += 1
+            for n, item in enumerate(stream, 1):  # shared lazy iterator: each worker pulls the next case or group
                 if n % 64 == 0:  # cases that never wait (echo) still let Ctrl-C and other workers in
                     await asyncio.sleep(0)
-                prev = previous.pop(case.id, None)
-                if prev is not None:
-                    tally.add(prev[1], prev[0], resumed=True)
-                    self.progress.update(str(prev[1].get("status")))
-                    continue
-                finish(await one(case), case)
+                if isinstance(item, list):
+                    await group(item)
+                elif not resumed(item):
+                    finish(await one(item), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
         serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
@@ -271,3 +291,10 @@ class Runner:
         except Exception:  # pragma: no cover - reporting must not fail the run
             print("evalrun: warning: could not list the graders used", file=sys.stderr)
             return []
+
+
+def _compares_outputs(test: TestSpec) -> bool:
+    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
+    def walk(specs: Any) -> bool:
+        return any(getattr(s.handler, "compares_outputs", False) or walk(s.children) for s in specs)
+    return walk(test.asserts)

@@ -1,0 +1,91 @@
+"""Output groups: the cases of one test that differ only by provider and prompt (same vars, same repeat), run
+together so an assertion can compare their outputs (select-best).
+
+The runner batches such cases (`batches`) for tests that hold a cross-output assertion, runs a batch's cases
+concurrently, each task seeing the batch's `OutputGroup` through the `CURRENT` context variable, and reports each
+case's end (`case_done`). A cross-output handler `submit`s its output and waits until every case of the group has
+either submitted or ended without doing so (a provider error): then one of them computes the comparison once,
+and all get its result. Waiting cannot deadlock: the whole batch is in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalrun.types import Case, TestSpec
+
+CURRENT: ContextVar[OutputGroup | None] = ContextVar("evalrun_output_group", default=None)
+
+
+@dataclass
+class _Slot:
+    """One cross-output assertion (by its key path) within one group."""
+
+    entries: list[tuple[str, str]] = field(default_factory=list)  # (case id, output), in submission order
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    result: Any = None
+    error: BaseException | None = None
+    computed_by: str | None = None
+
+
+class OutputGroup:
+    def __init__(self, case_ids: Iterable[str]) -> None:
+        self.order = list(case_ids)  # promptfoo's order: provider x prompt
+        self._done: set[str] = set()
+        self._slots: dict[str, _Slot] = {}
+
+    def _check(self, slot: _Slot) -> None:
+        submitted = {cid for cid, _ in slot.entries}
+        if all(cid in submitted or cid in self._done for cid in self.order):
+            slot.ready.set()
+
+    def case_done(self, case_id: str) -> None:
+        """A case of the group ended (whatever its status)."""
+        self._done.add(case_id)
+        for slot in self._slots.values():
+            self._check(slot)
+
+    async def submit(self, key: str, case_id: str, output: str,
+                     compute: Callable[[list[tuple[str, str]]], Awaitable[Any]]) -> tuple[Any, bool]:
+        """Add this case's output for assertion `key`, wait for the group, and return (the comparison's result,
+        whether this case computed it). `compute(entries)` runs once per group and assertion."""
+        slot = self._slots.setdefault(key, _Slot())
+        slot.entries.append((case_id, output))
+        self._check(slot)
+        await slot.ready.wait()
+        async with slot.lock:
+            if slot.result is None and slot.error is None:
+                entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
+                slot.computed_by = case_id
+                try:
+                    slot.result = await compute(entries)
+                except Exception as e:  # noqa: BLE001 - every member of the group reports the same error
+                    slot.error = e
+        if slot.error is not None:
+            raise slot.error
+        return slot.result, slot.computed_by == case_id
+
+
+def _key(case: Case) -> tuple[int, str, int]:
+    return case.test.index, json.dumps(case.vars, sort_keys=True, default=str), case.repeat
+
+
+def batches(stream: Iterable[Case], grouped: Callable[[TestSpec], bool]) -> Iterator[Case | list[Case]]:
+    """The case stream with each group of a `grouped` test as one list (groups are contiguous in it)."""
+    pending: list[Case] = []
+    for case in stream:
+        if pending and _key(pending[0]) != _key(case):
+            yield pending
+            pending = []
+        if grouped(case.test):
+            pending.append(case)
+        else:
+            yield case
+    if pending:
+        yield pending
