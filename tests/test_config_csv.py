@@ -43,11 +43,8 @@ def test_shorthand(text: str, expected: dict[str, object]) -> None:
 
 
 @pytest.mark.parametrize(("text", "fragment", "hint"), [
-    ("similar(0.8):hello world", "similar needs an embedding model, which evalrun does not support yet", ""),
-    ("similar:hello", "similar needs an embedding model", ""),
-    ("not-similar(0.5):x", "similar needs an embedding model", ""),
-    ("factuality:Paris is the capital", "factuality is a promptfoo assertion type", "llm-rubric"),
-    ("model-graded-closedqa:polite", "does not support", "llm-rubric"),
+    ("search-rubric:polite", "search-rubric is a promptfoo assertion type", "llm-rubric"),
+    ("classifier(0.5):x", "does not support", "evalrun list"),
     ("levenstein(3):abc", "unknown assertion type 'levenstein'", "did you mean `levenshtein`?"),
 ])
 def test_shorthand_for_a_type_evalrun_lacks_is_an_error(text: str, fragment: str, hint: str) -> None:
@@ -57,13 +54,14 @@ def test_shorthand_for_a_type_evalrun_lacks_is_an_error(text: str, fragment: str
     assert (e.value.file, e.value.line) == ("t.csv", 3)
 
 
-def test_csv_similar_shorthand_is_an_error_at_its_line(tmp_path: Path) -> None:
-    (tmp_path / "t.csv").write_text("q,__expected\nhi,contains:h\nyo,similar(0.8):hello world\n", encoding="utf-8")
+def test_csv_similar_and_factuality_shorthands_build_those_types(tmp_path: Path) -> None:
+    (tmp_path / "t.csv").write_text("q,__expected\nhi,contains:h\nyo,similar(0.8):hello world\n"
+                                    "ho,factuality:Paris\n", encoding="utf-8")
     (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: t.csv\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as e:
-        load([str(tmp_path / "c.yaml")])
-    assert e.value.file.endswith("t.csv") and e.value.line == 3
-    assert "similar needs an embedding model, which evalrun does not support yet" in e.value.message
+    suite = load([str(tmp_path / "c.yaml")])
+    similar, factuality = suite.tests[1].asserts[0], suite.tests[2].asserts[0]
+    assert (similar.type, similar.value, similar.threshold) == ("similar", "hello world", 0.8)
+    assert (factuality.type, factuality.value) == ("factuality", "Paris")
 
 
 def test_shorthand_prefixes_map_to_registered_types() -> None:

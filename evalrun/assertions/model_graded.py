@@ -53,7 +53,7 @@ class _Judged(GradedAssertion):
                          override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
 
-@register("factuality")
+@register("factuality", "model-graded-factuality")
 class Factuality(_Judged):
     """promptfoo's factuality: the grader places the output against the reference answer in `value`
     (A subset, B superset, C same details, D disagreement, E differences that don't matter).

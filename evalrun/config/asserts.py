@@ -134,14 +134,8 @@ def _shorthand_regex(names: tuple[str, ...]) -> re.Pattern[str]:
 #: promptfoo assertion types that evalrun does not have (a CSV `__expected` prefix naming one is an error, not
 #: a silent `equals`), with what to use instead where there is something.
 PROMPTFOO_ONLY_TYPES: dict[str, str] = {
-    "similar": "similar needs an embedding model, which evalrun does not support yet",
-    "answer-relevance": "answer-relevance needs an embedding model, which evalrun does not support yet",
-    "factuality": "use `llm-rubric` with the reference answer in the rubric",
-    "model-graded-factuality": "use `llm-rubric` with the reference answer in the rubric",
-    "model-graded-closedqa": "use `llm-rubric`",
-    "g-eval": "use `llm-rubric`",
     "search-rubric": "use `llm-rubric`",
-    "select-best": "", "max-score": "", "classifier": "", "moderation": "", "perplexity": "",
+    "max-score": "", "classifier": "", "moderation": "", "perplexity": "",
     "perplexity-score": "", "guardrails": "", "webhook": "", "ruby": "", "gleu": "", "meteor": "",
     "is-valid-function-call": "use `is-valid-openai-tools-call`",
     "is-valid-openai-function-call": "use `is-valid-openai-tools-call`",

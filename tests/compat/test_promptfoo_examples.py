@@ -23,8 +23,6 @@ CONFIGS = sorted(p.parent.name for p in HERE.glob("*/promptfooconfig.yaml"))
 
 #: example -> the error it still stops at, and why
 KNOWN_FAILS = {
-    "simple-test": "unknown assertion type 'similar' (embedding similarity: the graded-metrics issue)",
-    "openai-tools-call": "unknown assertion type 'similar' (the graded-metrics issue)",
     "openai-function-call": "unknown assertion type 'is-valid-openai-function-call'",
     "transform-file": "unknown assertion type 'number' (promptfoo has none either: its case errors at run time)",
     "chat-messages-format": "prompt objects with `messages:` (promptfoo 0.121.20 rejects them too)",
