@@ -136,8 +136,9 @@ def test_supports_the_pipeline_steps_and_no_judge_step() -> None:
 
 
 def test_faithfulness_helper() -> None:
-    assert faithfulness(OUTPUT, GROUND_TRUTH) == 0.5
-    assert faithfulness("Python supports object-oriented programming.", GROUND_TRUTH) == 1.0
+    # the mean support score of the two claims: one supported (near 1), one not (near 0)
+    assert 0.4 < faithfulness(OUTPUT, GROUND_TRUTH) < 0.6
+    assert faithfulness("Python supports object-oriented programming.", GROUND_TRUTH) >= 0.7  # passes the default
     assert faithfulness("", GROUND_TRUTH) is None
 
 
@@ -165,5 +166,5 @@ def test_cjk_sentence_against_itself_is_faithful(question: str | None) -> None:
 
 
 def test_swapped_first_word_name_fails_faithfulness() -> None:
-    assert faithfulness("Osaka is the capital of Japan.", "Tokyo is the capital of Japan.") == 0.0
-    assert faithfulness("Киев — столица России.", "Москва — столица России.") == 0.0
+    assert faithfulness("Osaka is the capital of Japan.", "Tokyo is the capital of Japan.") < 0.5
+    assert faithfulness("Киев — столица России.", "Москва — столица России.") < 0.5

@@ -42,10 +42,13 @@ def test_claims_resolve_pronouns_and_split_coordinated_clauses() -> None:
 
 
 def test_coordinated_verb_phrases_get_the_subject() -> None:
-    assert claims("Anna falls in love with Tomas, and marries him.") == [
+    assert claims("Anna falls in love with Tomas and she marries him.") == [
         "Anna falls in love with Tomas.", "Anna marries him."]
-    assert claims("Sales rose, and prices were cut by the firm.") == [
-        "Sales rose.", "Prices were cut by the firm."]
+    assert claims("The tower was completed in 1889 and is 330 metres tall.") == [
+        "The tower was completed in 1889.", "The tower is 330 metres tall."]
+    # not at "and" + a few words + a verb: that split cut claims into fragments (benchmarks/grading/README.md)
+    assert claims("It is outrageous that he and others like him are denied citizenship.") == [
+        "It is outrageous that he and others like him are denied citizenship."]
 
 
 def test_claims_split_at_semicolons_and_comma_conjunctions() -> None:
@@ -65,8 +68,9 @@ def test_answer_particles_and_questions_are_dropped() -> None:
         "Python 3 was not backward compatible.", "Because it changed strings."]
 
 
-def test_short_answers_are_joined_to_the_question() -> None:
-    assert claims("Warsaw.", "Where was Marie Curie born?") == ["Where was Marie Curie born: Warsaw."]
+def test_short_answers_stay_as_written() -> None:
+    """The question is context for what a short answer means (verify() gets it), not text glued into the claim."""
+    assert claims("Warsaw.", "Where was Marie Curie born?") == ["Warsaw."]
 
 
 def test_question_topic_resolves_a_leading_pronoun() -> None:
@@ -112,4 +116,4 @@ def test_list_introductions_are_not_claims() -> None:
 def test_cjk_full_sentence_is_not_a_bare_answer() -> None:
     """In scripts without spaces a whole sentence is one token: only a really short answer is joined."""
     assert claims("東京は日本の首都です。", "日本の首都は？") == ["東京は日本の首都です。"]
-    assert claims("東京", "日本の首都は？") == ["日本の首都は: 東京."]
+    assert claims("東京", "日本の首都は？") == ["東京."]

@@ -71,7 +71,8 @@ def test_entities_are_capitalised_non_initial_or_multiword() -> None:
     assert {"paris", "curi", "mari"} <= t.entities
     assert "physic" not in t.entities
     assert "drone" not in analyse("Drones collect nectar").entities
-    assert "javascript" in analyse("JavaScript is popular").entities
+    # a capital inside a word splits it (scraped text glues words: "ZodiacZodiac"), on both sides alike
+    assert {"java", "script"} <= analyse("JavaScript is popular").entities
 
 
 def test_negations_are_counted_after_contractions() -> None:

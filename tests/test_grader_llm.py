@@ -226,9 +226,12 @@ def test_fence_look_alikes_are_normalised_before_fencing(forged: str) -> None:
 def test_falls_back_to_no_response_format_when_json_mode_is_rejected_too(fake_openai: FakeOpenAI) -> None:
     reject = {"status": 400, "body": {"error": {"message": "Unsupported parameter: response_format",
                                                 "type": "invalid_request_error"}}}
-    fake_openai.script(reject, reject, {"content": json.dumps({"claims": ["a"]})})
+    fake_openai.script(reject, reject, reject, {"content": json.dumps({"claims": ["a"]})})
     grader = make_grader(fake_openai)
     assert run(grader.extract_claims("a", GraderTrace(grader.id))) == ["a"]
     assert [r.get("response_format", {}).get("type") for r in fake_openai.requests] == [
-        "json_schema", "json_object", None]
-    assert '"claims"' in user_text(fake_openai.requests[2])
+        "json_schema", "json_object", "json_object", None]
+    # JSON mode with the schema first (llama.cpp's server turns it into a grammar), then plain JSON mode
+    assert fake_openai.requests[1]["response_format"]["schema"]["required"] == ["claims"]
+    assert "schema" not in fake_openai.requests[2]["response_format"]
+    assert '"claims"' in user_text(fake_openai.requests[3])

@@ -31,6 +31,9 @@ R = TypeVar("R")
 #: Steps whose prompt a user may override (rubricPrompt / config), and the variables each template receives.
 TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {name: s.variables for name, s in steps.PIPELINE.items()}
 
+#: Reply formats tried in turn until the model accepts one: json_schema, json_object with a schema, json_object,
+#: none (the schema in the prompt only); a rejection that names the format steps down (learnt once per model).
+_LEVELS = 4
 _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|structured output", re.I)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
@@ -102,7 +105,7 @@ class LLMGrader:
         self._params: dict[str, Any] = {"temperature": 0, **(params or {})}
         self._prompts = dict(prompts or {})
         self._extra: dict[str, Any] = {}
-        #: Reply format the model accepts: 0 json_schema, 1 json_object, 2 none (schema in the prompt only).
+        #: Reply format the model accepts: 0 json_schema, 1 json_object + schema, 2 json_object, 3 none (see _LEVELS).
         #: Shared with with_prompts() views: a property of the model, learnt on its first rejection.
         self._format = {"level": 0}
 
@@ -204,15 +207,17 @@ class LLMGrader:
             if level == 0:
                 params["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": f"evalrun_{step}", "schema": schema, "strict": True}}
+            elif level == 1:  # JSON mode constrained by the schema (llama.cpp's server: a grammar from it)
+                params["response_format"] = {"type": "json_object", "schema": schema}
             else:
-                if level == 1:
+                if level == 2:
                     params["response_format"] = {"type": "json_object"}
                 hint = _render(builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
                 msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
             try:
                 out = await self._transport.chat(self.model, msgs, params)
             except ProviderError as e:
-                if level < 2 and _UNSUPPORTED_FORMAT.search(str(e)):
+                if level < _LEVELS - 1 and _UNSUPPORTED_FORMAT.search(str(e)):
                     self._format["level"] = level + 1  # the model rejects this response_format: step down
                     continue
                 trace.calls.append(GraderCall(label, None))

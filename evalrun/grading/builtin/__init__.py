@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from evalrun.grading.builtin.entail import (
     ATTRIBUTION_MIN,
+    CONTRADICTED_MAX,
     SUPPORT_THRESHOLD,
     Judgement,
     attributes,
@@ -20,6 +21,7 @@ from evalrun.grading.builtin.segment import claims as extract_claims
 
 __all__ = [
     "ATTRIBUTION_MIN",
+    "CONTRADICTED_MAX",
     "SUPPORT_THRESHOLD",
     "BuiltinGrader",
     "Judgement",

@@ -14,24 +14,14 @@ from operator import neg as neg_
 
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.stemming import stem
-from evalrun.grading.builtin.terms import Terms
 
 #: Weight of a named entity, number or month in the coverage (other content words weigh 1).
 MATERIAL_WEIGHT = 2.0
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
 LIGHT_WEIGHT = 0.5
-#: A clause/sentence is "on the same subject" as the claim when it covers this share of the claim's other keys.
-SAME_SUBJECT_MIN = 0.5
 _CANDIDATES = 6  # evidence units examined closely per claim
 #: Keys of the frequent, low-information words.
 LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
-
-
-def claim_weights(t: Terms) -> dict[str, float]:
-    """The weight of each of the claim's keys in the coverage."""
-    return {k: (MATERIAL_WEIGHT if (k in t.entities or k.startswith("#") or k in t.months)
-                else LIGHT_WEIGHT if k in LIGHT_KEYS else 1.0)
-            for k in t.keys}
 
 
 def weighted_coverage(w: dict[str, float], total: float, keys: frozenset[str],

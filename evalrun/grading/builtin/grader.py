@@ -1,7 +1,7 @@
 """`BuiltinGrader`: the Grader protocol without a model (offline, deterministic, standard library only).
 
 Each step appends one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail).
-Verification is strict (entities, numbers, dates and negations must agree); attribution is lenient (a chunk is
+Verification gives each claim a support score (support.py) and says `contradicted` only for precise conflicts; attribution is lenient (a chunk is
 a plausible source when the claim's named entities and most of its key terms come from it). `judge()` cannot
 grade free-form rubrics and raises GraderError, so such assertions become ERRORs, never silent passes.
 """
@@ -26,12 +26,13 @@ def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) 
 
 
 def faithfulness(answer: str, context: str | list[str], question: str | None = None) -> float | None:
-    """Supported claims / claims of `answer` against `context`; None when the answer makes no claims."""
+    """Mean support score of the claims of `answer` against `context` (the faithfulness assertion's score with
+    this grader); None when the answer makes no claims."""
     found = split_claims(answer, question)
     if not found:
         return None
     evidence = (context,) if isinstance(context, str) else tuple(context)
-    return sum(judge(c, evidence).verdict == "supported" for c in found) / len(found)
+    return sum(judge(c, evidence, question).score for c in found) / len(found)
 
 
 class BuiltinGrader:
@@ -59,8 +60,8 @@ class BuiltinGrader:
         verdicts: list[Verdict] = []
         raw: list[dict[str, Any]] = []
         for c in claims:
-            j = judge(c, ev)
-            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items))
+            j = judge(c, ev, question)
+            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items, support=j.score))
             raw.append({"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason})
         _record(trace, "verify", {"verdicts": raw}, started)
         return verdicts

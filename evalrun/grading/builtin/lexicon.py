@@ -24,7 +24,7 @@ one's oneself itself themselves himself herself ourselves yourself myself
 yes ok okay well really actually generally usually typically often sometimes mainly mostly largely
 say says said according answer question following below above-mentioned etc e.g i.e vs
 up out off down away back again further once own same other another something anything everything
-thing things way ways kind type lot
+thing things way ways kind type lot less fewer
 """)
 
 #: Frequent, low-information content words: they weigh LIGHT_WEIGHT in the coverage (an IDF stand-in).
@@ -36,7 +36,8 @@ case fact point number group area world year day week month side end kind sort f
 """)
 
 #: Words that negate their clause (after contractions are expanded: "didn't" -> "did not").
-NEGATIONS = words("not no never none nobody nothing nowhere neither nor cannot")
+NEGATIONS = words("not no never none nobody nothing nowhere neither nor cannot "
+                  "absent outside lack lacks lacked lacking without")  # the last: negation without "not"
 
 MONTHS = {
     **{m: m[:3] for m in sorted(words("january february march april may june july august september october "
@@ -72,6 +73,7 @@ UNITS = {
 IRREGULAR = {
     "was": "be", "were": "be", "been": "be", "is": "be", "are": "be", "am": "be",
     "had": "have", "has": "have", "did": "do", "does": "do", "done": "do",
+    "uses": "use", "using": "use", "used": "use",
     "went": "go", "gone": "go", "came": "come", "became": "become", "began": "begin", "begun": "begin",
     "bought": "buy", "brought": "bring", "built": "build", "caught": "catch", "chose": "choose",
     "chosen": "choose", "drove": "drive", "driven": "drive", "fell": "fall", "fallen": "fall", "felt": "feel",

@@ -11,7 +11,8 @@ import re
 
 from evalrun.grading.builtin.lexicon import NUMBER_WORDS, SCALES
 
-_FRACTIONS_RE = re.compile(r"\b(?:(?:a|one)\s+(half|third|quarter|fifth)|(half))\b", re.I)
+#: "a half" and "half" as numbers, but not "an hour and a half" / "two and a half" (a whole plus a fraction).
+_FRACTIONS_RE = re.compile(r"(?<!\band )(?<!\band)\b(?:(?:a|one)\s+(half|third|quarter|fifth)|(?<!and a )(half))\b", re.I)
 _FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
 _FRACTION_HINTS = ("half", "third", "quarter", "fifth")
 _ISO_DATE_RE = re.compile(r"\b(1\d{3}|20\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")

@@ -34,6 +34,8 @@ from evalrun.grading.builtin.stemming import stem
 #: Hyphens and slashes separate words ("high-level", "km/h"); "3-1" is two numbers.
 #: A word starts with a letter and may carry digits ("km2", "CO2", "G7").
 _TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_](?:[^\W_]|')*")
+#: A lowercase-to-capital change inside a word: two words glued together (scraped text) or a camel-cased name.
+_GLUED_RE = re.compile(r"(?<=[a-z]{2})(?=[A-Z][a-z])")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
@@ -59,6 +61,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
         for rx, rep in _CONTRACTIONS:
             text = rx.sub(rep, text)
     text = rewrite_dates_and_fractions(text)
+    if _GLUED_RE.search(text):  # "ZodiacZodiac", "JavaScript": both sides of a comparison split alike
+        text = _GLUED_RE.sub(" ", text)
     raw = _TOKEN_RE.findall(text)
     out: list[Token] = []
     i = 0

@@ -1,0 +1,236 @@
+"""Precise contradictions: the only cases where the builtin grader says `contradicted` rather than `unsupported`.
+
+1. **A quantity that differs.** A number of the claim that no evidence number satisfies, while the evidence sentence
+   most about the rest of the claim (it has at least `SAME_SUBJECT_MIN` of the claim's other keys) states a number
+   of the same kind (count, year, ordinal, day of a month) and the same unit: "born in 1876" vs "born in 1867",
+   "$4.8 billion" vs "$4.2 billion". Comparatives and approximations are understood: "less than 160,000" is
+   satisfied by 159,937, "about 2,100" by 2,080 (within `APPROX_TOLERANCE`).
+2. **The same number with another unit of measure**: "2,100 metres per hour" vs "2,100 kilometres per hour".
+3. **A month or weekday that differs** in that sentence.
+4. **The other polarity**: the claim negates what a clause covering at least `NEGATION_MIN` of it affirms (or the
+   other way round), and what is negated on one side is mentioned on the other ("did not win" vs "won").
+   Negation words include a few that negate without "not" ("absent", "outside", "lacks"; lexicon.NEGATIONS).
+5. **An antonym** of a claim word in that clause ("rose" vs "fell"), the rest of the claim being there.
+
+Anything less certain is left to the support score (support.py): a wrong word is *unsupported*, not contradicted.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from evalrun.grading.builtin.coverage import weighted_coverage
+from evalrun.grading.builtin.evidence import Evidence, Unit
+from evalrun.grading.builtin.lexicon import UNITS, words
+from evalrun.grading.builtin.reasons import short
+from evalrun.grading.builtin.stemming import ANTONYMS, stem
+from evalrun.grading.builtin.terms import Terms
+from evalrun.grading.builtin.tokens import Token, tokenize
+
+#: The sentence compared with the claim must have this weighted share of the claim's other keys.
+SAME_SUBJECT_MIN = 0.5
+#: A polarity mismatch needs a clause with this weighted share of the claim's keys.
+NEGATION_MIN = 0.8
+#: "about X" / "around X" is satisfied by an evidence number within this relative distance of X.
+APPROX_TOLERANCE = 0.1
+
+_BELOW = words("less fewer under below lower")
+_ABOVE = words("more over above greater higher exceeding exceeds")
+_APPROX = words("about around approximately nearly almost roughly circa approx some")
+#: Keys of units of measure (a number with another of these is another quantity, not another value).
+UNIT_KEYS = frozenset(stem(u) for u in (*UNITS.values(), *words(
+    "metre meter kilometre kilometer mile foot feet inch yard gram kilogram tonne ton pound ounce litre liter "
+    "gallon second minute hour day week month year decade century percent dollar euro pound yen acre hectare "
+    "degree celsius fahrenheit volt watt kilowatt megawatt byte kilobyte megabyte gigabyte")))
+
+
+class Quantity(NamedTuple):
+    """A number as stated: value, kind ("num", "year", "ord", "day"), unit of measure (a key of UNIT_KEYS, from the
+    word after it) or None, and its relation to the value."""
+
+    key: str  # "#value", as in Terms.keys
+    text: str  # as written ("$4.2 billion")
+    value: float
+    kind: str
+    unit: str | None
+    unit_text: str | None  # the unit as written ("metres")
+    relation: str  # "=", "<", ">", "<=", ">=", "~"
+
+
+def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
+    """The numbers of a token sequence with their kind, unit and the comparative before them."""
+    out: list[Quantity] = []
+    for i, t in enumerate(tokens):
+        if t.kind not in ("num", "year", "ord"):
+            continue
+        nxt = next((u for u in tokens[i + 1:i + 3] if u.kind != "stop"), None)
+        prev = tokens[i - 1] if i else None
+        kind = "day" if t.kind == "num" and ((nxt is not None and nxt.kind == "month")
+                                             or (prev is not None and prev.kind == "month")) else t.kind
+        word = nxt if nxt is not None and nxt.kind == "word" and nxt.key in UNIT_KEYS and kind != "year" else None
+        out.append(Quantity("#" + t.key, t.text, _value(t.key), kind, word.key if word else None,
+                            word.text if word else None, _relation(tokens, i)))
+    return out
+
+
+def _value(key: str) -> float:
+    try:
+        return float(key.lstrip("o"))
+    except ValueError:
+        return float("nan")
+
+
+def _relation(tokens: tuple[Token, ...], i: int) -> str:
+    """The comparison a number is stated with: "less than 5" -> "<", "at least 5" -> ">=", "about 5" -> "~"."""
+    before = [t.text.lower() for t in tokens[max(0, i - 3):i]]
+    if before[-2:] in (["at", "least"], ["no", "fewer"]) or before[-3:] in (["no", "less", "than"],):
+        return ">="
+    if before[-2:] in (["at", "most"], ["up", "to"]) or before[-3:] in (["no", "more", "than"],):
+        return "<="
+    head = before[-2] if before[-1:] == ["than"] and len(before) > 1 else before[-1] if before else ""
+    if head in _BELOW:
+        return "<"
+    if head in _ABOVE:
+        return ">"
+    if head in _APPROX:
+        return "~"
+    return "="
+
+
+def satisfies(q: Quantity, e: Quantity) -> bool:
+    """Does the evidence's quantity `e` make the claim's quantity `q` true ("more than 5" and "more than 5" too)?"""
+    x, value = q.value, e.value
+    if e.relation == q.relation and value == x:
+        return True
+    if e.relation != "=" and e.relation != "~":
+        return False  # "more than 5" in the evidence does not make "6" or "less than 7" true
+    if q.relation == "<":
+        return value < x
+    if q.relation == ">":
+        return value > x
+    if q.relation == "<=":
+        return value <= x
+    if q.relation == ">=":
+        return value >= x
+    if q.relation == "~":
+        return abs(value - x) <= APPROX_TOLERANCE * abs(x)
+    return value == x
+
+
+def _same_quantity(a: Quantity, b: Quantity) -> bool:
+    """Could `b` state the value of what `a` counts (same kind; the same unit of measure where both have one)?"""
+    return a.kind == b.kind and (a.unit is None or b.unit is None or a.unit == b.unit)
+
+
+def unit_quantities(unit: Unit) -> list[Quantity]:
+    """The quantities of an evidence sentence or clause."""
+    return quantities(tokenize(unit.text))
+
+
+def verified_numbers(claim_q: list[Quantity], ev: Evidence) -> frozenset[str]:
+    """Keys of the claim's numbers that some evidence number of the same kind and unit satisfies (comparatives
+    and approximations understood: "less than 160,000" and "159,937")."""
+    out = set()
+    evidence_q = [e for unit in _units_with_numbers(ev) for e in unit_quantities(unit)]
+    for q in claim_q:
+        if any(_same_quantity(q, e) and satisfies(q, e) for e in evidence_q):
+            out.add(q.key)
+    return frozenset(out)
+
+
+def _units_with_numbers(ev: Evidence) -> list[Unit]:
+    return [s for s in ev.sentences if s.terms.numbers]
+
+
+def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[int, ...]) -> str | None:
+    """A reason when the evidence precisely contradicts the claim, else None (see the module docstring)."""
+    if not best:
+        return None
+    total = sum(w.values())
+    sentences = [ev.sentences[i] for i in best]
+    toks = tokenize(claim)
+    for q in quantities(toks):
+        reason = _quantity_conflict(q, w, total, ev)
+        if reason:
+            return reason
+    for m in sorted(t.months - ev.keys):
+        for sent in sentences:
+            if sent.terms.months - t.months and \
+                    weighted_coverage(w, total, sent.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
+                return f"the claim says {_written(toks, m)} where the evidence says otherwise: \"{short(sent.text)}\""
+    for sent in sentences:
+        for ci in sent.clause_ids or ():
+            reason = _clause_conflict(t, w, total, ev.clauses[ci], toks)
+            if reason:
+                return reason
+        reason = _clause_conflict(t, w, total, sent, toks)
+        if reason:
+            return reason
+    return None
+
+
+def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evidence) -> str | None:
+    """The claim's quantity `q` is contradicted when the sentence most about the rest of the claim states another
+    value of the same quantity, and no sentence stating a value that satisfies `q` is as much about the rest:
+    "Python 3.0 was released in 1991" against "Python ... first released in 1991. Python 3.0 came out in 2008"."""
+    rest = frozenset({q.key})
+    with_q, against, example = -1.0, -1.0, None
+    for sent in _units_with_numbers(ev):
+        cov = weighted_coverage(w, total, sent.keys, rest)
+        same = [e for e in unit_quantities(sent) if _same_quantity(q, e)]
+        if any(satisfies(q, e) for e in same):
+            with_q = max(with_q, cov)
+        elif same and cov > against:
+            against, example = cov, (sent, same[0])
+        elif q.unit is not None and cov > against:
+            other = [e for e in unit_quantities(sent) if e.key == q.key and e.kind == q.kind and e.unit is not None]
+            if other:
+                against, example = cov, (sent, other[0])
+    if example is None or against < SAME_SUBJECT_MIN or against <= with_q + 1e-9:
+        return None
+    sent, e = example
+    if e.key == q.key:
+        return (f"the claim says {q.text} {q.unit_text} where the evidence says {e.text} {e.unit_text}: "
+                f"\"{short(sent.text)}\"")
+    return f"the claim says {q.text} where the evidence says {e.text}: \"{short(sent.text)}\""
+
+
+def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
+                     toks: tuple[Token, ...]) -> str | None:
+    ct = clause.terms
+    if (t.negations % 2) != (ct.negations % 2) and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN \
+            and _same_scope(t, ct, _seq(toks), clause.seq):
+        side = "negates" if t.negations % 2 else "affirms"
+        return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
+    for p in sorted(t.polar - ct.keys):
+        opposite = (ANTONYMS[p] & ct.keys) - t.keys
+        if opposite and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
+            return (f"the claim says '{_written(toks, p)}' where the evidence says the opposite: "
+                    f"\"{short(clause.text)}\"")
+    return None
+
+
+def _seq(toks: tuple[Token, ...]) -> tuple[str, ...]:
+    from evalrun.grading.builtin.terms import sequence
+
+    return sequence(toks)
+
+
+def _negated_heads(seq: tuple[str, ...]) -> list[str]:
+    """The content key right after each negation ("did not *win*", "no *pilots*"): what is negated."""
+    return [seq[i + 1] for i, k in enumerate(seq[:-1]) if k == "~not" and seq[i + 1][0] != "~"]
+
+
+def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:
+    """A polarity mismatch counts only when what is negated on one side is mentioned on the other."""
+    heads, other = (_negated_heads(cseq), ct.keys) if t.negations > ct.negations else (_negated_heads(eseq), t.keys)
+    return not heads or any(h in other for h in heads)
+
+
+def _written(toks: tuple[Token, ...], key: str) -> str:
+    """A key as the claim writes it."""
+    for tok in toks:
+        k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
+        if k == key:
+            return tok.text
+    return key.lstrip("#")
