@@ -66,7 +66,7 @@ def meaningful(bias: float, weights: list[float]) -> bool:
     cap = support.COUNT_CAP
     one_name = full + (f["unverified_local_material"] + f["unverified_global_material"]) / cap
     one_word = full + (f["unverified_local"] + f["unverified_global"]) / cap
-    one_added = full + f["inserted"] / cap
+    one_added = bias + f["phrases"] / 2 + f["inserted"] / cap  # even with half its word pairs found together
     return full >= math.log(4) and one_name < 0 and one_word < 0 and one_added >= 0
 
 

@@ -25,6 +25,8 @@ _FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
 _QUOTE_RE = re.compile(r"^\s*(?:>\s?)+")
 _EMPHASIS_RE = re.compile(r"\*\*|__|`")
 _BOUNDARY_RE = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]]*)(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+#: A short label before a colon opening a sentence ("Note: ...", "Dean Obeidallah: ..."): not part of the claim.
+_LABEL_RE = re.compile(r"^(?:[A-Z][\w.'-]*\s){0,2}[A-Z][\w.'-]*:\s+(?=[A-Z\"'\u201c])")
 _TAG_STARTS = words("have has had right ok okay no")  # besides _WH: "..., have you seen it?", "..., right?"
 _GLUED_STOP_RE = re.compile(r"(?<=[a-z0-9)\]])\.(?=[A-Z][a-z])")
 #: A line ending in one of these continues on the next line (otherwise an unpunctuated line is a sentence).
@@ -275,7 +277,7 @@ def claims(text: str, question: str | None = None) -> list[str]:
     person = topic
     out: list[str] = []
     for sent in sentences(text):
-        sent = _PARTICLE_RE.sub("", sent).strip()
+        sent = _LABEL_RE.sub("", _PARTICLE_RE.sub("", sent)).strip()
         if sent.rstrip("\"')").endswith(tuple(_QUESTION_MARKS)):
             sent = _claim_in_question(sent)
         if not sent or sent.rstrip("\"')").endswith(":") or _FILLER_RE.match(sent) or _ABOUT_CONTEXT_RE.search(sent):

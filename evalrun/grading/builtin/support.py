@@ -44,10 +44,10 @@ _PREPOSITIONS = frozenset("at in on for with from during since until under over 
 #: Unverified keys are counted up to this many.
 COUNT_CAP = 10
 #: Fitted by benchmarks/grading/fit.py on HaluEval dev (see the module docstring).
-BIAS = 0.263
-WEIGHTS: dict[str, float] = {"unverified_local": -4.713, "unverified_global": -9.575,
-                             "unverified_local_material": -3.321, "unverified_global_material": -13.098,
-                             "inserted": -13.052, "phrases": 1.134, "conflict": -20.153}
+BIAS = 0.261
+WEIGHTS: dict[str, float] = {"unverified_local": -5.034, "unverified_global": -9.025,
+                             "unverified_local_material": -3.321, "unverified_global_material": -13.838,
+                             "inserted": -5.836, "phrases": 1.137, "conflict": -20.619}
 FEATURES = tuple(WEIGHTS)
 #: The most a contradicted claim can score.
 CONTRADICTED_MAX = 0.1
