@@ -92,3 +92,8 @@ def test_facts_from_two_sentences_score_below_one_sentence() -> None:
 def test_glued_sentences_in_scraped_knowledge() -> None:
     ctx = ["Neal Stephenson wrote ZodiacZodiac is written by Neal StephensonNeal Stephenson wrote The System of the World"]
     assert judge("Neal Stephenson wrote The System of the World.", ctx).verdict == "supported"
+
+
+def test_digits_of_other_scripts_do_not_crash() -> None:
+    # HaluEval QA row 9448: the context held Ethiopic numerals ("፭፻"), which float() cannot read
+    assert judge("500 Years Later", ["500 Years Later (፭፻ ዓመታት) is a 2005 documentary film."]).verdict == "supported"

@@ -2,7 +2,8 @@
 
 Per item: claims of the answer (the grader's extraction, with the question for short answers), each judged
 against the context. Two item scores:
-  * faithfulness = supported claims / claims (the metric itself; default pass threshold 0.7);
+  * faithfulness = mean support score of the claims (the metric itself with the builtin grader; default pass
+    threshold 0.7);
   * min support  = the lowest continuous `support_score` of the answer's claims (an answer is as faithful as
     its weakest claim) - a finer ordering for AUROC.
 AUROC is the Mann-Whitney probability that a faithful item scores above an unfaithful one (ties count 1/2),
@@ -57,7 +58,7 @@ def score_item(item: dict[str, object]) -> tuple[float, float, list[tuple[str, s
     if not claims:
         return 0.0, 0.0, []
     judged = [judge(c, [str(item["context"])]) for c in claims]
-    faith = sum(j.verdict == "supported" for j in judged) / len(judged)
+    faith = sum(j.score for j in judged) / len(judged)  # the faithfulness assertion's score (mean support)
     return faith, min(j.score for j in judged), [(c, j.verdict, j.reason) for c, j in zip(claims, judged,
                                                                                            strict=True)]
 

@@ -32,8 +32,9 @@ from evalrun.grading.builtin.stemming import stem
 
 #: One token: a number (with optional currency, thousands separators, decimals, percent) or a word.
 #: Hyphens and slashes separate words ("high-level", "km/h"); "3-1" is two numbers.
-#: A word starts with a letter and may carry digits ("km2", "CO2", "G7").
-_TOKEN_RE = re.compile(r"[$€£]?\d+(?:,\d{3})*(?:\.\d+)?%?|[^\W\d_](?:[^\W_]|')*")
+#: A word starts with a letter and may carry digits ("km2", "CO2", "G7"). Numbers are ASCII digits: other scripts'
+#: digits (Ethiopic "፭፻") are not read as numbers.
+_TOKEN_RE = re.compile(r"[$€£]?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?%?|[^\W\d_](?:[^\W_]|')*")
 #: A lowercase-to-capital change inside a word: two words glued together (scraped text) or a camel-cased name.
 _GLUED_RE = re.compile(r"(?<=[a-z]{2})(?=[A-Z][a-z])")
 _CONTRACTIONS = (
@@ -76,7 +77,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 i += 1
                 continue
         initial = i == 0
-        if tok[0].isdigit() or tok[0] in "$€£":
+        if tok[0] in "0123456789$€£":  # ASCII digits only: str.isdigit() is true for "፭" too
             if i and (i + 1 == n or raw[i + 1].lower() not in SCALES):  # a number seen before, no scale word
                 known = _NUMBERS.get(tok)
                 if known is not None:
