@@ -235,3 +235,9 @@ def test_falls_back_to_no_response_format_when_json_mode_is_rejected_too(fake_op
     assert fake_openai.requests[1]["response_format"]["schema"]["required"] == ["claims"]
     assert "schema" not in fake_openai.requests[2]["response_format"]
     assert '"claims"' in user_text(fake_openai.requests[3])
+
+
+def test_raw_control_characters_inside_strings_are_accepted() -> None:
+    """llama.cpp's server with SmolLM2 wrote a raw newline inside a reason string (a real-model run)."""
+    data, err = parse_reply('{"claims": ["line one\nline two"]}', schemas.extract())  # a raw newline
+    assert err is None and data == {"claims": ["line one\nline two"]}

@@ -79,7 +79,9 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any
     m = _FENCE.match(text)
     body = m.group(1) if m else text.strip()
     try:
-        data = json.loads(body)
+        # strict=False: a raw newline or tab inside a string (small local models write them, even under a JSON
+        # grammar) is read as itself rather than failing the reply
+        data = json.loads(body, strict=False)
     except ValueError as e:
         return None, f"the reply is not valid JSON ({e})"
     if not isinstance(data, dict):

@@ -17,6 +17,7 @@ Anything less certain is left to the support score (support.py): a wrong word is
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from evalrun.grading.builtin.coverage import weighted_coverage
@@ -124,25 +125,33 @@ def _same_quantity(a: Quantity, b: Quantity) -> bool:
 
 def unit_quantities(unit: Unit) -> list[Quantity]:
     """The quantities of an evidence sentence or clause."""
-    return quantities(tokenize(unit.text))
+    return list(_quantities_of(unit.text))
 
 
-def verified_numbers(claim_q: list[Quantity], ev: Evidence) -> frozenset[str]:
-    """Keys of the claim's numbers that some evidence number of the same kind and unit satisfies (comparatives
-    and approximations understood: "less than 160,000" and "159,937")."""
+@lru_cache(maxsize=65536)
+def _quantities_of(text: str) -> tuple[Quantity, ...]:
+    return tuple(quantities(tokenize(text)))
+
+
+def clear_caches() -> None:
+    """Forget the memoised quantities (for cold-start benchmarks)."""
+    _quantities_of.cache_clear()
+
+
+def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...]) -> frozenset[str]:
+    """Keys of the claim's numbers that a number of the same kind and unit satisfies, in a sentence that has the
+    same value or is among those most about the claim (`near`): comparatives and approximations are understood,
+    "less than 160,000" and "159,937". Indexed, so a long context costs no scan."""
     out = set()
-    evidence_q = [e for unit in _units_with_numbers(ev) for e in unit_quantities(unit)]
     for q in claim_q:
-        if any(_same_quantity(q, e) and satisfies(q, e) for e in evidence_q):
+        ids = set(near) | set(ev.sentence_index.get(q.key, ()))
+        if any(_same_quantity(q, e) and satisfies(q, e) for i in ids for e in unit_quantities(ev.sentences[i])):
             out.add(q.key)
     return frozenset(out)
 
 
-def _units_with_numbers(ev: Evidence) -> list[Unit]:
-    return [s for s in ev.sentences if s.terms.numbers]
-
-
-def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[int, ...]) -> str | None:
+def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[int, ...],
+         near: tuple[int, ...] = ()) -> str | None:
     """A reason when the evidence precisely contradicts the claim, else None (see the module docstring)."""
     if not best:
         return None
@@ -150,7 +159,7 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
     sentences = [ev.sentences[i] for i in best]
     toks = tokenize(claim)
     for q in quantities(toks):
-        reason = _quantity_conflict(q, w, total, ev)
+        reason = _quantity_conflict(q, w, total, ev, near or best)
         if reason:
             return reason
     for m in sorted(t.months - ev.keys):
@@ -169,13 +178,18 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
     return None
 
 
-def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evidence) -> str | None:
+def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evidence,
+                       near: tuple[int, ...]) -> str | None:
     """The claim's quantity `q` is contradicted when the sentence most about the rest of the claim states another
     value of the same quantity, and no sentence stating a value that satisfies `q` is as much about the rest:
     "Python 3.0 was released in 1991" against "Python ... first released in 1991. Python 3.0 came out in 2008"."""
     rest = frozenset({q.key})
     with_q, against, example = -1.0, -1.0, None
-    for sent in _units_with_numbers(ev):
+    # the sentences most about the claim (`near`, best first) and every sentence that has q's value
+    ids = sorted(set(near) | set(ev.sentence_index.get(q.key, ())))
+    for sent in (ev.sentences[i] for i in ids):
+        if not sent.terms.numbers:
+            continue
         cov = weighted_coverage(w, total, sent.keys, rest)
         same = [e for e in unit_quantities(sent) if _same_quantity(q, e)]
         if any(satisfies(q, e) for e in same):

@@ -15,7 +15,9 @@ when it supports it, or is not contradicted, has every named entity of the claim
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+from evalrun.grading.builtin import conflicts as _conflicts
 from evalrun.grading.builtin import support as _support
 from evalrun.grading.builtin.coverage import weighted_coverage
 from evalrun.grading.builtin.evidence import Evidence, Unit, claim_terms, prepare
@@ -49,7 +51,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
     answers (its words are given, not verified)."""
     ev_texts = tuple(evidence)
     ev = prepare(ev_texts)
-    verbatim = _verbatim_unit(claim, ev)
+    verbatim = _verbatim_unit(claim, ev_texts)
     if verbatim is not None:  # the evidence says exactly this (also where words are not space-separated: CJK)
         return Judgement("supported", 1.0, 1.0, f"the evidence says it verbatim: \"{short(verbatim.text)}\"",
                          (verbatim.item,))
@@ -76,21 +78,28 @@ def _plain(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(" .!?;:\u3002\uff0e\uff01\uff1f\"'\u201d)")
 
 
-def _verbatim_unit(claim: str, ev: Evidence) -> Unit | None:
+def _verbatim_unit(claim: str, evidence: tuple[str, ...]) -> Unit | None:
     """An evidence sentence or clause that is the claim itself, word for word."""
     plain = _plain(claim)
-    if not plain:
-        return None
+    return _verbatim_index(evidence).get(plain) if plain else None
+
+
+@lru_cache(maxsize=256)
+def _verbatim_index(evidence: tuple[str, ...]) -> dict[str, Unit]:
+    """Each evidence sentence and clause by its plain text (first one wins), built once per evidence."""
+    ev = prepare(evidence)
+    index: dict[str, Unit] = {}
     for unit in (*ev.sentences, *ev.clauses):
-        if _plain(unit.text) == plain:
-            return unit
-    return None
+        index.setdefault(_plain(unit.text), unit)
+    return index
 
 
 def clear_caches() -> None:
     """Forget every memoised result, evidence included (for cold-start benchmarks)."""
     prepare.cache_clear()
     _support.phrase_pairs.cache_clear()
+    _conflicts.clear_caches()
+    _verbatim_index.cache_clear()
     _clear_text_caches()
 
 

@@ -41,6 +41,8 @@ GIVEN_FACTOR = 0.25
 PHRASE_WINDOW = 3
 #: Words that open a trailing qualifier ("... at any one place").
 _PREPOSITIONS = frozenset("at in on for with from during since until under over near across within throughout".split())
+#: Evidence sentences most about the claim that the conflict checks look at.
+NEAR = 12
 #: Unverified keys are counted up to this many.
 COUNT_CAP = 10
 #: Fitted by benchmarks/grading/fit.py on HaluEval dev (see the module docstring).
@@ -111,17 +113,18 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
         return None
     w = key_weights(t, given)
     total = sum(w.values())
-    ranked = best_units(ev.sentence_index, w, total)
-    best = tuple(i for _, i in ranked[:2])
+    ranked = best_units(ev.sentence_index, w, total, limit=NEAR)
+    near = tuple(i for _, i in ranked)
+    best = near[:2]
     best_keys = ev.sentences[best[0]].keys if best else frozenset()
     asserted = [k for k in t.keys if k not in given] or list(t.keys)
     numbers_ok = conflicts.verified_numbers(
-        [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev)
+        [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
     material = {k for k in t.keys if k in t.entities or k.startswith("#") or k in t.months}
     inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else ()) - material
-    conflict = conflicts.find(claim, t, w, ev, best)
+    conflict = conflicts.find(claim, t, w, ev, best, near)
     features = {
         "unverified_local": _count(k for k in local if k not in material and k not in inserted),
         "unverified_global": _count(k for k in nowhere if k not in material and k not in inserted),
