@@ -133,3 +133,16 @@ def test_json_config_with_escaped_non_bmp_characters_loads(tmp_path: Path) -> No
 def test_json_the_yaml_reader_rejects_still_loads_as_a_mapping() -> None:
     doc = parse_data('{"prompts": ["a \\ud83d b"],\n "x": 1}', "c.json")  # a lone surrogate
     assert doc["x"] == 1 and doc.loc("x").file == "c.json"
+
+
+def test_a_huge_regex_value_is_a_config_error_before_it_is_compiled(tmp_path: Path) -> None:
+    """Issue 13: a 4 MB regex value made validate take 5 s and 640 MB."""
+    pattern = "(a|b)" * 800_000  # 4 MB
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("prompts: [hi]\nproviders: [echo]\ntests:\n  - assert:\n      - type: regex\n"
+                   f"        value: '{pattern}'\n", encoding="utf-8")
+    started = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        load([str(cfg)])
+    assert time.perf_counter() - started < 3.0
+    assert "limit is 10,000" in str(info.value) and info.value.line == 6

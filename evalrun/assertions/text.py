@@ -192,12 +192,17 @@ class StartsWith(Assertion):
         return binary(passed, f"Output {'starts' if passed else 'does not start'} with {_quote(prefix)}")
 
 
+#: Longest `regex` value accepted (a config error beyond it, before anything is compiled).
+MAX_REGEX_CHARS = 10_000
+
+
 @register("regex")
 class Regex(Assertion):
     """Output matches the regular expression `value` anywhere (search, not full match; no flags).
 
     YAML keys: `value` (required): a regex in JavaScript syntax, meaning what it means in JavaScript (`$` is the
-    end of the output, `\\d \\w \\b` are ASCII); Python's `(?i)` also works. An invalid regex is a config error.
+    end of the output, `\\d \\w \\b` are ASCII); Python's `(?i)` also works. An invalid regex, or one longer than
+    MAX_REGEX_CHARS (10,000 characters), is a config error.
     """
 
     summary = "output matches the regular expression"
@@ -206,6 +211,9 @@ class Regex(Assertion):
     def parse(self, value: Any) -> re.Pattern[str]:
         if not isinstance(value, str) or not value:
             raise ValueError(f"regex needs a non-empty string value, got {value!r}")
+        if len(value) > MAX_REGEX_CHARS:  # compiling megabytes of pattern costs seconds and hundreds of MB
+            raise ValueError(f"the regular expression is {len(value):,} characters long; the limit is "
+                             f"{MAX_REGEX_CHARS:,} (match a shorter pattern, or use contains / a python assertion)")
         try:
             return compile_js_regex(value)
         except re.error as e:
