@@ -21,34 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from evalrun.grading.builtin import extract_claims, judge
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: the repository root
+from benchmarks.grading.metrics import auroc  # noqa: E402 - after the path set-up
+
 HERE = Path(__file__).parent
 SETS = {"items": HERE / "items.jsonl", "holdout2": HERE / "holdout2.jsonl"}
 DEFAULT_THRESHOLD = 0.7  # the faithfulness assertion's default threshold (metrics.md)
-
-
-def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
-    """Area under the ROC curve via average ranks (Mann-Whitney U); ties get their average rank."""
-    order = sorted(range(len(scores)), key=lambda i: scores[i])
-    ranks = [0.0] * len(scores)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and scores[order[j + 1]] == scores[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    n_pos = sum(labels)
-    n_neg = len(labels) - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return float("nan")
-    rank_sum = sum(r for r, y in zip(ranks, labels, strict=True) if y)
-    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
 def score_item(item: dict[str, object]) -> tuple[float, float, list[tuple[str, str, str]]]:
