@@ -31,7 +31,7 @@ from functools import lru_cache
 
 from evalrun.grading.builtin import conflicts
 from evalrun.grading.builtin.coverage import LIGHT_KEYS, LIGHT_WEIGHT, MATERIAL_WEIGHT, best_units
-from evalrun.grading.builtin.evidence import Evidence, claim_terms, prepare
+from evalrun.grading.builtin.evidence import claim_terms, prepare
 from evalrun.grading.builtin.terms import Terms, sequence
 from evalrun.grading.builtin.tokens import tokenize
 
@@ -186,8 +186,3 @@ def _phrase_share(claim: str, evidence: tuple[str, ...], skip: set[str] | frozen
         return 1.0
     known = phrase_pairs(evidence)
     return sum(p in known for p in pairs) / len(pairs)
-
-
-def evidence_of(evidence: tuple[str, ...]) -> Evidence:
-    """The prepared evidence."""
-    return prepare(evidence)
