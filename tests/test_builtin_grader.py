@@ -160,7 +160,7 @@ def test_same_results_under_different_hash_seeds() -> None:
 
 @pytest.mark.parametrize("question", [None, "日本の首都は？"])
 def test_cjk_sentence_against_itself_is_faithful(question: str | None) -> None:
-    """A full CJK sentence is not a bare short answer: it is not joined to the question."""
+    """A full CJK sentence against itself is supported, with or without a question."""
     text = "東京は日本の首都です。"
     assert faithfulness(text, text, question) == 1.0
 

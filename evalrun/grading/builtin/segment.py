@@ -2,11 +2,12 @@
 
 `sentences(text)` copes with abbreviations ("Dr.", "e.g.", "U.S."), initials ("J. K. Rowling"), decimals
 ("3.5"), quotes and brackets after the full stop, bullet and numbered lists, and blank-line paragraphs.
-`claims(text, question)` splits sentences further into clauses at semicolons and at coordinating
-conjunctions that start a new clause, drops questions and empty fragments, strips answer particles
-("Yes, ..."), and makes each claim self-contained: a clause that starts with a pronoun or a bare verb
-phrase gets the subject of the sentence it came from ("It was designed ..." -> "The tower was designed ...").
-A bare short answer ("Warsaw.") is joined to the question it answers.
+`claims(text, question)` splits sentences further into clauses at semicolons, contrastive conjunctions and
+"and" before a pronoun or auxiliary, keeps the statement a question carries, drops fillers, labels ("Note:")
+and statements about the context itself, strips answer particles ("Yes, ..."), and makes each claim
+self-contained: a clause that starts with a pronoun or a bare verb phrase gets the subject of the sentence it
+came from ("It was designed ..." -> "The tower was designed ..."). A bare short answer ("Warsaw.") stays as
+written: the question is context for verification, not part of the claim.
 """
 
 from __future__ import annotations
@@ -220,23 +221,8 @@ def _is_named(subject: str | None) -> bool:
     return any(w[:1].isupper() for w in words)
 
 
-#: Scripts written without spaces between words (CJK ideographs, kana, Hangul syllables, Thai): there a whole
-#: sentence is one or two tokens, so the token count says nothing about a "bare short answer".
-_UNSPACED_RE = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _FULL_STOPS = "\u3002\uff0e\uff01\uff1f"  # 。．！？
 _QUESTION_MARKS = "?\uff1f"
-#: An unspaced-script answer longer than this (letters, punctuation aside) is a sentence, not a bare answer.
-_UNSPACED_BARE_MAX = 4
-
-
-def _unspaced_sentence(clause: str) -> bool:
-    """A clause in a script without spaces that is a full sentence ("東京は日本の首都です。": it ends with a
-    full stop, or is longer than a bare answer such as "東京"): never joined to the question."""
-    if not _UNSPACED_RE.search(clause):
-        return False
-    text = clause.strip()
-    letters = [c for c in text if c.isalnum()]
-    return text.endswith(tuple(_FULL_STOPS)) or len(letters) > _UNSPACED_BARE_MAX
 
 
 def _finish(text: str) -> str:
