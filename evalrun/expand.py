@@ -16,7 +16,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -73,6 +73,12 @@ def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]
             if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
 
 
+def pairs_count(prompts: Sequence[PromptSpec], providers: Sequence[ProviderSpec], test: TestSpec) -> int:
+    """len(pairs(...)) for given prompts and providers."""
+    return sum(1 for prov in providers if provider_allowed(test.providers, prov) for prompt in prompts
+               if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt))
+
+
 def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, prompt_id: str, repeat: int) -> str:
     """Stable id of one case (12 hex digits)."""
     vkey = json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)
@@ -105,6 +111,9 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
 def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
     """Number of cases iter_cases yields, computed without building them."""
     reps = _repeat(suite, repeat)
+    known = getattr(suite.tests, "cases_per_repeat", None)  # streamed tests: counted when they were checked
+    if isinstance(known, int):
+        return known * reps
     memo: dict[tuple[Any, Any], int] = {}
     total = 0
     for test in suite.tests:

@@ -6,6 +6,7 @@ Flow: config (Suite, TestSpec, AssertionSpec, PromptSpec, ProviderSpec) -> expan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,7 +107,7 @@ class Suite:
     description: str | None
     prompts: tuple[PromptSpec, ...]
     providers: tuple[ProviderSpec, ...]
-    tests: tuple[TestSpec, ...]
+    tests: Sequence[TestSpec]  # a tuple, or a config.testlist.TestList when tests are streamed from files
     files: tuple[str, ...]  # the config files loaded
     evaluate_options: dict[str, Any] = field(default_factory=dict)
     output_paths: tuple[str, ...] = ()

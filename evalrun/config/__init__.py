@@ -14,7 +14,7 @@ scenarios, several configs), reader (one file), suite (final Suite), checks (tem
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,12 @@ def default_paths() -> list[str]:
                      hint=f"pass a config path, or create one of: {', '.join(DEFAULT_CONFIGS)}")
 
 
-def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None) -> Suite:
+def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None,
+         on_progress: Callable[[int], None] | None = None) -> Suite:
     """Load, merge and check the config file(s) at `paths` into a Suite.
 
-    Keys promptfoo ignores become `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT)."""
+    Keys promptfoo ignores become `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT).
+    `on_progress(n)` is called every 10,000 tests checked (large test files)."""
     from dataclasses import replace
 
     from evalrun import templating
@@ -62,7 +64,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
                     configs.append(cfg)
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
-        suite = build_suite(merged, cli_vars)
+        suite = build_suite(merged, cli_vars, on_progress)
         warnings = lenient.take()
         return replace(suite, warnings=warnings) if warnings else suite
     except RecursionError:  # a safety net behind the depth limit (config/limits.py): never a traceback

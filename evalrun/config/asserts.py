@@ -54,8 +54,45 @@ def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> f
     return float(v)
 
 
+#: Built specs by (base dir, repr of the raw mapping): most tests share their assertion shapes, so a
+#: handler is built (and its arguments checked) once per distinct assertion, not once per test.
+_BUILT: dict[tuple[str, str], AssertionSpec] = {}
+_BUILT_MAX = 4096
+
+
+def _cache_key(raw: dict[str, Any], base_dir: str) -> tuple[str, str] | None:
+    """None for assertions that read files (their content may change between loads) or hold odd values."""
+    for v in raw.values():
+        if isinstance(v, str) and v.startswith("file://"):
+            return None
+    cfg = raw.get("config")
+    if isinstance(cfg, dict) and any(files.is_ref(v) for v in cfg.values()):
+        return None
+    if "assert" in raw:  # assert-set children carry their own locations
+        return None
+    return base_dir, repr(raw)  # distinct values have distinct reprs (1, 1.0, '1', True); objects show their id
+
+
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
-    """Build one assertion (already shape-checked by the schema) and its handler."""
+    """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
+    ckey = _cache_key(raw, base_dir)
+    if ckey is not None:
+        known = _BUILT.get(ckey)
+        if known is not None:  # a copy with this occurrence's location (dataclasses.replace costs 10x more)
+            spec = object.__new__(AssertionSpec)
+            fields = dict(known.__dict__)
+            fields["loc"], fields["key_path"] = loc, key
+            object.__setattr__(spec, "__dict__", fields)
+            return spec
+    spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
+    if ckey is not None:
+        if len(_BUILT) >= _BUILT_MAX:
+            _BUILT.clear()
+        _BUILT[ckey] = spec
+    return spec
+
+
+def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
     from evalrun.config.yamlsrc import loc_of
 
     full_type = str(raw.get("type", ""))

@@ -12,6 +12,7 @@ import csv
 import io
 import os
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,41 +40,52 @@ class CsvRow:
 def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> list[CsvRow]:
     """Parse a CSV file with a header row; a row with the wrong number of cells is an error at its line."""
     text = read_text(path, display=display, loc=loc, key=key)
+    return list(iter_rows(io.StringIO(text, newline=""), display))
+
+
+def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
+    """The data rows of an open CSV file (header checked first), one at a time, each with its line."""
     delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(f, delimiter=delimiter, strict=True)
     try:
         header = next(reader, None)
         if header is None:
             raise ConfigError("the CSV file is empty", file=display, line=1,
                               hint="the first row names the columns (vars and __expected ...)")
         header = [h.strip() for h in header]
-        for i, h in enumerate(header):
-            if not h:
-                raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
-                                  hint="every column needs a header (a var name or __expected ...)")
-            if h.startswith("__config:"):
-                _check_config_column(h, display)
-            elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):
-                raise ConfigError(f"unknown special column {h!r}", file=display, line=1,
-                                  hint=did_you_mean(h, _SPECIAL) or f"allowed: {', '.join(_SPECIAL)}")
-        dupes = {h for h in header if header.count(h) > 1}
-        if dupes:
-            raise ConfigError(f"duplicate column {sorted(dupes)[0]!r}", file=display, line=1)
-        rows: list[CsvRow] = []
+        _check_header(header, display)
+        width = len(header)
         start = reader.line_num + 1
         for record in reader:
             line, start = start, reader.line_num + 1
             if not record or all(not c.strip() for c in record) and len(record) <= 1:
                 continue
-            if len(record) != len(header):
-                raise ConfigError(f"this row has {len(record)} cells but the header has {len(header)} columns",
+            if len(record) != width:
+                raise ConfigError(f"this row has {len(record)} cells but the header has {width} columns",
                                   file=display, line=line,
                                   hint="quote cells that contain the delimiter (\"a, b\") or fix the row")
-            rows.append(CsvRow(line, dict(zip(header, record, strict=True))))
+            yield CsvRow(line, dict(zip(header, record, strict=True)))
     except csv.Error as e:
         raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
                           hint="check the quotes on this line") from None
-    return rows
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"cannot read {display}: {e}", file=display, line=reader.line_num + 1,
+                          hint="save the file as UTF-8") from None
+
+
+def _check_header(header: list[str], display: str) -> None:
+    for i, h in enumerate(header):
+        if not h:
+            raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
+                              hint="every column needs a header (a var name or __expected ...)")
+        if h.startswith("__config:"):
+            _check_config_column(h, display)
+        elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):
+            raise ConfigError(f"unknown special column {h!r}", file=display, line=1,
+                              hint=did_you_mean(h, _SPECIAL) or f"allowed: {', '.join(_SPECIAL)}")
+    dupes = {h for h in header if header.count(h) > 1}
+    if dupes:
+        raise ConfigError(f"duplicate column {sorted(dupes)[0]!r}", file=display, line=1)
 
 
 def _check_config_column(h: str, display: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalrun.config.testcases import TestPart
+from evalrun.config.testcases import TestItem, TestPart
 from evalrun.types import PromptSpec, ProviderSpec
 
 
@@ -54,7 +54,7 @@ class FileConfig:
     description: str | None = None
     prompts: list[PromptSpec] = field(default_factory=list)
     providers: list[ProviderSpec] = field(default_factory=list)
-    tests: list[TestPart] = field(default_factory=list)
+    tests: list[TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
     scenario_tests: list[TestPart] = field(default_factory=list)
     has_scenarios: bool = False
     default: TestPart | None = None

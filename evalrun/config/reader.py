@@ -82,7 +82,8 @@ def _scenarios(node: Any, ctx: Ctx, loc: Location | None) -> list[TestPart]:
                                         "scenarioEntry")
         entries = [_test_node(e, ectx, loc_of(entries_node, j) or sloc, f"{key}.config[{j}]", "scenarioEntry")
                    for j, e in enumerate(entries_node)]
-        tests = testcases.collect(sc.get("tests"), sctx, key=f"{key}.tests", loc=loc_of(sc, "tests") or sloc)
+        tests = list(testcases.each_part(testcases.collect(sc.get("tests"), sctx, key=f"{key}.tests",
+                                                           loc=loc_of(sc, "tests") or sloc)))
         out.extend(scenario_tests(entries, tests, sc.get("description")))
     return out
 

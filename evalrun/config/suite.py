@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from evalrun.config import checks, filters
 from evalrun.config import prompts as prompt_parser
-from evalrun.config.merge import FileConfig, merge_tests
-from evalrun.config.testcases import TestPart
+from evalrun.config.merge import FileConfig
+from evalrun.config.testcases import TestItem, TestPart
+from evalrun.config.testlist import TestList, iter_specs
+from evalrun.config.teststream import StreamedTests
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
-from evalrun.types import PromptSpec, ProviderSpec, Suite, TestSpec
+from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
@@ -44,13 +47,23 @@ def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[Pro
             and any(filters.prompt_allowed(p.prompts, pr) for p in provs)]
 
 
-def _to_spec(part: TestPart, index: int) -> TestSpec:
-    return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
-                    options=part.options, threshold=part.threshold, metadata=part.metadata,
-                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
+def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
+    return any(getattr(s.handler, "graded", False) or _has_graded(s.children) for s in specs)
 
 
-def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suite:
+def _cases_of(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec], disabled: bool) -> int:
+    from evalrun.expand import count_combinations, pairs_count
+
+    expand = not (disabled or test.options.get("disableVarExpansion"))
+    return pairs_count(prompts, providers, test) * count_combinations(test.vars, expand)
+
+
+#: build_suite reports progress every this many tests (for large streamed test files).
+PROGRESS_EVERY = 10_000
+
+
+def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
+                on_progress: Callable[[int], None] | None = None) -> Suite:
     """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests)."""
     first = Location(cfg.files[0], 0) if cfg.files else None
     prompts = cfg.prompts or prompt_parser.default()
@@ -69,19 +82,34 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suit
     if cli_vars:  # --var k=v: set for every test, as defaultTest vars (a test's own vars win)
         base = default or TestPart()
         default = replace(base, vars={**base.vars, **cli_vars})
-    parts = [*cfg.tests, *cfg.scenario_tests]
+    parts: list[TestItem] = [*cfg.tests, *cfg.scenario_tests]
     if not parts and not cfg.has_scenarios:  # promptfoo runs the prompts once with no vars
         parts = [TestPart(loc=first, key_path="tests")]
     needs: dict[int, frozenset[str]] = {}
     for p in prompts:
         needs[id(p)] = checks.prompt_needs(p)
-    tests = []
-    for i, part in enumerate(parts):
-        test = _to_spec(merge_tests(default, part), i)
+    streamed = any(isinstance(p, StreamedTests) for p in parts)
+    kept: list[TestSpec] = []
+    count = cases = 0
+    graded = False
+    used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
+    for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         _check_test_filters(test, prompts, providers)
-        used = _used_prompts(test, prompts, providers)
+        fkey = (test.providers, test.prompts)
+        used = used_memo.get(fkey)
+        if used is None:
+            used = used_memo[fkey] = _used_prompts(test, prompts, providers)
         checks.check_test(test, [(p, needs[id(p)]) for p in used])
-        tests.append(test)
+        count += 1
+        if streamed:
+            graded = graded or _has_graded(test.asserts)
+            cases += _cases_of(test, prompts, providers, bool(default and default.options.get("disableVarExpansion")))
+        else:
+            kept.append(test)
+        if on_progress is not None and count % PROGRESS_EVERY == 0:
+            on_progress(count)
+    tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded) if streamed
+                                 else tuple(kept))
     settings = cfg.settings
     out = settings.get("outputPath")
     derived = tuple(dict(d) for d in settings.get("derivedMetrics") or ())
@@ -94,7 +122,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None) -> Suit
         description=cfg.description,
         prompts=tuple(prompts),
         providers=tuple(providers),
-        tests=tuple(tests),
+        tests=tests,
         files=tuple(cfg.files),
         evaluate_options=dict(settings.get("evaluateOptions") or {}),
         output_paths=tuple([out] if isinstance(out, str) else out or ()),

@@ -7,13 +7,14 @@ A TestPart is not yet merged with defaultTest / scenario entries (see merge.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.config import asserts, files
-from evalrun.config.csvtests import read_rows, row_to_test
 from evalrun.config.schema import check_keys, validate
 from evalrun.config.schema_source import TEST_KEYS
+from evalrun.config.teststream import STREAMED_SUFFIXES, StreamedTests
 from evalrun.config.yamlsrc import LList, loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
@@ -35,6 +36,19 @@ class TestPart:
     key_path: str = ""
 
 
+#: One entry of `tests:` after reading: a test, or a JSONL/CSV file whose tests are read as a stream.
+TestItem = TestPart | StreamedTests
+
+
+def each_part(items: list[TestItem]) -> Iterator[TestPart]:
+    """The TestParts of `items` in order, streamed files read row by row."""
+    for item in items:
+        if isinstance(item, StreamedTests):
+            yield from item
+        else:
+            yield item
+
+
 @dataclass
 class Ctx:
     """Where the node being read lives: its file's folder."""
@@ -42,7 +56,7 @@ class Ctx:
     base_dir: str
 
 
-def _type_names() -> tuple[str, ...]:
+def type_names() -> tuple[str, ...]:
     """Registered assertion types (for the CSV `__expected` shorthand)."""
     from evalrun.assertions import registry
 
@@ -172,25 +186,21 @@ def _from_generator(ref: str, config: Any, ctx: Ctx, loc: Location | None, key: 
     return out
 
 
-def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[TestPart]:
+def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[TestItem]:
     path_s, fn = files.split_ref(ref)
     if path_s.startswith(("http://", "https://")):
         raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
                              hint="download the sheet as CSV and reference the file")
     if path_s.lower().endswith(".py"):
-        return _from_generator(ref, None, ctx, loc, key)
-    out: list[TestPart] = []
+        return list[TestItem](_from_generator(ref, None, ctx, loc, key))
+    out: list[TestItem] = []
     for path in files.expand(path_s, ctx.base_dir, loc=loc, key=key):
         display = files.display_path(path)
         sub = Ctx(str(path.parent))
         suffix = path.suffix.lower()
-        if suffix == ".csv":
-            names = _type_names()
-            for row in read_rows(path, display, loc=loc, key=key):
-                test = row_to_test(row, display, names)
-                validate(test, file=display, definition="test", line=row.line)
-                out.append(part_from_node(test, sub, loc=Location(display, row.line), key=""))
-        elif suffix in (".yaml", ".yml", ".json", ".jsonl"):
+        if suffix in STREAMED_SUFFIXES:
+            out.append(StreamedTests(path, display, sub.base_dir, loc=loc, key=key))
+        elif suffix in (".yaml", ".yml", ".json"):
             out.extend(_from_file_data(files.read_value(path, display, loc=loc, key=key), sub, display))
         elif suffix == ".py":
             out.extend(_from_generator(files.PREFIX + str(path) + (f":{fn}" if fn else ""), None, ctx, loc, key))
@@ -200,13 +210,13 @@ def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[Tes
     return out
 
 
-def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[TestPart]:
-    """`tests:` in any of its forms -> TestParts in order."""
+def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[TestItem]:
+    """`tests:` in any of its forms -> TestParts (and streamed JSONL/CSV files) in order."""
     if node is None:
         return []
     if isinstance(node, str):
         return _from_source(node, ctx, loc, key)
-    out: list[TestPart] = []
+    out: list[TestItem] = []
     for i, item in enumerate(node):
         ikey, iloc = f"{key}[{i}]", loc_of(node, i) or loc
         if isinstance(item, str):

@@ -82,10 +82,10 @@ def error_commands(outcome: Any) -> list[str]:
         t.failed += status != "error"
         t.lines.append(f"{_case_label(rec)}: {_case_reason(rec)}")
     out = []
+    locs = {t.index: t.loc for t in tests if t.index in by_test} if by_test else {}  # one pass (streamed tests)
     for ti in sorted(by_test):
         t = by_test[ti]
-        spec = tests[ti] if 0 <= ti < len(tests) else None
-        loc = spec.loc if spec is not None else None
+        loc = locs.get(ti)
         props = []
         if loc is not None and loc.file:
             props.append(f"file={_escape_property(workspace_path(loc.file))}")

@@ -142,7 +142,8 @@ class Runner:
             from evalrun.grading.select import GraderResolver
 
             self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
-            self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
+            if getattr(self.suite.tests, "graded", True):  # a streamed TestList knows it has no graded test
+                self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
         from evalrun import providers as providers_pkg
 
         build = self.build_provider or providers_pkg.build

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Big flat suites: `evalrun eval` / `validate` on test files of 10k-100k rows, next to promptfoo and the floor.
+
+    python benchmarks/big_suites.py [--only NAME ...] [--skip-peer] [--runs 1] [--peer PATH]
+
+Every suite: the echo provider, one prompt, 3 deterministic assertions per test (contains, icontains, regex),
+default concurrency, no table, no progress bar. Each tool runs as a subprocess under /usr/bin/time -v (process
+start and config loading included). Suites (NAME):
+
+- jsonl10k  `eval`, 10,000 tests in a JSONL file (promptfoo side by side)
+- csv10k    `eval`, 10,000 rows of a CSV file with `__expected1..3` columns (promptfoo side by side)
+- jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads
+- json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
+- million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases; not run unless named)
+
+Targets (issue 14): 10k JSONL/CSV wall <= 0.1x and peak memory <= 0.2x promptfoo's; 100k JSONL <= 10 s and
+<= 100 MB; 10k inline tests validate in <= 1 s; 1,000,000 cases in < 100 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from engine_overhead import PEER_ENV, timed  # noqa: E402
+
+PEERS = (Path("/work/peer/node_modules/.bin/promptfoo"), Path("/tmp/i11peer/node_modules/.bin/promptfoo"))
+ASSERTS = [{"type": "contains", "value": "number"}, {"type": "icontains", "value": "TOPIC"},
+           {"type": "regex", "value": "number \\d+"}]
+HEAD = "description: big suite benchmark\nproviders: [echo]\nprompts: ['Answer {{question}} about {{topic}}']\n"
+
+
+def write_jsonl(folder: Path, n: int) -> Path:
+    with open(folder / "tests.jsonl", "w", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"vars": {"question": f"question number {i}", "topic": f"topic {i % 17}"},
+                                "assert": ASSERTS}) + "\n")
+    path = folder / "promptfooconfig.yaml"
+    path.write_text(HEAD + "tests: file://tests.jsonl\n", encoding="utf-8")
+    return path
+
+
+def write_csv(folder: Path, n: int) -> Path:
+    with open(folder / "tests.csv", "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "topic", "__expected1", "__expected2", "__expected3"])
+        for i in range(n):
+            w.writerow([f"question number {i}", f"topic {i % 17}", "contains:number", "icontains:TOPIC",
+                        "regex:number \\d+"])
+    path = folder / "promptfooconfig.yaml"
+    path.write_text(HEAD + "tests: file://tests.csv\n", encoding="utf-8")
+    return path
+
+
+def write_inline(folder: Path, n: int, fmt: str) -> Path:
+    tests = [{"description": f"test {i}", "vars": {"question": f"question number {i}", "topic": f"topic {i % 17}"},
+              "assert": [{"type": "contains", "value": f"number {i}"}, ASSERTS[1], ASSERTS[2]]} for i in range(n)]
+    doc = {"description": "validate benchmark", "providers": ["echo"],
+           "prompts": ["Answer {{question}} about {{topic}}"], "tests": tests}
+    if fmt == "json":
+        path = folder / "evalrun.json"
+        path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    else:
+        import yaml
+
+        path = folder / "evalrun.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, width=200), encoding="utf-8")
+    return path
+
+
+def write_million(folder: Path) -> Path:
+    values = json.dumps([f"question number {j}" for j in range(1000)])
+    lines = [HEAD.rstrip("\n"), "tests:"]
+    for i in range(1000):
+        lines += [f"  - vars: {{question: {values}, topic: 'topic {i % 17}'}}",
+                  "    assert: " + json.dumps(ASSERTS)]
+    path = folder / "promptfooconfig.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+FLOOR = ("import json,sys\nn=0\nwith open(sys.argv[1],encoding='utf-8') as f:\n for line in f:\n"
+         "  json.loads(line); n+=1\nprint(n)\n")
+
+
+def row(name: str, wall: float, cpu: float, rss: float, extra: str = "") -> None:
+    print(f"  {name:<10} wall {wall:7.2f} s  CPU {cpu:7.2f} s  peak RSS {rss:7.1f} MB  {extra}", flush=True)
+
+
+def best(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> tuple[float, float, int, float]:
+    out = [timed(cmd, env, cwd) for _ in range(runs)]
+    return min(r[0] for r in out), max(r[1] for r in out), out[0][2], min(r[3] for r in out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", default=["jsonl10k", "csv10k", "jsonl100k", "json10k", "yaml10k"])
+    ap.add_argument("--skip-peer", action="store_true")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--peer", type=Path, default=next((p for p in PEERS if p.exists()), PEERS[0]))
+    args = ap.parse_args()
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("CI", None)
+    for name in args.only:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            n = 100_000 if name == "jsonl100k" else 10_000
+            if name.startswith("jsonl"):
+                cfg = write_jsonl(folder, n)
+            elif name == "csv10k":
+                cfg = write_csv(folder, n)
+            elif name in ("json10k", "yaml10k"):
+                cfg = write_inline(folder, n, name[:4])
+            elif name == "million":
+                cfg, n = write_million(folder), 1_000_000
+            else:
+                raise SystemExit(f"unknown suite {name}")
+            print(f"{name}: {n} {'tests' if name != 'million' else 'cases'}", flush=True)
+            if name in ("json10k", "yaml10k"):
+                wall, rss, code, cpu = best([sys.executable, "-m", "evalrun", "validate", str(cfg)], env, folder,
+                                            args.runs)
+                row("evalrun", wall, cpu, rss, f"(validate, exit {code}; target <= 1 s)")
+                continue
+            results = folder / "results.jsonl"
+            wall, rss, code, cpu = best([sys.executable, "-m", "evalrun", "eval", str(cfg), "--no-table",
+                                         "--no-progress-bar", "--results-file", str(results)], env, folder,
+                                        args.runs)
+            with open(results, "rb") as f:
+                lines = sum(1 for _ in f)
+            if lines != n or code != 0:
+                raise SystemExit(f"evalrun: {lines} results, exit {code}")
+            row("evalrun", wall, cpu, rss)
+            if name == "jsonl100k":
+                fw, frss, _, fcpu = timed([sys.executable, "-c", FLOOR, str(folder / "tests.jsonl")], env, folder)
+                row("floor", fw, fcpu, frss, "(json.loads of every line)")
+            if name in ("jsonl10k", "csv10k") and not args.skip_peer and args.peer.exists():
+                peer_env = {**env, **PEER_ENV, "PROMPTFOO_CONFIG_DIR": str(folder / ".promptfoo")}
+                pw, prss, pcode, pcpu = best([str(args.peer), "eval", "-c", str(cfg), "--no-table",
+                                              "--no-progress-bar"], peer_env, folder, args.runs)
+                row("promptfoo", pw, pcpu, prss, f"(exit {pcode})")
+                print(f"  ratio      wall {wall / pw:.3f} (target <= 0.1)  memory {rss / prss:.3f} (target <= 0.2)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

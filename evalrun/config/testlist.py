@@ -1,0 +1,70 @@
+"""`Suite.tests` for suites with streamed test files: a re-iterable sequence of TestSpecs made on demand.
+
+    TestList(items, default, count=, cases_per_repeat=)
+
+Iterating reads the streamed files again and merges defaultTest into each test as it goes, so no pass holds more
+than one test; `len()` and the case count come from the checking pass made at load time (build_suite), so
+counting costs nothing. Indexing walks the stream (fine for small suites and tests; reports use iteration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+from evalrun.config.merge import merge_tests
+from evalrun.config.testcases import TestItem, TestPart, each_part
+from evalrun.types import TestSpec
+
+
+def to_spec(part: TestPart, index: int) -> TestSpec:
+    return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
+                    options=part.options, threshold=part.threshold, metadata=part.metadata,
+                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
+
+
+def iter_specs(items: list[TestItem], default: TestPart | None) -> Iterator[TestSpec]:
+    """TestSpecs in order (defaultTest merged), streamed files read row by row."""
+    for i, part in enumerate(each_part(items)):
+        yield to_spec(merge_tests(default, part), i)
+
+
+class TestList(Sequence[TestSpec]):
+    """The tests of a suite, produced again on each iteration (memory flat in the number of tests)."""
+
+    def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
+                 cases_per_repeat: int, graded: bool = True) -> None:
+        self._items = items
+        self._default = default
+        self._count = count
+        #: Cases one repeat expands to (computed in the load-time pass; expand.count_cases reads it).
+        self.cases_per_repeat = cases_per_repeat
+        #: False when no test has a graded assertion (the runner then skips a pass that checks grader ids).
+        self.graded = graded
+
+    def __repr__(self) -> str:
+        return f"<TestList of {self._count} tests>"
+
+    def __iter__(self) -> Iterator[TestSpec]:
+        return iter_specs(self._items, self._default)
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> TestSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TestSpec]: ...
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        for spec in self:
+            if spec.index == index:
+                return spec
+        raise IndexError(index)  # pragma: no cover - the file shrank since it was checked

@@ -1,0 +1,115 @@
+"""Test files read as a stream: JSONL and CSV tests (one test per line / row), never held whole in memory.
+
+    StreamedTests(path, display, ctx, loc=, key=)   re-iterable: each pass reads the file again, row by row,
+                                                     and yields one TestPart per row (assertions built through
+                                                     the shared handler cache in asserts.py)
+
+Every row is checked (schema, assertions) the first time through, with the row's own line in errors; later
+passes (expansion, counting) skip the schema check but still build each row's specs, so a suite of any number of
+rows runs in flat memory. A JSONL row is one JSON object on one line (blank lines are skipped); a CSV file has a
+header row (see csvtests.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import ConfigError, Location
+
+STREAMED_SUFFIXES = (".jsonl", ".csv")
+
+
+class StreamedTests:
+    """The tests of one JSONL or CSV file, produced on demand."""
+
+    def __init__(self, path: Path, display: str, base_dir: str, *, loc: Location | None, key: str) -> None:
+        self.path = path
+        self.display = display
+        self.base_dir = base_dir
+        self.loc = loc  # where the file was referenced (for "file not found" and the like)
+        self.key = key
+        self.checked = False  # True after one complete, error-free pass
+
+    def __repr__(self) -> str:
+        return f"<StreamedTests {self.display}>"
+
+    def __iter__(self) -> Iterator[Any]:
+        check = not self.checked
+        if self.path.suffix.lower() == ".csv":
+            yield from self._csv(check)
+        else:
+            yield from self._jsonl(check)
+        self.checked = True
+
+    def _open(self) -> Any:
+        try:
+            return open(self.path, encoding="utf-8-sig", newline="")  # noqa: SIM115 - closed by the caller
+        except FileNotFoundError:
+            raise ConfigError.at(self.loc, f"file not found: {self.display}", key=self.key,
+                                 hint="paths are relative to the config file's folder") from None
+        except IsADirectoryError:
+            raise ConfigError.at(self.loc, f"{self.display} is a folder, not a file", key=self.key,
+                                 hint="use a glob such as dir/*.jsonl") from None
+        except OSError as e:
+            raise ConfigError.at(self.loc, f"cannot read {self.display}: {e}", key=self.key) from None
+
+    def _jsonl(self, check: bool) -> Iterator[Any]:
+        import json
+
+        from evalrun.config.schema import validate
+        from evalrun.config.testcases import Ctx, part_from_node
+
+        ctx, display = Ctx(self.base_dir), self.display
+        loads = json.loads
+        with self._open() as f:
+            i = 0
+            n = 0
+            try:
+                for n, line in enumerate(f, 1):  # noqa: B007 - n is read after the loop on a decode error
+                    if not line.strip():
+                        continue
+                    try:
+                        item = loads(line)
+                    except json.JSONDecodeError:
+                        e = _decode_error(line)
+                        raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=display,
+                                          line=n, hint="JSONL needs one complete JSON object per line") from None
+                    key = f"[{i}]"
+                    loc = Location(display, n)
+                    if not isinstance(item, dict):
+                        raise ConfigError.at(loc, f"expected a test mapping, got {type(item).__name__}", key=key,
+                                             hint="a tests file holds one {vars, assert, ...} object per line")
+                    if check:
+                        validate(item, file=display, definition="test", prefix=key, line=n)
+                    yield part_from_node(item, ctx, loc=loc, key=key)
+                    i += 1
+            except UnicodeDecodeError as e:
+                raise ConfigError(f"cannot read {display}: {e}", file=display, line=n + 1,
+                                  hint="save the file as UTF-8") from None
+
+    def _csv(self, check: bool) -> Iterator[Any]:
+        from evalrun.config.csvtests import iter_rows, row_to_test
+        from evalrun.config.schema import validate
+        from evalrun.config.testcases import Ctx, part_from_node, type_names
+
+        ctx, display = Ctx(self.base_dir), self.display
+        names = type_names()
+        with self._open() as f:
+            for row in iter_rows(f, display):
+                test = row_to_test(row, display, names)
+                if check:
+                    validate(test, file=display, definition="test", line=row.line)
+                yield part_from_node(test, ctx, loc=Location(display, row.line), key="")
+
+
+def _decode_error(line: str) -> Any:
+    """The JSON error of a bad line, its column counted without the line break."""
+    import json
+
+    try:
+        json.loads(line.rstrip("\r\n"))
+    except json.JSONDecodeError as e:
+        return e
+    return json.JSONDecodeError("invalid JSON", line, len(line))  # pragma: no cover - loads failed above
