@@ -1,5 +1,5 @@
-"""Command line: `evalrun eval|validate|list|cache|init|report|runs|compare`. The only place that prints besides
-report/.
+"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare`. The only place that prints
+besides report/.
 
 Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
 so `evalrun validate` stays fast and never imports litellm.
@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                          ".evalrun/runs/RUN_ID.jsonl next to the config; .evalrun/last-run.jsonl points at it)")
     ev.add_argument("--no-history", action="store_true",
                     help="do not record this run in .evalrun/history.sqlite")
+    ev.add_argument("--shard", metavar="K/N", default=None,
+                    help="run shard K of N (a deterministic 1/N of the cases, for CI matrices); "
+                         "combine the shards with `evalrun merge`")
     ev.add_argument("--dry-run", action="store_true",
                     help="load and expand, call nothing; print the calls the run would make")
     ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
@@ -76,6 +79,17 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--format", choices=["console", "github"], default=None, dest="format",
                     help="github: also print ::error annotations at each failing test's line and write the job "
                          "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
+
+    me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
+    me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
+    me.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="write the merged results; format from extension: .json .jsonl .csv .xml .html")
+    me.add_argument("--results-file", metavar="JSONL", default=None,
+                    help="the merged results file (default .evalrun/merged.jsonl)")
+    me.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
+                    help="exit 0 when at least PCT%% of cases pass")
+    me.add_argument("--no-table", action="store_true", help="do not print the results table")
+    me.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     va = sub.add_parser("validate", help="load and check config(s) without calling anything")
     _configs(va)
@@ -107,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = {"eval": "eval_", "validate": "validate", "list": "list_", "cache": "cache_", "init": "init_",
-             "report": "report_", "runs": "runs_", "compare": "compare_"}
+_COMMANDS = {"eval": "eval_", "merge": "merge", "validate": "validate", "list": "list_", "cache": "cache_",
+             "init": "init_", "report": "report_", "runs": "runs_", "compare": "compare_"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

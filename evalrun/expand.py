@@ -79,9 +79,13 @@ def pairs_count(prompts: Sequence[PromptSpec], providers: Sequence[ProviderSpec]
                if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt))
 
 
+#: The encoder of case ids (same output as json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)).
+_ID_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, prompt_id: str, repeat: int) -> str:
     """Stable id of one case (12 hex digits)."""
-    vkey = json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)
+    vkey = _ID_ENCODER.encode(vars)
     text = f"{test_index}\x1f{vkey}\x1f{provider.label or provider.id}\x1f{prompt_id}\x1f{repeat}"
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
@@ -99,12 +103,12 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
         expand = _expands(suite, test)
         for rep in range(reps):
             for vars in var_combinations(test.vars, expand):
-                vkey = json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)
+                vkey = _ID_ENCODER.encode(vars)
                 for prov, prompt in run:
                     text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
                     cid = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
-                    yield Case(id=cid, index=index, test=test, vars=dict(vars), provider=prov, prompt=prompt,
-                               repeat=rep)
+                    yield Case(id=cid, index=index, test=test, vars=vars if len(run) == 1 else dict(vars),
+                               provider=prov, prompt=prompt, repeat=rep)
                     index += 1
 
 

@@ -94,6 +94,15 @@ def output_format(chosen: str | None) -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
 
 
+def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
+    text = getattr(args, "shard", None)
+    if text is None:
+        return None
+    from evalrun.run import shard
+
+    return shard.parse(text)
+
+
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
     from evalrun.run import Runner, RunOptions
@@ -127,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
         filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
         resume=args.resume is not None, progress=progress_on,
-        history=not args.no_history)
+        history=not args.no_history, shard=_shard(args))
     outputs = list(args.output or suite.output_paths)
     for path in outputs:
         report.check_path(path)
@@ -175,6 +184,10 @@ def _dry_run(suite: Any, opts: Any) -> int:
 
     cases = filters.apply(expand.iter_cases(suite, repeat=opts.repeat), pattern=opts.filter_pattern,
                           failing=opts.filter_failing, first_n=opts.filter_first_n)
+    if opts.shard is not None:
+        from evalrun.run import shard
+
+        cases = shard.select(cases, *opts.shard)
     p = plan.build(cases)
     by_id: Counter[str] = Counter()
     names = {spec.name: spec.id for spec in suite.providers}

@@ -32,6 +32,8 @@ def iter_specs(items: list[TestItem], default: TestPart | None) -> Iterator[Test
 class TestList(Sequence[TestSpec]):
     """The tests of a suite, produced again on each iteration (memory flat in the number of tests)."""
 
+    __test__ = False  # not a pytest test class
+
     def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
                  cases_per_repeat: int, graded: bool = True) -> None:
         self._items = items

@@ -27,6 +27,7 @@ class RunOptions:
     progress: bool = False
     #: record the run in .evalrun/history.sqlite (`evalrun eval` does unless --no-history; the API on request)
     history: bool = False
+    shard: tuple[int, int] | None = None  # (k, n): run shard k of n (--shard K/N)
 
     @classmethod
     def merge(cls, evaluate_options: dict[str, Any], **cli: Any) -> RunOptions:
@@ -46,7 +47,7 @@ class RunOptions:
             elif e is not None:
                 setattr(opts, name, e)
         opts.use_cache = not cli.get("no_cache") and eo.get("cache", True) is not False
-        for name in ("grader", "filter_pattern", "filter_first_n", "filter_failing", "progress"):
+        for name in ("grader", "filter_pattern", "filter_first_n", "filter_failing", "progress", "shard"):
             if cli.get(name) is not None:
                 setattr(opts, name, cli[name])
         if cli.get("results_file"):

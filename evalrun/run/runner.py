@@ -54,7 +54,7 @@ class RunOutcome:
     def interrupted(self) -> bool:
         return self.tally.interrupted
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> Sequence[Row]:
         """Compact rows in expansion order."""
         return self.tally.ordered()
 
@@ -165,6 +165,11 @@ class Runner:
                 total = min(total, opts.filter_first_n)
         stream = filters.apply(source, pattern=opts.filter_pattern, failing=opts.filter_failing,
                                first_n=opts.filter_first_n)
+        if opts.shard is not None:
+            from evalrun.run import shard
+
+            stream = shard.select(stream, *opts.shard)
+            total = None if total is None else shard.count(total, *opts.shard)
         return stream, total
 
     async def run(self) -> RunOutcome:
