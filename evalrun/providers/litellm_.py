@@ -1,5 +1,8 @@
 """Every model call goes through here: the only module that imports litellm, lazily, on the first call.
 
+OpenAI-compatible servers given by `api_base` (with parameters litellm forwards unchanged) are called directly
+(openai_direct.py: the same request, without litellm's per-call CPU); everything else goes through litellm.
+
     transport = LLMTransport(max_concurrency=4, use_cache=True, on_event=print)   # one per run; no litellm yet
     out = await transport.chat("openai/gpt-4o-mini", messages, {"temperature": 0})  # -> Output
     transport.stats()  # {"calls", "requests", "cache_hits", "coalesced", "retries", "errors"}
@@ -31,6 +34,7 @@ from evalrun.errors import ProviderError
 from evalrun.providers import ids
 from evalrun.providers.base import CallContext
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
+from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
@@ -101,11 +105,14 @@ class LLMTransport:
         self._sem = asyncio.Semaphore(self.max_concurrency)
         self._sem_loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, _Flight] = {}
+        self._direct = DirectOpenAI()
         self._stats = {"calls": 0, "requests": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}
 
     async def aclose(self) -> None:
         """End of run: close the cache file and litellm's pooled HTTP clients (if litellm was used)."""
         self.cache.close()
+        with contextlib.suppress(Exception):
+            await self._direct.aclose()
         if _litellm is None:
             return
         with contextlib.suppress(Exception):
@@ -204,11 +211,14 @@ class LLMTransport:
             task.exception()  # retrieved here so an unawaited failure never warns
 
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
-        litellm = await _litellm_module()
         kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
         if (model.startswith("openai/") and params.get("api_base") and not params.get("api_key")
                 and not os.environ.get("OPENAI_API_KEY")):
             kwargs["api_key"] = "sk-no-key-required"  # local OpenAI-compatible servers need none
+        if model.startswith("openai/") and not kwargs.get("api_key") and os.environ.get("OPENAI_API_KEY"):
+            kwargs["api_key"] = os.environ["OPENAI_API_KEY"]  # what litellm would send
+        direct = self._direct if self._direct.accepts(model, kwargs) else None
+        litellm = None if direct is not None else await _litellm_module()
         attempts = 0
 
         async def attempt() -> Output:
@@ -218,8 +228,12 @@ class LLMTransport:
                 self._stats["requests"] += 1
                 start = time.perf_counter()
                 try:
-                    response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages],
-                                                         **kwargs)
+                    if direct is not None:
+                        response = await direct.complete(model, [dict(m) for m in messages], kwargs)
+                    else:
+                        assert litellm is not None
+                        response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages],
+                                                             **kwargs)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # litellm raises many types; each becomes a ProviderError
@@ -244,7 +258,10 @@ class LLMTransport:
 
 # ---------------------------------------------------------------- response <-> Output <-> cache value
 def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: float) -> Output:
-    raw = _plain_json(response)  # plain JSON types only (it is cached and reported)
+    """`litellm` None: `response` is the JSON of a direct call (openai_direct.py), unpriced."""
+    raw = response if litellm is None else _plain_json(response)  # plain JSON types only (cached, reported)
+    if not isinstance(raw, dict):
+        raise ProviderError(f"{model}: the reply is not a chat completion (a JSON {type(raw).__name__})")
     choices = raw.get("choices")
     if not choices or not isinstance(choices[0], dict):
         raise ProviderError(f"{model}: the reply has no choices (an empty chat completion)")
@@ -262,7 +279,8 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
     tokens = TokenUsage(prompt=int(usage.get("prompt_tokens") or 0),
                         completion=int(usage.get("completion_tokens") or 0),
                         total=int(usage.get("total_tokens") or 0))
-    return Output(text=text or "", raw=raw, tokens=tokens, cost=_response_cost(litellm, response),
+    return Output(text=text or "", raw=raw, tokens=tokens,
+                  cost=None if litellm is None else _response_cost(litellm, response),
                   latency_ms=latency_ms, finish_reason=choice.get("finish_reason"))
 
 

@@ -1,0 +1,173 @@
+"""A lean transport for OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LocalAI, a gateway): one aiohttp POST.
+
+    direct = DirectOpenAI()
+    if direct.accepts(model, kwargs): raw = await direct.complete(model, messages, kwargs)   # the reply's JSON
+
+litellm stays the way every provider is reached. For `openai/<model>` with an `api_base` and only parameters
+that litellm passes to such a server unchanged, this module sends the same request body itself (litellm spent
+~5-7 ms of CPU per call building it, pricing the reply, logging and validating models; this costs a few hundred
+microseconds), so a local server is not capped by the client's CPU. Errors are raised as exceptions that
+`litellm_errors.to_provider_error` classifies exactly as it classifies litellm's (HTTP status, Retry-After,
+timeouts, connection failures, bad JSON). `EVALRUN_LLM_TRANSPORT=litellm` turns this path off.
+
+Only model names litellm has no price for take this path (so the cost is None on both paths: a self-hosted
+model has no price); `Output.raw` is the server's JSON as sent (litellm's adds null fields).
+aiohttp is a dependency of litellm, so nothing new is installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+#: Request-body parameters litellm forwards unchanged to an OpenAI-compatible chat completions endpoint.
+BODY_PARAMS = frozenset({
+    "temperature", "max_tokens", "max_completion_tokens", "top_p", "stop", "seed", "n", "presence_penalty",
+    "frequency_penalty", "logit_bias", "user", "response_format", "logprobs", "top_logprobs",
+})  # tools / tool_choice stay with litellm, which may transform them (MCP tools, per-model support)
+#: Parameters that shape the HTTP call rather than the body.
+CALL_PARAMS = frozenset({"api_base", "api_key", "timeout", "num_retries", "max_retries", "extra_headers",
+                         "organization"})
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx reply (named like the attributes litellm's exceptions carry, for to_provider_error)."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str]) -> None:
+        super().__init__(message)
+        self.status_code = status
+        self.message = message
+        self.headers = headers
+
+
+class Timeout(Exception):  # noqa: N818 - the class name is what to_provider_error recognises
+    """The request took longer than `timeout` seconds."""
+
+
+class APIConnectionFailure(Exception):
+    """The server could not be reached or dropped the connection ("connection error: ...")."""
+
+
+class InvalidJSON(Exception):
+    """The server answered 2xx with a body that is not JSON ("invalid json: ...")."""
+
+
+def enabled() -> bool:
+    return os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() != "litellm"
+
+
+_PRICED: frozenset[str] | None = None
+
+
+def priced_models() -> frozenset[str]:
+    """Model names in litellm's bundled price map, read from its JSON file without importing litellm (~30 ms,
+    once). The same map litellm prices with when LITELLM_LOCAL_MODEL_COST_MAP is set, as evalrun sets it."""
+    global _PRICED
+    if _PRICED is None:
+        import importlib.util
+        from pathlib import Path
+
+        names: frozenset[str] = frozenset()
+        spec = importlib.util.find_spec("litellm")
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            path = Path(folder) / "model_prices_and_context_window_backup.json"
+            try:
+                names = frozenset(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+            break
+        _PRICED = names
+    return _PRICED
+
+
+class NotAChatCompletion(Exception):
+    """The server answered 2xx with JSON that has no `choices` (not a chat completion)."""
+
+
+async def _close_with_loop(session: Any) -> AsyncIterator[None]:
+    """Started once per session: asyncio.run's shutdown_asyncgens closes it, so the session is closed with its
+    event loop even when nobody calls aclose() (a transport used by a bare asyncio.run)."""
+    try:
+        yield
+    finally:
+        if not session.closed:
+            await session.close()
+
+
+class DirectOpenAI:
+    """One aiohttp session per event loop (connections kept alive), created on the first call."""
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closer: Any = None
+
+    @staticmethod
+    def accepts(model: str, kwargs: dict[str, Any]) -> bool:
+        """An OpenAI-compatible server at `api_base`, parameters litellm forwards as they are, and a model name
+        litellm has no price for (a priced name goes through litellm, which prices the reply)."""
+        if not model.startswith("openai/") or not kwargs.get("api_base") or not enabled():
+            return False
+        if not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
+            return False
+        name = model.split("/", 1)[1]
+        priced = priced_models()
+        return name not in priced and model not in priced
+
+    async def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            import aiohttp
+
+            # No connection limit of our own: the transport's semaphore bounds the requests in flight.
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
+                                                  json_serialize=json.dumps, trust_env=True)
+            self._loop = loop
+            self._closer = _close_with_loop(self._session)
+            await self._closer.asend(None)
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
+
+    async def complete(self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
+        """POST {api_base}/chat/completions; the reply's JSON (raises the exceptions above)."""
+        import aiohttp
+
+        body: dict[str, Any] = {"model": model.split("/", 1)[1], "messages": messages}
+        for k, v in kwargs.items():
+            if k in BODY_PARAMS and v is not None:
+                body[k] = v
+        headers = {"Content-Type": "application/json"}
+        if kwargs.get("api_key"):
+            headers["Authorization"] = f"Bearer {kwargs['api_key']}"
+        if kwargs.get("organization"):
+            headers["OpenAI-Organization"] = str(kwargs["organization"])
+        headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
+        url = str(kwargs["api_base"]).rstrip("/") + "/chat/completions"
+        timeout = aiohttp.ClientTimeout(total=float(kwargs.get("timeout") or 600.0))
+        try:
+            session = await self._client()
+            async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout) as resp:
+                data = await resp.read()
+                status = resp.status
+                resp_headers = dict(resp.headers)
+        except asyncio.TimeoutError:
+            raise Timeout("Request timed out") from None
+        except aiohttp.ClientError as e:
+            raise APIConnectionFailure(f"Connection error: {e}") from None
+        text = data.decode("utf-8", errors="replace")
+        if status >= 300:
+            raise HTTPStatusError(status, text.strip() or f"HTTP {status}", resp_headers)
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise InvalidJSON(str(e)) from None  # "Expecting value: ...", as litellm words it
+        if not isinstance(data, dict) or "choices" not in data:
+            raise NotAChatCompletion(f"not a chat completion: {text[:200]!r}")
+        return data
