@@ -113,3 +113,24 @@ def test_scenarios_read_a_streamed_file_whole(tmp_path: Path) -> None:
     suite = config.load([str(cfg)])
     assert [(t.vars["lang"], t.vars["q"]) for t in suite.tests] == [("en", "a"), ("en", "b"), ("fr", "a"),
                                                                     ("fr", "b")]
+
+
+def test_loading_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from evalrun.config import suite as suite_mod
+    from evalrun.run.progress import LoadProgress
+
+    streamed, _ = _suite_files(tmp_path)
+    monkeypatch.setattr(suite_mod, "PROGRESS_EVERY", 2)
+    seen: list[int] = []
+    config.load([str(streamed)], on_progress=seen.append)
+    assert seen == [2, 4]
+    out = io.StringIO()
+    shown = LoadProgress(True, out)
+    shown(20000)
+    shown.done()
+    assert "checking tests: 20,000" in out.getvalue()
+    quiet = io.StringIO()
+    LoadProgress(False, quiet)(5)
+    assert quiet.getvalue() == ""

@@ -106,19 +106,23 @@ def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
     from evalrun.run import Runner, RunOptions
-    from evalrun.run.progress import Progress, wanted
+    from evalrun.run.progress import LoadProgress, Progress, wanted
 
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
-    suite = config.load(config_paths(args), cli_vars=cli_vars or None,
-                        strict=True if getattr(args, "strict", False) else None)
+    progress_on = wanted(args.no_progress_bar) and not args.dry_run
+    loading = LoadProgress(progress_on)
+    try:
+        suite = config.load(config_paths(args), cli_vars=cli_vars or None,
+                            strict=True if getattr(args, "strict", False) else None, on_progress=loading)
+    finally:
+        loading.done()
     from evalrun.config.expansion import context_expansion_warnings
 
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
-    progress_on = wanted(args.no_progress_bar) and not args.dry_run
     results_file = args.results_file
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume

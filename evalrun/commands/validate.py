@@ -132,10 +132,15 @@ def check_providers(suite: Suite) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun.config import load
+    from evalrun.run.progress import LoadProgress, wanted
 
     paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
-    suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
-                 strict=True if getattr(args, "strict", False) else None)
+    loading = LoadProgress(wanted(False))
+    try:
+        suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
+                     strict=True if getattr(args, "strict", False) else None, on_progress=loading)
+    finally:
+        loading.done()
     check_providers(suite)
     summary = summarize(suite)
     summary["warnings"] = [*suite.warnings, *summary["warnings"]]

@@ -67,3 +67,24 @@ class Progress:
             self._draw(force=True)
             self.stream.write("\n")
             self.stream.flush()
+
+
+class LoadProgress:
+    """`evalrun: checking tests: 30,000` on stderr while a large test file loads (a terminal only)."""
+
+    def __init__(self, enabled: bool, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, checked: int) -> None:
+        if self.enabled:
+            self.stream.write(f"\revalrun: checking tests: {checked:,}")
+            self.stream.flush()
+            self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
