@@ -16,7 +16,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -71,12 +71,6 @@ def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]
     return [(prov, prompt) for prov in suite.providers if provider_allowed(test.providers, prov)
             for prompt in suite.prompts
             if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
-
-
-def pairs_count(prompts: Sequence[PromptSpec], providers: Sequence[ProviderSpec], test: TestSpec) -> int:
-    """len(pairs(...)) for given prompts and providers."""
-    return sum(1 for prov in providers if provider_allowed(test.providers, prov) for prompt in prompts
-               if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt))
 
 
 #: The encoder of case ids (same output as json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)).

@@ -73,17 +73,47 @@ def _cache_key(raw: dict[str, Any], base_dir: str) -> tuple[str, str] | None:
     return base_dir, repr(raw)  # distinct values have distinct reprs (1, 1.0, '1', True); objects show their id
 
 
+def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionSpec:
+    """A copy of a built spec with this occurrence's location (dataclasses.replace costs 10x more)."""
+    spec = object.__new__(AssertionSpec)
+    fields = dict(known.__dict__)
+    fields["loc"], fields["key_path"] = loc, key
+    object.__setattr__(spec, "__dict__", fields)
+    return spec
+
+
+_LISTS: dict[tuple[str, str], tuple[AssertionSpec, ...] | None] = {}
+
+
+def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
+    """A test's `assert:` list; a list equal to one seen before costs one repr and a copy per spec."""
+    from evalrun.config.yamlsrc import LList, loc_of
+
+    keys = [f"{key}.assert[{i}]" if key else f"assert[{i}]" for i in range(len(items))]
+    locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else [loc] * len(items)
+    lkey = (base_dir, repr(items))
+    known = _LISTS.get(lkey, ())
+    if known:
+        return [_located(k, lc, ky) for k, lc, ky in zip(known, locs, keys, strict=True)]
+    for i, a in enumerate(items):
+        if not isinstance(a, dict):
+            raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
+    specs = [build(a, base_dir=base_dir, loc=lc, key=ky) for a, lc, ky in zip(items, locs, keys, strict=True)]
+    if known is not None and items:  # () = not seen yet, None = not cacheable
+        cacheable = all(_cache_key(a, base_dir) is not None for a in items)
+        if len(_LISTS) >= _BUILT_MAX:
+            _LISTS.clear()
+        _LISTS[lkey] = tuple(specs) if cacheable else None
+    return specs
+
+
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
     """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
     ckey = _cache_key(raw, base_dir)
     if ckey is not None:
         known = _BUILT.get(ckey)
-        if known is not None:  # a copy with this occurrence's location (dataclasses.replace costs 10x more)
-            spec = object.__new__(AssertionSpec)
-            fields = dict(known.__dict__)
-            fields["loc"], fields["key_path"] = loc, key
-            object.__setattr__(spec, "__dict__", fields)
-            return spec
+        if known is not None:
+            return _located(known, loc, key)
     spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
     if ckey is not None:
         if len(_BUILT) >= _BUILT_MAX:

@@ -51,11 +51,19 @@ def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
     return any(getattr(s.handler, "graded", False) or _has_graded(s.children) for s in specs)
 
 
-def _cases_of(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec], disabled: bool) -> int:
-    from evalrun.expand import count_combinations, pairs_count
+def _combinations(vars: dict[str, Any], expand: bool) -> int:
+    """Var combinations of a test: expand.count_combinations's rule (config may not import a later stage)."""
+    n = 1
+    if expand:
+        for v in vars.values():
+            if isinstance(v, list) and v and isinstance(v[0], str):
+                n *= len(v)
+    return n
 
-    expand = not (disabled or test.options.get("disableVarExpansion"))
-    return pairs_count(prompts, providers, test) * count_combinations(test.vars, expand)
+
+def _pairs_count(prompts: list[PromptSpec], providers: list[ProviderSpec], test: TestSpec) -> int:
+    return sum(1 for prov in providers if filters.provider_allowed(test.providers, prov) for prompt in prompts
+               if filters.prompt_allowed(prov.prompts, prompt) and filters.prompt_allowed(test.prompts, prompt))
 
 
 #: build_suite reports progress every this many tests (for large streamed test files).
@@ -93,17 +101,32 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     count = cases = 0
     graded = False
     used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
+    pairs_memo: dict[tuple[Any, Any], int] = {}
+    no_expansion = bool(default and default.options.get("disableVarExpansion"))
+    passed: set[tuple[Any, ...]] = set()  # tests whose template check passed, by what the check reads
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
-        _check_test_filters(test, prompts, providers)
         fkey = (test.providers, test.prompts)
         used = used_memo.get(fkey)
         if used is None:
+            _check_test_filters(test, prompts, providers)
             used = used_memo[fkey] = _used_prompts(test, prompts, providers)
-        checks.check_test(test, [(p, needs[id(p)]) for p in used])
+        # The check reads the var names, the prompts and each assertion's templates (one shared handler per
+        # distinct assertion): tests that agree on those pass or fail alike.
+        ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
+                *(spec.handler for spec in test.asserts))
+        if ckey not in passed:
+            checks.check_test(test, [(p, needs[id(p)]) for p in used])
+            if len(passed) >= 4096:
+                passed.clear()
+            passed.add(ckey)
+            graded = graded or _has_graded(test.asserts)
         count += 1
         if streamed:
-            graded = graded or _has_graded(test.asserts)
-            cases += _cases_of(test, prompts, providers, bool(default and default.options.get("disableVarExpansion")))
+            n_pairs = pairs_memo.get(fkey)
+            if n_pairs is None:
+                n_pairs = pairs_memo[fkey] = _pairs_count(prompts, providers, test)
+            expand_on = not (no_expansion or test.options.get("disableVarExpansion"))
+            cases += n_pairs * _combinations(test.vars, expand_on) if n_pairs else 0
         else:
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:

@@ -116,8 +116,7 @@ def _names(value: Any) -> tuple[str, ...] | None:
 def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key: str) -> TestPart:
     """One test mapping (already schema-checked) -> TestPart."""
     items = node.get("assert") or []
-    specs = [asserts.build(a, base_dir=ctx.base_dir, loc=loc_of(items, i) or loc, key=join(key, f"assert[{i}]"))
-             for i, a in enumerate(items)]
+    specs = asserts.build_list(items, base_dir=ctx.base_dir, loc=loc, key=key)
     if "provider" in node:
         raise ConfigError.at(loc_of(node, "provider") or loc, "a per-test `provider` is not supported",
                              key=join(key, "provider"),
