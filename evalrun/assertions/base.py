@@ -110,6 +110,8 @@ class Assertion:
     config_keys: ClassVar[frozenset[str] | None] = None
     #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
     transform_fn: UserCode | None = None
+    #: The parsed static value (set by check() when the value holds no template and parses to an immutable).
+    _static_value: Any
 
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
@@ -155,9 +157,11 @@ class Assertion:
         """
         if not is_template(self.spec.value):
             try:
-                self.parse(self.spec.value)
+                parsed = self.parse(self.spec.value)
             except ValueError as e:
                 raise self.error(str(e), key="value", hint=self.value_hint) from None
+            if not isinstance(parsed, (list, dict, set)):  # immutable: reused by every case (value_of)
+                self._static_value = parsed
 
     #: Shown with a bad-value ConfigError (e.g. the accepted forms of `value`).
     value_hint: ClassVar[str | None] = None
@@ -168,6 +172,8 @@ class Assertion:
 
     def value_of(self, ctx: AssertionContext) -> Any:
         """ctx.value parsed; a bad rendered value is an AssertionRuntimeError (the assertion is an ERROR)."""
+        if ctx.value is self.spec.value and "_static_value" in self.__dict__:  # not a template: parsed at load
+            return self._static_value
         try:
             return self.parse(ctx.value)
         except ValueError as e:
