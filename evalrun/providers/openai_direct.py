@@ -18,6 +18,7 @@ aiohttp is a dependency of litellm, so nothing new is installed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from collections.abc import AsyncIterator
@@ -57,6 +58,18 @@ class InvalidJSON(Exception):
 
 def enabled() -> bool:
     return os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() != "litellm"
+
+
+@functools.lru_cache(maxsize=64)
+def _proxy(url: str) -> str | None:
+    """The proxy for `url` from the environment (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), None for a direct line."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
 
 
 _PRICED: frozenset[str] | None = None
@@ -123,8 +136,10 @@ class DirectOpenAI:
             import aiohttp
 
             # No connection limit of our own: the transport's semaphore bounds the requests in flight.
+            # trust_env=False: aiohttp would look the proxy up in a thread on every request; _proxy() does it
+            # once per URL, honouring HTTP(S)_PROXY and NO_PROXY the same way.
             self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                                  json_serialize=json.dumps, trust_env=True)
+                                                  json_serialize=json.dumps, trust_env=False)
             self._loop = loop
             self._closer = _close_with_loop(self._session)
             await self._closer.asend(None)
@@ -153,7 +168,8 @@ class DirectOpenAI:
         timeout = aiohttp.ClientTimeout(total=float(kwargs.get("timeout") or 600.0))
         try:
             session = await self._client()
-            async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout) as resp:
+            async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout,
+                                    proxy=_proxy(url)) as resp:
                 data = await resp.read()
                 status = resp.status
                 resp_headers = dict(resp.headers)
