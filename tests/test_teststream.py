@@ -60,7 +60,6 @@ def test_equal_assertions_share_one_handler_but_keep_their_own_location(tmp_path
     (3, '{"vars": {"q": 1}, "asert": []}', "asert"),
     (3, '{"vars": {"q": 1}', "invalid JSON on this line"),
     (3, '[1, 2]', "expected a test mapping"),
-    (3, '{"vars": {"nope": 1}}', "q"),  # the prompt needs {{q}}: the template check runs on every row
 ])
 def test_every_row_is_checked_with_its_line(tmp_path: Path, line: int, row: str, expected: str) -> None:
     good = json.dumps({"vars": {"q": "a"}})
@@ -71,6 +70,15 @@ def test_every_row_is_checked_with_its_line(tmp_path: Path, line: int, row: str,
         config.load([str(cfg)])
     assert Path(e.value.file or "").name == "t.jsonl" and e.value.line == line
     assert expected in str(e.value)
+
+
+def test_undefined_prompt_var_names_the_row(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text('{"vars": {"q": "a"}}\n\n{"vars": {"nope": 1}}\n')
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests: file://t.jsonl\n")
+    with pytest.raises(ConfigError) as e:  # reported at the prompt's line, naming the row's line
+        config.load([str(cfg)])
+    assert "undefined template variable 'q'" in str(e.value) and "t.jsonl:3" in str(e.value)
 
 
 def test_csv_stream_rows_and_errors(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
 def context_expansion_warnings(suite: Suite) -> list[str]:
     """One warning per test whose `context` list var expands while a graded assertion reads it."""
     out: list[str] = []
+    if getattr(suite.tests, "graded", True) is False:  # a streamed TestList with no graded test: no pass needed
+        return out
     for test in suite.tests:
         if suite.disable_var_expansion or test.options.get("disableVarExpansion"):
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from json.scanner import NUMBER_RE  # type: ignore[attr-defined]
+from json.scanner import NUMBER_RE
 from typing import Any
 
 from evalrun.config.yamlsrc import LDict, LList
@@ -40,7 +40,7 @@ class _Reader:
         s = self.s
         c = s[i]
         if c == '"':
-            return scanstring(s, i + 1, True)  # type: ignore[no-any-return]
+            return scanstring(s, i + 1, True)
         if c == "{":
             return self.mapping(i)
         if c == "[":

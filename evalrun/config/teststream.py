@@ -58,6 +58,7 @@ class StreamedTests:
     def _jsonl(self, check: bool) -> Iterator[Any]:
         import json
 
+        from evalrun.config.limits import MAX_DEPTH, json_depth, may_exceed
         from evalrun.config.schema import validate
         from evalrun.config.testcases import Ctx, part_from_node
 
@@ -72,10 +73,16 @@ class StreamedTests:
                         continue
                     try:
                         item = loads(line)
+                        too_deep = may_exceed(line) and json_depth(item) > MAX_DEPTH
                     except json.JSONDecodeError:
                         e = _decode_error(line)
                         raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=display,
                                           line=n, hint="JSONL needs one complete JSON object per line") from None
+                    except RecursionError:
+                        too_deep = True
+                    if too_deep:
+                        raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep",
+                                          file=display, line=n, hint="flatten the data")
                     key = f"[{i}]"
                     loc = Location(display, n)
                     if not isinstance(item, dict):

@@ -270,34 +270,8 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
         raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
 
 
-_SURROGATE_PAIR = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
-
-
-def _join_surrogates(text: str) -> str:
-    """`"\\ud83d\\ude00"` (how json.dumps writes an emoji) -> the character itself: libyaml rejects the halves."""
-    def one(m: re.Match[str]) -> str:
-        high, low = int(m.group(2), 16), int(m.group(3), 16)
-        return m.group(1) + chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
-
-    return _SURROGATE_PAIR.sub(one, text) if "\\u" in text else text
-
-
-def _tracked(value: Any, file: str, line: int) -> Any:
-    """Plain JSON data -> LDict/LList, every key and item at `line` (when the YAML reader cannot give lines)."""
-    if isinstance(value, dict):
-        d = _tag(LDict(), file, line)
-        d.key_lines = {k: line for k in value}
-        d.update((k, _tracked(v, file, line)) for k, v in value.items())
-        return d
-    if isinstance(value, list):
-        lst = _tag(LList(_tracked(v, file, line) for v in value), file, line)
-        lst.item_lines = [line] * len(lst)
-        return lst
-    return value
-
-
 def parse_json(text: str, file: str) -> Any:
-    """Parse JSON, with line numbers when the JSON is also valid YAML (nearly always)."""
+    """Parse JSON (json.loads words the syntax errors), then read it again with line numbers (jsonlines.py)."""
     check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
     try:
         data = json.loads(text)
@@ -307,12 +281,10 @@ def parse_json(text: str, file: str) -> Any:
     except RecursionError:
         raise ConfigError("the file is nested too deeply to read", file=file, line=1,
                           hint="flatten its lists and mappings") from None
-    try:  # same data, with line numbers
-        return parse_yaml(_join_surrogates(text), file)
-    except ConfigError as e:
-        if e.message.startswith("duplicate key"):  # json.loads keeps the last one silently
-            raise
-        return _tracked(data, file, 1)
+    from evalrun.config import jsonlines
+
+    del data
+    return jsonlines.parse(text, file)  # the same data, with line numbers (duplicate keys are an error)
 
 
 def parse_jsonl(text: str, file: str) -> LList:
