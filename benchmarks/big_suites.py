@@ -12,6 +12,8 @@ start and config loading included). Suites (NAME):
 - jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads
 - json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
 - million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases; not run unless named)
+- flatness  in-process tracemalloc peaks of loading and running 5k / 20k / 80k-row JSONL files (not run unless
+            named): flat peaks mean the rows are streamed, not held
 
 Targets (issue 14): 10k JSONL/CSV wall <= 0.1x and peak memory <= 0.2x promptfoo's; 100k JSONL <= 10 s and
 <= 100 MB; 10k inline tests validate in <= 1 s; 1,000,000 cases in < 100 MB.
@@ -85,6 +87,40 @@ def write_million(folder: Path) -> Path:
     return path
 
 
+FLATNESS = r"""
+import asyncio, json, sys, tracemalloc
+from pathlib import Path
+from evalrun import config
+from evalrun.run import Runner, RunOptions
+cfg, out = sys.argv[1], sys.argv[2]
+tracemalloc.start()
+suite = config.load([cfg])
+_, load_peak = tracemalloc.get_traced_memory()
+tracemalloc.reset_peak()
+opts = RunOptions.merge(suite.evaluate_options, results_file=Path(out))
+outcome = asyncio.run(Runner(suite, opts).run())
+_, run_peak = tracemalloc.get_traced_memory()
+print(json.dumps({"load_peak": load_peak, "run_peak": run_peak, "cases": outcome.summary["total"]}))
+"""
+
+
+def flatness(env: dict[str, str], sizes: tuple[int, ...] = (5_000, 20_000, 80_000)) -> None:
+    """tracemalloc peaks of load and run (in-process) for JSONL files of growing size: flat means streamed."""
+    import subprocess
+
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            cfg = write_jsonl(folder, n)
+            proc = subprocess.run([sys.executable, "-c", FLATNESS, str(cfg), str(folder / "r.jsonl")],
+                                  capture_output=True, text=True, env=env, cwd=folder)
+            if proc.returncode != 0:
+                raise SystemExit(proc.stderr[-2000:])
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(f"  {n:>7} rows: load peak {r['load_peak'] / 2**20:6.2f} MiB  run peak {r['run_peak'] / 2**20:6.2f} "
+                  f"MiB (tracemalloc, Python allocations)  {r['cases']} cases", flush=True)
+
+
 FLOOR = ("import json,sys\nn=0\nwith open(sys.argv[1],encoding='utf-8') as f:\n for line in f:\n"
          "  json.loads(line); n+=1\nprint(n)\n")
 
@@ -108,6 +144,10 @@ def main() -> int:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("CI", None)
     for name in args.only:
+        if name == "flatness":
+            print("flatness: memory of streamed JSONL suites as the number of rows grows", flush=True)
+            flatness(env)
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             n = 100_000 if name == "jsonl100k" else 10_000

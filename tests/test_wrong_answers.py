@@ -65,7 +65,13 @@ def test_truncated_reply_is_not_reported_as_http_500(cut: int, fake_openai: Fake
     assert "500" not in str(e.value) and "server error" not in str(e.value) and e.value.status is None
 
 
-def test_unreadable_reply_carries_no_traceback_text(fake_openai: FakeOpenAI) -> None:
+def test_content_parts_are_read_as_text_on_the_direct_path(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script({"raw": _completion({"content": [{"type": "text", "text": "hi"}]})})
+    assert _chat(fake_openai) == "hi"  # evalrun reads content parts itself (providers/openai_direct.py)
+
+
+def test_unreadable_reply_carries_no_traceback_text(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALRUN_LLM_TRANSPORT", "litellm")
     fake_openai.script({"raw": _completion({"content": [{"type": "text", "text": "hi"}]})})
     with pytest.raises(ProviderError) as e:  # litellm cannot build its response object from content parts
         _chat(fake_openai)
