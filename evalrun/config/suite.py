@@ -99,7 +99,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     streamed = any(isinstance(p, StreamedTests) for p in parts)
     kept: list[TestSpec] = []
     count = cases = 0
-    graded = False
+    graded = store_output = False
     used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
     pairs_memo: dict[tuple[Any, Any], int] = {}
     no_expansion = bool(default and default.options.get("disableVarExpansion"))
@@ -122,6 +122,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             graded = graded or _has_graded(test.asserts)
         count += 1
         if streamed:
+            store_output = store_output or bool(test.options.get("storeOutputAs"))
             n_pairs = pairs_memo.get(fkey)
             if n_pairs is None:
                 n_pairs = pairs_memo[fkey] = _pairs_count(prompts, providers, test)
@@ -131,7 +132,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
             on_progress(count)
-    tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded) if streamed
+    tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded,
+                                          store_output_as=store_output) if streamed
                                  else tuple(kept))
     settings = cfg.settings
     out = settings.get("outputPath")

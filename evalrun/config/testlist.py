@@ -35,7 +35,7 @@ class TestList(Sequence[TestSpec]):
     __test__ = False  # not a pytest test class
 
     def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
-                 cases_per_repeat: int, graded: bool = True) -> None:
+                 cases_per_repeat: int, graded: bool = True, store_output_as: bool = False) -> None:
         self._items = items
         self._default = default
         self._count = count
@@ -43,6 +43,8 @@ class TestList(Sequence[TestSpec]):
         self.cases_per_repeat = cases_per_repeat
         #: False when no test has a graded assertion (the runner then skips a pass that checks grader ids).
         self.graded = graded
+        #: True when a test sets options.storeOutputAs (the runner then runs cases one at a time).
+        self.store_output_as = store_output_as
 
     def __repr__(self) -> str:
         return f"<TestList of {self._count} tests>"

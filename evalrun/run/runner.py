@@ -250,7 +250,9 @@ class Runner:
                     finish(await one(item), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
-        serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
+        serial = getattr(self.suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
+        if serial is None:
+            serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
         workers = [asyncio.ensure_future(worker()) for _ in range(1 if serial else opts.max_concurrency)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
