@@ -142,3 +142,13 @@ def test_loading_reports_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     quiet = io.StringIO()
     LoadProgress(False, quiet)(5)
     assert quiet.getvalue() == ""
+
+
+def test_a_row_nested_too_deeply_is_an_error_at_its_line(tmp_path: Path) -> None:
+    deep = '{"vars": {"q": "a", "x": ' + "[" * 150 + "]" * 150 + "}}"
+    (tmp_path / "t.jsonl").write_text('{"vars": {"q": "a"}}\n' + deep + "\n")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests: file://t.jsonl\n")
+    with pytest.raises(ConfigError) as e:
+        config.load([str(cfg)])
+    assert e.value.line == 2 and "nested more than" in str(e.value)

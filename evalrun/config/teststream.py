@@ -73,7 +73,8 @@ class StreamedTests:
                         continue
                     try:
                         item = loads(line)
-                        too_deep = may_exceed(line) and json_depth(item) > MAX_DEPTH
+                        # nesting deeper than MAX_DEPTH needs more than MAX_DEPTH brackets: short lines cannot
+                        too_deep = len(line) > MAX_DEPTH and may_exceed(line) and json_depth(item) > MAX_DEPTH
                     except json.JSONDecodeError:
                         e = _decode_error(line)
                         raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=display,
