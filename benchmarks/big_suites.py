@@ -11,7 +11,8 @@ start and config loading included). Suites (NAME):
 - csv10k    `eval`, 10,000 rows of a CSV file with `__expected1..3` columns (promptfoo side by side)
 - jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads
 - json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
-- million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases; not run unless named)
+- million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases) as rows of a JSONL file (streamed);
+            `million-yaml`: the same tests inline in the YAML config (read whole); neither runs unless named
 - flatness  in-process tracemalloc peaks of loading and running 5k / 20k / 80k-row JSONL files (not run unless
             named): flat peaks mean the rows are streamed, not held
 
@@ -76,11 +77,20 @@ def write_inline(folder: Path, n: int, fmt: str) -> Path:
     return path
 
 
-def write_million(folder: Path) -> Path:
-    values = json.dumps([f"question number {j}" for j in range(1000)])
+def write_million(folder: Path, inline: bool = False) -> Path:
+    """1,000 tests whose `question` lists 1,000 values: rows of a JSONL file (streamed), or inline YAML."""
+    values = [f"question number {j}" for j in range(1000)]
+    if not inline:
+        with open(folder / "tests.jsonl", "w", encoding="utf-8") as f:
+            for i in range(1000):
+                f.write(json.dumps({"vars": {"question": values, "topic": f"topic {i % 17}"},
+                                    "assert": ASSERTS}) + "\n")
+        path = folder / "promptfooconfig.yaml"
+        path.write_text(HEAD + "tests: file://tests.jsonl\n", encoding="utf-8")
+        return path
     lines = [HEAD.rstrip("\n"), "tests:"]
     for i in range(1000):
-        lines += [f"  - vars: {{question: {values}, topic: 'topic {i % 17}'}}",
+        lines += [f"  - vars: {{question: {json.dumps(values)}, topic: 'topic {i % 17}'}}",
                   "    assert: " + json.dumps(ASSERTS)]
     path = folder / "promptfooconfig.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -157,11 +167,11 @@ def main() -> int:
                 cfg = write_csv(folder, n)
             elif name in ("json10k", "yaml10k"):
                 cfg = write_inline(folder, n, name[:4])
-            elif name == "million":
-                cfg, n = write_million(folder), 1_000_000
+            elif name in ("million", "million-yaml"):
+                cfg, n = write_million(folder, inline=name == "million-yaml"), 1_000_000
             else:
                 raise SystemExit(f"unknown suite {name}")
-            print(f"{name}: {n} {'tests' if name != 'million' else 'cases'}", flush=True)
+            print(f"{name}: {n} {'cases' if name.startswith('million') else 'tests'}", flush=True)
             if name in ("json10k", "yaml10k"):
                 wall, rss, code, cpu = best([sys.executable, "-m", "evalrun", "validate", str(cfg)], env, folder,
                                             args.runs)
