@@ -25,7 +25,7 @@ def parse(text: str) -> tuple[int, int]:
     m = _SHARD.match(text or "")
     k, n = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
     if not m or n < 1 or not 1 <= k <= n:
-        raise UsageError(f"--shard {text!r} is not K/N with 1 <= K <= N", key="--shard",
+        raise UsageError(f"{text!r} is not K/N with 1 <= K <= N", key="--shard",
                          hint="e.g. --shard 1/4 ... --shard 4/4 in four CI jobs, then `evalrun merge`")
     return k, n
 
