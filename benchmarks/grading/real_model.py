@@ -79,7 +79,7 @@ def start_server(python: str, model: Path, alias: str, threads: int) -> tuple[su
 
 def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Per step: replies valid first time / after repair / never; calls per graded assertion; seconds per call."""
-    first, repaired, never = Counter(), Counter(), Counter()
+    first, repaired, never, errors = Counter(), Counter(), Counter(), Counter()
     calls, latency, assertions = 0, 0.0, 0
     for rec in records:
         for a in rec.get("assertions") or []:
@@ -91,22 +91,26 @@ def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
             calls += len(steps)
             latency += sum(c.get("latency_ms") or 0.0 for c in steps) / 1000.0
             labels = [c["step"] for c in steps]
-            failed = None
+            failed = None  # the step whose reply was never valid, or whose call failed (not counted as valid)
             err = a.get("error") or ""
-            if "invalid after one repair attempt" in err:
+            if err:
+                errors[err[:160]] += 1
+            if "step '" in err:
                 failed = err.split("step '", 1)[1].split("'", 1)[0]
-                never[failed] += 1
+                if "invalid after one repair attempt" in err:
+                    never[failed] += 1
             for label in labels:
                 step, _, repair = label.partition(":")
+                if step == failed:
+                    continue
                 if repair:
-                    if step != failed:
-                        repaired[step] += 1
+                    repaired[step] += 1
                 elif f"{step}:repair" not in labels:
                     first[step] += 1
     steps = sorted(set(first) | set(repaired) | set(never))
     return {"steps": {s: {"first_time": first[s], "after_repair": repaired[s], "never": never[s]} for s in steps},
             "graded_assertions": assertions, "calls_per_assertion": calls / assertions if assertions else 0.0,
-            "seconds_per_call": latency / calls if calls else 0.0}
+            "seconds_per_call": latency / calls if calls else 0.0, "errors_seen": dict(errors.most_common(10))}
 
 
 def run_examples(grader: dict[str, Any]) -> list[dict[str, Any]]:
@@ -159,6 +163,8 @@ def main() -> int:
         for step, c in ex["steps"].items():
             print(f"  {step:20} valid first time {c['first_time']:>4}  after repair {c['after_repair']:>4}  "
                   f"never {c['never']:>4}")
+        for message, count in ex["errors_seen"].items():
+            print(f"  error x{count}: {message}")
         for name in args.sets.split(","):
             items = list(data.items(name, args.split, args.rows))
             recs, elapsed = run.run_items(items, grader)
