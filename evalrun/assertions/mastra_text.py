@@ -108,10 +108,7 @@ class KeywordCoverage(ScaledScorer):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         c = text_scoring.keyword_coverage(self.reference(ctx), ctx.output)
-        total = len(c.matched) + len(c.missing)
-        missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
-        return self.scaled(ctx, c.score, f"{len(c.matched)}/{total} keywords{missing}",
-                           {"matched": list(c.matched), "missing": list(c.missing)})
+        return self.scaled(ctx, c.score, *_coverage_report(c, "keywords", "matched"))
 
 
 @register("completeness")
@@ -126,10 +123,14 @@ class Completeness(ScaledScorer):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         c = text_scoring.completeness(self.reference(ctx), ctx.output)
-        total = len(c.matched) + len(c.missing)
-        missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
-        return self.scaled(ctx, c.score, f"{len(c.matched)}/{total} elements covered{missing}",
-                           {"covered": list(c.matched), "missing": list(c.missing)})
+        return self.scaled(ctx, c.score, *_coverage_report(c, "elements covered", "covered"))
+
+
+def _coverage_report(c: Any, noun: str, found_key: str) -> tuple[str, dict[str, Any]]:
+    """Reason ("3/4 keywords; missing: x") and details of a matched/missing coverage result."""
+    missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
+    return (f"{len(c.matched)}/{len(c.matched) + len(c.missing)} {noun}{missing}",
+            {found_key: list(c.matched), "missing": list(c.missing)})
 
 
 @register("tone-consistency")

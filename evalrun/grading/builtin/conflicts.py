@@ -25,7 +25,7 @@ from evalrun.grading.builtin.evidence import Evidence, Unit
 from evalrun.grading.builtin.lexicon import UNITS, words
 from evalrun.grading.builtin.reasons import short
 from evalrun.grading.builtin.stemming import ANTONYMS, stem
-from evalrun.grading.builtin.terms import Terms
+from evalrun.grading.builtin.terms import Terms, sequence
 from evalrun.grading.builtin.tokens import Token, tokenize
 
 #: The sentence compared with the claim must have this weighted share of the claim's other keys.
@@ -213,7 +213,7 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
                      toks: tuple[Token, ...]) -> str | None:
     ct = clause.terms
     if (t.negations % 2) != (ct.negations % 2) and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN \
-            and _same_scope(t, ct, _seq(toks), clause.seq):
+            and _same_scope(t, ct, sequence(toks), clause.seq):
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
     for p in sorted(t.polar - ct.keys):
@@ -222,12 +222,6 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
             return (f"the claim says '{_written(toks, p)}' where the evidence says the opposite: "
                     f"\"{short(clause.text)}\"")
     return None
-
-
-def _seq(toks: tuple[Token, ...]) -> tuple[str, ...]:
-    from evalrun.grading.builtin.terms import sequence
-
-    return sequence(toks)
 
 
 def _negated_heads(seq: tuple[str, ...]) -> list[str]:

@@ -116,5 +116,6 @@ def attributes(claim: str, chunk: str) -> bool:
         return True
     if j.verdict == "contradicted":
         return False
-    t = claim_terms(claim, prepare((chunk,)))
-    return bool(t.keys) and t.entities <= prepare((chunk,)).keys and j.coverage >= ATTRIBUTION_MIN
+    ev = prepare((chunk,))
+    t = claim_terms(claim, ev)
+    return bool(t.keys) and t.entities <= ev.keys and j.coverage >= ATTRIBUTION_MIN
