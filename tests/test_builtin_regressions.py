@@ -97,3 +97,24 @@ def test_glued_sentences_in_scraped_knowledge() -> None:
 def test_digits_of_other_scripts_do_not_crash() -> None:
     # HaluEval QA row 9448: the context held Ethiopic numerals ("፭፻"), which float() cannot read
     assert judge("500 Years Later", ["500 Years Later (፭፻ ዓመታት) is a 2005 documentary film."]).verdict == "supported"
+
+
+def test_answer_particles_and_negative_questions_are_not_negations() -> None:
+    # HaluEval dialogue (faithful replies) the old segmentation read as denials of the knowledge
+    ctx = ["Purple Violets has genre Romance."]
+    assert judge(extract_claims("No it is the genre romance")[0], ctx).verdict != "contradicted"
+    assert extract_claims("Isn't Tony Parker the one who is married to Eva Longoria?") == \
+        ["Is Tony Parker the one who is married to Eva Longoria."]
+    ctx = ["Tony Parker : `~Spouse (or domestic partner)`: Eva Longoria."]
+    claim = extract_claims("Isn't Tony Parker the one who is married to Eva Longoria?")[0]
+    assert judge(claim, ctx).verdict != "contradicted"
+
+
+def test_the_speakers_attitudes_are_not_factual_claims() -> None:
+    # "I agree." / "I'm not sure though" state no fact the context could support; a named thing keeps the claim
+    assert extract_claims("Yes, I was aware. I agree.") == []
+    assert extract_claims("I am not sure though, may be the management changed.") == []
+    assert extract_claims("I loved him in Training Day.") == ["I loved him in Training Day."]
+    # the speaker is not the topic a later pronoun refers to
+    history = "[Human]: I like Pulp Fiction. Who is in it?"
+    assert extract_claims("He wrote it.", question=history) == ["Pulp Fiction wrote it."]

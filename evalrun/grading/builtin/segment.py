@@ -3,8 +3,9 @@
 `sentences(text)` copes with abbreviations ("Dr.", "e.g.", "U.S."), initials ("J. K. Rowling"), decimals
 ("3.5"), quotes and brackets after the full stop, bullet and numbered lists, and blank-line paragraphs.
 `claims(text, question)` splits sentences further into clauses at semicolons, contrastive conjunctions and
-"and" before a pronoun or auxiliary, keeps the statement a question carries, drops fillers, labels ("Note:")
-and statements about the context itself, strips answer particles ("Yes, ..."), and makes each claim
+"and" before a pronoun or auxiliary, keeps the statement a question carries, drops fillers, labels ("Note:"),
+statements about the context itself and the speaker's attitudes that name nothing ("I agree."), strips answer
+particles ("Yes, ...", "No it is ..."), reads a negative yes/no question as the positive claim, and makes each claim
 self-contained: a clause that starts with a pronoun or a bare verb phrase gets the subject of the sentence it
 came from ("It was designed ..." -> "The tower was designed ..."). A bare short answer ("Warsaw.") stays as
 written: the question is context for verification, not part of the claim.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 
 from evalrun.grading.builtin.lexicon import words
-from evalrun.grading.builtin.tokens import tokenize
+from evalrun.grading.builtin.tokens import Token, tokenize
 
 _ABBREVIATIONS = frozenset(
     ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp", "no", "nos", "fig", "figs", "approx", "dept", "est", "gen", "col", "lt", "sgt", "capt", "rev", "gov", "sen", "rep", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "ca", "cf", "al", "op", "vol", "pp", "ed", "eds"]
@@ -40,9 +41,19 @@ _ABOUT_CONTEXT_RE = re.compile(
     r"\b(?:is|are|was|were) not (?:mentioned|stated|specified|given|provided) in the "
     r"(?:context|passage|text|document|article|information)\b|"
     r"\bthere is no (?:information|mention)\b|\bI (?:do not|don't) know\b", re.I)
+#: A negative yes/no question asks for agreement with the positive ("Isn't Tony Parker married to Eva
+#: Longoria?" claims that he is): its "n't" is dropped.
+_NEGATIVE_QUESTION_RE = re.compile(r"^(is|are|was|were|do|does|did|has|have|had|can|could|would|will|should)n't\b",
+                                   re.I)
+#: A claim about the speaker ("I agree", "I'm not sure", "I love that film") that names nothing (no name or
+#: number) states an attitude, not a fact the context could support.
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my"})
+#: The speaker and the listener: never the topic a later pronoun stands for.
+_SPEAKERS = frozenset({"i", "you", "we", "me", "us"})
 _WORD_BEFORE_RE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
-_PARTICLE_RE = re.compile(r"^(?:yes|no|yeah|nope|sure|correct|indeed|in short|in summary|overall|"
-                          r"to summarise|to summarize|in conclusion)\s*[,.:;!-]+\s*", re.I)
+_PARTICLE_RE = re.compile(r"^(?:(?:yes|no|yeah|nope|sure|correct|indeed|in short|in summary|overall|"
+                          r"to summarise|to summarize|in conclusion)\s*[,.:;!-]+\s*|"
+                          r"(?:yes|no|yeah|nope)\s+(?=(?:it|he|she|they|we|you|i|that|this)\b))", re.I)
 _FILLER_RE = re.compile(r"^(?:of course|certainly|sure|thanks?(?: you)?|great question|good question|"
                         r"(?:i )?hope (?:this|that) helps|let me know if [^.!?]*|here is [^.!?]*:?)\s*[.!:]*$", re.I)
 #: Claims split at semicolons, contrastive conjunctions, ", and" before a clause, and "and" before a pronoun or an
@@ -132,8 +143,17 @@ def _claim_in_question(sent: str) -> str:
         return head.strip()
     toks = tokenize(sent)
     if any(t.kind in ("num", "year") or (t.capital and not t.initial and t.kind == "word") for t in toks):
-        return sent.rstrip("?\uff1f \"'")
+        return _NEGATIVE_QUESTION_RE.sub(r"\1", sent.rstrip("?\uff1f \"'"))
     return ""
+
+
+def _about_the_speaker(clause: str, toks: tuple[Token, ...]) -> bool:
+    """Is the clause the speaker's attitude rather than a fact (see _FIRST_PERSON)?"""
+    first = clause.split(" ", 1)[0].lower().replace("\u2019", "'").strip(",")
+    if first not in _FIRST_PERSON:
+        return False
+    return not any(t.kind in ("num", "year", "month") or (t.capital and not t.initial and t.kind == "word")
+                   for t in toks)
 
 
 def _is_abbreviation(before: str) -> bool:
@@ -160,7 +180,7 @@ def subject_of(clause: str) -> str | None:
             # an appositive ("Anna, a young doctor," / "A young doctor, Anna,"): prefer the name
             pieces = [p.strip() for p in " ".join(words[:i]).split(",") if p.strip()]
             subj = next((p for p in pieces if _is_named(p)), pieces[0] if pieces else "")
-            return subj if subj and subj.lower() not in _SUBJECT_PRONOUNS else None
+            return subj if subj and subj.lower() not in _SUBJECT_PRONOUNS and subj.lower() not in _SPEAKERS else None
     if words[0].lower() in _DETERMINERS and len(words) > 2:
         return " ".join(words[:2]).strip(",")
     return None
@@ -170,7 +190,7 @@ def _topic_of_question(question: str) -> str | None:
     words = [w.strip("?,.") for w in question.split()]
     run: list[str] = []
     for i, w in enumerate(words):
-        if i > 0 and w[:1].isupper() and w.lower() not in _WH:
+        if i > 0 and w[:1].isupper() and w.lower() not in _WH and w.lower() not in _FIRST_PERSON:
             run.append(w.removesuffix("'s"))
         elif run:
             break
@@ -266,8 +286,8 @@ def claims(text: str, question: str | None = None) -> list[str]:
         sent = _LABEL_RE.sub("", _PARTICLE_RE.sub("", sent)).strip()
         if sent.rstrip("\"')").endswith(tuple(_QUESTION_MARKS)):
             sent = _claim_in_question(sent)
-        if not sent or sent.rstrip("\"')").endswith(":") or _FILLER_RE.match(sent) or _ABOUT_CONTEXT_RE.search(sent):
-            continue  # list intros, fillers, statements about the context itself ("the context does not say")
+        if not sent or sent.rstrip("\"')").endswith(":") or _FILLER_RE.match(sent):
+            continue  # list intros, fillers
         pieces = _CLAUSE_SPLIT_RE.split(sent)  # [clause, separator, clause, ...]
         parts = [pieces[0]] + [p for k in range(2, len(pieces), 2) if (p := pieces[k]).strip()]
         seps = [""] + [pieces[k - 1] for k in range(2, len(pieces), 2) if pieces[k].strip()]
@@ -291,7 +311,7 @@ def claims(text: str, question: str | None = None) -> list[str]:
                 clause = f"{topic} {part}" if topic and verb_phrase else _resolve(part, topic, person)
             toks = tokenize(clause)
             content = [t for t in toks if t.kind not in ("stop", "neg")]
-            if not content:
-                continue
+            if not content or _about_the_speaker(clause, toks) or _ABOUT_CONTEXT_RE.search(clause):
+                continue  # no content, the speaker's attitude, a statement about the context ("it does not say")
             out.append(_finish(clause))
     return out
