@@ -118,3 +118,10 @@ def test_the_speakers_attitudes_are_not_factual_claims() -> None:
     # the speaker is not the topic a later pronoun refers to
     history = "[Human]: I like Pulp Fiction. Who is in it?"
     assert extract_claims("He wrote it.", question=history) == ["Pulp Fiction wrote it."]
+
+
+def test_light_words_are_not_what_a_claim_asserts() -> None:
+    # HaluEval dialogue (faithful): "It came out in 2014." against "Wonder was released 2014." was unsupported
+    # because "came" is nowhere in the knowledge; the claim asserts the year
+    assert judge("Wonder came out in 2014.", ["Wonder was released 2014."]).verdict == "supported"
+    assert judge("Wonder came out in 2015.", ["Wonder was released 2014."]).verdict != "supported"

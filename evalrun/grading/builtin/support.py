@@ -2,7 +2,9 @@
 
 Features, from the claim's content keys (tokens.py / terms.py) and the prepared evidence (evidence.py). A key the
 question already contains is *given*: it is what the claim is about, not what it asserts, so it is neither
-verified nor counted against the claim (a short answer is read as the answer to the question).
+verified nor counted against the claim (a short answer is read as the answer to the question). The frequent,
+low-information words of `lexicon.LIGHT_WORDS` ("come", "make", "good", "part") are not verified either, unless
+the claim asserts nothing else: "Wonder came out in 2014" asserts the year, not the verb.
 
 * `unverified_local`           asserted words (not names or numbers) absent from the best evidence sentence (the
                                one holding most of the claim's weight), counted (capped at `COUNT_CAP`) / COUNT_CAP;
@@ -117,7 +119,8 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
     near = tuple(i for _, i in ranked)
     best = near[:2]
     best_keys = ev.sentences[best[0]].keys if best else frozenset()
-    asserted = [k for k in t.keys if k not in given] or list(t.keys)
+    asserted = [k for k in t.keys if k not in given and k not in LIGHT_KEYS] or \
+        [k for k in t.keys if k not in given] or list(t.keys)  # light words only when nothing else is asserted
     numbers_ok = conflicts.verified_numbers(
         [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
