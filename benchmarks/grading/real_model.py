@@ -82,6 +82,8 @@ def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     first, repaired, never, errors = Counter(), Counter(), Counter(), Counter()
     calls, latency, assertions = 0, 0.0, 0
     for rec in records:
+        if rec.get("status") == "error" and not any(a.get("grader") for a in rec.get("assertions") or []):
+            errors[(rec.get("error") or "")[:160]] += 1  # failed before any grader step (e.g. a missing module)
         for a in rec.get("assertions") or []:
             details = a.get("details") or {}
             if a.get("grader") is None:
