@@ -58,6 +58,13 @@ def test_generate_reason_false_saves_the_call(fake_openai: FakeOpenAI) -> None:
     assert engine.build(s).grader_calls == 2 and engine.build(spec("answer-relevancy")).grader_calls == 3
 
 
+def test_rubric_prompt_replaces_the_reason_prompt(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"verdicts": [{"verdict": "no", "reason": "fine"}]}, reason=WHY)
+    s = spec("toxicity", rubric_prompt={"reason": "Explain {{ score }} of {{ scale }} for {{ query }}."})
+    r = evaluate(s, "hello", {"query": "hi"}, make_grader(fake_openai))
+    assert r.score == 0.0 and r.pass_ and user_text(fake_openai.requests[-1]) == "Explain 0 of 1 for hi."
+
+
 def test_a_failed_reason_call_is_an_error(fake_openai: FakeOpenAI) -> None:
     route(fake_openai, judge={"verdicts": [{"verdict": "no", "reason": "fine"}]})  # no reply for `reason`
     r = evaluate(spec("toxicity"), "hello", {"query": "hi"}, make_grader(fake_openai))
