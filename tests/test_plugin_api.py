@@ -75,6 +75,33 @@ def test_a_plugin_reusing_a_taken_name_is_a_config_error(monkeypatch: pytest.Mon
     assert "evalrun.assertions.text:Contains" in msg
 
 
+def test_the_example_packages_judge_style_plugin(monkeypatch: pytest.MonkeyPatch, fake_openai: FakeOpenAI,
+                                                 isolated_registry: None, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/plugin-example's is-polite: one handler, one template (a package file), one formula, through
+    its entry point; graded by an LLM grader, refused by validate with the builtin grader."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "plugin-example"
+    monkeypatch.syspath_prepend(str(example / "src"))
+    ep = EntryPoint("is-polite", "evalrun_plugin_example.polite:IsPolite", "evalrun.assertions")
+    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [ep] if group == ep.group else [])
+    registry._load_plugins()
+    from evalrun_plugin_example import polite  # type: ignore[import-not-found]
+
+    assert [polite.politeness_score(polite.Politeness(r, "")) for r in (1, 3, 5)] == [0.0, 0.5, 1.0]
+    route(fake_openai, judge={"rating": 4, "reason": "warm and helpful"})
+    spec = AssertionSpec(type="is-polite", threshold=0.75, key_path="tests[0].assert[0]")
+    r = evaluate(spec, "Thank you for asking!", {}, make_grader(fake_openai))
+    assert r.pass_ and r.score == 0.75 and r.reason == "rated 4/5: warm and helpful (0.75 >= threshold 0.75)"
+    prompt = user_text(fake_openai.requests[0])
+    assert prompt.startswith("Rate how polite this reply is") and "<<<OUTPUT>>>\nThank you for asking!" in prompt
+    from evalrun.cli import main
+
+    assert main(["validate", str(example / "polite.yaml")]) == 2
+    assert "the builtin grader cannot grade is-polite" in capsys.readouterr().err
+    monkeypatch.setenv("EVALRUN_GRADER", "openai:gpt-4o-mini")
+    assert main(["validate", str(example / "polite.yaml")]) == 0
+
+
 def test_every_handler_module_is_in_the_one_list() -> None:
     import pkgutil
 

@@ -2,6 +2,7 @@
 
 prompt-alignment: one `judge` call scores intent, requirements, completeness and appropriateness (0-1 each);
 answer-similarity: `extract` semantic units of output and ground truth, then `judge` their matches (2 calls).
+Both end with Mastra's reason call (assertions/reasons.py), unless `config.generateReason: false`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, ClassVar
 
 from evalrun import judge_scoring
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.judges import MastraJudge
+from evalrun.assertions.judges import MASTRA_KEYS, MastraJudge
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
@@ -77,14 +78,18 @@ class PromptAlignment(MastraJudge):
     YAML keys: `config.evaluationMode` (user | system | both, default both; system weights 0.35, 0.35, 0.15,
     0.15), `config.scale` (default 1); `threshold` (default 0.5 x scale); the user prompt is `vars.query`, else
     the rendered prompt; the system prompt is a chat prompt's system message; `provider`; `rubricPrompt`
-    (step judge). 1 call.
+    (steps judge, reason); `config.generateReason` (default true: Mastra's reason call). 2 calls (1 without
+    the reason call).
     """
 
     summary = "Mastra: alignment of the output with the user's prompt and system guidelines (LLM grader)"
-    grader_calls = 1
+    grader_calls = 2
     default_threshold = 0.5
-    config_keys = frozenset({"scale", "evaluationMode"})
-    steps: ClassVar[tuple[str, ...]] = ("judge",)
+    config_keys = MASTRA_KEYS | {"evaluationMode"}
+    steps: ClassVar[tuple[str, ...]] = ("judge", "reason")
+    reason_about = ("The response was scored for intent alignment, requirements fulfilment, completeness and "
+                    "appropriateness (0-1 each) and the score is their weighted sum (user mode 0.4, 0.3, 0.2, "
+                    "0.1; system mode 0.35, 0.35, 0.15, 0.15). Name the strongest and weakest dimensions.")
     judge_step = ALIGNMENT
 
     numeric_config = frozenset({"scale"})
@@ -113,7 +118,8 @@ class PromptAlignment(MastraJudge):
                 float(a["completeness"]["score"]), float(a["responseAppropriateness"]["score"]))
         value = judge_scoring.prompt_alignment(*dims, mode=mode, scale=self.scale(ctx))
         what = ("intent {:.2f}, requirements {:.2f}, completeness {:.2f}, appropriateness {:.2f}".format(*dims))
-        return self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace)
+        return await self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace,
+                                 input_text=user)
 
 
 _SIM_KEYS = ("semanticThreshold", "exactMatchBonus", "missingPenalty", "contradictionPenalty",
@@ -129,15 +135,20 @@ class AnswerSimilarity(MastraJudge):
     extraInfoPenalty, 0.2), clamped to [0, 1], x scale. YAML keys: `value` (ground truth, required);
     `config.semanticThreshold` (0.8), `config.exactMatchBonus` (0.2), `config.missingPenalty` (0.15),
     `config.contradictionPenalty` (1.0), `config.extraInfoPenalty` (0.05), `config.scale` (1); `threshold`
-    (default 0.5 x scale); `provider`; `rubricPrompt` (steps extract, judge). 2 calls.
+    (default 0.5 x scale); `config.generateReason` (default true: Mastra's reason call); `provider`;
+    `rubricPrompt` (steps extract, judge, reason). 3 calls (2 without ground-truth units or reason call).
     """
 
     summary = "Mastra: semantic units of the output vs the ground truth, with penalties (LLM grader)"
-    grader_calls = 2
+    grader_calls = 3
+    reason_about = ("Each unit of the ground truth was matched against the output's units (exact, semantic, "
+                    "partial or missing), with penalties for contradictions and extra information. Name what "
+                    "matched, what is missing and any contradiction.")
     default_threshold = 0.5
     takes_value = True
     requires_value = True
-    config_keys = frozenset(_SIM_KEYS)
+    config_keys = frozenset(_SIM_KEYS) | MASTRA_KEYS
+    numeric_config = frozenset(_SIM_KEYS)
     extract_step = UNITS
     judge_step = MATCHES
 
@@ -165,5 +176,6 @@ class AnswerSimilarity(MastraJudge):
         counts = ", ".join(f"{sum(k == t for k in kinds)} {t}" for t in ("exact", "semantic", "partial", "missing"))
         what = (f"{len(truth_units)} ground-truth units ({counts}), {len(analysis['contradictions'])} "
                 f"contradiction(s), {len(analysis['extraInOutput'])} extra")
-        return self.judged(ctx, value, what, {"analysis": analysis, "outputUnits": out_units,
-                                              "groundTruthUnits": truth_units}, trace)
+        return await self.judged(ctx, value, what, {"analysis": analysis, "outputUnits": out_units,
+                                                    "groundTruthUnits": truth_units}, trace,
+                                 input_text=truth, input_label="GROUND TRUTH")

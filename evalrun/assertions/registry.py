@@ -46,6 +46,7 @@ BUILTIN_MODULES = (
     "evalrun.assertions.model_graded",
     "evalrun.assertions.embedding",
     "evalrun.assertions.select_best",
+    "evalrun.assertions.classifier",
 )
 
 

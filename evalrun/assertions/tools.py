@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from evalrun import judge_scoring, text_scoring
+from evalrun.assertions import reasons
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.mastra_text import mastra_input
@@ -29,6 +30,11 @@ TOOL_SELECTION: Step[tuple[list[tuple[str, bool, str]], list[str]]] = judge_step
     lambda r: ([(str(e["toolCalled"]), bool(e["wasAppropriate"]), str(e["reasoning"])) for e in r["evaluations"]],
                [str(t) for t in r["missingTools"] if str(t).strip()]),
     ("input", "output", "available_tools", "tools_called", "n_calls"), "tool evaluations")
+
+
+_REASON_ABOUT = ("Each tool call was judged appropriate for the user's request or not, against the available "
+                 "tools, and tools that should have been called are listed as missing; the score is the share of "
+                 "appropriate calls (with no call: 1, unless a tool was missing).")
 
 
 def _name(call: Any) -> str | None:
@@ -117,25 +123,29 @@ class ToolCallAccuracy(GradedAssertion):
     YAML keys: `config.expectedTool`, `config.expectedToolOrder` (code: one of them required),
     `config.strictMode` (default false), `config.judge` (code | llm, default code), `config.availableTools`
     (llm: list of {name, description} or strings), `config.scale` (default 1); `threshold` (default 0.5 x
-    scale); `vars.query` (else the prompt) is the input; `provider`, `rubricPrompt` (llm). 0 or 1 call.
+    scale); `vars.query` (else the prompt) is the input; `provider`, `rubricPrompt` (llm: steps judge, reason),
+    `config.generateReason` (llm, default true: Mastra's reason call). Code: no call; llm: 2 calls (1 without
+    the reason call).
     """
 
     summary = "Mastra: the right tools were called (code variant, or config.judge: llm)"
-    grader_calls = 1
+    grader_calls = 2
     takes_value = False
     uses_context = False
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
-                             "scale"})
-    steps = ("judge",)
+                             "scale", reasons.KEY})
+    steps = ("judge", "reason")
 
     def __init__(self, spec: Any) -> None:
         self.llm = spec.config.get("judge", "code") == "llm"
         self.graded = self.llm  # type: ignore[misc]  # per instance: only the LLM variant needs a grader
-        self.grader_calls = 1 if self.llm else 0  # type: ignore[misc]
+        self.grader_calls = (2 if reasons.wanted(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
         super().__init__(spec)
 
     def grading_steps(self) -> tuple[Step[Any], ...]:  # type: ignore[override]
-        return (TOOL_SELECTION,) if self.llm else ()
+        if not self.llm:
+            return ()
+        return (TOOL_SELECTION, reasons.REASON) if reasons.wanted(self.spec.config) else (TOOL_SELECTION,)
 
     def check(self) -> None:
         super().check()
@@ -145,6 +155,10 @@ class ToolCallAccuracy(GradedAssertion):
         scale = cfg.get("scale", 1)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
             raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale")
+        if reasons.KEY in cfg and not self.llm:
+            raise self.error(f"config.{reasons.KEY} applies to the LLM variant only (config.judge: llm)",
+                             key=f"config.{reasons.KEY}", hint="the code variant makes no grader call")
+        reasons.check(self)
         if self.llm:
             tools = cfg.get("availableTools")
             if not isinstance(tools, list) or not tools:
@@ -180,7 +194,13 @@ class ToolCallAccuracy(GradedAssertion):
         what = (f"{len(evaluations) - len(bad)} of {len(evaluations)} call(s) appropriate"
                 + (f"; inappropriate: {', '.join(bad)}" if bad else "")
                 + (f"; missing: {', '.join(missing)}" if missing else ""))
-        return self.score(passed, value, f"{what} ({comparison})",
-                          {"evaluations": [{"toolCalled": n, "wasAppropriate": ok, "reasoning": why}
-                                           for n, ok, why in evaluations], "missingTools": missing,
-                           "actualTools": names}, trace)
+        details: dict[str, Any] = {"evaluations": [{"toolCalled": n, "wasAppropriate": ok, "reasoning": why}
+                                                   for n, ok, why in evaluations], "missingTools": missing,
+                                   "actualTools": names}
+        line = f"{what} ({comparison})"
+        if reasons.wanted(ctx.config):
+            details["reason"] = await reasons.explain(
+                self, ctx, trace, score=value, scale=scale, about=_REASON_ABOUT,
+                judgements={k: details[k] for k in ("evaluations", "missingTools")}, input_text=mastra_input(ctx))
+            line = f"{details['reason']} ({line})"
+        return self.score(passed, value, line, details, trace)

@@ -82,6 +82,9 @@ def summarize(suite: Suite) -> dict[str, Any]:
     warnings += context_expansion_warnings(suite)
     resolver.check_support(suite.tests)  # e.g. llm-rubric with the builtin grader: an error before any call
     resolver.check_embedders(suite.tests)  # `similar` without an embedding model
+    from evalrun.grading.classifiers import check_suite
+
+    check_suite(suite.tests)  # `classifier` without a classification provider
     return {
         "files": list(suite.files),
         "description": suite.description,
