@@ -153,3 +153,18 @@ def test_a_task_that_cannot_load_the_config_makes_errors_not_passes(tmp_path: Pa
     assert [r["index"] for r in recs] == list(range(32))
     assert all("the Ray task running this case failed: ConfigError" in str(r["error"]) for r in recs)
     assert "gone.yaml" in str(recs[0]["error"])
+
+
+def test_resume_runs_only_the_missing_cases(tmp_path: Path) -> None:
+    (tmp_path / "prov.py").write_text("def call_api(prompt, options, context):\n"
+                                      f"    open({str(tmp_path / 'calls.log')!r}, 'a').write(prompt + '\\n')\n"
+                                      "    return prompt\n")
+    (tmp_path / "c.yaml").write_text("providers: [file://prov.py]\nprompts: ['{{q}}']\ntests:\n"
+                                     "  - vars: {q: [" + ", ".join(f"q{i}" for i in range(10)) + "]}\n"
+                                     "    assert: [{type: equals, value: q3}]\n")
+    assert _eval(tmp_path, "r", "--executor", "ray", "--filter-first-n", "4") == 100
+    assert _eval(tmp_path, "r", "--executor", "ray", "--resume", str(tmp_path / "r.jsonl")) == 100
+    assert sorted((tmp_path / "calls.log").read_text().split()) == sorted(f"q{i}" for i in range(10))
+    assert [r["index"] for r in _records(tmp_path / "r.jsonl")] == list(range(10))
+    summary = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert (summary["resumed"], summary["passed"], summary["failed"]) == (4, 1, 9)

@@ -37,7 +37,6 @@ def test_without_ray_the_executor_is_a_usage_error_naming_the_extra(
     (["--ray-tasks", "3"], "need --executor ray"),
     (["--ray-address", "127.0.0.1:6379"], "need --executor ray"),
     (["--executor", "ray", "--shard", "1/2"], "do not combine"),
-    (["--executor", "ray", "--resume"], "--resume is not supported"),
     (["--executor", "ray", "--ray-tasks", "0"], "out of range"),
 ])
 def test_ray_options_that_do_not_fit_are_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -111,7 +111,7 @@ def _ray_settings(args: argparse.Namespace) -> Any:
         return None
     from evalrun.run.ray_executor import check_args
 
-    return check_args(executor, address, tasks, shard=args.shard, resume=args.resume)
+    return check_args(executor, address, tasks, shard=args.shard)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@
     c.take(k, batch) -> int             append the batch's new cases to the spool (a case index already held,
                                         e.g. sent again by a retried task, is dropped); returns how many were new
     c.held(k) -> list[int]              the case indices shard k has delivered (a retry skips them)
+    c.seed(records) -> int              a resumed run's earlier records, held as "shard 0" (every task skips them)
     c.fill_errors(cases, message)       an ERROR record for each case not delivered (a shard that failed for good)
     c.close()
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from evalrun.run.casework import error_result
 from evalrun.run.progress import Progress
@@ -59,6 +60,20 @@ class Collector:
             new += 1
         self._f.flush()
         return new
+
+    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's."""
+        held = self._held.setdefault(0, array("q"))
+        count = 0
+        for _, rec in records:
+            index = int(rec.get("index", 0))
+            if self._mark(index):
+                self._f.write(_dumps(rec))
+                held.append(index)
+                self.progress.update(str(rec.get("status")))
+                count += 1
+        self._f.flush()
+        return count
 
     def held(self, k: int) -> list[int]:
         return list(self._held.get(k, ()))

@@ -60,8 +60,7 @@ class RaySettings:
 MAX_TASKS = 10_000
 
 
-def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None,
-               resume: str | None) -> RaySettings:
+def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None) -> RaySettings:
     """The Ray options checked against each other and the run's (usage errors, exit 2); Ray imported."""
     if executor != "ray":
         raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
@@ -69,9 +68,6 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
     if shard is not None:
         raise UsageError("--shard and --executor ray do not combine: the Ray executor makes the shards itself",
                          key="--shard", hint="set their number with --ray-tasks N")
-    if resume is not None:
-        raise UsageError("--resume is not supported with --executor ray", key="--resume",
-                         hint="resume without --executor ray, or run the suite again")
     if tasks is not None and not 1 <= tasks <= MAX_TASKS:
         raise UsageError(f"--ray-tasks {tasks} is out of range: must be between 1 and {MAX_TASKS:,}",
                          key="--ray-tasks")
@@ -146,6 +142,7 @@ class RayExecutor:
         from evalrun.pyexpr import watch_sigint
         from evalrun.run import recording
         from evalrun.run.merge_results import merge
+        from evalrun.run.store import read_records
 
         ray = import_ray()
         opts = self.options
@@ -158,6 +155,8 @@ class RayExecutor:
             n = self._shards(ray, total)
             self.progress.total = total
             collector = Collector(spool, self.progress)
+            resumed = collector.seed(read_records(files.results_file)) \
+                if opts.resume and files.results_file.exists() else 0
             recording.begin(files, self.suite, opts)
             task = ray.remote(num_returns="streaming", max_retries=0, num_cpus=1)(run_shard)
             live: dict[int, Any] = {}
@@ -184,7 +183,7 @@ class RayExecutor:
         outcome = merge([spool], files.results_file)
         spool.unlink()
         tally = outcome.tally
-        tally.started, tally.interrupted = started_at, interrupted
+        tally.started, tally.interrupted, tally.resumed = started_at, interrupted, resumed
         tally.derived = tuple(compile_derived(self.suite.derived_metrics))
         outcome.suite, outcome.run_id = self.suite, files.run_id
         if opts.repeat > 1 and not interrupted:
@@ -205,7 +204,7 @@ class RayExecutor:
         attempt = 0
         while True:
             attempt += 1
-            gen = task.remote(job, skip_bytes(collector.held(k)))
+            gen = task.remote(job, skip_bytes(collector.held(0) + collector.held(k)))
             live[k] = gen
             try:
                 async for ref in gen:
