@@ -123,7 +123,8 @@ class RayExecutor:
             ray.init(address=address, **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise UsageError(f"cannot connect to the Ray cluster at {address!r}: {e}", key="--ray-address",
-                             hint="start one with `ray start --head` and pass the address it prints "
+                             hint="start one with `ray start --head` and pass its address; a cluster with "
+                                  "token authentication (Ray's default) also needs RAY_AUTH_MODE=token here "
                                   "(or leave out --ray-address and RAY_ADDRESS for a local instance)") from None
         return True
 
