@@ -72,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--shard", metavar="K/N", default=None,
                     help="run shard K of N (a deterministic 1/N of the cases, for CI matrices); "
                          "combine the shards with `evalrun merge`")
+    ev.add_argument("--executor", choices=["local", "ray"], default=None,
+                    help="ray: run the cases as Ray tasks, one shard each, on a Ray cluster or a local instance "
+                         "(needs `pip install 'evalrun[ray]'`); results, reports and exit code as without")
+    ev.add_argument("--ray-address", metavar="ADDR", default=None,
+                    help="the Ray cluster to use (default: RAY_ADDRESS, else a local instance)")
+    ev.add_argument("--ray-tasks", type=int, default=None, metavar="N",
+                    help="shards (Ray tasks) to split the cases into (default: the cluster's CPUs)")
     ev.add_argument("--dry-run", action="store_true",
                     help="load and expand, call nothing; print the calls the run would make")
     ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",

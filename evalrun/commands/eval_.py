@@ -103,6 +103,17 @@ def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
     return shard.parse(text)
 
 
+def _ray_settings(args: argparse.Namespace) -> Any:
+    """RaySettings for `--executor ray` (checked, Ray importable), else None."""
+    executor = getattr(args, "executor", None)
+    address, tasks = getattr(args, "ray_address", None), getattr(args, "ray_tasks", None)
+    if executor != "ray" and address is None and tasks is None:
+        return None
+    from evalrun.run.ray_executor import check_args
+
+    return check_args(executor, address, tasks, shard=args.shard)
+
+
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
     from evalrun.run import Runner, RunOptions
@@ -112,11 +123,12 @@ def run(args: argparse.Namespace) -> int:
     check_env(args.pass_rate_threshold)
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
+    ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
+    paths, strict = config_paths(args), True if getattr(args, "strict", False) else None
     try:
-        suite = config.load(config_paths(args), cli_vars=cli_vars or None,
-                            strict=True if getattr(args, "strict", False) else None, on_progress=loading)
+        suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
     finally:
         loading.done()
     from evalrun.config.expansion import context_expansion_warnings
@@ -152,7 +164,12 @@ def run(args: argparse.Namespace) -> int:
 
     from evalrun.run.signals import EXIT_SIGTERM, sigterm_as_sigint
 
-    runner = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
+    runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
+    if ray is not None:
+        from evalrun.run.ray_executor import RayExecutor, job_for
+
+        runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
+                             progress=runner.progress)
     with sigterm_as_sigint() as got:  # SIGTERM (CI cancellation) stops the run like Ctrl-C
         outcome = asyncio.run(runner.run())
 

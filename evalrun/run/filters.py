@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,9 +73,12 @@ def apply(cases: Iterable[Case], *, pattern: str | None = None, failing: str | N
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
         it = (c for c in it if rx.search(c.test.description or ""))
     if failing:
-        ids, keys = failing_keys(failing)
-        it = (c for c in it if c.id in ids
-              or (keys and _key(c.provider.name, c.prompt.label, c.vars) in keys))
+        it = keep_failing(it, *failing_keys(failing))
     if first_n is not None:
         it = itertools.islice(it, first_n)
     return it
+
+
+def keep_failing(cases: Iterable[Case], ids: Collection[str], keys: Collection[str]) -> Iterator[Case]:
+    """The cases `failing_keys` named (by id, or by provider, prompt label and vars for records without one)."""
+    return (c for c in cases if c.id in ids or (keys and _key(c.provider.name, c.prompt.label, c.vars) in keys))

@@ -1,0 +1,99 @@
+"""Driver side of `--executor ray`: the records the shard tasks send, each case kept once, spooled to disk.
+
+    c = Collector(spool, progress)
+    c.take(k, batch) -> int             append the batch's new cases to the spool (a case index already held,
+                                        e.g. sent again by a retried task, is dropped); returns how many were new
+    c.held(k) -> list[int]              the case indices shard k has delivered (a retry skips them)
+    c.seed(records) -> int              a resumed run's earlier records, held as "shard 0" (every task skips them)
+    c.fill_errors(cases, message)       an ERROR record for each case not delivered (a shard that failed for good)
+    c.close()
+
+The spool is an ordinary results file in arrival order; `merge_results.merge` then writes it in expansion
+order with the summary `evalrun merge` gives. Only a bitmap and the delivered indices are held in memory.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from evalrun.run.casework import error_result
+from evalrun.run.progress import Progress
+from evalrun.run.ray_task import Record
+from evalrun.run.scrub import Scrubber
+from evalrun.run.serialize import prompt_digest, result_dict
+from evalrun.run.store import _dumps
+from evalrun.types import Case, Suite
+
+
+class Collector:
+    def __init__(self, spool: Path, progress: Progress) -> None:
+        spool.parent.mkdir(parents=True, exist_ok=True)
+        self.spool = spool
+        self._f: BinaryIO = open(spool, "wb")  # noqa: SIM115 - closed in close()
+        self._seen = bytearray()
+        self._held: dict[int, array[int]] = {}
+        self.progress = progress
+        self.duplicates = 0
+
+    def _mark(self, index: int) -> bool:
+        """True when the index is new (and marks it)."""
+        if index >= len(self._seen):
+            self._seen.extend(bytes(max(index + 1 - len(self._seen), len(self._seen) // 2, 1024)))
+        if self._seen[index]:
+            return False
+        self._seen[index] = 1
+        return True
+
+    def take(self, k: int, batch: Iterable[Record]) -> int:
+        new = 0
+        held = self._held.setdefault(k, array("q"))
+        for index, status, line in batch:
+            if not self._mark(index):
+                self.duplicates += 1
+                continue
+            self._f.write(line)
+            held.append(index)
+            self.progress.update(status)
+            new += 1
+        self._f.flush()
+        return new
+
+    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's."""
+        held = self._held.setdefault(0, array("q"))
+        count = 0
+        for _, rec in records:
+            index = int(rec.get("index", 0))
+            if self._mark(index):
+                self._f.write(_dumps(rec))
+                held.append(index)
+                self.progress.update(str(rec.get("status")))
+                count += 1
+        self._f.flush()
+        return count
+
+    def held(self, k: int) -> list[int]:
+        return list(self._held.get(k, ()))
+
+    def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
+        """ERROR records (serialised as the runner does) for the cases no task delivered."""
+        scrub = Scrubber.for_run(spec.config for spec in suite.providers)
+        prompt_pos = {p.id: i for i, p in enumerate(suite.prompts)}
+        added = 0
+        for case in cases:
+            if not self._mark(case.index):
+                continue
+            rec = scrub.record(result_dict(error_result(case, message)))
+            rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw)
+            self._f.write(_dumps(rec))
+            self.progress.update("error")
+            added += 1
+        self._f.flush()
+        return added
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()

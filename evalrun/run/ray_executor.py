@@ -1,0 +1,246 @@
+"""`evalrun eval --executor ray`: the shards of a run (`--shard K/N`) as Ray tasks, merged as `evalrun merge` does.
+
+    ray = import_ray()                          Ray, or a UsageError naming the `ray` extra (exit 2)
+    RayExecutor(suite, opts, job, settings, progress).run() -> RunOutcome
+
+The driver connects to the cluster (`--ray-address`, else RAY_ADDRESS, else a local Ray instance it starts and
+stops; an instance already initialised in this process is used as it is), splits the cases into N shards (N =
+`--ray-tasks`, default the cluster's CPUs) and runs each as a streaming task (ray_task.run_shard). Records come
+back in batches as cases finish; the Collector keeps each case once and spools it; at the end
+`merge_results.merge` writes the results file in expansion order with `merge`'s summary, so the results file,
+the reports and the exit code are those of the unsharded run.
+
+Retries are the driver's, not Ray's: Ray re-runs a failed streaming task from its start but drops the items up to
+the count it already delivered, which loses cases when batches differ between attempts. So tasks run with
+`max_retries=0`; when one fails (its worker died, its node was lost, an unexpected exception), the driver starts
+the shard again with the indices it already holds as `skip`, up to RETRIES times. A shard that still fails, or
+fails with an evalrun error (a config the worker cannot read), gets an ERROR record for each case it did not
+deliver, naming the cause: the run goes on and nothing passes silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import EvalrunError, UsageError
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import Progress
+from evalrun.run.ray_collect import Collector
+from evalrun.run.ray_task import ShardJob, run_shard, shard_cases, skip_bytes
+from evalrun.run.runner import RunOutcome
+from evalrun.types import Suite
+
+#: attempts after the first for a shard whose task failed
+RETRIES = 3
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--executor ray needs Ray, which is not installed", key="--executor",
+                         hint="pip install 'evalrun[ray]' (or run without --executor ray)") from None
+    return ray
+
+
+@dataclass(frozen=True)
+class RaySettings:
+    address: str | None = None  # None: RAY_ADDRESS, else a local instance
+    tasks: int | None = None  # None: the cluster's CPUs
+
+
+MAX_TASKS = 10_000
+
+
+def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None) -> RaySettings:
+    """The Ray options checked against each other and the run's (usage errors, exit 2); Ray imported."""
+    if executor != "ray":
+        raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
+                         hint="add --executor ray (pip install 'evalrun[ray]')")
+    if shard is not None:
+        raise UsageError("--shard and --executor ray do not combine: the Ray executor makes the shards itself",
+                         key="--shard", hint="set their number with --ray-tasks N")
+    if tasks is not None and not 1 <= tasks <= MAX_TASKS:
+        raise UsageError(f"--ray-tasks {tasks} is out of range: must be between 1 and {MAX_TASKS:,}",
+                         key="--ray-tasks")
+    import_ray()
+    return RaySettings(address, tasks)
+
+
+def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
+            strict: bool | None) -> ShardJob:
+    """What every task gets (its shard set later): the driver's config paths and the run options."""
+    failing = None
+    if opts.filter_failing:
+        from evalrun.run.filters import failing_keys
+
+        ids, keys = failing_keys(opts.filter_failing)  # read here: the workers need not see the file
+        failing = (frozenset(ids), frozenset(keys))
+    options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
+               "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}
+    return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),
+                    cli_vars=cli_vars, strict=strict, options=options, filter_pattern=opts.filter_pattern,
+                    filter_first_n=opts.filter_first_n, failing=failing)
+
+
+def _why(ray: Any, e: BaseException) -> tuple[str, bool]:
+    """(message, worth retrying) for a failed task."""
+    cause = getattr(e, "cause", None) if isinstance(e, ray.exceptions.RayTaskError) else None
+    if isinstance(cause, EvalrunError):
+        return f"{type(cause).__name__}: {cause}", False  # the same on every attempt
+    text = str(cause if cause is not None else e).strip().splitlines()
+    return f"{type(cause or e).__name__}: {text[0] if text else ''}", True
+
+
+class RayExecutor:
+    def __init__(self, suite: Suite, options: RunOptions, job: ShardJob, settings: RaySettings,
+                 progress: Progress | None = None) -> None:
+        self.suite = suite
+        self.options = options
+        self.job = job
+        self.settings = settings
+        self.progress = progress or Progress(None, enabled=options.progress)
+        self.failed: dict[int, str] = {}  # shard -> why it was given up
+        self.retried = 0
+
+    def _connect(self, ray: Any) -> bool:
+        """Initialise Ray unless this process already did; True when we started it (and so stop it)."""
+        if ray.is_initialized():
+            return False
+        kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        address = self.settings.address or os.environ.get("RAY_ADDRESS") or None
+        if address is None:
+            kwargs["include_dashboard"] = False
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            raise UsageError(f"cannot connect to the Ray cluster at {address!r}: {e}", key="--ray-address",
+                             hint="start one with `ray start --head` and pass its address; a cluster with "
+                                  "token authentication (Ray's default) also needs RAY_AUTH_MODE=token here "
+                                  "(or leave out --ray-address and RAY_ADDRESS for a local instance)") from None
+        return True
+
+    def _shards(self, ray: Any, total: int | None) -> int:
+        n = self.settings.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        if total is not None:
+            n = max(1, min(n, total))
+        if n > 1 and _serial(self.suite):
+            print("evalrun: warning: storeOutputAs makes tests depend on earlier outputs: one Ray task runs "
+                  "them all, in order", file=sys.stderr)
+            n = 1
+        return n
+
+    async def run(self) -> RunOutcome:
+        from evalrun.assertions.named_metrics import compile_derived
+        from evalrun.pyexpr import watch_sigint
+        from evalrun.run import recording
+        from evalrun.run.merge_results import merge
+        from evalrun.run.store import read_records
+
+        ray = import_ray()
+        opts = self.options
+        started_at = time.time()
+        total = _total(self.suite, opts)
+        files = recording.plan(self.suite, opts)
+        spool = results_spool(files.results_file)
+        started_ray = self._connect(ray)
+        try:
+            n = self._shards(ray, total)
+            self.progress.total = total
+            collector = Collector(spool, self.progress)
+            resumed = collector.seed(read_records(files.results_file)) \
+                if opts.resume and files.results_file.exists() else 0
+            recording.begin(files, self.suite, opts)
+            task = ray.remote(num_returns="streaming", max_retries=0, num_cpus=1)(run_shard)
+            live: dict[int, Any] = {}
+            shards = [asyncio.ensure_future(self._shard(ray, task, k, n, collector, live))
+                      for k in range(1, n + 1)]
+            interrupted = False
+            try:
+                with watch_sigint():
+                    await asyncio.gather(*shards)
+            except asyncio.CancelledError:
+                interrupted = True
+                for gen in list(live.values()):
+                    with contextlib.suppress(Exception):
+                        ray.cancel(gen, force=True)
+                for s in shards:
+                    s.cancel()
+                await asyncio.gather(*shards, return_exceptions=True)
+            finally:
+                collector.close()
+                self.progress.close()
+        finally:
+            if started_ray:
+                ray.shutdown()
+        outcome = merge([spool], files.results_file)
+        spool.unlink()
+        tally = outcome.tally
+        tally.started, tally.interrupted, tally.resumed = started_at, interrupted, resumed
+        tally.derived = tuple(compile_derived(self.suite.derived_metrics))
+        outcome.suite, outcome.run_id = self.suite, files.run_id
+        if opts.repeat > 1 and not interrupted:
+            from evalrun.run import repeats
+
+            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+            tally.repeat_summary = outcome.repeats.summary()
+        for k, why in sorted(self.failed.items()):
+            print(f"evalrun: warning: Ray task for shard {k}/{n} failed: {why}; its undelivered cases are "
+                  "errors", file=sys.stderr)
+        recording.end(files, status="interrupted" if interrupted else "finished", summary=tally.summary(),
+                      graders=tally.graders)
+        return outcome
+
+    async def _shard(self, ray: Any, task: Any, k: int, n: int, collector: Collector,
+                     live: dict[int, Any]) -> None:
+        job = replace(self.job, shard=(k, n))
+        attempt = 0
+        while True:
+            attempt += 1
+            gen = task.remote(job, skip_bytes(collector.held(0) + collector.held(k)))
+            live[k] = gen
+            try:
+                async for ref in gen:
+                    collector.take(k, await ref)
+                return
+            except ray.exceptions.RayError as e:
+                why, again = _why(ray, e)
+                if not again or attempt > RETRIES:
+                    self.failed[k] = why if not again else f"{why} (after {attempt} attempts)"
+                    collector.fill_errors(self.suite, shard_cases(self.suite, job),
+                                          f"the Ray task running this case failed: {why}")
+                    return
+                self.retried += 1
+                self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
+            finally:
+                live.pop(k, None)
+
+
+def _serial(suite: Suite) -> bool:
+    serial = getattr(suite.tests, "store_output_as", None)
+    if serial is None:
+        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
+    return bool(serial)
+
+
+def _total(suite: Suite, opts: RunOptions) -> int | None:
+    """How many cases the run has, when it is known without expanding (the runner's rule)."""
+    if opts.filter_pattern or opts.filter_failing:
+        return None
+    from evalrun import expand
+
+    total = expand.count_cases(suite, repeat=opts.repeat)
+    return total if opts.filter_first_n is None else min(total, opts.filter_first_n)
+
+
+def results_spool(results_file: Path) -> Path:
+    """Where records land as they arrive (merged into the results file at the end, then removed)."""
+    return results_file.with_name(results_file.stem + ".ray-spool.jsonl")
