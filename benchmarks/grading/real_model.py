@@ -82,10 +82,13 @@ def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
     first, repaired, never, errors = Counter(), Counter(), Counter(), Counter()
     calls, latency, assertions = 0, 0.0, 0
     for rec in records:
-        if rec.get("status") == "error" and not any(a.get("grader") for a in rec.get("assertions") or []):
-            errors[(rec.get("error") or "")[:160]] += 1  # failed before any grader step (e.g. a missing module)
+        if rec.get("status") == "error" and not any(a.get("error") for a in rec.get("assertions") or []):
+            errors[(rec.get("error") or "")[:160]] += 1  # failed before any assertion (e.g. a missing module)
         for a in rec.get("assertions") or []:
             details = a.get("details") or {}
+            err = a.get("error") or ""
+            if err:
+                errors[err[:160]] += 1
             if a.get("grader") is None:
                 continue
             assertions += 1
@@ -94,9 +97,6 @@ def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
             latency += sum(c.get("latency_ms") or 0.0 for c in steps) / 1000.0
             labels = [c["step"] for c in steps]
             failed = None  # the step whose reply was never valid, or whose call failed (not counted as valid)
-            err = a.get("error") or ""
-            if err:
-                errors[err[:160]] += 1
             if "step '" in err:
                 failed = err.split("step '", 1)[1].split("'", 1)[0]
                 if "invalid after one repair attempt" in err:
