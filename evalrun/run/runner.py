@@ -305,6 +305,11 @@ class Runner:
 
 def _compares_outputs(test: TestSpec) -> bool:
     """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
-    def walk(specs: Any) -> bool:
-        return any(getattr(s.handler, "compares_outputs", False) or walk(s.children) for s in specs)
-    return walk(test.asserts)
+    return _any_compares(test.asserts)
+
+
+def _any_compares(specs: Sequence[Any]) -> bool:
+    for s in specs:  # a plain loop: this runs once per case
+        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
+            return True
+    return False
