@@ -21,6 +21,7 @@ from evalrun.errors import UsageError
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import filters, groups, recording
 from evalrun.run.casework import CaseEnv, error_result, run_case
+from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
@@ -175,6 +176,7 @@ class Runner:
     async def run(self) -> RunOutcome:
         opts = self.options
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
+        release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         cases, total = self._case_stream()
         stream = groups.batches(cases, _compares_outputs)
