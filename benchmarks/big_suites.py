@@ -12,7 +12,8 @@ start and config loading included). Suites (NAME):
 - jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads
 - json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
 - million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases) as rows of a JSONL file (streamed);
-            `million-yaml`: the same tests inline in the YAML config (read whole); neither runs unless named
+            `million-yaml`: the same tests inline in the YAML config (read whole, built from libyaml events with
+            equal strings shared: config/yamlevents.py); neither runs unless named
 - flatness  in-process tracemalloc peaks of loading and running 5k / 20k / 80k-row JSONL files (not run unless
             named): flat peaks mean the rows are streamed, not held
 

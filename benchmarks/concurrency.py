@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
-PROMPTFOO = Path("/work/peer/node_modules/.bin/promptfoo")
+PEERS = (Path("/work/peer/node_modules/.bin/promptfoo"), Path("/tmp/i11peer/node_modules/.bin/promptfoo"))
+PROMPTFOO = next((p for p in PEERS if p.exists()), PEERS[0])  # promptfoo 0.121.20, wherever it is installed
 PEER_ENV = {"PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1", "PROMPTFOO_DISABLE_SHARING": "1"}
 LATENCY = 0.2
 

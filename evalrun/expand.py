@@ -43,6 +43,9 @@ def var_values(value: Any, expand: bool = True) -> list[Any]:
 
 def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterator[dict[str, Any]]:
     """Cartesian product of the vars' values, the first key varying slowest."""
+    if not expand or not any(isinstance(v, list) and v and isinstance(v[0], str) for v in vars.values()):
+        yield dict(vars)  # one combination (the common flat test): what the product below would give
+        return
     keys = list(vars)
     for combo in itertools.product(*(var_values(vars[k], expand) for k in keys)):
         yield dict(zip(keys, combo, strict=True))
@@ -88,19 +91,28 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
     """Every case, lazily, in promptfoo's order."""
     reps = _repeat(suite, repeat)
     index = 0
+    runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec]]] = {}  # by what pairs() and affixes read
+    encode = _ID_ENCODER.encode
+    sha1 = hashlib.sha1
     for test in suite.tests:
         prefix = str(test.options.get("prefix") or "")
         suffix = str(test.options.get("suffix") or "")
-        run = [(prov, _with_affixes(prompt, prefix, suffix)) for prov, prompt in pairs(suite, test)]
+        rkey = (test.providers, test.prompts, prefix, suffix)
+        run = runs.get(rkey)
+        if run is None:
+            run = [(prov, _with_affixes(prompt, prefix, suffix)) for prov, prompt in pairs(suite, test)]
+            if len(runs) >= 1024:
+                runs.clear()
+            runs[rkey] = run
         if not run:
             continue
         expand = _expands(suite, test)
         for rep in range(reps):
             for vars in var_combinations(test.vars, expand):
-                vkey = _ID_ENCODER.encode(vars)
+                vkey = encode(vars)
                 for prov, prompt in run:
                     text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
-                    cid = hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+                    cid = sha1(text.encode("utf-8")).hexdigest()[:12]
                     yield Case(id=cid, index=index, test=test, vars=vars if len(run) == 1 else dict(vars),
                                provider=prov, prompt=prompt, repeat=rep)
                     index += 1

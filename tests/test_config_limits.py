@@ -146,3 +146,26 @@ def test_a_huge_regex_value_is_a_config_error_before_it_is_compiled(tmp_path: Pa
         load([str(cfg)])
     assert time.perf_counter() - started < 3.0
     assert "limit is 10,000" in str(info.value) and info.value.line == 6
+
+
+def test_depth_bound_read_in_slices_equals_the_whole_text_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """may_exceed reads large texts in slices: the bound must not depend on where the slices fall."""
+    import operator
+    import random
+    from itertools import accumulate
+
+    from evalrun.config import limits
+
+    def whole(text: str) -> int:
+        brackets = text.encode("utf-8", "surrogatepass").translate(None, limits._DROP)
+        levels = list(accumulate(map(limits._STEP.__getitem__, brackets), initial=0))
+        return max(map(operator.sub, levels, accumulate(levels, min)))
+
+    rnd = random.Random(7)
+    texts = ["".join(rnd.choice("[]{}ab\n é") for _ in range(rnd.randint(0, 80))) for _ in range(2000)]
+    monkeypatch.setattr(limits, "_CHUNK", 7)
+    for text in texts:
+        for limit in (0, 1, 2, 3):
+            expected = whole(text) > limit or limits.re.search(
+                rf"(?:^|\n)[ \-?]{{{limit - whole(text) + 1},}}", text) is not None
+            assert limits.may_exceed(text, limit) == expected, (text, limit)

@@ -101,7 +101,7 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         details["raw_replies"] = [c.raw for c in s.trace.calls]
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ())) if details else ()
     kw: dict[str, Any] = {"tokens": tokens} if tokens is not None else {}
-    failed = next((c for c in children if c.error), None)
+    failed = next((c for c in children if c.error), None) if children else None
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
         message = f"{failed.type}: {failed.error}"
         return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
@@ -165,9 +165,12 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
     scale = max((r.weight for r in scored), default=0.0) or 1.0  # weights <= 1: their sum cannot overflow
     total = sum(oriented(r) * (r.weight / scale) for r in scored)
     weight = sum(r.weight / scale for r in scored)
-    failed = [r for r in results if not r.pass_ and (r.weight > 0 or r.error)]
-    passed = not failed
-    reason = "All assertions passed" if passed else failed[-1].reason
+    last_failed = None
+    for r in results:
+        if not r.pass_ and (r.weight > 0 or r.error):
+            last_failed = r
+    passed = last_failed is None
+    reason = "All assertions passed" if last_failed is None else last_failed.reason
     if not scored:
         return (1.0 if passed else 0.0), passed, reason
     score = total / weight if weight > 0 else 0.0

@@ -73,12 +73,17 @@ def _cache_key(raw: dict[str, Any], base_dir: str) -> tuple[str, str] | None:
     return base_dir, repr(raw)  # distinct values have distinct reprs (1, 1.0, '1', True); objects show their id
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionSpec:
     """A copy of a built spec with this occurrence's location (dataclasses.replace costs 10x more)."""
-    spec = object.__new__(AssertionSpec)
-    fields = dict(known.__dict__)
-    fields["loc"], fields["key_path"] = loc, key
-    object.__setattr__(spec, "__dict__", fields)
+    spec = _new(AssertionSpec)
+    fields = known.__dict__.copy()
+    fields["loc"] = loc
+    fields["key_path"] = key
+    _set(spec, "__dict__", fields)
     return spec
 
 
@@ -87,14 +92,21 @@ _LISTS: dict[tuple[str, str], tuple[AssertionSpec, ...] | None] = {}
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
     """A test's `assert:` list; a list equal to one seen before costs one repr and a copy per spec."""
-    from evalrun.config.yamlsrc import LList, loc_of
-
-    keys = [f"{key}.assert[{i}]" if key else f"assert[{i}]" for i in range(len(items))]
-    locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else [loc] * len(items)
+    prefix = f"{key}.assert[" if key else "assert["
     lkey = (base_dir, repr(items))
     known = _LISTS.get(lkey, ())
-    if known:
-        return [_located(k, lc, ky) for k, lc, ky in zip(known, locs, keys, strict=True)]
+    if type(items) is list:  # parsed JSON: every item at the test's own line
+        if known:
+            return [_located(k, loc, f"{prefix}{i}]") for i, k in enumerate(known)]
+        locs = [loc] * len(items)
+    else:
+        from evalrun.config.yamlsrc import LList, loc_of
+
+        locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else \
+            [loc] * len(items)
+        if known:
+            return [_located(k, lc, f"{prefix}{i}]") for i, (k, lc) in enumerate(zip(known, locs, strict=True))]
+    keys = [f"{prefix}{i}]" for i in range(len(items))]
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])

@@ -26,6 +26,7 @@ MAX_ALIAS_VALUES = 1_000_000
 
 _KEEP = b"[]{}"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
+_CHUNK = 1 << 20
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
@@ -35,9 +36,15 @@ def may_exceed(text: str, limit: int = MAX_DEPTH) -> bool:
     An upper bound: the deepest climb of brackets above an earlier low, plus the longest run of spaces and
     `-`/`?` indicators that starts a line (block nesting needs one of them per level).
     """
-    brackets = text.encode("utf-8", "surrogatepass").translate(None, _DROP)
-    levels = list(accumulate(map(_STEP.__getitem__, brackets), initial=0))
-    rise = max(map(operator.sub, levels, accumulate(levels, min)))
+    level = low = rise = 0
+    for start in range(0, len(text), _CHUNK):  # in slices: a whole-text copy doubled a large file's memory
+        brackets = text[start:start + _CHUNK].encode("utf-8", "surrogatepass").translate(None, _DROP)
+        if not brackets:
+            continue
+        levels = list(accumulate(map(_STEP.__getitem__, brackets), initial=level))
+        lows = list(accumulate(levels, min, initial=low))[1:]
+        rise = max(rise, max(map(operator.sub, levels, lows)))
+        level, low = levels[-1], lows[-1]
     if rise > limit:
         return True
     return re.search(rf"(?:^|\n)[ \-?]{{{limit - rise + 1},}}", text) is not None

@@ -101,7 +101,9 @@ def load_vars(node: Any, ctx: Ctx, loc: Location | None, key: str) -> dict[str, 
         node = data
     if not isinstance(node, dict):
         raise ConfigError.at(loc, "vars must be a mapping of name: value", key=key)
-    return {str(k): _load_var(v, ctx, loc_of(node, str(k)) or loc, f"{key}.{k}") for k, v in node.items()}
+    is_ref = files.is_ref  # most values are plain: their location and key path are never needed
+    return {str(k): _load_var(v, ctx, loc_of(node, str(k)) or loc, f"{key}.{k}") if is_ref(v) else v
+            for k, v in node.items()}
 
 
 def join(key: str, sub: str) -> str:
@@ -123,20 +125,23 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
                              hint="select providers with `providers: [label]`; set the grader with "
                                   "`options.provider`")
     threshold = node.get("threshold")
-    options = dict(node.get("options") or {})
-    store = options.get("storeOutputAs")
-    if store is not None and not (isinstance(store, str) and store.isidentifier()):
-        raise ConfigError.at(loc_of(node, "options") or loc, f"storeOutputAs must be a var name, got {store!r}",
-                             key=join(key, "options.storeOutputAs"), hint="e.g. storeOutputAs: favoriteFruit")
-    if "postprocess" in options:  # promptfoo's deprecated name of transform
-        options.setdefault("transform", options.pop("postprocess"))
+    raw_options = node.get("options")
+    options = dict(raw_options) if raw_options else {}
+    if options:
+        store = options.get("storeOutputAs")
+        if store is not None and not (isinstance(store, str) and store.isidentifier()):
+            raise ConfigError.at(loc_of(node, "options") or loc, f"storeOutputAs must be a var name, got {store!r}",
+                                 key=join(key, "options.storeOutputAs"), hint="e.g. storeOutputAs: favoriteFruit")
+        if "postprocess" in options:  # promptfoo's deprecated name of transform
+            options.setdefault("transform", options.pop("postprocess"))
+    raw_metadata = node.get("metadata")
     return TestPart(
         description=node.get("description"),
         vars=load_vars(node.get("vars"), ctx, loc_of(node, "vars") or loc, join(key, "vars")),
         asserts=specs,
         options=options,
         threshold=float(threshold) if threshold is not None else None,
-        metadata=dict(node.get("metadata") or {}),
+        metadata=dict(raw_metadata) if raw_metadata else {},
         providers=_names(node.get("providers")),
         prompts=_names(node.get("prompts")),
         loc=loc,

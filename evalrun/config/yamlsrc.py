@@ -217,11 +217,20 @@ class _Converter:
         return d
 
 
+_EVENTS_MIN_CHARS = 256 * 1024  # = yamlevents.MIN_CHARS (not imported: yamlevents imports this module)
+
+
 def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text; ConfigError with the line for syntax errors (tabs get a specific hint)."""
     loader = _Loader(text)
     try:
         check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
+        if len(text) >= _EVENTS_MIN_CHARS:  # large: built from parser events, no node tree (yamlevents.py)
+            from evalrun.config import yamlevents
+
+            built = yamlevents.build(text, file)
+            if built is not yamlevents.FALLBACK:
+                return built
         node = loader.get_single_node()
         return None if node is None else _Converter(loader, file).convert(node)
     except yaml.MarkedYAMLError as e:

@@ -21,11 +21,12 @@ from evalrun.errors import UsageError
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import filters, groups, recording
 from evalrun.run.casework import CaseEnv, error_result, run_case
+from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
-from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
+from evalrun.run.store import ResultsFileBusy, ResultsWriter, encode_record, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite, TestSpec
 
@@ -175,6 +176,7 @@ class Runner:
     async def run(self) -> RunOutcome:
         opts = self.options
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
+        release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         cases, total = self._case_stream()
         stream = groups.batches(cases, _compares_outputs)
@@ -200,12 +202,14 @@ class Runner:
         scrub = Scrubber.for_run(spec.config for spec in self.suite.providers)
 
         def finish(result: CaseResult, case: Case) -> None:
-            rec = scrub.record(result_dict(result))  # secrets redacted, NaN/inf as null: in every report
+            rec = result_dict(result)
             sha = prompt_sha.get(case.prompt.id)
             if sha is None:
                 sha = prompt_sha[case.prompt.id] = prompt_digest(case.prompt.raw)
             rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), sha
-            offset = writer.write(rec)
+            # secrets redacted, NaN/inf as null (in every report); a clean record is encoded once
+            rec, text = scrub.encoded(rec, encode_record)
+            offset = writer.write_text(text)
             tally.add(rec, offset)
             self.progress.update(result.status)
 
@@ -303,6 +307,11 @@ class Runner:
 
 def _compares_outputs(test: TestSpec) -> bool:
     """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
-    def walk(specs: Any) -> bool:
-        return any(getattr(s.handler, "compares_outputs", False) or walk(s.children) for s in specs)
-    return walk(test.asserts)
+    return _any_compares(test.asserts)
+
+
+def _any_compares(specs: Sequence[Any]) -> bool:
+    for s in specs:  # a plain loop: this runs once per case
+        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
+            return True
+    return False

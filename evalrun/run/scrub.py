@@ -12,7 +12,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -65,6 +65,17 @@ class Scrubber:
                                                                    or self.pattern.search(text) is None):
                 return value
         return self._walk(value)
+
+    def encoded(self, value: dict[str, Any], encode: Callable[[Any], str]) -> tuple[Any, str]:
+        """`record(value)` and its JSON text by `encode`, encoding a clean record only once (the results
+        file's hot path: the text searched is the text written)."""
+        if self.plain:
+            text = encode(value)
+            if "NaN" not in text and "Infinity" not in text and (self.pattern is None
+                                                                   or self.pattern.search(text) is None):
+                return value, text
+        clean = self._walk(value)
+        return clean, encode(clean)
 
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -22,6 +22,10 @@ def _dumps(obj: Any) -> bytes:
     return (_ENCODER.encode(obj) + "\n").encode("utf-8")
 
 
+#: The JSON text of one record as the results file holds it (without the line break).
+encode_record = _ENCODER.encode
+
+
 class ResultsFileBusy(Exception):
     """Another process is writing this results file."""
 
@@ -54,7 +58,13 @@ class ResultsWriter:
 
     def write(self, record: dict[str, Any]) -> int:
         """Append one record; returns its byte offset."""
-        data = _dumps(record)
+        return self.write_bytes(_dumps(record))
+
+    def write_text(self, text: str) -> int:
+        """Append one record already encoded by `encode_record`; returns its byte offset."""
+        return self.write_bytes((text + "\n").encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> int:
         at = self.offset
         self._f.write(data)
         self.offset += len(data)

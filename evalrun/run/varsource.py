@@ -90,6 +90,12 @@ def resolve_placeholders(vars: dict[str, Any]) -> dict[str, Any]:
 async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
     vars = case.vars
     transform = case.test.options.get("transformVars")
+    if not transform:  # the common case: no string var that steps 2-4 would touch, so nothing changes
+        for v in vars.values():
+            if isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v):
+                break
+        else:
+            return vars
     if isinstance(transform, str) and transform.strip():
         from evalrun.usercode import compile_code
 

@@ -1,0 +1,119 @@
+"""yamlevents (large YAML read from parser events) gives exactly what the composing reader gives, or falls back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun.config import yamlevents, yamlsrc
+from evalrun.config.yamlsrc import LDict, LList
+from evalrun.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def composed(text: str, file: str = "f.yaml") -> Any:
+    """The composing reader, whatever the text's size."""
+    loader = yamlsrc._Loader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else yamlsrc._Converter(loader, file).convert(node)
+    finally:
+        loader.dispose()
+
+
+def same(a: Any, b: Any, path: str = "") -> None:
+    """Equal values, types, lines and key/item lines, all the way down."""
+    assert type(a) is type(b), path
+    if isinstance(a, LDict):
+        assert (a.file, a.line, a.key_lines) == (b.file, b.line, b.key_lines), path
+        assert list(a) == list(b), path
+        for k in a:
+            same(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, LList):
+        assert (a.file, a.line, a.item_lines, len(a)) == (b.file, b.line, b.item_lines, len(b)), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and a != a:
+        assert b != b, path
+    else:
+        assert a == b, path
+
+
+DOCS = [
+    "a: 1\nb: [x, 'y', 2.5, true, null, ~, 0o17, 0x1F, 012, yes, 1:30, .inf, -.Inf, .nan]\n",
+    "- {a: b, c: [1, 2, {d: e}]}\n- - nested\n  - list\n- ''\n-\n",
+    "tests:\n  - vars: {q: [one, two, three]}\n    assert:\n      - type: contains\n        value: one\n",
+    "x: &a {k: v, l: [1, 2]}\ny: *a\nz: [*a, *a]\ns: &s scalar\nt: *s\nu: [*s]\n",
+    "1: int key\n2.5: float key\ntrue: bool key\nnull: null key\n'str': s\n",
+    "multi: |\n  line one\n  line two\nfolded: >\n  a\n  b\nplain: !!str 123\n",
+    "empty_map: {}\nempty_list: []\n",
+    "just a scalar\n",
+    "",
+]
+FALLBACKS = [
+    "a: 1\na: 2\n",  # duplicate key
+    "base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n",  # merge key
+    "a: !!binary aGVsbG8=\n",  # a non-core tag
+    "? [a, b]\n: complex key\n",  # a non-scalar key
+    "--- 1\n--- 2\n",  # two documents
+    "a: !!int notanumber\n",  # an explicit tag that does not fit
+    "x: &a\n  - *a\n",  # an alias inside its own anchor
+    "k: &k key\n*k : v\n",  # an alias as a key
+]
+
+
+@pytest.mark.parametrize("text", DOCS)
+def test_same_values_and_lines_as_the_composing_reader(text: str) -> None:
+    built = yamlevents.build(text, "f.yaml")
+    assert built is not yamlevents.FALLBACK
+    same(built, composed(text))
+
+
+def test_aliases_share_one_object_and_equal_strings_are_stored_once() -> None:
+    built = yamlevents.build("x: &a [1]\ny: *a\nv: [same text, same text]\n", "f.yaml")
+    assert built["x"] is built["y"]
+    assert built["v"][0] is built["v"][1]
+
+
+@pytest.mark.parametrize("text", FALLBACKS)
+def test_documents_it_does_not_treat_fall_back(text: str) -> None:
+    assert yamlevents.build(text, "f.yaml") is yamlevents.FALLBACK
+
+
+def _outcome(text: str) -> tuple[Any, Any]:
+    try:
+        return yamlsrc.parse_yaml(text, "f.yaml"), None
+    except ConfigError as e:
+        return None, (e.message, e.line, e.hint)
+
+
+@pytest.mark.parametrize("text", FALLBACKS + DOCS[:4] + ["a: [1, 2\n", "a:\n\tb: 1\n"])
+def test_large_files_keep_the_usual_values_and_errors(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the size threshold parse_yaml reads from events; values, merges and errors come out as before."""
+    big = text + "# padding\n" * (yamlsrc._EVENTS_MIN_CHARS // 10 + 1)
+    assert len(big) >= yamlevents.MIN_CHARS == yamlsrc._EVENTS_MIN_CHARS
+    value, error = _outcome(big)
+    monkeypatch.setattr(yamlsrc, "_EVENTS_MIN_CHARS", 10**12)  # the composing reader only
+    old_value, old_error = _outcome(big)
+    assert error == old_error
+    if error is None:
+        same(value, old_value)
+
+
+def test_every_yaml_file_of_the_project_reads_the_same() -> None:
+    """Differential check over the examples and test fixtures (a large variety of real configs)."""
+    checked = 0
+    for path in sorted([*ROOT.glob("examples/**/*.y*ml"), *ROOT.glob("tests/**/*.y*ml"), *ROOT.glob("docs/**/*.y*ml")]):
+        text = path.read_text(encoding="utf-8-sig")
+        try:
+            expected = composed(text, str(path))
+        except Exception:  # noqa: BLE001 - broken on purpose (fixtures of errors): not this module's concern
+            continue
+        built = yamlevents.build(text, str(path))
+        if built is not yamlevents.FALLBACK:
+            same(built, expected, str(path))
+            checked += 1
+    assert checked >= 15
