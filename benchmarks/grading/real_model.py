@@ -89,7 +89,7 @@ def step_stats(records: list[dict[str, Any]]) -> dict[str, Any]:
             err = a.get("error") or ""
             if err:
                 errors[err[:160]] += 1
-            if a.get("grader") is None:
+            if a.get("grader") is None and not err:
                 continue
             assertions += 1
             steps = details.get("calls") or []
