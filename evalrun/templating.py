@@ -15,6 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
+import jinja2.ext
+import jinja2.lexer
 from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -61,8 +63,30 @@ class _NunjucksCompatEnv(SandboxedEnvironment):
         return super().getattr(obj, attribute)
 
 
+class _StrictEquality(jinja2.ext.Extension):
+    """Nunjucks' `===` / `!==`: Jinja2 lexes them as `==` / `!=` followed by `=`; the two tokens become one
+    (`==` / `!=`, which compare without JavaScript's type coercion already)."""
+
+    def filter_stream(self, stream: jinja2.lexer.TokenStream) -> Any:
+        pending = None
+        for tok in stream:
+            if pending is not None:
+                if tok.type == "assign" and tok.lineno == pending.lineno:
+                    yield pending
+                    pending = None
+                    continue
+                yield pending
+                pending = None
+            if tok.type in ("eq", "ne"):
+                pending = tok
+                continue
+            yield tok
+        if pending is not None:
+            yield pending
+
+
 _env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                          finalize=as_text)
+                          finalize=as_text, extensions=[_StrictEquality])
 _env.globals["null"] = None  # Nunjucks literals
 _env.globals["undefined"] = None
 

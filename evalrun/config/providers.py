@@ -26,6 +26,10 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
                              hint="for example `echo` or `openai:gpt-4o-mini`")
     if files.is_ref(raw):
         return files.absolute_ref(raw, base_dir, loc=loc, key=key)
+    from evalrun.providers.js_ import is_js_provider
+
+    if is_js_provider(raw):  # promptfoo loads a bare `provider.js` id as a file too
+        return files.absolute_ref("file://" + raw, base_dir, loc=loc, key=key)
     return raw
 
 

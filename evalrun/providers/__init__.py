@@ -2,7 +2,8 @@
 
     build(spec: ProviderSpec, base_dir: str, transport=None) -> Provider
 
-Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `http(s)://...`,
+Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `file://provider.js`
+(providers/js_.py), `http(s)://...`,
 and every other id goes to litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package
 never imports litellm; building a litellm provider imports only the wrapper module, not litellm itself.
 """
@@ -20,7 +21,13 @@ __all__ = ["CallContext", "Provider", "build", "is_builtin"]
 def is_builtin(provider_id: str) -> bool:
     """True for the kinds implemented here (no model call, never litellm)."""
     return (provider_id == "echo" or provider_id.startswith(("exec:", "python:", "http://", "https://"))
-            or (provider_id.startswith("file://") and ".py" in provider_id))
+            or (provider_id.startswith("file://") and ".py" in provider_id) or _is_js(provider_id))
+
+
+def _is_js(provider_id: str) -> bool:
+    from evalrun.providers.js_ import is_js_provider
+
+    return is_js_provider(provider_id)
 
 
 def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Provider:
@@ -38,6 +45,10 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.python_ import PythonProvider
 
         return PythonProvider(spec, base_dir)
+    if _is_js(pid):
+        from evalrun.providers.js_ import JsProvider
+
+        return JsProvider(spec, base_dir)
     if pid.startswith(("http://", "https://")):
         from evalrun.providers.http_ import HttpProvider
 
