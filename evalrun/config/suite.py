@@ -119,6 +119,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         # The check reads the var names, the prompts and each assertion's templates (one shared handler per
         # distinct assertion): tests that agree on those pass or fail alike.
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
+                bool(test.options.get("rubricPrompt")),
                 *(spec.handler for spec in test.asserts))
         if ckey not in passed:
             try:

@@ -1,7 +1,9 @@
 """Which grader grades an assertion (promptfoo's order), and one grader instance per distinct spec.
 
 Order: assertion `provider` > test `options.provider` (defaultTest's options are merged into it by the config
-loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader.
+loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader, except
+for an assertion the builtin grader cannot grade (llm-rubric), which gets promptfoo's default grading provider
+when its key is in the environment (OPENAI_API_KEY, else ANTHROPIC_API_KEY), as promptfoo does.
 A spec is "builtin", a provider id string (e.g. "openai:gpt-4o-mini", "ollama/llama3"), or an object
 {id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. promptfoo's per-kind map
 {text: SPEC, embedding: SPEC} is accepted; its `text` entry is used.
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from evalrun.grading.embeddings import Embedder
 
 BUILTIN = "builtin"
+#: promptfoo 0.121.20's default grading provider by the key found in the environment, in its order of preference
+PROMPTFOO_DEFAULT_GRADERS = (("OPENAI_API_KEY", "openai:gpt-5.5-2026-04-23"),
+                             ("ANTHROPIC_API_KEY", "anthropic:messages:claude-sonnet-4-6"))
 ENV_VAR = "EVALRUN_GRADER"
 _KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
 #: Keys of a provider object that are not model parameters.
@@ -191,7 +196,27 @@ class GraderResolver:
         for value, origin, loc, key in candidates:
             if value is not None and value != "":
                 return normalise_spec(value, loc=loc, key=key), origin, loc, key
+        fallback = self._promptfoo_default(spec)
+        if fallback is not None:
+            pid, env_key = fallback
+            return pid, f"promptfoo's default grader, as {env_key} is set", None, ""
         return BUILTIN, "default", None, ""
+
+    def _promptfoo_default(self, spec: AssertionSpec | None) -> tuple[str, str] | None:
+        """promptfoo's default grading provider, for an assertion the builtin grader cannot grade (llm-rubric)
+        when none is configured and the environment holds that provider's key (OPENAI_API_KEY, else
+        ANTHROPIC_API_KEY), as promptfoo grades it; None otherwise."""
+        needed = getattr(spec.handler, "grading_steps", None) if spec is not None else None
+        if needed is None:
+            return None
+        from evalrun.grading.steps import unsupported
+
+        if not unsupported(self._grader(BUILTIN), spec.type if spec else "", needed()):
+            return None
+        for env_key, pid in PROMPTFOO_DEFAULT_GRADERS:
+            if os.environ.get(env_key):
+                return pid, env_key
+        return None
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
         """The grader for this assertion in this test."""

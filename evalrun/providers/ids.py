@@ -61,6 +61,9 @@ _SPECIAL_KINDS: dict[tuple[str, str], str] = {
     ("azureopenai", "completion"): "azure_text",
     ("anthropic", "completion"): "anthropic",
     ("bedrock", "converse"): "bedrock/converse",
+    # promptfoo's OpenAI Responses API provider: litellm bridges `openai/responses/MODEL` to that endpoint
+    ("openai", "responses"): "openai/responses",
+    ("azure", "responses"): "azure/responses",
 }
 #: Sub-kinds that are not chat/text models at all.
 _NOT_CHAT = frozenset({"embedding", "embeddings", "moderation", "image", "assistant", "realtime",
@@ -100,7 +103,7 @@ def to_litellm_model(provider_id: str, *, loc: Location | None = None, key: str 
     kind, sep2, model = rest.partition(":")
     special = _SPECIAL_KINDS.get((prefix, kind.lower())) if sep2 else None
     if sep2 and (special or kind.lower() in _CHAT_KINDS or kind.lower() in _NOT_CHAT or kind == "completion"):
-        if kind.lower() in _NOT_CHAT:
+        if kind.lower() in _NOT_CHAT and not special:
             raise _malformed(pid, f"names a {kind} endpoint, which is not a chat/text model", loc, key)
         target = special or _PREFIXES[prefix]
     else:  # no sub-kind: the rest is the model (it may contain ':' e.g. ollama:llama3:8b, bedrock ...:0)
