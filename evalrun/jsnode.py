@@ -113,6 +113,7 @@ rl.on('line', async (line) => {
   const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
+    if (req.exports) { await load(req); reply({ ok: true, result: null }); return; }
     const result = req.provider ? await provider(req)
       : await (await load(req))(...(req.args || [req.output, req.context]));
     const special = typeof result === 'number' && !isFinite(result) ? String(result) : undefined;
@@ -326,6 +327,13 @@ def load_js_provider(path: str, options: dict[str, Any]) -> Any:
     reply = _process().request_sync({"provider": path, "options": options, "describe": True}, timeout=30)
     value = _reply_value(reply, os.path.basename(path))
     return value.get("id") if isinstance(value, dict) else None
+
+
+def check_export(ref: str) -> None:
+    """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
+    does not export that function."""
+    _reply_value(_process().request_sync({"code": ref, "exports": True, "base_dir": "."}, timeout=30),
+                 ref.rsplit("/", 1)[-1])
 
 
 _CHECKED: dict[str, str | None] = {}

@@ -145,6 +145,22 @@ def env_namespace() -> _Env:
     return merged
 
 
+def render_env_only(text: str) -> str:
+    """`{{ env.NAME }}` in a provider id (promptfoo renders them when it loads the config); an unset NAME, or a
+    template reading anything but `env`, is a ConfigError."""
+    if not has_template(text):
+        return text
+    try:
+        if variables_of(text) - {"env"}:
+            raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
+        return render(text, {})
+    except jinja2.UndefinedError as e:
+        raise ConfigError(f"{text!r}: {e.message}", hint="set the variable in the environment or under `env:`") \
+            from None
+    except jinja2.TemplateSyntaxError as e:
+        raise ConfigError(f"{text!r}: template syntax error: {e.message}") from None
+
+
 def has_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 

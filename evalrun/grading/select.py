@@ -35,6 +35,16 @@ _KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
 _SPEC_KEYS = frozenset({"id", "label", "config", "prompts", "transform", "delay"})
 
 
+def _env_id(pid: str, loc: Location | None, key: str) -> str:
+    """The id with `{{ env.NAME }}` rendered (ConfigError at `loc` when NAME is unset)."""
+    from evalrun.templating import render_env_only
+
+    try:
+        return render_env_only(pid.strip())
+    except ConfigError as e:
+        raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+
+
 def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provider") -> str | dict[str, Any]:
     """Check a grader spec's shape and return "builtin", an id string, or {id, label?, config}.
 
@@ -48,7 +58,7 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
     if isinstance(spec, str):
         if not spec.strip():
             raise ConfigError.at(loc, "empty grader id", key=key, hint="e.g. openai:gpt-4o-mini or builtin")
-        return spec.strip()
+        return _env_id(spec, loc, key)
     if isinstance(spec, Mapping):
         pid = spec.get("id")
         if not isinstance(pid, str) or not pid.strip():
@@ -63,7 +73,7 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
             raise ConfigError.at(loc, "grader provider `config` must be a mapping", key=f"{key}.config")
         if pid.strip() == BUILTIN:
             return BUILTIN
-        out: dict[str, Any] = {"id": pid.strip(), "config": dict(config)}
+        out: dict[str, Any] = {"id": _env_id(pid, loc, f"{key}.id"), "config": dict(config)}
         if spec.get("label"):
             out["label"] = str(spec["label"])
         return out

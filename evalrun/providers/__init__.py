@@ -15,13 +15,18 @@ from typing import Any
 from evalrun.providers.base import CallContext, Provider
 from evalrun.types import ProviderSpec
 
-__all__ = ["CallContext", "Provider", "build", "is_builtin"]
+__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http"]
 
 
 def is_builtin(provider_id: str) -> bool:
     """True for the kinds implemented here (no model call, never litellm)."""
-    return (provider_id == "echo" or provider_id.startswith(("exec:", "python:", "http://", "https://"))
+    return (provider_id == "echo" or provider_id.startswith(("exec:", "python:")) or is_http(provider_id)
             or (provider_id.startswith("file://") and ".py" in provider_id) or _is_js(provider_id))
+
+
+def is_http(provider_id: str) -> bool:
+    """promptfoo's HTTP provider: `http(s)://URL`, or `http` / `https` / `https:any-name` with `config.url`."""
+    return provider_id in ("http", "https") or provider_id.startswith(("http:", "https:"))
 
 
 def _is_js(provider_id: str) -> bool:
@@ -49,10 +54,10 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.js_ import JsProvider
 
         return JsProvider(spec, base_dir)
-    if pid.startswith(("http://", "https://")):
+    if is_http(pid):
         from evalrun.providers.http_ import HttpProvider
 
-        return HttpProvider(spec, on_event=getattr(transport, "on_event", None))
+        return HttpProvider(spec, on_event=getattr(transport, "on_event", None), base_dir=base_dir)
     import importlib
 
     litellm_ = importlib.import_module("evalrun.providers.litellm_")  # the wrapper; litellm itself stays lazy

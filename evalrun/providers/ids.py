@@ -121,6 +121,8 @@ def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> di
     if prefix in _LOCAL_SERVERS:
         var, url = _LOCAL_SERVERS[prefix]
         return {"api_base": environ.get(var) or url, "api_key": "sk-local"}
+    if prefix == "ollama" and environ.get("OLLAMA_BASE_URL"):  # promptfoo's variable for a non-default server
+        return {"api_base": environ["OLLAMA_BASE_URL"]}
     return {}
 
 

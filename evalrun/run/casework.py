@@ -84,14 +84,25 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             raise CaseFailure(str(e)) from None
         if vars is not case.vars:
             case = replace(case, vars=vars)
-        try:
-            prompt = render_prompt(case.prompt.raw, case.vars)
-        except Exception as e:
-            raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
+        prompt_config = case.prompt.config
+        if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
+            from evalrun.prompt_functions import build_prompt
+
+            try:
+                prompt, fn_config = await build_prompt(case.prompt.function, case.vars,
+                                                       {"id": case.provider.id, "label": case.provider.name})
+            except EvalrunError as e:
+                raise CaseFailure(f"prompt {case.prompt.label!r}: {e}") from None
+            prompt_config = {**prompt_config, **fn_config}
+        else:
+            try:
+                prompt = render_prompt(case.prompt.raw, case.vars)
+            except Exception as e:
+                raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
         provider = env.providers[id(case.provider)]
         ctx = CallContext(vars=case.vars, prompt_label=case.prompt.label, test_description=case.test.description,
-                          use_cache=env.use_cache, prompt_config=case.prompt.config)
+                          use_cache=env.use_cache, prompt_config=prompt_config)
         try:
             output = await provider.call(prompt, ctx)
         except ProviderError as e:
@@ -107,7 +118,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
                 await asyncio.sleep(delay)
-        value: Any = output.text
+        value: Any = output.text if output.value is None else output.value
         if case.provider.transform:
             value = await _apply_transform(env, case, case.provider.transform, "provider.transform", value,
                                            prompt_str)
