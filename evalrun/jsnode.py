@@ -110,6 +110,10 @@ const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   let req;
   try { req = JSON.parse(line); } catch (e) { return; }
+  if (req.env) {  // the caller's environment changed since the last request: user code reads process.env
+    for (const k of Object.keys(process.env)) if (!(k in req.env)) delete process.env[k];
+    Object.assign(process.env, req.env);
+  }
   const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
@@ -143,6 +147,7 @@ class _NodeProcess:
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.stderr_tail = ""
+        self.env_key = hash(frozenset(os.environ.items()))  # the environment the process started with
         threading.Thread(target=self._read, daemon=True, name="evalrun-node-out").start()
         threading.Thread(target=self._drain_stderr, daemon=True, name="evalrun-node-err").start()
 
@@ -171,8 +176,12 @@ class _NodeProcess:
 
     def _send(self, payload: dict[str, Any], waiter: _Waiter) -> None:
         rid = next(self.ids)
-        line = json.dumps({**payload, "id": rid}, default=str) + "\n"
+        env_key = hash(frozenset(os.environ.items()))
         with self.lock:
+            if env_key != self.env_key:  # user code sees the environment as it is now, as in promptfoo
+                payload = {**payload, "env": dict(os.environ)}
+                self.env_key = env_key
+            line = json.dumps({**payload, "id": rid}, default=str) + "\n"
             self.pending[rid] = waiter
             assert self.proc.stdin is not None
             try:
