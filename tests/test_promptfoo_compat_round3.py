@@ -247,10 +247,13 @@ def test_llm_rubric_without_a_grader_uses_promptfoos_default_when_its_key_is_set
     suite = load([str(cfg)])
     spec, test = suite.tests[0].asserts[0], suite.tests[0]
     chosen, origin = GraderResolver(suite, None, None).spec_for(spec, test)
-    assert chosen == "openai:gpt-5.5-2026-04-23" and "OPENAI_API_KEY" in origin
+    assert isinstance(chosen, dict) and chosen["id"] == "openai:gpt-5.5-2026-04-23"
+    assert chosen["config"] == {"drop_params": True} and "OPENAI_API_KEY is set" in chosen["label"]
+    assert origin == "no grader named"
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
-    assert GraderResolver(suite, None, None).spec_for(spec, test)[0] == "anthropic:messages:claude-sonnet-4-6"
+    chosen = GraderResolver(suite, None, None).spec_for(spec, test)[0]
+    assert isinstance(chosen, dict) and chosen["id"] == "anthropic:messages:claude-sonnet-4-6"
 
 
 def test_llm_rubric_with_no_grader_and_no_key_is_one_config_error_before_any_call(

@@ -209,7 +209,9 @@ class GraderResolver:
         fallback = self._promptfoo_default(spec)
         if fallback is not None:
             pid, env_key = fallback
-            return pid, f"promptfoo's default grader, as {env_key} is set", None, ""
+            # litellm drops parameters the model refuses (temperature 0 on a reasoning model)
+            return ({"id": pid, "label": f"{pid} (promptfoo's default grader: {env_key} is set)",
+                     "config": {"drop_params": True}}, "no grader named", None, "")
         return BUILTIN, "default", None, ""
 
     def _promptfoo_default(self, spec: AssertionSpec | None) -> tuple[str, str] | None:

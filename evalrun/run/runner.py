@@ -145,7 +145,6 @@ class Runner:
             self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
             if getattr(self.suite.tests, "graded", True):  # a streamed TestList knows it has no graded test
                 self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
-                self.resolver.check_support(self.suite.tests)  # llm-rubric with no LLM grader: likewise
         from evalrun import providers as providers_pkg
 
         build = self.build_provider or providers_pkg.build

@@ -46,7 +46,9 @@ def _env(url: str, home: Path) -> dict[str, str]:
                 PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
                 PROMPTFOO_CONFIG_DIR=str(home), PROMPTFOO_DISABLE_REMOTE_GENERATION="1",
                 PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test",
-                OLLAMA_BASE_URL=url.removesuffix("/v1"), AZURE_DEPLOYMENT="judge", AZURE_API_HOST="127.0.0.1:9")
+                OLLAMA_BASE_URL=url.removesuffix("/v1"), AZURE_DEPLOYMENT="judge", AZURE_API_HOST="127.0.0.1:9",
+                GOOGLE_API_KEY="sk-test", GEMINI_API_KEY="sk-test", GROQ_API_KEY="sk-test",
+                OPENROUTER_API_KEY="sk-test")
 
 
 def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
