@@ -58,6 +58,34 @@ class ConfigError(EvalrunError):
         return text
 
 
+class ConfigErrors(ConfigError):
+    """Several config errors found in one pass (`validate` reports them all at once, in file order).
+
+    Its file, line, key and message are the first error's; `str()` lists every error and the count.
+    """
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, file=first.file, line=first.line, key=first.key, hint=first.hint)
+        self.errors = errors
+
+    @classmethod
+    def of(cls, errors: list[ConfigError]) -> ConfigError:
+        """The one error, or all of them (duplicates dropped) as a ConfigErrors."""
+        unique: list[ConfigError] = []
+        seen: set[str] = set()
+        for e in errors:
+            for one in (e.errors if isinstance(e, ConfigErrors) else [e]):
+                text = str(one)
+                if text not in seen:
+                    seen.add(text)
+                    unique.append(one)
+        return unique[0] if len(unique) == 1 else cls(unique)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors) + f"\n{len(self.errors)} errors"
+
+
 class UsageError(ConfigError):
     """A bad command-line argument."""
 

@@ -58,7 +58,37 @@ function body(code) {
   }
   return 'return ' + t;
 }
-function load(req) {
+async function importFile(file) {
+  // CommonJS through require; ES modules (.mjs, or `type: module` packages) through import()
+  if (!file.endsWith('.mjs')) {
+    try { return require(file); } catch (e) { if (!e || e.code !== 'ERR_REQUIRE_ESM') throw e; }
+  }
+  const mod = await import(require('url').pathToFileURL(file).href);
+  return mod && mod.default !== undefined && Object.keys(mod).length === 1 ? mod.default : mod;
+}
+const providers = new Map();
+async function provider(req) {
+  // promptfoo's file://provider.js: `new (module.exports | default)(options)`, then callApi(prompt, context)
+  const key = req.provider + '\u0000' + JSON.stringify(req.options || {});
+  if (!providers.has(key)) {
+    providers.set(key, (async () => {
+      const mod = await importFile(req.provider);
+      const Cls = mod && typeof mod === 'object' && typeof mod.default === 'function' ? mod.default : mod;
+      if (typeof Cls === 'function') {
+        const inst = new Cls(req.options || {});
+        if (inst && typeof inst.callApi === 'function') return inst;
+      } else if (Cls && typeof Cls.callApi === 'function') {
+        return Cls;
+      }
+      throw new Error(`${req.provider} does not export a provider class with a callApi(prompt, context) method`);
+    })());
+  }
+  let inst;
+  try { inst = await providers.get(key); } catch (e) { providers.delete(key); throw e; }
+  if (req.describe) return { id: typeof inst.id === 'function' ? inst.id() : (inst.id || null) };
+  return inst.callApi(req.prompt, req.context || {});
+}
+async function load(req) {
   const params = req.params || ['output', 'context'];
   const key = req.code + '\u0000' + (req.base_dir || '') + '\u0000' + params.join(',');
   if (cache.has(key)) return cache.get(key);
@@ -67,7 +97,7 @@ function load(req) {
     let ref = req.code.slice(7), name;
     const m = ref.match(/^(.*\.(?:c|m)?js):([A-Za-z_$][\w$]*)$/);
     if (m) { ref = m[1]; name = m[2]; }
-    const mod = require(path.resolve(req.base_dir || '.', ref));
+    const mod = await importFile(path.resolve(req.base_dir || '.', ref));
     fn = name ? mod[name] : (typeof mod === 'function' ? mod : mod.default);
     if (typeof fn !== 'function') throw new Error(`${req.code} does not export a function`);
   } else {
@@ -80,10 +110,16 @@ const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   let req;
   try { req = JSON.parse(line); } catch (e) { return; }
+  if (req.env) {  // the caller's environment changed since the last request: user code reads process.env
+    for (const k of Object.keys(process.env)) if (!(k in req.env)) delete process.env[k];
+    Object.assign(process.env, req.env);
+  }
   const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
   try {
     if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
-    const result = await load(req)(...(req.args || [req.output, req.context]));
+    if (req.exports) { await load(req); reply({ ok: true, result: null }); return; }
+    const result = req.provider ? await provider(req)
+      : await (await load(req))(...(req.args || [req.output, req.context]));
     const special = typeof result === 'number' && !isFinite(result) ? String(result) : undefined;
     reply({ ok: true, result: result === undefined ? null : result, type: typeof result, special });
   } catch (e) {
@@ -111,6 +147,7 @@ class _NodeProcess:
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.stderr_tail = ""
+        self.env_key = hash(frozenset(os.environ.items()))  # the environment the process started with
         threading.Thread(target=self._read, daemon=True, name="evalrun-node-out").start()
         threading.Thread(target=self._drain_stderr, daemon=True, name="evalrun-node-err").start()
 
@@ -139,8 +176,12 @@ class _NodeProcess:
 
     def _send(self, payload: dict[str, Any], waiter: _Waiter) -> None:
         rid = next(self.ids)
-        line = json.dumps({**payload, "id": rid}, default=str) + "\n"
+        env_key = hash(frozenset(os.environ.items()))
         with self.lock:
+            if env_key != self.env_key:  # user code sees the environment as it is now, as in promptfoo
+                payload = {**payload, "env": dict(os.environ)}
+                self.env_key = env_key
+            line = json.dumps({**payload, "id": rid}, default=str) + "\n"
             self.pending[rid] = waiter
             assert self.proc.stdin is not None
             try:
@@ -272,6 +313,36 @@ def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str =
         proc.kill()
         raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None
     return _reply_value(reply, what)
+
+
+async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, context: dict[str, Any]) -> Any:
+    """`callApi(prompt, context)` of the provider class a JavaScript file exports (one instance per path and
+    options, kept in the Node process); its exceptions -> AssertionRuntimeError."""
+    proc = _process()
+    limit = timeout_s()
+    payload = {"provider": path, "options": options, "prompt": prompt, "context": context}
+    try:
+        reply = await asyncio.wait_for(proc.request(payload), limit)
+    except asyncio.TimeoutError:
+        proc.kill()
+        raise CodeTimeout(f"{os.path.basename(path)} did not answer within {limit:g}s "
+                          "(EVALRUN_JS_TIMEOUT)") from None
+    return _reply_value(reply, os.path.basename(path))
+
+
+def load_js_provider(path: str, options: dict[str, Any]) -> Any:
+    """Import the provider file and construct its class now (config time); its `id()` or None.
+    AssertionRuntimeError when the file cannot be loaded or exports no provider class."""
+    reply = _process().request_sync({"provider": path, "options": options, "describe": True}, timeout=30)
+    value = _reply_value(reply, os.path.basename(path))
+    return value.get("id") if isinstance(value, dict) else None
+
+
+def check_export(ref: str) -> None:
+    """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
+    does not export that function."""
+    _reply_value(_process().request_sync({"code": ref, "exports": True, "base_dir": "."}, timeout=30),
+                 ref.rsplit("/", 1)[-1])
 
 
 _CHECKED: dict[str, str | None] = {}

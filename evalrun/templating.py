@@ -15,6 +15,8 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
+import jinja2.ext
+import jinja2.lexer
 from jinja2 import meta
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -61,8 +63,30 @@ class _NunjucksCompatEnv(SandboxedEnvironment):
         return super().getattr(obj, attribute)
 
 
+class _StrictEquality(jinja2.ext.Extension):
+    """Nunjucks' `===` / `!==`: Jinja2 lexes them as `==` / `!=` followed by `=`; the two tokens become one
+    (`==` / `!=`, which compare without JavaScript's type coercion already)."""
+
+    def filter_stream(self, stream: jinja2.lexer.TokenStream) -> Any:
+        pending = None
+        for tok in stream:
+            if pending is not None:
+                if tok.type == "assign" and tok.lineno == pending.lineno:
+                    yield pending
+                    pending = None
+                    continue
+                yield pending
+                pending = None
+            if tok.type in ("eq", "ne"):
+                pending = tok
+                continue
+            yield tok
+        if pending is not None:
+            yield pending
+
+
 _env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                          finalize=as_text)
+                          finalize=as_text, extensions=[_StrictEquality])
 _env.globals["null"] = None  # Nunjucks literals
 _env.globals["undefined"] = None
 
@@ -119,6 +143,22 @@ def env_namespace() -> _Env:
     merged = _Env(os.environ)
     merged.update(_config_env)
     return merged
+
+
+def render_env_only(text: str) -> str:
+    """`{{ env.NAME }}` in a provider id (promptfoo renders them when it loads the config); an unset NAME, or a
+    template reading anything but `env`, is a ConfigError."""
+    if not has_template(text):
+        return text
+    try:
+        if variables_of(text) - {"env"}:
+            raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
+        return render(text, {})
+    except jinja2.UndefinedError as e:
+        raise ConfigError(f"{text!r}: {e.message}", hint="set the variable in the environment or under `env:`") \
+            from None
+    except jinja2.TemplateSyntaxError as e:
+        raise ConfigError(f"{text!r}: template syntax error: {e.message}") from None
 
 
 def has_template(text: str) -> bool:

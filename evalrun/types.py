@@ -30,6 +30,9 @@ class PromptSpec:
     loc: Location | None = None
     #: promptfoo's per-prompt `config`, merged over the provider's config for calls with this prompt
     config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: A prompt function (`file:///abs/prompts.js:fn`, `.mjs`, `.py`): called per case with {vars, provider}
+    #: to build the prompt (evalrun/prompt_functions.py); `raw` then holds the reference as written.
+    function: str | None = None
 
     @property
     def is_chat(self) -> bool:
@@ -164,6 +167,9 @@ class Output:
     cached: bool = False
     finish_reason: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)  # e.g. retrieved context from a RAG app
+    #: The output itself when the provider returned an object, a list or a number rather than text (`text` holds
+    #: it as JSON): transforms and code assertions receive it as it is, as in promptfoo.
+    value: Any = None
 
 
 # ---------------------------------------------------------------- grading

@@ -1,6 +1,6 @@
 """A fake OpenAI-compatible HTTP server on 127.0.0.1 for tests (no network).
 
-Serves POST /v1/chat/completions (and /chat/completions). Replies come from a script, in order, then from
+Serves POST /v1/chat/completions (and /chat/completions; Ollama's /api/chat and /api/generate too). Replies come from a script, in order, then from
 `default` (a callable of the request body returning a reply). A reply is a dict:
   {"content": "text"}                     -> 200 with a chat completion whose message content is the text
   {"content": ..., "delay": 0.2}          -> the same after sleeping 0.2 s
@@ -123,6 +123,8 @@ class FakeOpenAI:
                     }).encode()
                 elif "embedding_of" in reply:
                     payload = json.dumps(_embeddings(body, fake.embed)).encode()
+                elif self.path.rstrip("/").endswith(("/api/chat", "/api/generate")):  # Ollama's own API
+                    payload = json.dumps(_ollama(body, reply, chat=self.path.rstrip("/").endswith("chat"))).encode()
                 else:
                     payload = json.dumps(_completion(body, reply)).encode()
                 self.send_response(status)
@@ -180,3 +182,17 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         }],
         "usage": usage,
     }
+
+
+def _ollama(body: dict[str, Any], reply: Reply, *, chat: bool) -> dict[str, Any]:
+    """Ollama's /api/chat (or /api/generate) reply, not streamed."""
+    content = reply.get("content", "")
+    if not isinstance(content, str):
+        content = json.dumps(content)
+    out: dict[str, Any] = {"model": body.get("model", "fake-model"), "created_at": "2024-01-01T00:00:00Z",
+                           "done": True, "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5}
+    if chat:
+        out["message"] = {"role": "assistant", "content": content}
+    else:
+        out["response"] = content
+    return out

@@ -174,14 +174,18 @@ def test_validate_refuses_the_builtin_grader_for_judge_metrics(tmp_path: Path, t
                                                                capsys: pytest.CaptureFixture[str],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OPENAI_API_KEY")  # with it, promptfoo's default grader would grade (as in promptfoo)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     value = "" if type_ in ("answer-relevancy", "bias", "toxicity") else "  value: x\n"
     path = _suite(tmp_path, f"- type: {type_}\n{value}")
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"the builtin grader cannot grade {type_}" in err and "suite.yaml:6" in err and "--grader" in err
-    assert main(["eval", str(path), "--no-cache", "-o", str(tmp_path / "r.json")]) != 0
-    result = json.loads((tmp_path / "r.json").read_text())["results"][0]["assertions"][0]
-    assert f"grader error: the builtin grader cannot grade {type_}" in result["error"] and not result["pass"]
+    # eval stops the same way, before any call: one config error, no results
+    assert main(["eval", str(path), "--no-cache", "-o", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"the builtin grader cannot grade {type_}" in err and "suite.yaml:6" in err
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_validate_accepts_deterministic_scorers_and_an_llm_grader(tmp_path: Path,

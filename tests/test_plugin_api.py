@@ -96,6 +96,7 @@ def test_the_example_packages_judge_style_plugin(monkeypatch: pytest.MonkeyPatch
     assert prompt.startswith("Rate how polite this reply is") and "<<<OUTPUT>>>\nThank you for asking!" in prompt
     from evalrun.cli import main
 
+    monkeypatch.delenv("OPENAI_API_KEY")  # with it, promptfoo's default grader would grade (as in promptfoo)
     assert main(["validate", str(example / "polite.yaml")]) == 2
     assert "the builtin grader cannot grade is-polite" in capsys.readouterr().err
     monkeypatch.setenv("EVALRUN_GRADER", "openai:gpt-4o-mini")

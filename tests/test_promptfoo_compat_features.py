@@ -27,6 +27,7 @@ class Row:
     def __init__(self, rec: dict) -> None:
         self.status, self.output = rec.get("status"), rec.get("output")
         self.reason, self.error = rec.get("reason") or "", rec.get("error")
+        self.test_index = int(rec.get("test_index") or 0)
 
 
 def run_suite(cfg: Path) -> list[Row]:

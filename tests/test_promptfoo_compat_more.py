@@ -144,12 +144,30 @@ def test_inline_js_transforms_at_every_level(tmp_path: Path) -> None:
         "prompts: ['{{\"{\"}}\"a\": [1, 2, 3], \"n\": \"{{n}}\"}']\nproviders: [echo]\n"
         "tests:\n  - vars: {n: kiwi}\n    options:\n      transformVars: '({n: vars.n.toUpperCase()})'\n"
         "      transform: JSON.parse(output)\n"
-        "    assert:\n      - type: equals\n        value: KIWI\n        transform: JSON.parse(output).n\n"
-        "      - type: equals\n        value: '3'\n        transform: String(JSON.parse(output).a.length)\n"
+        "    assert:\n      - type: equals\n        value: KIWI\n        transform: output.n || ''\n"
+        "      - type: equals\n        value: '3'\n        transform: String(output.a.length)\n"
         "      - type: is-json\n")})
     rows = run_suite(cfg)
     assert [(r.status, r.reason) for r in rows] == [("pass", rows[0].reason)], rows[0].reason
     assert json.loads(rows[0].output) == {"a": [1, 2, 3], "n": "KIWI"}
+
+
+@needs_node
+def test_a_transform_object_reaches_later_transforms_and_code_assertions_as_an_object(tmp_path: Path) -> None:
+    """promptfoo hands the object a transform returns on: JSON.parse of it again fails there too."""
+    cfg = write(tmp_path, {"promptfooconfig.yaml": (
+        "prompts: ['{{\"{\"}}\"color\": \"{{c}}\", \"n\": 3}']\nproviders: [echo]\n"
+        "defaultTest:\n  options:\n    transform: JSON.parse(output)\n"
+        "tests:\n  - vars: {c: red}\n    assert:\n"
+        "      - {type: javascript, value: \"output.color === 'red' && output.n === 3\"}\n"
+        "      - {type: python, value: 'output[\"color\"] == \"red\" and isinstance(output, dict)'}\n"
+        "      - {type: contains, value: '\"color\"'}\n"
+        "  - vars: {c: blue}\n    assert:\n      - {type: javascript, value: \"output.color === 'red'\"}\n"
+        "  - vars: {c: red}\n    assert:\n      - {type: equals, value: red, transform: JSON.parse(output).color}\n")})
+    rows = run_suite(cfg)
+    rows = sorted(rows, key=lambda r: r.test_index)
+    assert [r.status for r in rows] == ["pass", "fail", "error"], [r.reason for r in rows]
+    assert "[object Object]" in rows[2].reason
 
 
 @needs_node

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalrun.assertions import engine
@@ -45,9 +47,14 @@ def test_invalid_reply_twice_is_an_error_never_inverted(fake_openai: FakeOpenAI)
     assert result.error is not None and result.pass_ is False and len(fake_openai.requests) == 2
 
 
-def test_missing_rubric_is_config_error() -> None:
+def test_missing_rubric_is_config_error(tmp_path: Path) -> None:
+    from evalrun.config import load
+
+    # required unless a custom rubricPrompt holds the rubric: checked per test when the config loads
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("prompts: [hi]\nproviders: [echo]\ntests:\n  - assert: [{type: llm-rubric}]\n")
     with pytest.raises(ConfigError, match="value"):
-        engine.build(spec())
+        load([str(cfg)])
     with pytest.raises(ConfigError, match="rubricPrompt"):
         engine.build(spec(value="r", rubric_prompt=5))
 

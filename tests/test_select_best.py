@@ -87,7 +87,9 @@ def test_a_single_output_is_an_error(tmp_path: Path, fake_openai: FakeOpenAI, ca
     assert not r["pass"] and "needs at least 2 outputs" in r["error"] and not fake_openai.requests
 
 
-def test_select_best_with_the_builtin_grader_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_select_best_with_the_builtin_grader_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")  # with it, promptfoo's default grader would grade (as in promptfoo)
     suite = tmp_path / "s.yaml"
     suite.write_text("prompts: [a, b]\nproviders: [echo]\ntests:\n  - assert:\n      - type: select-best\n"
                      "        value: best\n")

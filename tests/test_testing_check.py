@@ -50,7 +50,8 @@ def test_non_string_output_is_checked_as_json() -> None:
     check({"answer": 42}, [{"type": "is-json"}, {"type": "contains", "value": '"answer": 42'}])
 
 
-def test_an_assertion_that_cannot_be_evaluated_is_an_error_not_a_failure() -> None:
+def test_an_assertion_that_cannot_be_evaluated_is_an_error_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")  # with it, promptfoo's default grader would grade (as in promptfoo)
     with pytest.raises(CheckError, match="the builtin grader cannot grade llm-rubric") as info:
         check("Anything", [{"type": "llm-rubric", "value": "is polite"}])
     assert not isinstance(info.value, AssertionError)

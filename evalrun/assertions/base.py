@@ -51,6 +51,14 @@ class AssertionContext:
     run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None
     #: Resolves the embedding model of an embedding metric (grading/embeddings.py).
     get_embedder: Callable[[AssertionSpec], Any] | None = None
+    #: What a transform returned when it was not a string (an object, a list, a number): `output` holds it as
+    #: JSON text; code assertions (javascript, python) receive this value itself, as in promptfoo.
+    output_value: Any = None
+
+    @property
+    def code_output(self) -> Any:
+        """The output as code assertions see it: the transform's object, else the text."""
+        return self.output if self.output_value is None else self.output_value
 
     def as_dict(self) -> dict[str, Any]:
         """promptfoo's `context` object for user code (python assertions, transforms): plain data only."""

@@ -92,7 +92,7 @@ class Python(Assertion):
     async def evaluate(self, ctx: AssertionContext) -> Score:
         try:
             try:
-                result = await self.fn.call(ctx.output, ctx.as_dict())
+                result = await self.fn.call(ctx.code_output, ctx.as_dict())
             except AssertionRuntimeError as e:
                 if e.__cause__ is None:  # sys.exit()/KeyboardInterrupt in user code: no verdict, an ERROR
                     raise AssertionRuntimeError(str(e)) from e
@@ -137,7 +137,8 @@ class Javascript(Assertion):
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
                                     self.spec.threshold, "JavaScript")
         try:
-            result = await call_js(self.spec.value, ctx.output, _jsonable(ctx.as_dict()), base_dir=self.base_dir)
+            result = await call_js(self.spec.value, ctx.code_output, _jsonable(ctx.as_dict()),
+                                   base_dir=self.base_dir)
             if result is None:
                 raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
             if isinstance(result, (str, list)):  # promptfoo accepts no strings from JS

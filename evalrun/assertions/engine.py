@@ -61,8 +61,9 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
     threshold = handler.threshold
     try:
         if handler.transform_fn is not None:
-            transformed = await handler.transform_fn.call(ctx.output, ctx.as_dict())
-            ctx = dataclasses.replace(ctx, output=output_text(transformed))
+            transformed = await handler.transform_fn.call(ctx.code_output, ctx.as_dict())
+            ctx = dataclasses.replace(ctx, output=output_text(transformed),
+                                      output_value=None if isinstance(transformed, str) else transformed)
         score = await handler.evaluate(ctx)
     except GraderError as e:
         details: dict[str, Any] = {"raw_replies": [e.raw]} if e.raw is not None else {}

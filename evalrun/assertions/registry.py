@@ -41,6 +41,7 @@ BUILTIN_MODULES = (
     "evalrun.assertions.rubric",
     "evalrun.assertions.mastra_text",
     "evalrun.assertions.tools",
+    "evalrun.assertions.function_call",
     "evalrun.assertions.judges",
     "evalrun.assertions.alignment",
     "evalrun.assertions.model_graded",

@@ -42,7 +42,7 @@ class LLMRubric(GradedAssertion):
 
     summary = "a grader model judges the output against a rubric"
     grader_calls = 1
-    requires_value = True
+    requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
     uses_context = False
     config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
     steps = ("judge",)
@@ -54,7 +54,9 @@ class LLMRubric(GradedAssertion):
             import json
 
             return json.dumps(value, ensure_ascii=False)
-        if value is None or not str(value).strip():
+        if value is None:
+            return ""  # the custom rubricPrompt holds the rubric
+        if not str(value).strip():
             raise ValueError("llm-rubric needs a rubric in `value`")
         return str(value)
 

@@ -164,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
 
     from evalrun.run.signals import EXIT_SIGTERM, sigterm_as_sigint
 
+    if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader: one config error before any call
+        from evalrun.grading.select import GraderResolver
+
+        GraderResolver(suite, opts.grader, None).check_support(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.ray_executor import RayExecutor, job_for

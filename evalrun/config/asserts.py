@@ -217,7 +217,6 @@ PROMPTFOO_ONLY_TYPES: dict[str, str] = {
     "max-score": "", "classifier": "", "moderation": "", "perplexity": "",
     "perplexity-score": "", "guardrails": "", "webhook": "", "ruby": "", "gleu": "", "meteor": "",
     "is-valid-function-call": "use `is-valid-openai-tools-call`",
-    "is-valid-openai-function-call": "use `is-valid-openai-tools-call`",
     "conversation-relevance": "", "tool-call-f1": "", "trace-span-count": "", "trace-span-duration": "",
     "trace-error-spans": "",
 }

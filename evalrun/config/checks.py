@@ -113,6 +113,7 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
 
     `prompts`: the prompts this test runs, each with the variables it reads (see prompt_needs).
     """
+    _check_rubric_values(test)
     if test.options.get("transformVars"):  # its code may define any var: checked per case at run time
         return
     defined = set(test.vars) | BUILTIN_VARS
@@ -132,3 +133,15 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             raise err
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
+
+
+def _check_rubric_values(test: TestSpec) -> None:
+    """llm-rubric takes no `value` only under a custom `rubricPrompt` (the assertion's or the test's), which
+    then holds the whole rubric, as in promptfoo; otherwise the value is required."""
+    if test.options.get("rubricPrompt"):
+        return
+    for spec in test.asserts:
+        if spec.type == "llm-rubric" and spec.value is None and not spec.rubric_prompt:
+            raise ConfigError.at(spec.loc, "a value is required", key=f"{spec.key_path}.value" if spec.key_path
+                                 else "value", hint="give `value:` (the rubric) for llm-rubric, or a custom "
+                                                    "`rubricPrompt` that holds the whole rubric")

@@ -105,9 +105,12 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = files.split_ref(ref)
-    if files.is_code(path_s):
-        raise ConfigError.at(loc, f"prompt functions ({path_s}) are not supported", key=key,
-                             hint="write the prompt as a template file (.txt, .j2) or a chat list (.json/.yaml)")
+    if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
+        from evalrun.prompt_functions import load_prompt_function
+
+        path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
+        target = load_prompt_function(path, fn, loc=loc, key=key)
+        return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]
     out: list[PromptSpec] = []
     for path in files.expand(path_s, base_dir, loc=loc, key=key):
         display = files.display_path(path)

@@ -24,8 +24,19 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ConfigError.at(loc, f"a provider id must be a non-empty string, got {raw!r}", key=key,
                              hint="for example `echo` or `openai:gpt-4o-mini`")
+    if "{{" in raw:  # promptfoo renders {{ env.NAME }} in provider ids
+        from evalrun.templating import render_env_only
+
+        try:
+            raw = render_env_only(raw)
+        except ConfigError as e:
+            raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
     if files.is_ref(raw):
         return files.absolute_ref(raw, base_dir, loc=loc, key=key)
+    from evalrun.providers.js_ import is_js_provider
+
+    if is_js_provider(raw):  # promptfoo loads a bare `provider.js` id as a file too
+        return files.absolute_ref("file://" + raw, base_dir, loc=loc, key=key)
     return raw
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from evalrun.config.schema_source import build_schema
 from evalrun.config.yamlsrc import LDict, LList
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
 
 
@@ -208,6 +208,75 @@ def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
     return sum(1 for k in instance if k in alt.get("properties", {}))
 
 
+def _chosen_branch(err: Any) -> list[Any] | None:
+    """The errors of the anyOf alternative `_explain` would report (the one that fits the value best)."""
+    fitting = [e for e in err.context if _branch_fits(e)]
+    if not fitting:
+        return None
+    if isinstance(err.instance, dict):
+        scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
+        best = min(fitting, key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
+    else:
+        best = max(fitting, key=lambda e: len(e.absolute_path))
+    return [e for e in fitting if e.relative_schema_path[0] == best.relative_schema_path[0]]
+
+
+def _explain_all(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> list[ConfigError]:
+    """Every error one schema violation stands for: each error of the best-fitting anyOf alternative (every
+    bad test of a list), one per unknown key of a mapping, else `_explain`'s one."""
+    if err.validator in ("anyOf", "oneOf") and err.context:
+        branch = _chosen_branch(err)
+        if branch:
+            return [x for e in branch for x in _explain_all(e, doc, file, prefix, line)]
+    first = _explain(err, doc, file, prefix, line)
+    dropped = getattr(first, "droppable", None)
+    mapping = dropped[0] if dropped else None
+    if not isinstance(mapping, dict) and first.message.startswith("unknown key "):
+        mapping = _node_at(doc, first.key, prefix)
+    if not isinstance(mapping, dict) or not first.message.startswith("unknown key "):
+        return [first]
+    path = _path_of(first.key or "", prefix)[:-1]
+    allowed = list(_allowed_near(err, first))
+    out = [first]
+    for k in mapping:
+        if k in allowed or f"unknown key {k!r}" == first.message:
+            continue
+        loc = _locate(doc, [*path, k], file, line)
+        near = did_you_mean(str(k), allowed)
+        e = ConfigError.at(loc, f"unknown key {k!r}", key=key_path([*path, k], prefix),
+                           hint=near or f"allowed keys: {', '.join(allowed)}")
+        if near is None:
+            e.droppable = (mapping, k, loc)  # type: ignore[attr-defined]
+        out.append(e)
+    return out
+
+
+def _allowed_near(err: Any, first: ConfigError) -> list[str]:
+    """The keys allowed in the mapping `first` (an unknown-key error) is about."""
+    allowed = getattr(first, "allowed", None)
+    return list(allowed) if allowed is not None else list(err.schema.get("properties", {}))
+
+
+def _path_of(dotted: str, prefix: str) -> list[Any]:
+    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x'] (the inverse of key_path)."""
+    import re
+
+    if prefix and dotted.startswith(prefix):
+        dotted = dotted[len(prefix):].lstrip(".")
+    return [int(m.group(1)) if m.group(1) is not None else m.group(2)
+            for m in re.finditer(r"\[(\d+)\]|([^.\[\]]+)", dotted)]
+
+
+def _node_at(doc: Any, dotted: str | None, prefix: str) -> Any:
+    node = doc
+    for part in _path_of(dotted or "", prefix)[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
 def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> ConfigError:
     if err.validator in ("anyOf", "oneOf") and err.context:
         fitting = [e for e in err.context if _branch_fits(e)]
@@ -237,6 +306,7 @@ def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> Confi
             near = did_you_mean(str(first), allowed)
             hint = near or f"allowed keys: {', '.join(allowed)}"
             error = ConfigError.at(loc, f"unknown key {first!r}", key=key_path([*path, first], prefix), hint=hint)
+            error.allowed = allowed  # type: ignore[attr-defined]
             if near is None:  # not a misspelling of a valid key: promptfoo drops it (see lenient.py)
                 error.droppable = (err.instance, first, loc)  # type: ignore[attr-defined]
             return error
@@ -297,10 +367,11 @@ def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str 
                 raise ConfigError.at(_locate(doc, nan_path, file, line), "NaN is not a valid number here",
                                      key=key_path(nan_path, prefix) or None, hint="give a finite number")
             return
-        explained = sorted((_explain(e, doc, file, prefix, line) for e in errors), key=lambda e: e.line or 10**9)
+        explained = sorted((x for e in errors for x in _explain_all(e, doc, file, prefix, line)),
+                           key=lambda e: e.line or 10**9)
         droppable = [e for e in explained if getattr(e, "droppable", None)]
-        if len(droppable) < len(explained):  # a real error: report the first one (a dropped key only warns)
-            raise next(e for e in explained if not getattr(e, "droppable", None))
+        if len(droppable) < len(explained):  # real errors: report them all (a dropped key only warns)
+            raise ConfigErrors.of([e for e in explained if not getattr(e, "droppable", None)])
         for e in droppable:
             mapping, key, loc = e.droppable  # type: ignore[attr-defined]
             lenient.note(loc, e.key or key, f"unknown key {key!r}")

@@ -13,7 +13,7 @@ from evalrun.config.merge import FileConfig
 from evalrun.config.testcases import TestItem, TestPart
 from evalrun.config.testlist import TestList, iter_specs
 from evalrun.config.teststream import StreamedTests
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
@@ -68,6 +68,8 @@ def _pairs_count(prompts: list[PromptSpec], providers: list[ProviderSpec], test:
 
 #: build_suite reports progress every this many tests (for large streamed test files).
 PROGRESS_EVERY = 10_000
+#: the test checks stop after this many errors (each is reported)
+MAX_ERRORS = 50
 
 
 def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
@@ -104,18 +106,29 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     pairs_memo: dict[tuple[Any, Any], int] = {}
     no_expansion = bool(default and default.options.get("disableVarExpansion"))
     passed: set[tuple[Any, ...]] = set()  # tests whose template check passed, by what the check reads
+    errors: list[ConfigError] = []  # every test is checked: all their errors are reported at once
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         fkey = (test.providers, test.prompts)
         used = used_memo.get(fkey)
         if used is None:
-            _check_test_filters(test, prompts, providers)
+            try:
+                _check_test_filters(test, prompts, providers)
+            except ConfigError as e:
+                errors.append(e)
             used = used_memo[fkey] = _used_prompts(test, prompts, providers)
         # The check reads the var names, the prompts and each assertion's templates (one shared handler per
         # distinct assertion): tests that agree on those pass or fail alike.
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
+                bool(test.options.get("rubricPrompt")),
                 *(spec.handler for spec in test.asserts))
         if ckey not in passed:
-            checks.check_test(test, [(p, needs[id(p)]) for p in used])
+            try:
+                checks.check_test(test, [(p, needs[id(p)]) for p in used])
+            except ConfigError as e:
+                errors.append(e)
+                if len(errors) >= MAX_ERRORS:
+                    break
+                continue
             if len(passed) >= 4096:
                 passed.clear()
             passed.add(ckey)
@@ -132,6 +145,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
             on_progress(count)
+    if errors:
+        raise ConfigErrors.of(errors)
     tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded,
                                           store_output_as=store_output) if streamed
                                  else tuple(kept))

@@ -1,7 +1,9 @@
 """Which grader grades an assertion (promptfoo's order), and one grader instance per distinct spec.
 
 Order: assertion `provider` > test `options.provider` (defaultTest's options are merged into it by the config
-loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader.
+loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader, except
+for an assertion the builtin grader cannot grade (llm-rubric), which gets promptfoo's default grading provider
+when its key is in the environment (OPENAI_API_KEY, else ANTHROPIC_API_KEY), as promptfoo does.
 A spec is "builtin", a provider id string (e.g. "openai:gpt-4o-mini", "ollama/llama3"), or an object
 {id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. promptfoo's per-kind map
 {text: SPEC, embedding: SPEC} is accepted; its `text` entry is used.
@@ -24,10 +26,23 @@ if TYPE_CHECKING:
     from evalrun.grading.embeddings import Embedder
 
 BUILTIN = "builtin"
+#: promptfoo 0.121.20's default grading provider by the key found in the environment, in its order of preference
+PROMPTFOO_DEFAULT_GRADERS = (("OPENAI_API_KEY", "openai:gpt-5.5-2026-04-23"),
+                             ("ANTHROPIC_API_KEY", "anthropic:messages:claude-sonnet-4-6"))
 ENV_VAR = "EVALRUN_GRADER"
 _KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
 #: Keys of a provider object that are not model parameters.
 _SPEC_KEYS = frozenset({"id", "label", "config", "prompts", "transform", "delay"})
+
+
+def _env_id(pid: str, loc: Location | None, key: str) -> str:
+    """The id with `{{ env.NAME }}` rendered (ConfigError at `loc` when NAME is unset)."""
+    from evalrun.templating import render_env_only
+
+    try:
+        return render_env_only(pid.strip())
+    except ConfigError as e:
+        raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
 
 
 def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provider") -> str | dict[str, Any]:
@@ -43,7 +58,7 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
     if isinstance(spec, str):
         if not spec.strip():
             raise ConfigError.at(loc, "empty grader id", key=key, hint="e.g. openai:gpt-4o-mini or builtin")
-        return spec.strip()
+        return _env_id(spec, loc, key)
     if isinstance(spec, Mapping):
         pid = spec.get("id")
         if not isinstance(pid, str) or not pid.strip():
@@ -58,7 +73,7 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
             raise ConfigError.at(loc, "grader provider `config` must be a mapping", key=f"{key}.config")
         if pid.strip() == BUILTIN:
             return BUILTIN
-        out: dict[str, Any] = {"id": pid.strip(), "config": dict(config)}
+        out: dict[str, Any] = {"id": _env_id(pid, loc, f"{key}.id"), "config": dict(config)}
         if spec.get("label"):
             out["label"] = str(spec["label"])
         return out
@@ -191,7 +206,29 @@ class GraderResolver:
         for value, origin, loc, key in candidates:
             if value is not None and value != "":
                 return normalise_spec(value, loc=loc, key=key), origin, loc, key
+        fallback = self._promptfoo_default(spec)
+        if fallback is not None:
+            pid, env_key = fallback
+            # litellm drops parameters the model refuses (temperature 0 on a reasoning model)
+            return ({"id": pid, "label": f"{pid} (promptfoo's default grader: {env_key} is set)",
+                     "config": {"drop_params": True}}, "no grader named", None, "")
         return BUILTIN, "default", None, ""
+
+    def _promptfoo_default(self, spec: AssertionSpec | None) -> tuple[str, str] | None:
+        """promptfoo's default grading provider, for an assertion the builtin grader cannot grade (llm-rubric)
+        when none is configured and the environment holds that provider's key (OPENAI_API_KEY, else
+        ANTHROPIC_API_KEY), as promptfoo grades it; None otherwise."""
+        needed = getattr(spec.handler, "grading_steps", None) if spec is not None else None
+        if needed is None:
+            return None
+        from evalrun.grading.steps import unsupported
+
+        if not unsupported(self._grader(BUILTIN), spec.type if spec else "", needed()):
+            return None
+        for env_key, pid in PROMPTFOO_DEFAULT_GRADERS:
+            if os.environ.get(env_key):
+                return pid, env_key
+        return None
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
         """The grader for this assertion in this test."""

@@ -2,7 +2,8 @@
 
     build(spec: ProviderSpec, base_dir: str, transport=None) -> Provider
 
-Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `http(s)://...`,
+Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `file://provider.js`
+(providers/js_.py), `http(s)://...`,
 and every other id goes to litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package
 never imports litellm; building a litellm provider imports only the wrapper module, not litellm itself.
 """
@@ -14,13 +15,24 @@ from typing import Any
 from evalrun.providers.base import CallContext, Provider
 from evalrun.types import ProviderSpec
 
-__all__ = ["CallContext", "Provider", "build", "is_builtin"]
+__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http"]
 
 
 def is_builtin(provider_id: str) -> bool:
     """True for the kinds implemented here (no model call, never litellm)."""
-    return (provider_id == "echo" or provider_id.startswith(("exec:", "python:", "http://", "https://"))
-            or (provider_id.startswith("file://") and ".py" in provider_id))
+    return (provider_id == "echo" or provider_id.startswith(("exec:", "python:")) or is_http(provider_id)
+            or (provider_id.startswith("file://") and ".py" in provider_id) or _is_js(provider_id))
+
+
+def is_http(provider_id: str) -> bool:
+    """promptfoo's HTTP provider: `http(s)://URL`, or `http` / `https` / `https:any-name` with `config.url`."""
+    return provider_id in ("http", "https") or provider_id.startswith(("http:", "https:"))
+
+
+def _is_js(provider_id: str) -> bool:
+    from evalrun.providers.js_ import is_js_provider
+
+    return is_js_provider(provider_id)
 
 
 def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Provider:
@@ -38,10 +50,14 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.python_ import PythonProvider
 
         return PythonProvider(spec, base_dir)
-    if pid.startswith(("http://", "https://")):
+    if _is_js(pid):
+        from evalrun.providers.js_ import JsProvider
+
+        return JsProvider(spec, base_dir)
+    if is_http(pid):
         from evalrun.providers.http_ import HttpProvider
 
-        return HttpProvider(spec, on_event=getattr(transport, "on_event", None))
+        return HttpProvider(spec, on_event=getattr(transport, "on_event", None), base_dir=base_dir)
     import importlib
 
     litellm_ = importlib.import_module("evalrun.providers.litellm_")  # the wrapper; litellm itself stays lazy

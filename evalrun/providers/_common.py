@@ -44,8 +44,10 @@ def output_from_reply(reply: Any, *, latency_ms: float, source: str) -> Output:
             raise ProviderError(f"{source}: {reply['error']}")
         cost = reply.get("cost")
         metadata = reply.get("metadata")
+        out = reply.get("output")
         return Output(
-            text=as_text(reply.get("output")),
+            text=as_text(out),
+            value=None if isinstance(out, str) or out is None else out,
             raw=reply,
             tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
             cost=float(cost) if isinstance(cost, (int, float)) else None,

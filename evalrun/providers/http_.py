@@ -1,4 +1,4 @@
-"""`http(s)://URL`: calls an HTTP endpoint per case (your RAG app's API, a custom gateway).
+"""`http(s)://URL` (or `http` / `https` / `https:NAME` with config.url): calls an HTTP endpoint per case.
 
 YAML (`config:` keys, promptfoo spellings):
     method: POST                       # default POST (GET sends no body)
@@ -6,6 +6,7 @@ YAML (`config:` keys, promptfoo spellings):
     body: {query: "{{ prompt }}", user: "{{ user }}"}   # templates see the vars and `prompt`; a string body too
     queryParams: {k: v}
     responsePath: json.answer          # a path into the JSON reply (alias transformResponse); default: whole body
+    transformResponse: JSON.stringify(json)   # or JavaScript over json, text, context (Node.js), as promptfoo
     contextPath: json.contexts         # optional: stored in the output's metadata as `context`
     timeoutMs: 60000
     maxRetries: 4                      # retries after the first attempt (default: EVALRUN_MAX_RETRIES policy)
@@ -65,8 +66,35 @@ def follow(data: Any, parts: list[str | int]) -> Any:
     return cur
 
 
+def is_plain_path(expr: str) -> bool:
+    """`json.a.b[0]` (a path evalrun follows itself) rather than JavaScript (`JSON.stringify(json)`)."""
+    try:
+        parse_path(expr)
+    except ValueError:
+        return False
+    return expr.strip().startswith(("json", "data"))
+
+
+def _js_transform(expr: str, spec: ProviderSpec) -> str:
+    """promptfoo's transformResponse as JavaScript: an expression over `json`, `text`, `context`, a function
+    body, or file://x.js[:fn]; checked now (Node.js needed, the code must compile)."""
+    from evalrun.jsnode import check_syntax, node_path
+
+    if node_path() is None:
+        raise ConfigError.at(spec.loc, "transformResponse is JavaScript and needs Node.js, which was not found on "
+                             "PATH", key="config.transformResponse",
+                             hint="install Node.js, or write a path such as json.choices[0].message.content")
+    if not expr.startswith("file://"):
+        problem = check_syntax(expr)
+        if problem:
+            raise ConfigError.at(spec.loc, f"transformResponse does not compile as JavaScript: {problem}",
+                                 key="config.transformResponse")
+    return expr
+
+
 class HttpProvider:
-    def __init__(self, spec: ProviderSpec, on_event: Callable[[str], None] | None = None) -> None:
+    def __init__(self, spec: ProviderSpec, on_event: Callable[[str], None] | None = None,
+                 base_dir: str = ".") -> None:
         self.id = spec.id
         self.label = spec.name
         cfg = dict(spec.config)
@@ -76,6 +104,9 @@ class HttpProvider:
 
                 raise ConfigError.at(spec.loc, f"unknown http provider config key {k!r}", key=f"config.{k}",
                                      hint=did_you_mean(k, _ALLOWED) or f"allowed: {', '.join(sorted(_ALLOWED))}")
+        if not cfg.get("url") and "://" not in spec.id:
+            raise ConfigError.at(spec.loc, f"provider {spec.id!r} needs `config.url`", key="config.url",
+                                 hint="promptfoo's `http`/`https` providers take the endpoint from config.url")
         self.url = str(cfg.get("url") or spec.id)
         self.method = str(cfg.get("method", "POST")).upper()
         self.headers = dict(cfg.get("headers") or {})
@@ -85,8 +116,13 @@ class HttpProvider:
         policy = RetryPolicy.from_env()
         self.policy = RetryPolicy(attempts=int(cfg["maxRetries"]) + 1) if "maxRetries" in cfg else policy
         self.on_event = on_event
+        self.transform_js: str | None = None  # transformResponse as JavaScript over json, text, context
+        self.base_dir = base_dir
         try:
             path = cfg.get("responsePath") or cfg.get("transformResponse")
+            if path and cfg.get("transformResponse") and not is_plain_path(str(path)):
+                self.transform_js = _js_transform(str(path), spec)
+                path = None
             self.response_path = parse_path(str(path)) if path else []
             ctx_path = cfg.get("contextPath")
             self.context_path = parse_path(str(ctx_path)) if ctx_path else None
@@ -144,7 +180,20 @@ class HttpProvider:
         meta: dict[str, Any] = {}
         if self.context_path is not None:
             meta["context"] = follow(data, self.context_path)
-        return Output(text=as_text(follow(data, self.response_path)), raw=data, latency_ms=latency, metadata=meta)
+        if self.transform_js is not None:
+            from evalrun.errors import AssertionRuntimeError
+            from evalrun.jsnode import call_js_args
+
+            try:
+                value = await call_js_args(self.transform_js, [data, resp.text, {"vars": ctx.vars}],
+                                           base_dir=self.base_dir, what="transformResponse",
+                                           params=["json", "text", "context"])
+            except AssertionRuntimeError as e:
+                raise ProviderError(f"http: {e}") from None
+        else:
+            value = follow(data, self.response_path)
+        return Output(text=as_text(value), raw=data, latency_ms=latency, metadata=meta,
+                      value=None if isinstance(value, str) or value is None else value)
 
     async def aclose(self) -> None:
         if self._client is not None:

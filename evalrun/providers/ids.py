@@ -61,6 +61,9 @@ _SPECIAL_KINDS: dict[tuple[str, str], str] = {
     ("azureopenai", "completion"): "azure_text",
     ("anthropic", "completion"): "anthropic",
     ("bedrock", "converse"): "bedrock/converse",
+    # promptfoo's OpenAI Responses API provider: litellm bridges `openai/responses/MODEL` to that endpoint
+    ("openai", "responses"): "openai/responses",
+    ("azure", "responses"): "azure/responses",
 }
 #: Sub-kinds that are not chat/text models at all.
 _NOT_CHAT = frozenset({"embedding", "embeddings", "moderation", "image", "assistant", "realtime",
@@ -100,7 +103,7 @@ def to_litellm_model(provider_id: str, *, loc: Location | None = None, key: str 
     kind, sep2, model = rest.partition(":")
     special = _SPECIAL_KINDS.get((prefix, kind.lower())) if sep2 else None
     if sep2 and (special or kind.lower() in _CHAT_KINDS or kind.lower() in _NOT_CHAT or kind == "completion"):
-        if kind.lower() in _NOT_CHAT:
+        if kind.lower() in _NOT_CHAT and not special:
             raise _malformed(pid, f"names a {kind} endpoint, which is not a chat/text model", loc, key)
         target = special or _PREFIXES[prefix]
     else:  # no sub-kind: the rest is the model (it may contain ':' e.g. ollama:llama3:8b, bedrock ...:0)
@@ -118,6 +121,8 @@ def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> di
     if prefix in _LOCAL_SERVERS:
         var, url = _LOCAL_SERVERS[prefix]
         return {"api_base": environ.get(var) or url, "api_key": "sk-local"}
+    if prefix == "ollama" and environ.get("OLLAMA_BASE_URL"):  # promptfoo's variable for a non-default server
+        return {"api_base": environ["OLLAMA_BASE_URL"]}
     return {}
 
 

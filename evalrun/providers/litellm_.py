@@ -232,8 +232,11 @@ class LLMTransport:
                         response = await direct.complete(model, [dict(m) for m in messages], kwargs)
                     else:
                         assert litellm is not None
+                        # `tools` would send litellm down its MCP-gateway path, which needs the optional `mcp`
+                        # package (without it every call with tools fails); evalrun passes tools as they are
+                        extra = {"_skip_mcp_handler": True} if "tools" in kwargs and _has_mcp_path() else {}
                         response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages],
-                                                             **kwargs)
+                                                             **kwargs, **extra)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # litellm raises many types; each becomes a ProviderError
@@ -367,3 +370,14 @@ async def chat_completion(model: str, messages: Messages, *, params: dict[str, A
     if on_retry is not None:
         _default_transport.on_event = on_retry
     return await _default_transport.chat(model, messages, dict(params or {}), use_cache=use_cache)
+
+
+@functools.lru_cache(maxsize=1)
+def _has_mcp_path() -> bool:
+    """Whether this litellm routes `tools` through its MCP handler (and so understands `_skip_mcp_handler`)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("litellm.responses.mcp.chat_completions_handler") is not None
+    except (ImportError, ValueError):
+        return False

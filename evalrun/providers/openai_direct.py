@@ -124,6 +124,8 @@ class DirectOpenAI:
         litellm has no price for (a priced name goes through litellm, which prices the reply)."""
         if not model.startswith("openai/") or not kwargs.get("api_base") or not enabled():
             return False
+        if model.startswith("openai/responses/"):  # the Responses API: litellm's bridge, not chat/completions
+            return False
         if not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
             return False
         name = model.split("/", 1)[1]

@@ -53,8 +53,9 @@ def _where(case: Case) -> str:
     return f"{test} (prompt {case.prompt.label!r})"
 
 
-async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: str, prompt: str) -> str:
-    """A Python transform (evalrun.pyexpr: expression, body or file://x.py:fn) of the output."""
+async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
+    """A transform (Python or JavaScript: evalrun.usercode) of the output; what it returns, as it is (an object
+    stays an object for the next transform and for code assertions, as in promptfoo)."""
     from evalrun.usercode import compile_code
 
     fn = env.transforms.get((key, src))
@@ -67,7 +68,7 @@ async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output:
         value = await fn.call(output, context)
     except EvalrunError as e:
         raise CaseFailure(f"{key} failed: {e}") from None
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return value
 
 
 async def run_case(case: Case, env: CaseEnv) -> CaseResult:
@@ -83,14 +84,25 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             raise CaseFailure(str(e)) from None
         if vars is not case.vars:
             case = replace(case, vars=vars)
-        try:
-            prompt = render_prompt(case.prompt.raw, case.vars)
-        except Exception as e:
-            raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
+        prompt_config = case.prompt.config
+        if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
+            from evalrun.prompt_functions import build_prompt
+
+            try:
+                prompt, fn_config = await build_prompt(case.prompt.function, case.vars,
+                                                       {"id": case.provider.id, "label": case.provider.name})
+            except EvalrunError as e:
+                raise CaseFailure(f"prompt {case.prompt.label!r}: {e}") from None
+            prompt_config = {**prompt_config, **fn_config}
+        else:
+            try:
+                prompt = render_prompt(case.prompt.raw, case.vars)
+            except Exception as e:
+                raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
         provider = env.providers[id(case.provider)]
         ctx = CallContext(vars=case.vars, prompt_label=case.prompt.label, test_description=case.test.description,
-                          use_cache=env.use_cache, prompt_config=case.prompt.config)
+                          use_cache=env.use_cache, prompt_config=prompt_config)
         try:
             output = await provider.call(prompt, ctx)
         except ProviderError as e:
@@ -106,16 +118,19 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
                 await asyncio.sleep(delay)
-        text = output.text
+        value: Any = output.text if output.value is None else output.value
         if case.provider.transform:
-            text = await _apply_transform(env, case, case.provider.transform, "provider.transform", text, prompt_str)
+            value = await _apply_transform(env, case, case.provider.transform, "provider.transform", value,
+                                           prompt_str)
         test_transform = case.test.options.get("transform")
         if isinstance(test_transform, str) and test_transform.strip():
-            text = await _apply_transform(env, case, test_transform, "options.transform", text, prompt_str)
+            value = await _apply_transform(env, case, test_transform, "options.transform", value, prompt_str)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        native = None if isinstance(value, str) else value
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
             env.registers[store] = text
-        results = await _assert_all(case, env, text, output, prompt_str)
+        results = await _assert_all(case, env, text, output, prompt_str, native)
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
@@ -141,7 +156,7 @@ def error_result(case: Case, message: str) -> CaseResult:
 
 
 async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
-                      prompt: str) -> tuple[AssertionResult, ...]:
+                      prompt: str, native: Any = None) -> tuple[AssertionResult, ...]:
     asserts = case.test.asserts
     if not asserts:
         return ()
@@ -156,7 +171,7 @@ async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
             raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
         return AssertionContext(output=text, response=output, vars=case.vars, prompt=prompt, case=case,
                                 value=value, config=config, get_grader=get_grader, run_child=run_child,
-                                get_embedder=get_embedder)
+                                get_embedder=get_embedder, output_value=native)
 
     def get_grader(spec: AssertionSpec) -> Any:
         return env.resolve_grader(spec, case.test)

@@ -2,7 +2,11 @@
 counts and per-case verdicts of promptfoo 0.121.20, both against tests/fakeserver.py (which answers each
 request with its last user message).
 
-    python tests/compat/measure_examples.py [NAME ...] [--promptfoo PATH] [--json]
+    python tests/compat/measure_examples.py [NAME ...] [--real] [--promptfoo PATH] [--json]
+
+--real measures tests/compat/real_configs/ (real users' configs) instead of tests/compat/promptfoo_examples/.
+Ollama ids reach the same fake server through OLLAMA_BASE_URL (it answers /api/chat too); other hosted ids
+(groq, openrouter, vertex, ...) fail alike in both tools here, as the network is closed.
 
 A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does); cases are
 matched by test index, each test comparing the sorted verdicts of its prompt x provider cells. Exit 77 when
@@ -28,11 +32,12 @@ from tests.compat.compare import DEFAULT_PROMPTFOO, promptfoo_bin  # noqa: E402
 from tests.fakeserver import FakeOpenAI  # noqa: E402
 
 EXAMPLES = HERE / "promptfoo_examples"
+REAL = HERE / "real_configs"
 
 
 def _last_user(body: dict[str, Any]) -> dict[str, Any]:
     users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    content = users[-1]["content"] if users else ""
+    content = users[-1]["content"] if users else body.get("prompt", "")
     return {"content": content if isinstance(content, str) else json.dumps(content)}
 
 
@@ -40,14 +45,20 @@ def _env(url: str, home: Path) -> dict[str, str]:
     return dict(os.environ, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=url, OPENAI_API_BASE=url,
                 PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
                 PROMPTFOO_CONFIG_DIR=str(home), PROMPTFOO_DISABLE_REMOTE_GENERATION="1",
-                PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test")
+                PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test",
+                OLLAMA_BASE_URL=url.removesuffix("/v1"), AZURE_DEPLOYMENT="judge", AZURE_API_HOST="127.0.0.1:9",
+                GOOGLE_API_KEY="sk-test", GEMINI_API_KEY="sk-test", GROQ_API_KEY="sk-test",
+                OPENROUTER_API_KEY="sk-test")
 
 
 def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
     out = tmp / f"pf-{cfg.parent.name}.json"
-    done = subprocess.run([binary, "eval", "-c", cfg.name, "-o", str(out), "--no-cache", "--no-table",
-                           "--no-progress-bar", "--no-write"], env=env, cwd=cfg.parent, capture_output=True,
-                          text=True, timeout=300, check=False)
+    try:
+        done = subprocess.run([binary, "eval", "-c", cfg.name, "-o", str(out), "--no-cache", "--no-table",
+                               "--no-progress-bar", "--no-write"], env=env, cwd=cfg.parent, capture_output=True,
+                              text=True, timeout=300, check=False)
+    except subprocess.TimeoutExpired:
+        return "no results: promptfoo did not finish within 300 s"
     if not out.exists():
         return "no results: " + (done.stderr or done.stdout).strip()[-300:]
     verdicts: dict[int, list[bool]] = {}
@@ -89,18 +100,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("names", nargs="*")
     ap.add_argument("--promptfoo", default=DEFAULT_PROMPTFOO)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--real", action="store_true", help="measure tests/compat/real_configs/")
     args = ap.parse_args(argv)
     binary = promptfoo_bin(args.promptfoo)
     if binary is None:
         print("skipped: node or promptfoo missing", file=sys.stderr)
         return 77
-    names = args.names or sorted(p.parent.name for p in EXAMPLES.glob("*/promptfooconfig.yaml"))
+    corpus = REAL if args.real else EXAMPLES
+    names = args.names or sorted(p.parent.name for p in corpus.glob("*/promptfooconfig.yaml"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="evalrun-pfex-") as t, FakeOpenAI(default=_last_user) as server:
         tmp = Path(t)
         env = _env(server.url, tmp / "pf-home")
         for name in names:
-            cfg = EXAMPLES / name / "promptfooconfig.yaml"
+            cfg = corpus / name / "promptfooconfig.yaml"
             load_error = loads(cfg)
             pf = run_promptfoo(binary, cfg, tmp, env)
             er = run_evalrun(cfg, tmp, env) if load_error is None else load_error

@@ -1,0 +1,93 @@
+"""Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.py`).
+
+    load_prompt_function(path, fn, loc=, key=) -> str     check at config time; the reference to call
+    await build_prompt(ref, vars, provider) -> str | Messages, config
+
+The function receives promptfoo's context `{vars, provider: {id, label}}` and returns the prompt: a string, a
+chat message list, or `{prompt, config}` (the config is merged over the provider's for that call, like a prompt's
+own `config`). JavaScript runs in evalrun's one Node.js process; Python functions are imported once. A missing
+file, function or Node.js is a config error at the prompt's line before any call; an exception while building
+a prompt is that case's ERROR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.types import Messages
+
+
+def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, key: str) -> str:
+    """`file:///abs/path[:fn]` after checking that the function can be loaded (ConfigError otherwise)."""
+    suffix = path.suffix.lower()
+    ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
+    if suffix == ".py":
+        from evalrun.providers.python_ import load_function
+
+        load_function(str(path), fn or "get_prompt", loc=loc, key=key)
+        return ref
+    if suffix not in (".js", ".cjs", ".mjs"):
+        raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
+                             hint="write the function in JavaScript (.js/.mjs) or Python (.py)")
+    from evalrun.jsnode import check_export, node_path
+
+    if node_path() is None:
+        raise ConfigError.at(loc, f"the prompt function {path.name} needs Node.js, and `node` was not found on PATH",
+                             key=key, hint="install Node.js (https://nodejs.org), or write the prompt as a template")
+    try:
+        check_export(ref)
+    except AssertionRuntimeError as e:
+        raise ConfigError.at(loc, f"loading the prompt function failed: {e}", key=key,
+                             hint="export it: `module.exports.myPrompt = ({vars}) => ...` and write "
+                                  "file://prompts.js:myPrompt") from None
+    return ref
+
+
+def _result(value: Any, ref: str) -> tuple[str | Messages, dict[str, Any]]:
+    config: dict[str, Any] = {}
+    if isinstance(value, dict) and "prompt" in value:
+        config = dict(value.get("config") or {})
+        value = value["prompt"]
+    if isinstance(value, str):
+        try:  # a JSON chat written as text, as promptfoo reads it
+            parsed = json.loads(value) if value.lstrip().startswith("[") else None
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list) and parsed and all(isinstance(m, dict) and "role" in m for m in parsed):
+            return parsed, config
+        return value, config
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return [dict(m) for m in value], config
+    if value is None:
+        raise AssertionRuntimeError(f"prompt function {ref.rsplit('/', 1)[-1]} returned nothing")
+    return json.dumps(value, ensure_ascii=False), config
+
+
+async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any]) -> tuple[str | Messages,
+                                                                                          dict[str, Any]]:
+    """Call the prompt function for one case; AssertionRuntimeError when it fails."""
+    context = {"vars": vars, "provider": provider}
+    path, _, fn = ref[len("file://"):].rpartition(":")
+    if not path or "/" in fn:
+        path, fn = ref[len("file://"):], ""
+    if path.lower().endswith(".py"):
+        from evalrun.providers.python_ import load_function
+
+        func = load_function(path, fn or "get_prompt", key="prompts")
+        try:
+            value = func(context)
+            if asyncio.iscoroutine(value):
+                value = await value
+        except Exception as e:
+            raise AssertionRuntimeError(f"prompt function {os.path.basename(path)}: {type(e).__name__}: {e}") \
+                from None
+        return _result(value, ref)
+    from evalrun.jsnode import call_js_args
+
+    value = await call_js_args(ref, [context], what=f"prompt function {os.path.basename(path)}")
+    return _result(value, ref)

@@ -1,0 +1,2 @@
+import { expect, it } from 'vitest';
+it('says hello', () => expect(1).toBe(1));
