@@ -87,51 +87,92 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     return spec
 
 
-_LISTS: dict[tuple[str, str], tuple[AssertionSpec, ...] | None] = {}
+_LISTS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[AssertionSpec, ...]] = {}
+#: Built specs by shape: (base dir, the raw mapping's items but `value`) for assertions whose value is a plain
+#: string. Two assertions of one shape differ only in that value, so the second is the first's spec with the
+#: new value and a handler built for it (which checks the value): no config, threshold or weight work again.
+_SHAPES: dict[tuple[str, tuple[Any, ...]], AssertionSpec] = {}
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
-    """A test's `assert:` list; a list equal to one seen before costs one repr and a copy per spec."""
+    """A test's `assert:` list; a list equal to one seen before costs a key per item and a copy per spec."""
     prefix = f"{key}.assert[" if key else "assert["
-    lkey = (base_dir, repr(items))
-    known = _LISTS.get(lkey, ())
     if type(items) is list:  # parsed JSON: every item at the test's own line
-        if known:
-            return [_located(k, loc, f"{prefix}{i}]") for i, k in enumerate(known)]
         locs = [loc] * len(items)
     else:
         from evalrun.config.yamlsrc import LList, loc_of
 
         locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else \
             [loc] * len(items)
-        if known:
-            return [_located(k, lc, f"{prefix}{i}]") for i, (k, lc) in enumerate(zip(known, locs, strict=True))]
     keys = [f"{prefix}{i}]" for i in range(len(items))]
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
-    specs = [build(a, base_dir=base_dir, loc=lc, key=ky) for a, lc, ky in zip(items, locs, keys, strict=True)]
-    if known is not None and items:  # () = not seen yet, None = not cacheable
-        cacheable = all(_cache_key(a, base_dir) is not None for a in items)
+    ckeys = [_cache_key(a, base_dir) for a in items]
+    lkey = (base_dir, tuple(ckeys)) if items and None not in ckeys else None  # type: ignore[arg-type]
+    if lkey is not None:
+        known = _LISTS.get(lkey)  # type: ignore[arg-type]
+        if known is not None:
+            return [_located(k, lc, ky) for k, lc, ky in zip(known, locs, keys, strict=True)]
+    specs = [build(a, base_dir=base_dir, loc=lc, key=ky, ckey=ck)
+             for a, lc, ky, ck in zip(items, locs, keys, ckeys, strict=True)]
+    if lkey is not None:
         if len(_LISTS) >= _BUILT_MAX:
             _LISTS.clear()
-        _LISTS[lkey] = tuple(specs) if cacheable else None
+        _LISTS[lkey] = tuple(specs)  # type: ignore[index]
     return specs
 
 
-def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
-    """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
-    ckey = _cache_key(raw, base_dir)
-    if ckey is not None:
-        known = _BUILT.get(ckey)
-        if known is not None:
-            return _located(known, loc, key)
-    spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
-    if ckey is not None:
-        if len(_BUILT) >= _BUILT_MAX:
-            _BUILT.clear()
-        _BUILT[ckey] = spec
+_UNSET: Any = object()
+
+
+def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str,
+          ckey: tuple[str, str] | None = _UNSET) -> AssertionSpec:
+    """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions).
+
+    `ckey`: its `_cache_key`, when the caller has it already."""
+    if ckey is _UNSET:
+        ckey = _cache_key(raw, base_dir)
+    if ckey is None:
+        return _build(raw, base_dir=base_dir, loc=loc, key=key)
+    known = _BUILT.get(ckey)
+    if known is not None:
+        return _located(known, loc, key)
+    skey = _shape_key(raw, base_dir)
+    shaped = _SHAPES.get(skey) if skey is not None else None
+    if shaped is not None:
+        spec = _located(shaped, loc, key)
+        spec.__dict__["value"] = raw["value"]
+        try:
+            handler = _build_handler(spec)
+        except ConfigError as e:
+            _relocate(e, raw, key)
+            raise
+        spec.__dict__["handler"] = handler
+    else:
+        spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
+        if skey is not None:
+            if len(_SHAPES) >= _BUILT_MAX:
+                _SHAPES.clear()
+            _SHAPES[skey] = spec
+    if len(_BUILT) >= _BUILT_MAX:
+        _BUILT.clear()
+    _BUILT[ckey] = spec
     return spec
+
+
+def _shape_key(raw: dict[str, Any], base_dir: str) -> tuple[str, tuple[Any, ...]] | None:
+    """None unless `value` is a string and every other value a scalar (a cacheable raw: no file:// in it)."""
+    if type(raw.get("value")) is not str:
+        return None
+    items = []
+    for k, v in raw.items():
+        if k != "value":
+            if not isinstance(v, _SCALARS):
+                return None
+            items.append((k, v.__class__, v))  # the class too: 1, 1.0 and True are equal keys
+    return base_dir, tuple(items)
 
 
 def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
