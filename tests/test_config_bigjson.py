@@ -77,7 +77,7 @@ def test_errors_deep_in_a_large_json_name_the_exact_line(tests: list[dict[str, A
     path = _write(tmp_path, tests)
     shallow, full = _both(path, monkeypatch)
     assert shallow[0] == "error" and shallow == full, (shallow, full)
-    assert f"evalrun.json:" in shallow[1] and key in shallow[1]
+    assert "evalrun.json:" in shallow[1] and key in shallow[1]
     line = int(shallow[1].split("evalrun.json:", 1)[1].split(":", 1)[0])
     text = path.read_text().splitlines()
     field = key.rsplit(".", 1)[-1]
@@ -113,3 +113,27 @@ def test_a_large_json_tests_file_reports_the_row_line(tmp_path: Path, monkeypatc
     shallow, full = _both(path, monkeypatch)
     assert shallow[0] == "error" and shallow == full
     assert "tests.json:" in shallow[1] and "[2100].assert[1].type" in shallow[1]
+
+
+@pytest.mark.parametrize("old,new", [
+    ('"value": "number 2345"', '"value": "number 2345",'),  # a trailing comma deep in a test
+    ('"description": "test 2346"', '"description" "test 2346"'),  # a missing colon in a test's own keys
+    ('"description": "test 2347",', '"description": "test 2347"'),  # a missing comma
+    ('"providers"', '"description": "twice", "providers"'),  # a duplicate key at the top
+])
+def test_syntax_errors_in_a_large_json_are_worded_as_json_loads_words_them(
+        old: str, new: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path, _tests())
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    shallow, full = _both(path, monkeypatch)
+    assert shallow[0] == "error" and shallow == full
+    assert "invalid JSON" in shallow[1] or "duplicate key" in shallow[1]
+
+
+def test_a_large_json_with_text_after_it_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, _tests())
+    path.write_text(path.read_text() + "\n{}", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid JSON: Extra data"):
+        load([str(path)])

@@ -99,9 +99,10 @@ def summarize(suite: Suite) -> dict[str, Any]:
     warnings += context_expansion_warnings(suite)
     resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
     resolver.check_embedders(checked)  # `similar` without an embedding model
-    from evalrun.grading.classifiers import check_suite
+    if checked:
+        from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
 
-    check_suite(checked)  # `classifier` without a classification provider
+        check_suite(checked)  # `classifier` without a classification provider
     return {
         "files": list(suite.files),
         "description": suite.description,

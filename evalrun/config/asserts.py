@@ -54,23 +54,49 @@ def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> f
     return float(v)
 
 
-#: Built specs by (base dir, repr of the raw mapping): most tests share their assertion shapes, so a
-#: handler is built (and its arguments checked) once per distinct assertion, not once per test.
-_BUILT: dict[tuple[str, str], AssertionSpec] = {}
+#: Built specs by their raw mapping (see _keys): most tests share their assertion shapes, so a handler is built
+#: (and its arguments checked) once per distinct assertion, not once per test.
+_BUILT: dict[Any, AssertionSpec] = {}
 _BUILT_MAX = 4096
+_NO_VALUE = ("no string value",)
 
 
-def _cache_key(raw: dict[str, Any], base_dir: str) -> tuple[str, str] | None:
-    """None for assertions that read files (their content may change between loads) or hold odd values."""
-    for v in raw.values():
-        if isinstance(v, str) and v.startswith("file://"):
-            return None
+def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
+    """(cache key, shape key) of an assertion mapping; (None, None) when it reads files (their content may
+    change between loads) or is an assert-set (children carry their own locations).
+
+    A mapping of scalars is keyed by its items (the class too: 1, 1.0 and True differ) and its shape key
+    leaves out a string `value`; any other mapping by its repr (distinct values have distinct reprs; objects
+    show their id) and has no shape key."""
+    items: list[Any] = []
+    value: Any = _NO_VALUE
+    scalar = True
+    for k, v in raw.items():
+        cls = v.__class__
+        if cls is str:
+            if v.startswith("file://"):
+                return None, None
+            if k == "value":
+                value = v
+            else:
+                items.append((k, v))
+        elif cls is int or cls is bool or v is None:
+            items.append((k, cls, v))
+        elif cls is float:
+            items.append((k, cls, repr(v)))  # -0.0 and 0.0 are equal, their reprs are not
+        else:
+            scalar = False
+            if isinstance(v, str) and v.startswith("file://"):
+                return None, None
+    if scalar:
+        shape = (base_dir, tuple(items))
+        return (shape, value), (shape if value is not _NO_VALUE else None)
     cfg = raw.get("config")
     if isinstance(cfg, dict) and any(files.is_ref(v) for v in cfg.values()):
-        return None
-    if "assert" in raw:  # assert-set children carry their own locations
-        return None
-    return base_dir, repr(raw)  # distinct values have distinct reprs (1, 1.0, '1', True); objects show their id
+        return None, None
+    if "assert" in raw:
+        return None, None
+    return (base_dir, repr(raw)), None
 
 
 _new = object.__new__
@@ -87,12 +113,11 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     return spec
 
 
-_LISTS: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[AssertionSpec, ...]] = {}
-#: Built specs by shape: (base dir, the raw mapping's items but `value`) for assertions whose value is a plain
-#: string. Two assertions of one shape differ only in that value, so the second is the first's spec with the
-#: new value and a handler built for it (which checks the value): no config, threshold or weight work again.
-_SHAPES: dict[tuple[str, tuple[Any, ...]], AssertionSpec] = {}
-_SCALARS = (str, int, float, bool, type(None))
+_LISTS: dict[tuple[str, tuple[Any, ...]], tuple[AssertionSpec, ...]] = {}
+#: Built specs by shape (see _keys): two assertions of one shape differ only in a string value, so the second
+#: is the first's spec with the new value and a handler built for it (which checks the value): no config,
+#: threshold or weight work again.
+_SHAPES: dict[Any, AssertionSpec] = {}
 
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
@@ -109,37 +134,33 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
-    ckeys = [_cache_key(a, base_dir) for a in items]
-    lkey = (base_dir, tuple(ckeys)) if items and None not in ckeys else None  # type: ignore[arg-type]
+    both = [_keys(a, base_dir) for a in items]
+    lkey = (base_dir, tuple(b[0] for b in both)) if items and all(b[0] is not None for b in both) else None
     if lkey is not None:
-        known = _LISTS.get(lkey)  # type: ignore[arg-type]
+        known = _LISTS.get(lkey)
         if known is not None:
             return [_located(k, lc, ky) for k, lc, ky in zip(known, locs, keys, strict=True)]
-    specs = [build(a, base_dir=base_dir, loc=lc, key=ky, ckey=ck)
-             for a, lc, ky, ck in zip(items, locs, keys, ckeys, strict=True)]
+    specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
     if lkey is not None:
         if len(_LISTS) >= _BUILT_MAX:
             _LISTS.clear()
-        _LISTS[lkey] = tuple(specs)  # type: ignore[index]
+        _LISTS[lkey] = tuple(specs)
     return specs
 
 
-_UNSET: Any = object()
+def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
+    """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
+    return _build_keyed(raw, base_dir, loc, key, _keys(raw, base_dir))
 
 
-def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str,
-          ckey: tuple[str, str] | None = _UNSET) -> AssertionSpec:
-    """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions).
-
-    `ckey`: its `_cache_key`, when the caller has it already."""
-    if ckey is _UNSET:
-        ckey = _cache_key(raw, base_dir)
+def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: str,
+                 keys: tuple[Any, Any]) -> AssertionSpec:
+    ckey, skey = keys
     if ckey is None:
         return _build(raw, base_dir=base_dir, loc=loc, key=key)
     known = _BUILT.get(ckey)
     if known is not None:
         return _located(known, loc, key)
-    skey = _shape_key(raw, base_dir)
     shaped = _SHAPES.get(skey) if skey is not None else None
     if shaped is not None:
         spec = _located(shaped, loc, key)
@@ -160,19 +181,6 @@ def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str,
         _BUILT.clear()
     _BUILT[ckey] = spec
     return spec
-
-
-def _shape_key(raw: dict[str, Any], base_dir: str) -> tuple[str, tuple[Any, ...]] | None:
-    """None unless `value` is a string and every other value a scalar (a cacheable raw: no file:// in it)."""
-    if type(raw.get("value")) is not str:
-        return None
-    items = []
-    for k, v in raw.items():
-        if k != "value":
-            if not isinstance(v, _SCALARS):
-                return None
-            items.append((k, v.__class__, v))  # the class too: 1, 1.0 and True are equal keys
-    return base_dir, tuple(items)
 
 
 def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:

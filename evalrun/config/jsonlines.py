@@ -17,8 +17,8 @@ file with every line (only then) and moves the error to the deepest node its key
 
 from __future__ import annotations
 
-import re
 import json
+import re
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import NUMBER_RE, c_make_scanner, py_make_scanner  # type: ignore[attr-defined]
 from typing import Any
@@ -33,6 +33,14 @@ _CONSTANTS = {"null": None, "true": True, "false": False, "NaN": float("nan"), "
 
 class _Duplicate(Exception):
     """A deep mapping repeats a key: the full reader words the error with both lines."""
+
+
+class _Invalid(Exception):
+    """Not valid JSON where the reader looked (json.loads words the error)."""
+
+
+#: parse_shallow's answer when the text is not plain valid JSON: read it the careful way (json.loads, parse).
+FALLBACK: Any = object()
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -79,7 +87,7 @@ class _Reader:
             return scanstring(s, i + 1, True)
         if c == "{" or c == "[":
             if self.depth >= self.max_depth:
-                return _SCAN(s, i)  # type: ignore[no-any-return]
+                return _SCAN(s, i)
             self.depth += 1
             try:
                 return self.mapping(i) if c == "{" else self.sequence(i)
@@ -92,7 +100,7 @@ class _Reader:
         for word, v in _CONSTANTS.items():
             if s.startswith(word, i):
                 return v, i + len(word)
-        raise ConfigError("invalid JSON", file=self.file, line=self.line(i))  # json.loads accepted it: unreachable
+        raise _Invalid
 
     def mapping(self, start: int) -> tuple[LDict, int]:
         s = self.s
@@ -104,18 +112,24 @@ class _Reader:
         if s[i] == "}":
             return d, i + 1
         while True:
+            if s[i] != '"':
+                raise _Invalid
             key_line = self.line(i)
             key, i = scanstring(s, i + 1, True)
             if key in lines:
                 raise ConfigError(f"duplicate key {key!r} (first defined on line {lines[key]})", file=self.file,
                                   line=key_line, key=key, hint="remove or rename one of them")
             lines[key] = key_line
-            i = self.skip(self.skip(i) + 1)  # past ':'
-            d[key], i = self.value(i)
+            i = self.skip(i)
+            if s[i] != ":":
+                raise _Invalid
+            d[key], i = self.value(self.skip(i + 1))
             i = self.skip(i)
             if s[i] == "}":
                 return d, i + 1
-            i = self.skip(i + 1)  # past ','
+            if s[i] != ",":
+                raise _Invalid
+            i = self.skip(i + 1)
 
     def sequence(self, start: int) -> tuple[LList, int]:
         s = self.s
@@ -133,6 +147,8 @@ class _Reader:
             i = self.skip(i)
             if s[i] == "]":
                 return lst, i + 1
+            if s[i] != ",":
+                raise _Invalid
             i = self.skip(i + 1)
 
 
@@ -143,14 +159,16 @@ def parse(text: str, file: str) -> Any:
 
 
 def parse_shallow(text: str, file: str) -> Any:
-    """`parse` with lines for the top SHALLOW_DEPTH levels only (plain dicts/lists below); text must be valid JSON.
-
-    A duplicate key below those levels falls back to `parse` (which names both lines)."""
+    """`parse` with lines for the top SHALLOW_DEPTH levels only (plain dicts/lists below), checking the syntax
+    as it goes; FALLBACK for anything irregular (a syntax error, a duplicate key, too deep): the caller then
+    reads the text the careful way (json.loads for the syntax error's words, then `parse`)."""
     reader = _Reader(text, file, SHALLOW_DEPTH)
     try:
-        value, _ = reader.value(reader.skip(0))
-    except _Duplicate:
-        return parse(text, file)
+        value, end = reader.value(reader.skip(0))
+        if reader.skip(end) != len(text):
+            return FALLBACK
+    except Exception:  # noqa: BLE001 - any irregularity: the careful path words it exactly as before
+        return FALLBACK
     _SHALLOW[file] = text
     return value
 

@@ -283,6 +283,12 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
 def parse_json(text: str, file: str) -> Any:
     """Parse JSON (json.loads words the syntax errors), then read it again with line numbers (jsonlines.py)."""
     check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader), brackets_only=True)
+    from evalrun.config import jsonlines
+
+    if len(text) >= jsonlines.SHALLOW_MIN_CHARS:  # large: lines for the top levels, errors located on demand
+        shallow = jsonlines.parse_shallow(text, file)
+        if shallow is not jsonlines.FALLBACK:
+            return shallow
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -291,11 +297,7 @@ def parse_json(text: str, file: str) -> Any:
     except RecursionError:
         raise ConfigError("the file is nested too deeply to read", file=file, line=1,
                           hint="flatten its lists and mappings") from None
-    from evalrun.config import jsonlines
-
     del data
-    if len(text) >= jsonlines.SHALLOW_MIN_CHARS:  # large: lines for the top levels, errors located on demand
-        return jsonlines.parse_shallow(text, file)
     return jsonlines.parse(text, file)  # the same data, with line numbers (duplicate keys are an error)
 
 
