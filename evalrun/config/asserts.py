@@ -113,7 +113,10 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     return spec
 
 
-_LISTS: dict[tuple[str, tuple[Any, ...]], tuple[AssertionSpec, ...]] = {}
+#: Built lists by shape: (base dir, each item's shape key, or its cache key when it has none) -> the items' cache
+#: keys and specs. A list of that shape reuses each spec whose item is equal and rebuilds only the handler of an
+#: item whose string value differs (the common big suite: same assertions, one value per test).
+_LISTS: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, ...], tuple[AssertionSpec, ...]]] = {}
 #: Built specs by shape (see _keys): two assertions of one shape differ only in a string value, so the second
 #: is the first's spec with the new value and a handler built for it (which checks the value): no config,
 #: threshold or weight work again.
@@ -121,7 +124,7 @@ _SHAPES: dict[Any, AssertionSpec] = {}
 
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
-    """A test's `assert:` list; a list equal to one seen before costs a key per item and a copy per spec."""
+    """A test's `assert:` list; a list of a shape seen before costs a key per item and a copy per spec."""
     prefix = f"{key}.assert[" if key else "assert["
     if type(items) is list:  # parsed JSON: every item at the test's own line
         locs = [loc] * len(items)
@@ -131,21 +134,40 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
         locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else \
             [loc] * len(items)
     keys = [f"{prefix}{i}]" for i in range(len(items))]
+    both = []
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
-    both = [_keys(a, base_dir) for a in items]
-    lkey = (base_dir, tuple(b[0] for b in both)) if items and all(b[0] is not None for b in both) else None
-    if lkey is not None:
-        known = _LISTS.get(lkey)
-        if known is not None:
-            return [_located(k, lc, ky) for k, lc, ky in zip(known, locs, keys, strict=True)]
+        both.append(_keys(a, base_dir))
+    ckeys = tuple([b[0] for b in both])
+    if not items or None in ckeys:
+        return [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
+    lkey = (base_dir, tuple([b[1] if b[1] is not None else b[0] for b in both]))
+    known = _LISTS.get(lkey)
+    if known is not None:
+        known_keys, known_specs = known
+        if known_keys == ckeys:
+            return [_located(k, lc, ky) for k, lc, ky in zip(known_specs, locs, keys, strict=True)]
+        return [_located(k, lc, ky) if ck == kk else _with_value(k, a, lc, ky)
+                for k, a, lc, ky, ck, kk in zip(known_specs, items, locs, keys, ckeys, known_keys, strict=True)]
     specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
-    if lkey is not None:
-        if len(_LISTS) >= _BUILT_MAX:
-            _LISTS.clear()
-        _LISTS[lkey] = tuple(specs)
+    if len(_LISTS) >= _BUILT_MAX:
+        _LISTS.clear()
+    _LISTS[lkey] = (ckeys, tuple(specs))
     return specs
+
+
+def _with_value(shaped: AssertionSpec, raw: dict[str, Any], loc: Location | None, key: str) -> AssertionSpec:
+    """A spec of `shaped`'s shape with `raw`'s string value, and its own handler (which checks that value)."""
+    spec = _located(shaped, loc, key)
+    spec.__dict__["value"] = raw["value"]
+    try:
+        handler = _build_handler(spec)
+    except ConfigError as e:
+        _relocate(e, raw, key)
+        raise
+    spec.__dict__["handler"] = handler
+    return spec
 
 
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
@@ -163,14 +185,7 @@ def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: 
         return _located(known, loc, key)
     shaped = _SHAPES.get(skey) if skey is not None else None
     if shaped is not None:
-        spec = _located(shaped, loc, key)
-        spec.__dict__["value"] = raw["value"]
-        try:
-            handler = _build_handler(spec)
-        except ConfigError as e:
-            _relocate(e, raw, key)
-            raise
-        spec.__dict__["handler"] = handler
+        spec = _with_value(shaped, raw, loc, key)
     else:
         spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
         if skey is not None:
