@@ -137,3 +137,15 @@ def test_a_large_json_with_text_after_it_is_an_error(tmp_path: Path) -> None:
     path.write_text(path.read_text() + "\n{}", encoding="utf-8")
     with pytest.raises(ConfigError, match="invalid JSON: Extra data"):
         load([str(path)])
+
+
+@pytest.mark.parametrize("name,ref_key", [("c.json", '"\\u0024ref"'), ("c.yaml", '"\\x24ref"'),
+                                          ("d.yaml", '"\\U00000024ref"')])
+def test_a_ref_written_with_an_escaped_dollar_is_still_resolved(name: str, ref_key: str, tmp_path: Path) -> None:
+    # the loader skips the `$ref` walk only when the text cannot hold one (no `$ref`, no escape of `$`)
+    doc = ('{"prompts": ["{{x}}"], "providers": ["echo"], "assertionTemplates": {"p": {"type": "icontains", '
+           f'"value": "A"}}}}, "tests": [{{"vars": {{"x": 1}}, "assert": [{{{ref_key}: "#/assertionTemplates/p"}}]}}]}}')
+    path = tmp_path / name
+    path.write_text(doc, encoding="utf-8")
+    [test] = load([str(path)]).tests
+    assert [(a.type, a.value) for a in test.asserts] == [("icontains", "A")]

@@ -350,8 +350,9 @@ def load_config_file(path: Path, display: str) -> LDict:
         raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
                           file=display, line=getattr(data, "line", 1) or 1,
                           hint="start the file with keys such as `prompts:`")
-    # `$ref` cannot be written without a `$` or an escape of it: refs.resolve need not walk the document
-    data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None
+    # `$ref` cannot be written without those four characters in a row, an escape of `$` or an escaped line break
+    # inside a quoted YAML key: without them, refs.resolve need not walk the document
+    data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None and "\\\n" not in text
     return data
 
 
