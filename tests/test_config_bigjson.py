@@ -149,3 +149,16 @@ def test_a_ref_written_with_an_escaped_dollar_is_still_resolved(name: str, ref_k
     path.write_text(doc, encoding="utf-8")
     [test] = load([str(path)]).tests
     assert [(a.type, a.value) for a in test.asserts] == [("icontains", "A")]
+
+
+def test_several_errors_in_one_test_of_a_large_json_are_all_at_their_lines(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    tests = _tests()
+    tests[2500]["assert"][2].update({"weight": -1})
+    tests[2500]["assert"][0].update({"weight": -5, "threshold": "high"})
+    tests[2700]["assert"][1].update({"weight": -1})
+    shallow, full = _both(_write(tmp_path, tests), monkeypatch)
+    assert shallow[0] == "error" and shallow == full, (shallow, full)
+    lines = [int(t.split("evalrun.json:", 1)[1].split(":", 1)[0]) for t in shallow[1].splitlines()
+             if "evalrun.json:" in t]
+    assert len(lines) >= 3 and lines == sorted(lines) and len(set(lines)) == len(lines)

@@ -182,7 +182,31 @@ def forget() -> None:
 def relocate(err: ConfigError) -> None:
     """Point `err` at the line of the deepest node its key path names, when it is in a shallowly read file.
 
-    Only nodes below the shallow levels move the line (the levels above already had their exact lines)."""
+    Only nodes below the shallow levels move the line (the levels above already had their exact lines). Each
+    error of a ConfigErrors is moved, and errors that shared a line (one test's) are put back in line order."""
+    from evalrun.errors import ConfigErrors
+
+    if isinstance(err, ConfigErrors):
+        if not any(e.file in _SHALLOW for e in err.errors):
+            return
+        before = [(e.file, e.line) for e in err.errors]
+        for e in err.errors:
+            _relocate_one(e)
+        ordered: list[ConfigError] = []
+        start = 0
+        for i in range(1, len(before) + 1):  # runs of errors that had one line: in their new lines' order
+            if i == len(before) or before[i] != before[start]:
+                ordered += sorted(err.errors[start:i], key=lambda r: r.line)
+                start = i
+        err.errors = ordered
+        first = ordered[0]
+        err.message, err.file, err.line, err.key, err.hint = first.message, first.file, first.line, first.key, \
+            first.hint
+        return
+    _relocate_one(err)
+
+
+def _relocate_one(err: ConfigError) -> None:
     text = _SHALLOW.get(err.file or "")
     if text is None or not err.key:
         return
