@@ -52,7 +52,8 @@ def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterator[dict
 
 
 def count_combinations(vars: dict[str, Any], expand: bool = True) -> int:
-    return math.prod(len(var_values(v, expand)) for v in vars.values())
+    """Number of var combinations (only a list value can make it more than 1)."""
+    return math.prod(len(var_values(v, expand)) for v in vars.values() if isinstance(v, list)) if expand else 1
 
 
 def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:

@@ -59,17 +59,31 @@ def summarize(suite: Suite) -> dict[str, Any]:
     graded = graded_evals = assertions = 0
     warnings: list[str] = []
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
-    for test in suite.tests:
+    pair_counts: dict[tuple[Any, Any], int] = {}  # by the test's provider/prompt filters
+    counts: dict[str, int] = {}
+    total_cases = 0
+    checked: list[TestSpec] = []  # tests with a graded, embedding or classifier assertion: the checks below
+    for test in suite.tests:  # one pass (a streamed test file is read once more here)
         expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
-        n_cases = len(pairs(suite, test)) * count_combinations(test.vars, expand) * reps
+        fkey = (test.providers, test.prompts)
+        n_pairs = pair_counts.get(fkey)
+        if n_pairs is None:
+            n_pairs = pair_counts[fkey] = len(pairs(suite, test))
+        n_cases = n_pairs * count_combinations(test.vars, expand) * reps if n_pairs else 0
+        total_cases += n_cases
         if n_cases == 0:
             where = f"{test.loc}: " if test.loc else ""
             warnings.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
                             "(its providers/prompts filters exclude every provider x prompt pair)")
-        for spec in _walk(test.asserts):
+        relevant = False
+        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
             assertions += 1
-            by_type[spec.full_type] += 1
+            full_type = spec.full_type
+            counts[full_type] = counts.get(full_type, 0) + 1
+            if getattr(spec.handler, "needs_embedder", False) or spec.type == "classifier":
+                relevant = True
             if getattr(spec.handler, "graded", False):
+                relevant = True
                 graded += 1
                 graded_evals += n_cases
                 chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
@@ -77,21 +91,25 @@ def summarize(suite: Suite) -> dict[str, Any]:
                 if name not in graders:
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
+        if relevant:
+            checked.append(test)
+    by_type.update(counts)
     from evalrun.config.expansion import context_expansion_warnings
 
     warnings += context_expansion_warnings(suite)
-    resolver.check_support(suite.tests)  # e.g. llm-rubric with the builtin grader: an error before any call
-    resolver.check_embedders(suite.tests)  # `similar` without an embedding model
-    from evalrun.grading.classifiers import check_suite
+    resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
+    resolver.check_embedders(checked)  # `similar` without an embedding model
+    if checked:
+        from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
 
-    check_suite(suite.tests)  # `classifier` without a classification provider
+        check_suite(checked)  # `classifier` without a classification provider
     return {
         "files": list(suite.files),
         "description": suite.description,
         "prompts": len(suite.prompts),
         "providers": len(suite.providers),
         "tests": len(suite.tests),
-        "cases": count_cases(suite),
+        "cases": count_cases(suite) if hasattr(suite.tests, "cases_per_repeat") else total_cases,
         "assertions": assertions,
         "assertions_by_type": dict(sorted(by_type.items())),
         "graded_assertions": graded,

@@ -67,10 +67,18 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         suite = build_suite(merged, cli_vars, on_progress)
         warnings = lenient.take()
         return replace(suite, warnings=warnings) if warnings else suite
+    except ConfigError as e:
+        from evalrun.config import jsonlines
+
+        jsonlines.relocate(e)  # an error inside a large .json read shallowly: the exact line, read now
+        raise
     except RecursionError:  # a safety net behind the depth limit (config/limits.py): never a traceback
         raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
                           hint="flatten its lists and mappings") from None
     finally:
+        from evalrun.config import jsonlines
+
+        jsonlines.forget()
         if was_enabled:
             gc.enable()
 

@@ -54,23 +54,49 @@ def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> f
     return float(v)
 
 
-#: Built specs by (base dir, repr of the raw mapping): most tests share their assertion shapes, so a
-#: handler is built (and its arguments checked) once per distinct assertion, not once per test.
-_BUILT: dict[tuple[str, str], AssertionSpec] = {}
+#: Built specs by their raw mapping (see _keys): most tests share their assertion shapes, so a handler is built
+#: (and its arguments checked) once per distinct assertion, not once per test.
+_BUILT: dict[Any, AssertionSpec] = {}
 _BUILT_MAX = 4096
+_NO_VALUE = ("no string value",)
 
 
-def _cache_key(raw: dict[str, Any], base_dir: str) -> tuple[str, str] | None:
-    """None for assertions that read files (their content may change between loads) or hold odd values."""
-    for v in raw.values():
-        if isinstance(v, str) and v.startswith("file://"):
-            return None
+def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
+    """(cache key, shape key) of an assertion mapping; (None, None) when it reads files (their content may
+    change between loads) or is an assert-set (children carry their own locations).
+
+    A mapping of scalars is keyed by its items (the class too: 1, 1.0 and True differ) and its shape key
+    leaves out a string `value`; any other mapping by its repr (distinct values have distinct reprs; objects
+    show their id) and has no shape key."""
+    items: list[Any] = []
+    value: Any = _NO_VALUE
+    scalar = True
+    for k, v in raw.items():
+        cls = v.__class__
+        if cls is str:
+            if v.startswith("file://"):
+                return None, None
+            if k == "value":
+                value = v
+            else:
+                items.append((k, v))
+        elif cls is int or cls is bool or v is None:
+            items.append((k, cls, v))
+        elif cls is float:
+            items.append((k, cls, repr(v)))  # -0.0 and 0.0 are equal, their reprs are not
+        else:
+            scalar = False
+            if isinstance(v, str) and v.startswith("file://"):
+                return None, None
+    if scalar:
+        shape = (base_dir, tuple(items))
+        return (shape, value), (shape if value is not _NO_VALUE else None)
     cfg = raw.get("config")
     if isinstance(cfg, dict) and any(files.is_ref(v) for v in cfg.values()):
-        return None
-    if "assert" in raw:  # assert-set children carry their own locations
-        return None
-    return base_dir, repr(raw)  # distinct values have distinct reprs (1, 1.0, '1', True); objects show their id
+        return None, None
+    if "assert" in raw:
+        return None, None
+    return (base_dir, repr(raw)), None
 
 
 _new = object.__new__
@@ -87,50 +113,88 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     return spec
 
 
-_LISTS: dict[tuple[str, str], tuple[AssertionSpec, ...] | None] = {}
+#: Built lists by shape: (base dir, each item's shape key, or its cache key when it has none) -> the items' cache
+#: keys and specs. A list of that shape reuses each spec whose item is equal and rebuilds only the handler of an
+#: item whose string value differs (the common big suite: same assertions, one value per test).
+_LISTS: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, ...], tuple[AssertionSpec, ...]]] = {}
+#: Built specs by shape (see _keys): two assertions of one shape differ only in a string value, so the second
+#: is the first's spec with the new value and a handler built for it (which checks the value): no config,
+#: threshold or weight work again.
+_SHAPES: dict[Any, AssertionSpec] = {}
 
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
-    """A test's `assert:` list; a list equal to one seen before costs one repr and a copy per spec."""
+    """A test's `assert:` list; a list of a shape seen before costs a key per item and a copy per spec."""
     prefix = f"{key}.assert[" if key else "assert["
-    lkey = (base_dir, repr(items))
-    known = _LISTS.get(lkey, ())
     if type(items) is list:  # parsed JSON: every item at the test's own line
-        if known:
-            return [_located(k, loc, f"{prefix}{i}]") for i, k in enumerate(known)]
         locs = [loc] * len(items)
     else:
         from evalrun.config.yamlsrc import LList, loc_of
 
         locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else \
             [loc] * len(items)
-        if known:
-            return [_located(k, lc, f"{prefix}{i}]") for i, (k, lc) in enumerate(zip(known, locs, strict=True))]
     keys = [f"{prefix}{i}]" for i in range(len(items))]
+    both = []
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
-    specs = [build(a, base_dir=base_dir, loc=lc, key=ky) for a, lc, ky in zip(items, locs, keys, strict=True)]
-    if known is not None and items:  # () = not seen yet, None = not cacheable
-        cacheable = all(_cache_key(a, base_dir) is not None for a in items)
-        if len(_LISTS) >= _BUILT_MAX:
-            _LISTS.clear()
-        _LISTS[lkey] = tuple(specs) if cacheable else None
+        both.append(_keys(a, base_dir))
+    ckeys = tuple([b[0] for b in both])
+    if not items or None in ckeys:
+        return [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
+    lkey = (base_dir, tuple([b[1] if b[1] is not None else b[0] for b in both]))
+    known = _LISTS.get(lkey)
+    if known is not None:
+        known_keys, known_specs = known
+        if known_keys == ckeys:
+            return [_located(k, lc, ky) for k, lc, ky in zip(known_specs, locs, keys, strict=True)]
+        return [_located(k, lc, ky) if ck == kk else _with_value(k, a, lc, ky)
+                for k, a, lc, ky, ck, kk in zip(known_specs, items, locs, keys, ckeys, known_keys, strict=True)]
+    specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
+    if len(_LISTS) >= _BUILT_MAX:
+        _LISTS.clear()
+    _LISTS[lkey] = (ckeys, tuple(specs))
     return specs
+
+
+def _with_value(shaped: AssertionSpec, raw: dict[str, Any], loc: Location | None, key: str) -> AssertionSpec:
+    """A spec of `shaped`'s shape with `raw`'s string value, and its own handler (which checks that value)."""
+    spec = _located(shaped, loc, key)
+    spec.__dict__["value"] = raw["value"]
+    try:
+        handler = _build_handler(spec)
+    except ConfigError as e:
+        _relocate(e, raw, key)
+        raise
+    spec.__dict__["handler"] = handler
+    return spec
 
 
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
     """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
-    ckey = _cache_key(raw, base_dir)
-    if ckey is not None:
-        known = _BUILT.get(ckey)
-        if known is not None:
-            return _located(known, loc, key)
-    spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
-    if ckey is not None:
-        if len(_BUILT) >= _BUILT_MAX:
-            _BUILT.clear()
-        _BUILT[ckey] = spec
+    return _build_keyed(raw, base_dir, loc, key, _keys(raw, base_dir))
+
+
+def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: str,
+                 keys: tuple[Any, Any]) -> AssertionSpec:
+    ckey, skey = keys
+    if ckey is None:
+        return _build(raw, base_dir=base_dir, loc=loc, key=key)
+    known = _BUILT.get(ckey)
+    if known is not None:
+        return _located(known, loc, key)
+    shaped = _SHAPES.get(skey) if skey is not None else None
+    if shaped is not None:
+        spec = _with_value(shaped, raw, loc, key)
+    else:
+        spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
+        if skey is not None:
+            if len(_SHAPES) >= _BUILT_MAX:
+                _SHAPES.clear()
+            _SHAPES[skey] = spec
+    if len(_BUILT) >= _BUILT_MAX:
+        _BUILT.clear()
+    _BUILT[ckey] = spec
     return spec
 
 

@@ -30,11 +30,12 @@ _CHUNK = 1 << 20
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
-def may_exceed(text: str, limit: int = MAX_DEPTH) -> bool:
+def may_exceed(text: str, limit: int = MAX_DEPTH, *, brackets_only: bool = False) -> bool:
     """False when the text surely nests no deeper than `limit` (cheap: no parsing).
 
     An upper bound: the deepest climb of brackets above an earlier low, plus the longest run of spaces and
-    `-`/`?` indicators that starts a line (block nesting needs one of them per level).
+    `-`/`?` indicators that starts a line (block nesting needs one of them per level; `brackets_only`: JSON,
+    which nests by brackets alone).
     """
     level = low = rise = 0
     for start in range(0, len(text), _CHUNK):  # in slices: a whole-text copy doubled a large file's memory
@@ -47,12 +48,16 @@ def may_exceed(text: str, limit: int = MAX_DEPTH) -> bool:
         level, low = levels[-1], lows[-1]
     if rise > limit:
         return True
-    return re.search(rf"(?:^|\n)[ \-?]{{{limit - rise + 1},}}", text) is not None
+    if brackets_only:
+        return False
+    run = rf"[ \-?]{{{limit - rise + 1},}}"  # a line starting with that many indicators (`\n` first: a fast scan)
+    return re.match(run, text) is not None or re.search(rf"\n{run}", text) is not None
 
 
-def check_depth(text: str, file: str, parse_events: Callable[[str], Iterable[Any]]) -> None:
+def check_depth(text: str, file: str, parse_events: Callable[[str], Iterable[Any]], *,
+                brackets_only: bool = False) -> None:
     """ConfigError at the first line where lists/mappings nest deeper than MAX_DEPTH."""
-    if not may_exceed(text):
+    if not may_exceed(text, brackets_only=brackets_only):
         return
     import yaml
 

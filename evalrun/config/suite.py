@@ -15,6 +15,7 @@ from evalrun.config.testlist import TestList, iter_specs
 from evalrun.config.teststream import StreamedTests
 from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
+from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
@@ -45,6 +46,16 @@ def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[Pro
     provs = [p for p in providers if filters.provider_allowed(test.providers, p)]
     return [pr for pr in prompts if filters.prompt_allowed(test.prompts, pr)
             and any(filters.prompt_allowed(p.prompts, pr) for p in provs)]
+
+
+def _check_key(spec: AssertionSpec) -> Any:
+    """What the template check reads of an assertion: its type alone when it holds no template (a plain string
+    value, no config, metric or children), else its shared handler (equal assertions share one)."""
+    value = spec.value
+    if type(value) is str and not spec.config and not spec.metric and not spec.children \
+            and not has_template(value):
+        return spec.type
+    return spec.handler
 
 
 def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
@@ -120,7 +131,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         # distinct assertion): tests that agree on those pass or fail alike.
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
                 bool(test.options.get("rubricPrompt")),
-                *(spec.handler for spec in test.asserts))
+                *(_check_key(spec) for spec in test.asserts))
         if ckey not in passed:
             try:
                 checks.check_test(test, [(p, needs[id(p)]) for p in used])

@@ -87,6 +87,7 @@ class LDict(dict[str, Any]):
     file: str = ""
     line: int = 0
     key_lines: dict[str, int]
+    ref_free: bool = False  # a config file whose text holds no `$ref` (set by load_config_file)
 
     def loc(self, key: str | None = None) -> Location:
         """Location of `key` (or of the mapping itself)."""
@@ -281,7 +282,13 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
 
 def parse_json(text: str, file: str) -> Any:
     """Parse JSON (json.loads words the syntax errors), then read it again with line numbers (jsonlines.py)."""
-    check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
+    check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader), brackets_only=True)
+    from evalrun.config import jsonlines
+
+    if len(text) >= jsonlines.SHALLOW_MIN_CHARS:  # large: lines for the top levels, errors located on demand
+        shallow = jsonlines.parse_shallow(text, file)
+        if shallow is not jsonlines.FALLBACK:
+            return shallow
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -290,8 +297,6 @@ def parse_json(text: str, file: str) -> Any:
     except RecursionError:
         raise ConfigError("the file is nested too deeply to read", file=file, line=1,
                           hint="flatten its lists and mappings") from None
-    from evalrun.config import jsonlines
-
     del data
     return jsonlines.parse(text, file)  # the same data, with line numbers (duplicate keys are an error)
 
@@ -345,4 +350,10 @@ def load_config_file(path: Path, display: str) -> LDict:
         raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
                           file=display, line=getattr(data, "line", 1) or 1,
                           hint="start the file with keys such as `prompts:`")
+    # `$ref` cannot be written without those four characters in a row, an escape of `$` or an escaped line break
+    # inside a quoted YAML key: without them, refs.resolve need not walk the document
+    data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None and "\\\n" not in text
     return data
+
+
+_DOLLAR_ESCAPE = re.compile(r"\\(?:u0024|x24|U00000024)", re.IGNORECASE)

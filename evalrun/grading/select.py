@@ -157,14 +157,16 @@ class GraderResolver:
 
     def check_embedders(self, tests: Iterable[TestSpec]) -> None:
         """Every embedding metric has an embedding model with a well-formed id (validate; nothing called)."""
-        from evalrun.grading import minilm
-        from evalrun.grading.embeddings import HINT, embedding_spec, litellm_target
-
-        offline = minilm.available()
+        offline: bool | None = None  # read (and its modules imported) at the first embedding metric only
         for test in tests:
             for spec in _all(test.asserts):
                 if not getattr(spec.handler, "needs_embedder", False):
                     continue
+                from evalrun.grading import minilm
+                from evalrun.grading.embeddings import HINT, embedding_spec, litellm_target
+
+                if offline is None:
+                    offline = minilm.available()
                 key = f"{spec.key_path}.provider" if spec.key_path else "provider"
                 try:
                     found = embedding_spec(spec.provider, test.options.get("provider"))

@@ -1,11 +1,29 @@
 """The run engine: cases in, results streamed to disk, a tally for the reports.
 
     Runner(suite, RunOptions(...)).run() -> RunOutcome        (await it inside the one asyncio.run)
+
+Runner, RunOptions and RunOutcome are imported on first use: `validate` reads `evalrun.run.progress` and
+must not pay for the runner's imports (asyncio, the assertion engine, the providers).
 """
 
 from __future__ import annotations
 
-from evalrun.run.options import RunOptions
-from evalrun.run.runner import Runner, RunOutcome
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalrun.run.options import RunOptions
+    from evalrun.run.runner import Runner, RunOutcome
 
 __all__ = ["RunOptions", "RunOutcome", "Runner"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RunOptions":
+        from evalrun.run.options import RunOptions
+
+        return RunOptions
+    if name in ("Runner", "RunOutcome"):
+        from evalrun.run import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'evalrun.run' has no attribute {name!r}")
