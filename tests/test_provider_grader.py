@@ -4,6 +4,7 @@ prompt a provider-grader receives, a bad grader id at FILE:LINE before any call,
 from __future__ import annotations
 
 import json
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -210,3 +211,27 @@ def test_bad_provider_grader_is_reported_at_its_line_by_the_cli(command: str, tm
     err = capsys.readouterr().err
     assert f"{path}:6: tests[0].assert[0].provider: " in err and "needs `config.url`" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")
+def test_javascript_provider_grader(tmp_path: Path) -> None:
+    (tmp_path / "judge.js").write_text(textwrap.dedent("""\
+        module.exports = class {
+          id() { return 'judge'; }
+          async callApi(prompt) {
+            const messages = JSON.parse(prompt);
+            const ok = messages[messages.length - 1].content.includes('polite');
+            return {output: JSON.stringify({reason: 'js', pass: ok, score: ok ? 1 : 0})};
+          }
+        };
+        """), encoding="utf-8")
+    path = write(tmp_path, """\
+        prompts: ["{{ q }}"]
+        providers: [echo]
+        defaultTest:
+          options: {provider: file://judge.js}
+        tests:
+          - {vars: {q: hi}, assert: [{type: llm-rubric, value: is polite}]}
+          - {vars: {q: hi}, assert: [{type: llm-rubric, value: is rude}]}
+        """)
+    assert [r["status"] for r in sorted(run(path, tmp_path), key=lambda r: r["test_index"])] == ["pass", "fail"]

@@ -1,8 +1,9 @@
 """Real users' promptfoo configs (tests/compat/real_configs/, see SOURCE.md there) load in evalrun.
 
-Every config loads except those in KNOWN_FAILS, each an intended strictness of evalrun (docs/config.md, "Differences
-from promptfoo"). Configs that need no network (echo, Python and JavaScript providers) run, with the case counts
-and passes promptfoo 0.121.20 gives (`python tests/compat/measure_examples.py --real` compares all of them).
+Every config loads (its graders included) except those in KNOWN_FAILS, each an intended strictness of evalrun
+(docs/config.md, "Differences from promptfoo"). Configs that need no network (echo, Python and JavaScript
+providers) run, with the case counts and passes promptfoo 0.121.20 gives; http-anchors-openrouter (an http grader)
+runs against the fake server (`python tests/compat/measure_examples.py --real` compares all of them).
 """
 
 from __future__ import annotations
