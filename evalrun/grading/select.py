@@ -131,8 +131,8 @@ class GraderResolver:
                 pid = chosen if isinstance(chosen, str) else chosen["id"]
                 config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
                 try:
-                    if is_provider_grader(pid):  # http, python, JavaScript, exec: built (checked) now, not called
-                        provider_grader(chosen, self._base_dir(), loc=loc, key=key)
+                    if is_provider_grader(pid):  # http, python, JavaScript, exec: built (checked) once, not called
+                        self._grader(chosen)
                     else:
                         _litellm_target(pid, config)
                 except ConfigError as e:
