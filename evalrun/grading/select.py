@@ -5,7 +5,9 @@ loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader
 for an assertion the builtin grader cannot grade (llm-rubric), which gets promptfoo's default grading provider
 when its key is in the environment (OPENAI_API_KEY, else ANTHROPIC_API_KEY), as promptfoo does.
 A spec is "builtin", a provider id string (e.g. "openai:gpt-4o-mini", "ollama/llama3"), or an object
-{id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. promptfoo's per-kind map
+{id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. An id of an evalrun provider kind
+(`http`/`https:NAME`, `file://x.py`, `python:`, `file://x.js`, `exec:`, `echo`) grades through that provider
+(grading/provider_grader.py); every other id is a litellm model. promptfoo's per-kind map
 {text: SPEC, embedding: SPEC} is accepted; its `text` entry is used.
 """
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import ConfigError, GraderError, Location, UsageError
 from evalrun.grading.llm import LLMGrader, Transport
+from evalrun.grading.provider_grader import is_provider_grader, provider_grader
 from evalrun.types import AssertionSpec, Output, Suite, TestSpec
 
 if TYPE_CHECKING:
@@ -128,7 +131,10 @@ class GraderResolver:
                 pid = chosen if isinstance(chosen, str) else chosen["id"]
                 config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
                 try:
-                    _litellm_target(pid, config)
+                    if is_provider_grader(pid):  # http, python, JavaScript, exec: built (checked) once, not called
+                        self._grader(chosen)
+                    else:
+                        _litellm_target(pid, config)
                 except ConfigError as e:
                     if key == "--grader":
                         raise UsageError(e.message, key=key, hint=e.hint) from None
@@ -188,7 +194,14 @@ class GraderResolver:
                 needed = getattr(spec.handler, "grading_steps", None)
                 if needed is None:
                     continue
-                message = unsupported(self._grader(self.spec_for(spec, test)[0]), spec.type, needed())
+                chosen, _, loc, key = self._winner(spec, test)
+                try:
+                    grader = self._grader(chosen)
+                except ConfigError as e:  # a provider grader's bad config, where the grader was named
+                    if e.file:
+                        raise
+                    raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+                message = unsupported(grader, spec.type, needed())
                 if message:
                     key = f"{spec.key_path}.type" if spec.key_path else "type"
                     raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
@@ -247,6 +260,10 @@ class GraderResolver:
             self._cache[cache_key] = grader
         return grader
 
+    def _base_dir(self) -> str:
+        """Where a grader's `file://` provider path is relative to: the config's folder, as in promptfoo."""
+        return self._suite.base_dir if self._suite is not None else "."
+
     def graders_used(self) -> list[str]:
         """Ids of the graders resolved so far, in first-use order (for the run summary)."""
         return list(self._used)
@@ -264,6 +281,8 @@ class GraderResolver:
             grader: Grader = builtin.BuiltinGrader()
             return grader
         pid = chosen if isinstance(chosen, str) else chosen["id"]
+        if is_provider_grader(pid):  # any evalrun provider as grader (grading/provider_grader.py)
+            return provider_grader(chosen, self._base_dir())
         config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
         label = None if isinstance(chosen, str) else chosen.get("label")
         model, params = _litellm_target(pid, config)
