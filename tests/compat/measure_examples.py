@@ -48,7 +48,7 @@ def _env(url: str, home: Path) -> dict[str, str]:
                 PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test",
                 OLLAMA_BASE_URL=url.removesuffix("/v1"), AZURE_DEPLOYMENT="judge", AZURE_API_HOST="127.0.0.1:9",
                 GOOGLE_API_KEY="sk-test", GEMINI_API_KEY="sk-test", GROQ_API_KEY="sk-test",
-                OPENROUTER_API_KEY="sk-test")
+                OPENROUTER_API_KEY="sk-test", OPENROUTER_API_BASE_URL=url)
 
 
 def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
