@@ -112,7 +112,7 @@ class ResponseCache:
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(
             "CREATE TABLE IF NOT EXISTS responses ("
@@ -181,3 +181,24 @@ class ResponseCache:
             conn.execute("DELETE FROM responses")
             conn.execute("VACUUM")
         return int(count)
+
+
+def _enable_wal(conn: sqlite3.Connection, attempts: int = 300) -> None:
+    """Switch the database to WAL. Two connections opening a new file at once race for that switch, and SQLite
+    answers the loser "database is locked" at once, without waiting for its busy timeout: retry briefly, and
+    accept the mode another connection has already set."""
+    for _ in range(attempts):
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            try:
+                row = conn.execute("PRAGMA journal_mode").fetchone()
+            except sqlite3.OperationalError:
+                row = None
+            if row and str(row[0]).lower() == "wal":
+                return
+            time.sleep(0.01)
+    conn.execute("PRAGMA journal_mode=WAL")  # the last attempt raises what SQLite says
