@@ -13,7 +13,7 @@ from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.registry import register
-from evalrun.assertions.structured import compile_schema, loads_strict
+from evalrun.assertions.structured import call_problem
 
 
 def _functions(ctx: AssertionContext, base_dir: str) -> Any:
@@ -57,12 +57,7 @@ class IsValidOpenAiFunctionCall(Assertion):
         spec = next((f for f in funcs or () if isinstance(f, dict) and f.get("name") == call["name"]), None)
         if spec is None:
             return binary(False, f"Called {call['name']!r}, which is not among the provider's functions")
-        try:
-            args = loads_strict(call["arguments"])
-        except ValueError as e:
-            return binary(False, f"Arguments of {call['name']!r} are not JSON: {e}")
-        if spec.get("parameters"):
-            errors = list(compile_schema(spec["parameters"]).iter_errors(args))
-            if errors:
-                return binary(False, f"Call to {call['name']!r} does not match its schema: {errors[0].message}")
+        problem = call_problem(call["name"], call["arguments"], spec)
+        if problem:
+            return binary(False, problem)
         return binary(True, f"valid call to {call['name']!r}")

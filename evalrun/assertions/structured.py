@@ -192,20 +192,27 @@ class IsValidOpenAiToolsCall(Assertion):
             spec = funcs.get(fn["name"])
             if spec is None:
                 return binary(False, f"Called {fn['name']!r}, which is not among the tools: {sorted(funcs)}")
-            try:
-                args = loads_strict(fn["arguments"])
-            except ValueError as e:
-                return binary(False, f"Arguments of {fn['name']!r} are not JSON: {e}")
-            params = spec.get("parameters")
-            if params:
-                try:
-                    validator = compile_schema(params)
-                except ValueError as e:
-                    return binary(False, f"Tool {fn['name']!r} has an invalid parameters schema: {e}")
-                errors = list(validator.iter_errors(args))
-                if errors:
-                    return binary(False, f"Call to {fn['name']!r} does not match its schema: {errors[0].message}")
+            problem = call_problem(fn["name"], fn["arguments"], spec)
+            if problem:
+                return binary(False, problem)
         return binary(True, f"{len(calls)} valid tool call(s)")
+
+
+def call_problem(name: str, arguments: str, spec: dict[str, Any]) -> str | None:
+    """Why a function/tool call's JSON `arguments` do not fit the function's `parameters` schema, or None."""
+    try:
+        args = loads_strict(arguments)
+    except ValueError as e:
+        return f"Arguments of {name!r} are not JSON: {e}"
+    params = spec.get("parameters")
+    if not params:
+        return None
+    try:
+        validator = compile_schema(params)
+    except ValueError as e:
+        return f"Tool {name!r} has an invalid parameters schema: {e}"
+    errors = list(validator.iter_errors(args))
+    return f"Call to {name!r} does not match its schema: {errors[0].message}" if errors else None
 
 
 def _tool_calls(ctx: AssertionContext) -> Any:
