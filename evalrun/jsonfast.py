@@ -1,0 +1,71 @@
+"""JSON on the per-row and per-case hot paths (test rows read, result records written): orjson, with the
+standard library's results.
+
+    loads(text) -> Any        a JSON text, as json.loads parses it (NaN/Infinity, huge integers, lone
+                              surrogates and over-deep nesting go through json.loads, errors included)
+    dumps(value) -> bytes     compact UTF-8 JSON, non-string keys as strings, other objects as str(obj),
+                              NaN and +-inf as null (a results file holds no NaN)
+
+orjson parses a test row ~3x and encodes a result record ~5x faster than the json module (benchmarks/README.md);
+where it would give a different value (an integer beyond 64 bits it reads as a float, or refuses to write) the
+json module does the work, so callers see json's values and errors. One difference stays: an Enum member is
+written as its value (json writes str(member)).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; kept so a broken wheel degrades, not fails
+    orjson = None  # type: ignore[assignment]
+
+#: 19 digits in a row may be an integer orjson would read as a float (beyond 64 bits): json.loads reads those.
+_LONG_DIGITS = re.compile(r"\d{19}")
+_STD = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"), check_circular=False)
+
+if orjson is not None:
+    _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    _oloads, _odumps, _OError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
+    _search = _LONG_DIGITS.search
+
+    def loads(text: str | bytes) -> Any:
+        """json.loads(text), faster."""
+        if _search(text if isinstance(text, str) else text.decode("utf-8", "replace")) is None:
+            try:
+                return _oloads(text)
+            except _OError:
+                pass  # NaN, a lone surrogate, too deep, or invalid: json.loads gives the value or the error
+        return json.loads(text)
+
+    def dumps(value: Any) -> bytes:
+        """Compact UTF-8 JSON of a JSON-ready value (see the module doc)."""
+        try:
+            return _odumps(value, default=str, option=_OPTIONS)
+        except TypeError:  # an integer beyond 64 bits, or a default that returned an unwritable object
+            return _std_dumps(value)
+
+else:  # pragma: no cover - see the import above
+    def loads(text: str | bytes) -> Any:
+        return json.loads(text)
+
+    def dumps(value: Any) -> bytes:
+        return _std_dumps(value)
+
+
+def _std_dumps(value: Any) -> bytes:
+    return _STD.encode(_finite(value)).encode("utf-8")
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and +-inf floats as None (what orjson writes)."""
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
