@@ -117,3 +117,47 @@ def test_every_yaml_file_of_the_project_reads_the_same() -> None:
             same(built, expected, str(path))
             checked += 1
     assert checked >= 15
+
+
+#: Plain scalars at the edges of the implicit resolvers (the builder decides "str" with one pattern, then caches).
+SCALARS = ["true", "True", "tRue", "false", "FALSE", "null", "Null", "nULL", "~", "", "0", "-0", "+12", "012", "0o17",
+           "0o8", "0x1F", "0xg", "1_000", "1:30", "1.5", "-.5e3", "1e3", "1.", ".5", ".inf", "-.Inf", "+.INF", ".nan",
+           ".NaN", "nan", "inf", "yes", "no", "on", "off", "y", "n", "<<", "<", "-", "--x", "0.0.1", "12abc", "t", "f",
+           "2001-12-14", "1e", "e3", "N", "~x", "null x", "true x"]
+
+
+@pytest.mark.parametrize("scalar", SCALARS)
+def test_plain_scalars_resolve_as_the_composing_reader_resolves_them_first_and_cached(scalar: str) -> None:
+    """Each value three times (the second and third from the cache), in a list, as a mapping value and a key."""
+    if scalar in ("<<", "-", ""):  # a merge key (falls back), and texts that are not plain scalars in a flow list
+        return
+    text = (f"a: [{scalar}, {scalar}]\nb: {scalar}\nc: {{{scalar}: 1}}\nd: {{{scalar}: 2, z: 3}}\n"
+            f"e:\n  - {scalar}\n  - '{scalar}'\n")
+    built = yamlevents.build(text, "f.yaml")
+    assert built is not yamlevents.FALLBACK
+    same(built, composed(text))
+
+
+def test_nan_values_are_not_shared_and_a_repeated_key_in_a_later_mapping_is_still_a_duplicate() -> None:
+    built = yamlevents.build("a: .nan\nb: .nan\n", "f.yaml")
+    assert built["a"] is not built["b"]
+    assert yamlevents.build("m: {k: 1, j: 2}\nn: {k: 1, k: 2}\n", "f.yaml") is yamlevents.FALLBACK
+    assert yamlevents.build("m: {null: 1}\nn: {~: 1, null: 2}\n", "f.yaml") is yamlevents.FALLBACK
+
+
+def test_alias_budget_counts_what_the_composing_reader_counts() -> None:
+    """Values added by aliases: each alias of a list/mapping adds its anchor's size once expanded (nested ones too)."""
+    def spent(text: str) -> int:
+        loader = yamlsrc._Loader(text)
+        conv = yamlsrc._Converter(loader, "f.yaml")
+        conv.convert(loader.get_single_node())
+        return conv.budget.spent
+
+    text = "a: &a {k: [1, 2, {x: y}], s: &s v}\nb: &b [*a, *a, *s, [*a]]\nc: [*b, *b]\nd: {p: *b, q: *s}\n"
+    assert spent(text) == 3 * 10 + 3 * 33  # `a` expands to 10 values, `b` to 33
+    same(yamlevents.build(text, "f.yaml"), composed(text))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(yamlevents, "MAX_ALIAS_VALUES", spent(text) - 1)
+        assert yamlevents.build(text, "f.yaml") is yamlevents.FALLBACK
+        mp.setattr(yamlevents, "MAX_ALIAS_VALUES", spent(text))
+        assert yamlevents.build(text, "f.yaml") is not yamlevents.FALLBACK
