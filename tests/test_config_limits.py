@@ -148,24 +148,38 @@ def test_a_huge_regex_value_is_a_config_error_before_it_is_compiled(tmp_path: Pa
     assert "limit is 10,000" in str(info.value) and info.value.line == 6
 
 
-def test_depth_bound_read_in_slices_equals_the_whole_text_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """may_exceed reads large texts in slices: the bound must not depend on where the slices fall."""
-    import operator
+def test_depth_bound_is_never_below_the_brackets_climb_and_exact_on_balanced_text(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """may_exceed's bracket bound (pairs removed pass by pass) is at least the deepest climb of brackets above an
+    earlier low (so never clears a text that nests too deep), equals it on balanced brackets, and does not depend
+    on where the slices it reads fall."""
     import random
-    from itertools import accumulate
 
     from evalrun.config import limits
 
-    def whole(text: str) -> int:
-        brackets = text.encode("utf-8", "surrogatepass").translate(None, limits._DROP)
-        levels = list(accumulate(map(limits._STEP.__getitem__, brackets), initial=0))
-        return max(map(operator.sub, levels, accumulate(levels, min)))
+    def climb(text: str) -> int:
+        level = low = best = 0
+        for c in text:
+            level += 1 if c in "[{" else -1 if c in "]}" else 0
+            low = min(low, level)
+            best = max(best, level - low)
+        return best
+
+    def balanced(rnd: random.Random, depth: int) -> str:
+        if depth == 0 or rnd.random() < 0.3:
+            return rnd.choice(["a", "", "é\n"])
+        inner = "".join(balanced(rnd, depth - 1) for _ in range(rnd.randint(1, 3)))
+        return rnd.choice(["[%s]", "{%s}"]) % inner
 
     rnd = random.Random(7)
     texts = ["".join(rnd.choice("[]{}ab\n é") for _ in range(rnd.randint(0, 80))) for _ in range(2000)]
     monkeypatch.setattr(limits, "_CHUNK", 7)
     for text in texts:
+        assert limits._bracket_rise_bound(text, 100) >= climb(text), text
         for limit in (0, 1, 2, 3):
-            expected = whole(text) > limit or limits.re.search(
-                rf"(?:^|\n)[ \-?]{{{limit - whole(text) + 1},}}", text) is not None
-            assert limits.may_exceed(text, limit) == expected, (text, limit)
+            if climb(text) > limit:
+                assert limits.may_exceed(text, limit), (text, limit)
+    for _ in range(500):
+        text = balanced(rnd, rnd.randint(0, 8))
+        assert limits._bracket_rise_bound(text, 100) == climb(text), text
+        assert limits._bracket_rise_bound(text, 2) == min(climb(text), 3), text

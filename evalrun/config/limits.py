@@ -11,10 +11,8 @@ text walked event by event (libyaml's parser is iterative, so safe) to find the 
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Callable, Iterable
-from itertools import accumulate
 from typing import Any
 
 from evalrun.errors import ConfigError
@@ -27,31 +25,41 @@ MAX_ALIAS_VALUES = 1_000_000
 _KEEP = b"[]{}"
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
 _CHUNK = 1 << 20
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_ONE_KIND = bytes.maketrans(b"{}", b"[]")
 
 
 def may_exceed(text: str, limit: int = MAX_DEPTH, *, brackets_only: bool = False) -> bool:
     """False when the text surely nests no deeper than `limit` (cheap: no parsing).
 
-    An upper bound: the deepest climb of brackets above an earlier low, plus the longest run of spaces and
+    An upper bound: a bound of the deepest climb of brackets above an earlier low, plus the longest run of spaces and
     `-`/`?` indicators that starts a line (block nesting needs one of them per level; `brackets_only`: JSON,
     which nests by brackets alone).
     """
-    level = low = rise = 0
-    for start in range(0, len(text), _CHUNK):  # in slices: a whole-text copy doubled a large file's memory
-        brackets = text[start:start + _CHUNK].encode("utf-8", "surrogatepass").translate(None, _DROP)
-        if not brackets:
-            continue
-        levels = list(accumulate(map(_STEP.__getitem__, brackets), initial=level))
-        lows = list(accumulate(levels, min, initial=low))[1:]
-        rise = max(rise, max(map(operator.sub, levels, lows)))
-        level, low = levels[-1], lows[-1]
+    rise = _bracket_rise_bound(text, limit)
     if rise > limit:
         return True
     if brackets_only:
         return False
     run = rf"[ \-?]{{{limit - rise + 1},}}"  # a line starting with that many indicators (`\n` first: a fast scan)
     return re.match(run, text) is not None or re.search(rf"\n{run}", text) is not None
+
+
+def _bracket_rise_bound(text: str, limit: int) -> int:
+    """An upper bound of how far brackets climb above an earlier low (exact enough to be <= `limit` when it is).
+
+    Innermost `[]` pairs (both kinds of bracket as one) are removed pass after pass: a balanced stretch vanishes
+    after as many passes as it nests deep, and what stays is `]...][...[`. A climb is made of pairs still open at
+    its top (at most the passes made) and of brackets never closed (at most the `[` left): their sum bounds it.
+    Past `limit` passes it gives up (returns limit + 1) and the caller walks the text exactly."""
+    brackets = b"".join(text[start:start + _CHUNK].encode("utf-8", "surrogatepass").translate(_ONE_KIND, _DROP)
+                        for start in range(0, len(text), _CHUNK))  # in slices: no whole-text UTF-8 copy
+    passes = 0
+    while b"[]" in brackets:
+        if passes == limit:
+            return limit + 1
+        brackets = brackets.replace(b"[]", b"")
+        passes += 1
+    return passes + brackets.count(b"[")
 
 
 def check_depth(text: str, file: str, parse_events: Callable[[str], Iterable[Any]], *,
