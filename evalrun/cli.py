@@ -11,7 +11,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 from evalrun import __version__
@@ -145,17 +144,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(module.run(args))
     except ConfigError as e:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         print(f"evalrun: {_redact(str(e))}", file=sys.stderr)
         return EXIT_USAGE  # --debug shows the traceback, the exit code stays the same
     except EvalrunError as e:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         print(f"evalrun: error: {_redact(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         print("evalrun: interrupted", file=sys.stderr)
         return 130
+
+
+def _print_traceback() -> None:
+    import traceback  # only with --debug: not on every start-up
+
+    traceback.print_exc()
 
 
 def _redact(text: str) -> str:

@@ -18,12 +18,12 @@ case as an ERROR, never the run. Cancellation and a real Ctrl-C (tracked by `wat
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import importlib.util
 import inspect
 import os
 import signal
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -42,7 +42,8 @@ def user_exit_message(e: BaseException) -> str | None:
     """What to report when user code raised a BaseException that is not an Exception (sys.exit(), exit(),
     KeyboardInterrupt, ...), so that it ends one case only. None when it must propagate: cancellation
     (a timeout or Ctrl-C under asyncio) or a KeyboardInterrupt from a real Ctrl-C."""
-    if isinstance(e, (Exception, asyncio.CancelledError)):
+    aio = sys.modules.get("asyncio")  # not imported: nothing can have raised its CancelledError (import is slow)
+    if isinstance(e, Exception) or (aio is not None and isinstance(e, aio.CancelledError)):
         return None
     if isinstance(e, KeyboardInterrupt) and _REAL_SIGINTS[0]:
         return None
@@ -129,6 +130,8 @@ class UserFunction:
         try:
             result = self.fn(*args[: self._arity()])
             if inspect.isawaitable(result):
+                import asyncio
+
                 result = asyncio.run(_await(result))
         except AssertionRuntimeError:
             raise

@@ -10,7 +10,6 @@ unlabelled], concurrently; then verify against the ground truth and attribute cl
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from evalrun import scoring
@@ -70,6 +69,8 @@ class NoiseSensitivity(GradedAssertion):
             return []
 
         question = query_of(ctx, required=False)
+        import asyncio  # here, not at import: `validate` imports every assertion module and never needs it
+
         claims, ref_claims = await asyncio.gather(
             grader.extract_claims(ctx.output, trace, question=question),
             grader.extract_claims(truth, trace) if need_reference else none(),
