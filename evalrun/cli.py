@@ -14,8 +14,6 @@ import sys
 from collections.abc import Sequence
 
 from evalrun import __version__
-from evalrun.errors import ConfigError, EvalrunError
-from evalrun.pipes import guard_stdout
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -138,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
+    from evalrun.errors import ConfigError, EvalrunError
+    from evalrun.pipes import guard_stdout
+
     guard_stdout()
     try:
         module = importlib.import_module(f"evalrun.commands.{_COMMANDS[args.command]}")

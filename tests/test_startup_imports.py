@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Modules validate and --help never need: the event loop (runs only), tracebacks (--debug only), litellm.
-HEAVY = ("asyncio", "traceback", "litellm")
+#: Modules --help never needs: the event loop (runs only), tracebacks (--debug only), litellm, dataclasses (the
+#: error classes: only once a command runs).
+HEAVY = ("asyncio", "traceback", "litellm", "dataclasses")
 
 
 def _imported(*argv: str) -> dict[str, Any]:
