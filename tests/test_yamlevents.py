@@ -201,3 +201,10 @@ def test_random_documents_in_every_style_read_the_same_as_the_composing_reader()
         same(built, composed(text, "r.yaml"), text)
         checked += 1
     assert checked >= 250
+
+
+def test_caches_emptied_past_their_bound_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shared-string, plain-scalar and key caches are bounded (emptied when full): values and lines stay."""
+    monkeypatch.setattr(yamlevents, "_STRINGS_MAX", 3)
+    text = "".join(f"k{i}: {{a: v{i}, b: true, 'c': [x{i}, 1, '{i}', v{i}]}}\n" for i in range(50))
+    same(yamlevents.build(text, "f.yaml"), composed(text))

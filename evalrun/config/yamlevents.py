@@ -169,6 +169,7 @@ def _build(loader: Any, file: str) -> Any:
         if len(strings) > _STRINGS_MAX:  # bounded: a file of unique values
             strings.clear()
             plain.clear()
+            keys.clear()
         return value, size
 
     def mapping(start: Any) -> tuple[LDict, int]:
