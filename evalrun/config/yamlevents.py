@@ -201,7 +201,12 @@ def _build(loader: Any, file: str) -> Any:
                     text = ev.value
                     if ev.implicit[0]:
                         value = plain.get(text, _MISSING)
-                        d[key] = other_scalar(ev) if value is _MISSING else value
+                        if value is _MISSING:  # not seen yet; most such texts are plain strings
+                            if special(text) is None:
+                                value = plain[text] = strings.setdefault(text, text)
+                            else:
+                                value = other_scalar(ev)
+                        d[key] = value
                     else:
                         d[key] = strings.setdefault(text, text)
                 else:
@@ -235,7 +240,12 @@ def _build(loader: Any, file: str) -> Any:
                     text = ev.value
                     if ev.implicit[0]:
                         value = plain.get(text, _MISSING)
-                        append(other_scalar(ev) if value is _MISSING else value)
+                        if value is _MISSING:
+                            if special(text) is None:
+                                value = plain[text] = strings.setdefault(text, text)
+                            else:
+                                value = other_scalar(ev)
+                        append(value)
                     else:
                         append(strings.setdefault(text, text))
                 else:
