@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""`evalrun validate` on a config that expands to 10,000 cases, against promptfoo's `validate` on the same file.
+"""`evalrun validate` on a config that expands to 10,000 cases, against promptfoo's `validate` on the same file;
+and evalrun's start-up and config reading on 10,000 inline tests (YAML and `.json`).
 
-    python benchmarks/validate_speed.py [--runs 5]
+    python benchmarks/validate_speed.py [--runs 5] [--inline-only] [--no-pyc] [--source DIR]
 
 Two configs of 10,000 cases each, both with 2 providers (echo) x 5 prompts and 3 deterministic assertions per
 test: "matrix" has 100 tests whose `question` var lists 10 values (promptfoo's cartesian expansion), "flat"
 has 1,000 tests written out one by one (a 15,000-line YAML file). Both tools run as subprocesses (process start
 included); best of N wall time. Also checks that `evalrun validate` does not import litellm.
 Target: < 0.5 s.
+
+Inline part (`--inline-only` runs only it): `evalrun --help` start-up and `evalrun validate` of 10,000 inline
+tests (big_suites.write_inline) as CPU seconds (user + sys of the child: wall time on a shared machine includes
+waiting for a core), min-max over the runs, with peak RSS; and the reading alone (file -> LDict/LList with lines,
+in one process, min over the runs). The evalrun package is copied to a temporary folder and imported from there
+(`--source DIR`: another checkout's, e.g. the code before a change). By default its modules are compiled to .pyc
+first, as a pip-installed wheel has them (this environment sets PYTHONDONTWRITEBYTECODE=1, which would make every
+run compile every module from source); `--no-pyc` measures that case instead.
 """
 
 from __future__ import annotations
@@ -68,8 +77,14 @@ def best_of(cmd: list[str], runs: int, env: dict[str, str] | None = None,
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--inline-only", action="store_true", help="only start-up and the 10k inline-test configs")
+    ap.add_argument("--no-pyc", action="store_true", help="compile every evalrun module from source on each run")
+    ap.add_argument("--source", type=Path, default=ROOT, help="the checkout whose evalrun package is measured")
     args = ap.parse_args()
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    inline(args.source, args.runs, pyc=not args.no_pyc)
+    if args.inline_only:
+        return 0
     for shape, n_tests, values in (("matrix", 100, 10), ("flat", 1000, 1)):
         print(f"== {shape}: {n_tests} tests x {values} var values x 2 providers x 5 prompts")
         bench(n_tests, values, args.runs)
@@ -97,6 +112,73 @@ def bench(n_tests: int, values: int, runs: int) -> None:
             print(f"ratio promptfoo/evalrun: {peer / ours:.1f}x wall, {peer_cpu / ours_cpu:.1f}x CPU")
         else:
             print("promptfoo not installed at /work/peer: peer timing skipped")
+
+
+READ = """
+import gc, sys, time
+from evalrun.config.yamlsrc import load_config_file
+from pathlib import Path
+gc.disable()  # as config.load does
+best = min(_timed(load_config_file, Path(sys.argv[1]), sys.argv[1]) for _ in range(int(sys.argv[2])))
+print(f"{best:.4f}")
+"""
+_TIMED = """
+def _timed(f, *args):
+    start = time.process_time()
+    f(*args)
+    return time.process_time() - start
+"""
+
+
+def cpu_runs(cmd: list[str], runs: int, env: dict[str, str], cwd: Path) -> tuple[list[float], int]:
+    """CPU seconds (user + sys) of each run of `cmd`, and the largest peak RSS (KB) of them."""
+    cpus, peak = [], 0
+    for _ in range(runs):
+        with tempfile.TemporaryFile() as out:  # a file, not a pipe: the child never blocks, we reap it ourselves
+            proc = subprocess.Popen(cmd, stdout=out, stderr=out, env=env, cwd=cwd)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak RSS
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                out.seek(0)
+                raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out.read().decode()}")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        peak = max(peak, usage.ru_maxrss)
+    return cpus, peak
+
+
+def inline(source: Path, runs: int, *, pyc: bool) -> None:
+    """Start-up and validate of 10,000 inline tests, as CPU ranges; reading alone as the best of `runs`."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from big_suites import write_inline
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = Path(tmp) / "src"
+        shutil.copytree(source / "evalrun", pkg / "evalrun", ignore=shutil.ignore_patterns("__pycache__"))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(PYTHONPATH=str(pkg), LITELLM_LOCAL_MODEL_COST_MAP="True")
+        if pyc:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(pkg / "evalrun")], check=True, env=env)
+        else:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        where = subprocess.run([sys.executable, "-c", "import evalrun; print(evalrun.__file__)"], env=env, cwd=tmp,
+                               capture_output=True, text=True, check=True).stdout.strip()
+        assert where.startswith(str(pkg)), where  # the copy is what runs
+        print(f"== start-up and 10,000 inline tests: evalrun from {source} "
+              f"({'compiled to .pyc first' if pyc else 'no .pyc: every module compiled on each run'}), {runs} runs")
+        # run from the temporary folder: `python -m` puts the current folder first on sys.path (a checkout's root
+        # would shadow the copy)
+        cpus, _ = cpu_runs([sys.executable, "-m", "evalrun", "--help"], runs, env, Path(tmp))
+        print(f"evalrun --help              : {min(cpus):.3f}-{max(cpus):.3f} s CPU")
+        for fmt in ("yaml", "json"):
+            folder = Path(tmp) / fmt
+            folder.mkdir()
+            cfg = write_inline(folder, 10_000, fmt)
+            cpus, peak = cpu_runs([sys.executable, "-m", "evalrun", "validate", str(cfg)], runs, env, Path(tmp))
+            read = subprocess.run([sys.executable, "-c", _TIMED + READ, str(cfg), str(runs)], capture_output=True,
+                                  text=True, env=env, check=True, cwd=tmp).stdout.strip()
+            print(f"validate 10k inline, {fmt:4s} : {min(cpus):.3f}-{max(cpus):.3f} s CPU, {peak / 1024:.0f} MB peak;"
+                  f" reading the file: {float(read):.3f} s CPU (best)  target <= 1 s: "
+                  f"{'OK' if max(cpus) <= 1 else 'MISSED'}")
 
 
 if __name__ == "__main__":
