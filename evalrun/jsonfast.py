@@ -3,8 +3,9 @@ standard library's results.
 
     loads(text) -> Any        a JSON text, as json.loads parses it (NaN/Infinity, huge integers, lone
                               surrogates and over-deep nesting go through json.loads, errors included)
-    dumps(value) -> bytes     compact UTF-8 JSON, non-string keys as strings, other objects as str(obj),
-                              NaN and +-inf as null (a results file holds no NaN)
+    dumps(value) -> bytes     compact UTF-8 JSON, non-string keys as strings, float subclasses (numpy)
+                              as numbers, other objects as str(obj), NaN and +-inf as null (a results file
+                              holds no NaN), a lone surrogate as its backslash-u escape (the text stays valid UTF-8)
 
 orjson parses a test row ~3x and encodes a result record ~5x faster than the json module (benchmarks/README.md);
 where it would give a different value (an integer beyond 64 bits it reads as a float, or refuses to write) the
@@ -26,6 +27,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; kept so a brok
 #: 19 digits in a row may be an integer orjson would read as a float (beyond 64 bits): json.loads reads those.
 _LONG_DIGITS = re.compile(r"\d{19}")
 _STD = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"), check_circular=False)
+_ASCII = json.JSONEncoder(ensure_ascii=True, default=str, separators=(",", ":"), check_circular=False)
 
 if orjson is not None:
     _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
@@ -44,8 +46,8 @@ if orjson is not None:
     def dumps(value: Any) -> bytes:
         """Compact UTF-8 JSON of a JSON-ready value (see the module doc)."""
         try:
-            return _odumps(value, default=str, option=_OPTIONS)
-        except TypeError:  # an integer beyond 64 bits, or a default that returned an unwritable object
+            return _odumps(value, default=_default, option=_OPTIONS)
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate, or an unwritable default
             return _std_dumps(value)
 
 else:  # pragma: no cover - see the import above
@@ -56,8 +58,17 @@ else:  # pragma: no cover - see the import above
         return _std_dumps(value)
 
 
+def _default(obj: Any) -> Any:
+    """What orjson cannot write itself: a float subclass (numpy.float64) as the number, anything else as text."""
+    return float(obj) if isinstance(obj, float) else str(obj)
+
+
 def _std_dumps(value: Any) -> bytes:
-    return _STD.encode(_finite(value)).encode("utf-8")
+    clean = _finite(value)
+    try:
+        return _STD.encode(clean).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (json.loads accepts "\ud800"): written as its \u escape
+        return _ASCII.encode(clean).encode("ascii")
 
 
 def _finite(value: Any) -> Any:

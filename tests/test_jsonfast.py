@@ -68,3 +68,17 @@ def test_dumps_reads_back_as_json_writes_it(value: object) -> None:
 def test_dumps_writes_null_for_non_finite_numbers() -> None:
     assert json.loads(jsonfast.dumps({"a": math.nan, "b": [math.inf]})) == {"a": None, "b": [None]}
     assert jsonfast.dumps({"a": math.nan, "big": 2**70}) == b'{"a":null,"big":1180591620717411303424}'
+
+
+def test_lone_surrogate_is_written_as_its_escape() -> None:
+    text = jsonfast.dumps({"v": "a\ud800b", "ok": "é"})
+    assert text.decode("utf-8")  # valid UTF-8: a results file stays readable
+    assert json.loads(text) == {"v": "a\ud800b", "ok": "é"}
+
+
+class _Float(float):
+    pass
+
+
+def test_float_subclass_is_a_number() -> None:  # numpy.float64 is one
+    assert json.loads(jsonfast.dumps({"s": _Float(0.5), "n": _Float("nan")})) == {"s": 0.5, "n": None}
