@@ -26,7 +26,7 @@ from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
-from evalrun.run.store import ResultsFileBusy, ResultsWriter, encode_record, read_at, read_records
+from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite, TestSpec
 
@@ -208,8 +208,8 @@ class Runner:
                 sha = prompt_sha[case.prompt.id] = prompt_digest(case.prompt.raw)
             rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), sha
             # secrets redacted, NaN/inf as null (in every report); a clean record is encoded once
-            rec, text = scrub.encoded(rec, encode_record)
-            offset = writer.write_text(text)
+            rec, data = scrub.encoded(rec)
+            offset = writer.write_line(data)
             tally.add(rec, offset)
             self.progress.update(result.status)
 
