@@ -79,11 +79,27 @@ def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]
 
 #: The encoder of case ids (same output as json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)).
 _ID_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+_quote = json.encoder.encode_basestring  # what _ID_ENCODER writes for a string (the C function where there is one)
+
+
+def vars_key(vars: dict[str, Any]) -> str:
+    """_ID_ENCODER.encode(vars), the text case ids hash: when every key and value is a string (the common flat
+    test) joined here from the same string encoder in the same sorted order (~3x faster, byte-identical);
+    anything else goes through the encoder itself."""
+    parts = []
+    try:
+        for k, v in sorted(vars.items()):
+            if type(k) is not str or type(v) is not str:
+                return _ID_ENCODER.encode(vars)
+            parts.append(f"{_quote(k)}: {_quote(v)}")
+    except TypeError:  # keys that do not sort (mixed types): the encoder gives its own result or error
+        return _ID_ENCODER.encode(vars)
+    return "{" + ", ".join(parts) + "}"
 
 
 def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, prompt_id: str, repeat: int) -> str:
     """Stable id of one case (12 hex digits)."""
-    vkey = _ID_ENCODER.encode(vars)
+    vkey = vars_key(vars)
     text = f"{test_index}\x1f{vkey}\x1f{provider.label or provider.id}\x1f{prompt_id}\x1f{repeat}"
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
@@ -93,7 +109,7 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
     reps = _repeat(suite, repeat)
     index = 0
     runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec]]] = {}  # by what pairs() and affixes read
-    encode = _ID_ENCODER.encode
+    encode = vars_key
     sha1 = hashlib.sha1
     for test in suite.tests:
         prefix = str(test.options.get("prefix") or "")

@@ -250,7 +250,7 @@ class Runner:
                     await asyncio.sleep(0)
                 if isinstance(item, list):
                     await group(item)
-                elif not resumed(item):
+                elif not (previous and resumed(item)):
                     finish(await one(item), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)

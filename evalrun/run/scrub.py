@@ -110,30 +110,34 @@ def _verbatim_utf8(secret: str) -> bool:
 _isfinite = math.isfinite
 
 
-def _finite(v: Any) -> bool:
-    return not isinstance(v, float) or _isfinite(v)
-
-
 def finite_fields(rec: Mapping[str, Any]) -> bool:
     """Every number of a result record's own fields (score, latency, cost, tokens, and each assertion's score,
     threshold, weight, cost and tokens, children included) is finite or absent."""
-    if not (_finite(rec.get("score")) and _finite(rec.get("latency_ms")) and _finite(rec.get("cost"))):
-        return False
-    tokens = rec.get("tokens")
-    if tokens and not all(map(_finite, tokens.values())):
-        return False
-    return _assertions_finite(rec.get("assertions") or ())
+    get = rec.get
+    for v in (get("score"), get("latency_ms"), get("cost")):
+        if isinstance(v, float) and not _isfinite(v):
+            return False
+    tokens = get("tokens")
+    if tokens:
+        for v in tokens.values():
+            if isinstance(v, float) and not _isfinite(v):
+                return False
+    assertions = get("assertions")
+    return _assertions_finite(assertions) if assertions else True
 
 
 def _assertions_finite(items: Iterable[Mapping[str, Any]]) -> bool:
     for a in items:
-        if not (_finite(a.get("score")) and _finite(a.get("threshold")) and _finite(a.get("weight"))
-                and _finite(a.get("cost"))):
-            return False
-        tokens = a.get("tokens")
-        if tokens and not all(map(_finite, tokens.values())):
-            return False
-        children = a.get("children")
+        get = a.get
+        for v in (get("score"), get("threshold"), get("weight"), get("cost")):
+            if isinstance(v, float) and not _isfinite(v):
+                return False
+        tokens = get("tokens")
+        if tokens:
+            for v in tokens.values():
+                if isinstance(v, float) and not _isfinite(v):
+                    return False
+        children = get("children")
         if children and not _assertions_finite(children):
             return False
     return True
