@@ -107,21 +107,21 @@ def _verbatim_utf8(secret: str) -> bool:
         return False
 
 
-_isfinite = math.isfinite
+def _nonfinite(v: Any) -> bool:
+    return v.__class__ is float and bool(v - v)  # x - x is 0.0 for a finite float, NaN (truthy) otherwise
 
 
 def finite_fields(rec: Mapping[str, Any]) -> bool:
     """Every number of a result record's own fields (score, latency, cost, tokens, and each assertion's score,
-    threshold, weight, cost and tokens, children included) is finite or absent."""
+    threshold, weight, cost and tokens, children included) is finite or absent. This runs for every record:
+    the common fields are tested inline (`x - x` is truthy only for NaN and +-inf)."""
     get = rec.get
-    for v in (get("score"), get("latency_ms"), get("cost")):
-        if isinstance(v, float) and not _isfinite(v):
-            return False
+    s, lat, c = get("score"), get("latency_ms"), get("cost")
+    if (s.__class__ is float and s - s) or (lat.__class__ is float and lat - lat) or (c.__class__ is float and c - c):
+        return False
     tokens = get("tokens")
-    if tokens:
-        for v in tokens.values():
-            if isinstance(v, float) and not _isfinite(v):
-                return False
+    if tokens and any(map(_nonfinite, tokens.values())):
+        return False
     assertions = get("assertions")
     return _assertions_finite(assertions) if assertions else True
 
@@ -129,14 +129,13 @@ def finite_fields(rec: Mapping[str, Any]) -> bool:
 def _assertions_finite(items: Iterable[Mapping[str, Any]]) -> bool:
     for a in items:
         get = a.get
-        for v in (get("score"), get("threshold"), get("weight"), get("cost")):
-            if isinstance(v, float) and not _isfinite(v):
-                return False
+        s, t, w, c = get("score"), get("threshold"), get("weight"), get("cost")
+        if ((s.__class__ is float and s - s) or (t.__class__ is float and t - t)
+                or (w.__class__ is float and w - w) or (c.__class__ is float and c - c)):
+            return False
         tokens = get("tokens")
-        if tokens:
-            for v in tokens.values():
-                if isinstance(v, float) and not _isfinite(v):
-                    return False
+        if tokens and any(map(_nonfinite, tokens.values())):
+            return False
         children = get("children")
         if children and not _assertions_finite(children):
             return False
