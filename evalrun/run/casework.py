@@ -131,7 +131,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
             env.registers[store] = text
-        results = await _assert_all(case, env, text, output, prompt_str, native)
+        results = _lean_results(case, env, text)
+        if results is None:
+            results = await _AssertRun(case, env, text, output, prompt_str, native).all()
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
@@ -156,20 +158,20 @@ def error_result(case: Case, message: str) -> CaseResult:
     return _result(case, "", None, None, "error", False, None, message, message, ())
 
 
-async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
-                      prompt: str, native: Any = None) -> tuple[AssertionResult, ...]:
+def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult, ...] | None:
+    """The results of a case whose assertions are all deterministic string checks (engine.lean), without a
+    context, a coroutine or a closure per assertion; None for any other case. Their verdicts wait for nothing
+    and change nothing, so a template error in a later value still ends the case exactly as in the generic
+    path, where every value is rendered first."""
     asserts = case.test.asserts
     if not asserts:
         return ()
     engine = env.engine
     lean, evaluate_text = getattr(engine, "lean", None), getattr(engine, "evaluate_text", None)
-    if lean is not None and evaluate_text is not None and all(map(lean, asserts)):
-        # deterministic string checks only: no context, no coroutine, no closure per assertion. Their
-        # verdicts wait for nothing and change nothing, so a template error in a later value still ends the
-        # case exactly as below, where every value is rendered first.
-        vars = case.vars
-        return tuple([evaluate_text(spec, text, _rendered_value(spec, case), vars) for spec in asserts])
-    return await _AssertRun(case, env, text, output, prompt, native).all()
+    if lean is None or evaluate_text is None or not all(map(lean, asserts)):
+        return None
+    vars = case.vars
+    return tuple([evaluate_text(spec, text, _rendered_value(spec, case), vars) for spec in asserts])
 
 
 def _rendered(spec: AssertionSpec, case: Case) -> tuple[Any, dict[str, Any]]:

@@ -251,7 +251,7 @@ class Runner:
                 if isinstance(item, list):
                     await group(item)
                 elif not (previous and resumed(item)):
-                    finish(await one(item), item)
+                    finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
         serial = getattr(self.suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
