@@ -92,3 +92,18 @@ def test_lean_applies_to_text_assertions_without_transform_or_config() -> None:
     assert engine.lean(check("contains", "x")) and engine.lean(check("not-regex", "a+"))
     assert not engine.lean(check("is-json"))
     assert not engine.lean(check("contains", "x", transform="output.upper()"))
+
+
+def test_a_text_assertion_that_overrides_evaluate_is_not_judged_by_judge_text_alone() -> None:
+    from evalrun.assertions import Score, TextAssertion
+    from evalrun.assertions.text import Contains
+
+    class Own(Contains):
+        async def evaluate(self, ctx: Any) -> Score:
+            return Score(True, 1.0, "own")
+
+    class Plain(TextAssertion):
+        def judge_text(self, output: str, value: Any) -> Score:
+            return Score(output == value, 1.0, "plain")
+
+    assert Contains.pure_text and Plain.pure_text and not Own.pure_text

@@ -216,6 +216,11 @@ class TextAssertion(Assertion):
 
     pure_text: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "evaluate" in cls.__dict__:  # a subclass that evaluates its own way is not judged by judge_text alone
+            cls.pure_text = False
+
     async def evaluate(self, ctx: AssertionContext) -> Score:
         return self.judge_text(ctx.output, ctx.value)
 
