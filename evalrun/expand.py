@@ -16,7 +16,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -41,11 +41,21 @@ def var_values(value: Any, expand: bool = True) -> list[Any]:
     return [value]
 
 
-def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterator[dict[str, Any]]:
-    """Cartesian product of the vars' values, the first key varying slowest."""
-    if not expand or not any(isinstance(v, list) and v and isinstance(v[0], str) for v in vars.values()):
-        yield dict(vars)  # one combination (the common flat test): what the product below would give
-        return
+def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterable[dict[str, Any]]:
+    """Cartesian product of the vars' values, the first key varying slowest (lazily when there is one)."""
+    if not expand or not _expanding(vars):
+        return (dict(vars),)  # one combination (the common flat test): what the product below would give
+    return _product(vars, expand)
+
+
+def _expanding(vars: dict[str, Any]) -> bool:
+    for v in vars.values():  # noqa: SIM110 - a plain loop (no generator): this runs once per test
+        if isinstance(v, list) and v and isinstance(v[0], str):
+            return True
+    return False
+
+
+def _product(vars: dict[str, Any], expand: bool) -> Iterator[dict[str, Any]]:
     keys = list(vars)
     for combo in itertools.product(*(var_values(vars[k], expand) for k in keys)):
         yield dict(zip(keys, combo, strict=True))
@@ -79,11 +89,27 @@ def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]
 
 #: The encoder of case ids (same output as json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)).
 _ID_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+_quote = json.encoder.encode_basestring  # what _ID_ENCODER writes for a string (the C function where there is one)
+
+
+def vars_key(vars: dict[str, Any]) -> str:
+    """_ID_ENCODER.encode(vars), the text case ids hash: when every key and value is a string (the common flat
+    test) joined here from the same string encoder in the same sorted order (~3x faster, byte-identical);
+    anything else goes through the encoder itself."""
+    parts = []
+    try:
+        for k, v in sorted(vars.items()):
+            if type(k) is not str or type(v) is not str:
+                return _ID_ENCODER.encode(vars)
+            parts.append(f"{_quote(k)}: {_quote(v)}")
+    except TypeError:  # keys that do not sort (mixed types): the encoder gives its own result or error
+        return _ID_ENCODER.encode(vars)
+    return "{" + ", ".join(parts) + "}"
 
 
 def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, prompt_id: str, repeat: int) -> str:
     """Stable id of one case (12 hex digits)."""
-    vkey = _ID_ENCODER.encode(vars)
+    vkey = vars_key(vars)
     text = f"{test_index}\x1f{vkey}\x1f{provider.label or provider.id}\x1f{prompt_id}\x1f{repeat}"
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
@@ -93,11 +119,12 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
     reps = _repeat(suite, repeat)
     index = 0
     runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec]]] = {}  # by what pairs() and affixes read
-    encode = _ID_ENCODER.encode
+    encode = vars_key
     sha1 = hashlib.sha1
     for test in suite.tests:
-        prefix = str(test.options.get("prefix") or "")
-        suffix = str(test.options.get("suffix") or "")
+        options = test.options
+        prefix = str(options.get("prefix") or "") if options else ""
+        suffix = str(options.get("suffix") or "") if options else ""
         rkey = (test.providers, test.prompts, prefix, suffix)
         run = runs.get(rkey)
         if run is None:
@@ -108,14 +135,14 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
         if not run:
             continue
         expand = _expands(suite, test)
+        single = len(run) == 1
         for rep in range(reps):
             for vars in var_combinations(test.vars, expand):
                 vkey = encode(vars)
                 for prov, prompt in run:
                     text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
                     cid = sha1(text.encode("utf-8")).hexdigest()[:12]
-                    yield Case(id=cid, index=index, test=test, vars=vars if len(run) == 1 else dict(vars),
-                               provider=prov, prompt=prompt, repeat=rep)
+                    yield Case(cid, index, test, vars if single else dict(vars), prov, prompt, rep)
                     index += 1
 
 

@@ -154,6 +154,10 @@ class TokenUsage:
                           self.total + other.total, self.cached + other.cached)
 
 
+#: No tokens: the default of outputs and assertion results (frozen, so one instance serves all).
+NO_TOKENS = TokenUsage()
+
+
 @fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Output:
@@ -161,7 +165,7 @@ class Output:
 
     text: str
     raw: Any = None
-    tokens: TokenUsage = field(default_factory=TokenUsage)
+    tokens: TokenUsage = NO_TOKENS
     cost: float | None = None
     latency_ms: float = 0.0
     cached: bool = False
@@ -242,7 +246,7 @@ class AssertionResult:
     error: str | None = None  # set when the assertion could not be evaluated: the case is an ERROR
     details: dict[str, Any] = field(default_factory=dict)
     grader: str | None = None
-    tokens: TokenUsage = field(default_factory=TokenUsage)  # grader tokens
+    tokens: TokenUsage = NO_TOKENS  # grader tokens
     cost: float = 0.0  # grader cost
     children: tuple[AssertionResult, ...] = ()
     #: The score is a lower-is-better measurement (e.g. noise-sensitivity without `not-`): the case score

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from evalrun import expand
@@ -127,3 +129,29 @@ def test_count_matches_iteration_on_random_suites() -> None:
         assert count_cases(s, repeat=reps) == len(cases)
         assert [c.index for c in cases] == list(range(len(cases)))
         assert len({c.id for c in cases}) == len(cases)
+
+
+def test_vars_key_is_the_id_encoders_text_byte_for_byte() -> None:
+    """Case ids hash vars_key(vars): its joined fast path must equal json.dumps(sort_keys=True) exactly."""
+    import json
+    import random
+
+    from evalrun.expand import vars_key
+
+    class Sub(str):
+        pass
+
+    samples: list[dict[Any, Any]] = [
+        {}, {"a": "b"}, {"b": "1", "a": "2"}, {"q\"": "x\\y\n\t\x00\x1f\x7f", "é": "日本語 \u2028 🎉"},
+        {"a": "\ud800x"}, {"z": "1", "a": 2}, {"a": ["x", "y"]}, {"a": None, "b": 1.5}, {"a": Sub("x")},
+        {"k": "v" * 1000, "K": "", "aa": "a", "a": "aa"}]
+    rng = random.Random(7)
+    alphabet = "ab\"\\\n\x01é日🎉\u2028 {}:,"
+    for _ in range(2000):
+        samples.append({"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 5))):
+                        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+                        for _ in range(rng.randint(0, 4))})
+    for v in samples:
+        assert vars_key(v) == json.dumps(v, sort_keys=True, ensure_ascii=False, default=str), v
+    with pytest.raises(TypeError):  # keys that cannot be sorted: the encoder's own error, as before
+        vars_key({1: "a", "b": "c"})

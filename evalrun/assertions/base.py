@@ -114,6 +114,8 @@ class Assertion:
     takes_value: ClassVar[bool] = True
     #: The handler is given the un-rendered value (e.g. python code, JS code).
     raw_value: ClassVar[bool] = False
+    #: A TextAssertion: the verdict is `judge_text(output text, rendered value)`, nothing else.
+    pure_text: ClassVar[bool] = False
     #: Extra keys allowed in `config:` (None = any).
     config_keys: ClassVar[frozenset[str] | None] = None
     #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
@@ -180,10 +182,14 @@ class Assertion:
 
     def value_of(self, ctx: AssertionContext) -> Any:
         """ctx.value parsed; a bad rendered value is an AssertionRuntimeError (the assertion is an ERROR)."""
-        if ctx.value is self.spec.value and "_static_value" in self.__dict__:  # not a template: parsed at load
+        return self.parsed(ctx.value)
+
+    def parsed(self, value: Any) -> Any:
+        """A rendered value parsed (see value_of)."""
+        if value is self.spec.value and "_static_value" in self.__dict__:  # not a template: parsed at load
             return self._static_value
         try:
-            return self.parse(ctx.value)
+            return self.parse(value)
         except ValueError as e:
             from evalrun.errors import AssertionRuntimeError
 
@@ -194,6 +200,29 @@ class Assertion:
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError
+
+    def judge_text(self, output: str, value: Any) -> Score:
+        """The verdict of a `pure_text` handler (TextAssertion) on the output text and the rendered value."""
+        raise NotImplementedError
+
+
+class TextAssertion(Assertion):
+    """A handler whose verdict depends only on the output text and its rendered value: `judge_text(output, value)`
+    never waits, reads nothing else and changes nothing (deterministic string checks).
+
+    `evaluate()` is `judge_text()` on the context; the engine may call `judge_text()` itself (engine.evaluate_text), so
+    a case of such assertions needs no context object and no coroutine per assertion.
+    """
+
+    pure_text: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "evaluate" in cls.__dict__:  # a subclass that evaluates its own way is not judged by judge_text alone
+            cls.pure_text = False
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        return self.judge_text(ctx.output, ctx.value)
 
 
 def is_template(value: Any) -> bool:
@@ -209,4 +238,4 @@ def is_template(value: Any) -> bool:
 
 def binary(passed: bool, reason: str, **details: Any) -> Score:
     """A pass/fail Score with score 1.0 or 0.0 (promptfoo's deterministic assertions)."""
-    return Score(passed, 1.0 if passed else 0.0, reason, dict(details))
+    return Score(passed, 1.0 if passed else 0.0, reason, details)  # `details`: a new dict each call

@@ -4,6 +4,8 @@
     async evaluate(spec, ctx) -> AssertionResult
         renders nothing itself (ctx.value/config are rendered), applies the assertion transform, not-,
         weight, metric; a GraderError/AssertionRuntimeError becomes result.error (never inverted by not-)
+    lean(spec) -> bool; evaluate_text(spec, output, value, vars) -> AssertionResult
+        the same for a TextAssertion without transform or config, synchronously and without a context
     aggregate(test, results) -> (status, pass, score, reason)
         promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0 never fails) or score >= test threshold;
         any result with error -> status "error".
@@ -21,7 +23,7 @@ from typing import Any
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError
-from evalrun.types import AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
+from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
 
 
 def build(spec: AssertionSpec) -> Assertion:
@@ -58,32 +60,52 @@ def output_text(value: Any) -> str:
 async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResult:
     """Run one assertion for one case: transform, handler, `not-`, weight, metric; errors become result.error."""
     handler = handler_of(spec)
-    threshold = handler.threshold
     try:
         if handler.transform_fn is not None:
             transformed = await handler.transform_fn.call(ctx.code_output, ctx.as_dict())
             ctx = dataclasses.replace(ctx, output=output_text(transformed),
                                       output_value=None if isinstance(transformed, str) else transformed)
-        score = await handler.evaluate(ctx)
-    except GraderError as e:
+        score = handler.judge_text(ctx.output, ctx.value) if handler.pure_text else await handler.evaluate(ctx)
+    except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
+        return _failed(spec, handler.threshold, e)
+    return _result(spec, handler.threshold, score, _metric(spec, ctx.vars))
+
+
+def lean(spec: AssertionSpec) -> bool:
+    """The assertion can go through evaluate_text: a TextAssertion (built), no transform, no config."""
+    h = spec.handler
+    return h is not None and h.pure_text and h.transform_fn is None and not spec.config
+
+
+def evaluate_text(spec: AssertionSpec, output: str, value: Any, vars: dict[str, Any]) -> AssertionResult:
+    """`evaluate` of a `lean` assertion, without a context or a coroutine: the same result (same handler
+    verdict, same `not-`, weight, metric and error rules). `value` is the spec's value rendered for the case."""
+    handler = spec.handler
+    try:
+        score = handler.judge_text(output, value)
+    except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
+        return _failed(spec, handler.threshold, e)
+    return _result(spec, handler.threshold, score, _metric(spec, vars) if spec.metric else None)
+
+
+def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
+    """The ERROR result of an assertion whose evaluation raised `e` (called in the `except` block)."""
+    if isinstance(e, GraderError):
         details: dict[str, Any] = {"raw_replies": [e.raw]} if e.raw is not None else {}
         return _error(spec, threshold, f"grader error: {e}", details)
-    except (AssertionRuntimeError, EvalrunError) as e:
+    if isinstance(e, (AssertionRuntimeError, EvalrunError)):
         return _error(spec, threshold, str(e), {})
-    except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
-        return _error(spec, threshold, f"{type(e).__name__}: {e}",
-                      {"traceback": traceback.format_exc()})
-    return _result(spec, threshold, score, _metric(spec, ctx))
+    return _error(spec, threshold, f"{type(e).__name__}: {e}", {"traceback": traceback.format_exc()})
 
 
-def _metric(spec: AssertionSpec, ctx: AssertionContext) -> str | None:
+def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
     """The metric name, rendered with the case's vars when it is a template (as promptfoo does)."""
     if not spec.metric or ("{{" not in spec.metric and "{%" not in spec.metric):
         return spec.metric
     from evalrun import templating
 
     try:
-        return templating.render(spec.metric, ctx.vars)
+        return templating.render(spec.metric, vars)
     except Exception:  # noqa: BLE001 - an unrenderable name is reported as written
         return spec.metric
 
@@ -94,14 +116,16 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         passed = not passed
         if value is not None and not s.keep_score_on_negate:
             value = 1.0 - value
+    if s.trace is None and not s.details:  # a plain verdict (deterministic assertions): nothing to carry over
+        return AssertionResult(spec.full_type, passed, value, threshold, spec.weight, s.reason, metric, None, {},
+                               None, NO_TOKENS, 0.0, (), s.keep_score_on_negate and not spec.negate)
     details = dict(s.details) if s.details else {}
-    grader, tokens, cost = None, None, 0.0
+    grader, tokens, cost = None, NO_TOKENS, 0.0
     if s.trace is not None:
         grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
         details["calls"] = _calls(s.trace)
         details["raw_replies"] = [c.raw for c in s.trace.calls]
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ())) if details else ()
-    kw: dict[str, Any] = {"tokens": tokens} if tokens is not None else {}
     failed = next((c for c in children if c.error), None) if children else None
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
         message = f"{failed.type}: {failed.error}"
@@ -110,8 +134,8 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
                                details=details, children=children)
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=s.reason, metric=metric, details=details,
-                           grader=grader, cost=cost, children=children,
-                           lower_is_better=s.keep_score_on_negate and not spec.negate, **kw)
+                           grader=grader, tokens=tokens, cost=cost, children=children,
+                           lower_is_better=s.keep_score_on_negate and not spec.negate)
 
 
 def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
@@ -138,9 +162,9 @@ def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Statu
     if not results:
         return "pass", True, 1.0, "No assertions"
     score, passed, reason = combine(results, test.threshold)
-    errors = [r for r in results if r.error]
-    if errors:
-        return "error", False, score, f"{errors[0].type}: {errors[0].error}"
+    for r in results:
+        if r.error:
+            return "error", False, score, f"{r.type}: {r.error}"
     return ("pass" if passed else "fail"), passed, score, reason
 
 
@@ -162,14 +186,19 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
     result has a score, the score is 1.0 if every result passed (else 0.0) and a threshold is not applied:
     pass = every assertion passed.
     """
-    scored = [r for r in results if r.score is not None or r.error]
-    scale = max((r.weight for r in scored), default=0.0) or 1.0  # weights <= 1: their sum cannot overflow
-    total = sum(oriented(r) * (r.weight / scale) for r in scored)
-    weight = sum(r.weight / scale for r in scored)
+    scored: list[AssertionResult] = []
+    scale: float | None = None
     last_failed = None
-    for r in results:
+    for r in results:  # one pass: the scored results, their largest weight (as max() finds it), the last failure
+        if r.score is not None or r.error:
+            scored.append(r)
+            if scale is None or r.weight > scale:
+                scale = r.weight
         if not r.pass_ and (r.weight > 0 or r.error):
             last_failed = r
+    scale = scale or 1.0  # weights <= 1: their sum cannot overflow
+    total = sum([oriented(r) * (r.weight / scale) for r in scored])
+    weight = sum([r.weight / scale for r in scored])
     passed = last_failed is None
     reason = "All assertions passed" if last_failed is None else last_failed.reason
     if not scored:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.jsregex import compile_js_regex
 from evalrun.assertions.registry import register
 from evalrun.assertions.values import js_str, parse_csv_values, strict_equal
@@ -25,7 +25,7 @@ def _quote(s: str, limit: int = 80) -> str:
 
 
 @register("equals")
-class Equals(Assertion):
+class Equals(TextAssertion):
     """Output equals `value` exactly.
 
     YAML keys: `value` (required): a string (compared verbatim, no trimming) or a number/boolean (compared as
@@ -35,22 +35,21 @@ class Equals(Assertion):
     summary = "output is exactly the value (objects: JSON-equal)"
     requires_value = True
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        value = ctx.value
+    def judge_text(self, output: str, value: Any) -> Score:
         if isinstance(value, (dict, list)):
             try:
-                passed = strict_equal(value, json.loads(ctx.output))
+                passed = strict_equal(value, json.loads(output))
             except ValueError:
                 passed = False
             expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
         else:
             expected = js_str(value)
-            passed = ctx.output == expected
+            passed = output == expected
         verb = "equals" if passed else "does not equal"
-        return binary(passed, f"Output {_quote(ctx.output)} {verb} {_quote(expected)}")
+        return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
 
 
-class _ContainsBase(Assertion):
+class _ContainsBase(TextAssertion):
     requires_value = True
     ignore_case = False
     value_hint = "give a non-empty string or a number"
@@ -60,9 +59,9 @@ class _ContainsBase(Assertion):
             raise ValueError(f"{self.spec.type} needs a non-empty string or number value, got {value!r}")
         return js_str(value)
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        needle = self.value_of(ctx)
-        hay = ctx.output
+    def judge_text(self, output: str, value: Any) -> Score:
+        needle = self.parsed(value)
+        hay = output
         passed = needle.lower() in hay.lower() if self.ignore_case else needle in hay
         return binary(passed, f"Output {'contains' if passed else 'does not contain'} {_quote(needle)}"
                       + (" (ignoring case)" if self.ignore_case else ""))
@@ -89,7 +88,7 @@ class IContains(_ContainsBase):
     ignore_case = True
 
 
-class _ListBase(Assertion):
+class _ListBase(TextAssertion):
     requires_value = True
     ignore_case = False
     value_hint = "give a list (`[a, b]`) or a comma-separated string (`a, b`)"
@@ -105,24 +104,24 @@ class _ListBase(Assertion):
             raise ValueError(f"{self.spec.type} needs at least one item")
         return items
 
-    def _found(self, ctx: AssertionContext) -> tuple[list[str], list[str]]:
-        items = self.value_of(ctx)
-        hay = ctx.output.lower() if self.ignore_case else ctx.output
+    def _found(self, output: str, value: Any) -> tuple[list[str], list[str]]:
+        items = self.parsed(value)
+        hay = output.lower() if self.ignore_case else output
         present = [v for v in items if (v.lower() if self.ignore_case else v) in hay]
         return items, present
 
 
 class _AnyBase(_ListBase):
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        items, present = self._found(ctx)
+    def judge_text(self, output: str, value: Any) -> Score:
+        items, present = self._found(output, value)
         if present:
             return binary(True, f"Output contains {_quote(present[0])}", found=present)
         return binary(False, f"Output contains none of {json.dumps(items, ensure_ascii=False)}", found=[])
 
 
 class _AllBase(_ListBase):
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        items, present = self._found(ctx)
+    def judge_text(self, output: str, value: Any) -> Score:
+        items, present = self._found(output, value)
         missing = [v for v in items if v not in present]
         if not missing:
             return binary(True, f"Output contains all of {json.dumps(items, ensure_ascii=False)}")
@@ -172,7 +171,7 @@ class IContainsAll(_AllBase):
 
 
 @register("starts-with")
-class StartsWith(Assertion):
+class StartsWith(TextAssertion):
     """Output starts with `value` (case-sensitive, no trimming).
 
     YAML keys: `value` (required): a non-empty string.
@@ -186,9 +185,9 @@ class StartsWith(Assertion):
             raise ValueError(f"starts-with needs a non-empty string value, got {value!r}")
         return value
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        prefix = self.value_of(ctx)
-        passed = ctx.output.startswith(prefix)
+    def judge_text(self, output: str, value: Any) -> Score:
+        prefix = self.parsed(value)
+        passed = output.startswith(prefix)
         return binary(passed, f"Output {'starts' if passed else 'does not start'} with {_quote(prefix)}")
 
 
@@ -197,7 +196,7 @@ MAX_REGEX_CHARS = 10_000
 
 
 @register("regex")
-class Regex(Assertion):
+class Regex(TextAssertion):
     """Output matches the regular expression `value` anywhere (search, not full match; no flags).
 
     YAML keys: `value` (required): a regex in JavaScript syntax, meaning what it means in JavaScript (`$` is the
@@ -219,12 +218,12 @@ class Regex(Assertion):
         except re.error as e:
             raise ValueError(f"invalid regular expression {value!r}: {e}") from None
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        rx = self.value_of(ctx)
-        m = rx.search(ctx.output)
+    def judge_text(self, output: str, value: Any) -> Score:
+        rx = self.parsed(value)
+        m = rx.search(output)
         if m:
-            return binary(True, f"Output matches /{ctx.value}/ at {_quote(m.group(0))}")
-        return binary(False, f"Output does not match /{ctx.value}/")
+            return binary(True, f"Output matches /{value}/ at {_quote(m.group(0))}")
+        return binary(False, f"Output does not match /{value}/")
 
 
 def count_words(text: str) -> int:
@@ -233,7 +232,7 @@ def count_words(text: str) -> int:
 
 
 @register("word-count")
-class WordCount(Assertion):
+class WordCount(TextAssertion):
     """Output has exactly N words, or between `min` and `max` words (inclusive).
 
     YAML keys: `value` (required): a number, or a mapping with `min` and/or `max`. Words are
@@ -266,9 +265,9 @@ class WordCount(Assertion):
             raise ValueError(f"word-count needs a number or {{min, max}}, got {value!r}") from None
         return n, n
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        lo, hi = self.value_of(ctx)
-        n = count_words(ctx.output)
+    def judge_text(self, output: str, value: Any) -> Score:
+        lo, hi = self.parsed(value)
+        n = count_words(output)
         passed = (lo is None or n >= lo) and (hi is None or n <= hi)
         if lo == hi:
             want = f"exactly {js_str(lo)}"
@@ -282,7 +281,7 @@ class WordCount(Assertion):
 
 
 @register("is-refusal")
-class IsRefusal(Assertion):
+class IsRefusal(TextAssertion):
     """Output is a refusal ("I'm sorry, I can't ...", "As an AI ..."), or empty.
 
     YAML keys: none. Uses promptfoo's phrase lists (prefixes and whole-word substrings, case-insensitive).
@@ -293,10 +292,10 @@ class IsRefusal(Assertion):
 
     summary = "output is a refusal (promptfoo's phrase list) or empty"
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
+    def judge_text(self, output: str, value: Any) -> Score:
         from evalrun.assertions.refusal import is_basic_refusal
 
-        if not ctx.output.strip():
+        if not output.strip():
             return Score(True, 0.0, "Empty output treated as a refusal", keep_score_on_negate=True)
-        passed = is_basic_refusal(ctx.output)
+        passed = is_basic_refusal(output)
         return binary(passed, "Output is a refusal" if passed else "Output is not a refusal")

@@ -19,7 +19,7 @@ from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.prompts import render_prompt
-from evalrun.run.varsource import VarsError, prepare_vars
+from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
 
@@ -78,12 +78,13 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
     try:
         if env.registers:  # earlier tests' stored outputs (storeOutputAs); the test's own vars win
             case = replace(case, vars={**env.registers, **case.vars})
-        try:
-            vars = await prepare_vars(case, env.transforms, env.base_dir)
-        except VarsError as e:
-            raise CaseFailure(str(e)) from None
-        if vars is not case.vars:
-            case = replace(case, vars=vars)
+        if needs_preparing(case):
+            try:
+                vars = await prepare_vars(case, env.transforms, env.base_dir)
+            except VarsError as e:
+                raise CaseFailure(str(e)) from None
+            if vars is not case.vars:
+                case = replace(case, vars=vars)
         prompt_config = case.prompt.config
         if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
             from evalrun.prompt_functions import build_prompt
@@ -130,7 +131,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
             env.registers[store] = text
-        results = await _assert_all(case, env, text, output, prompt_str, native)
+        results = _lean_results(case, env, text)
+        if results is None:
+            results = await _AssertRun(case, env, text, output, prompt_str, native).all()
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
@@ -155,41 +158,80 @@ def error_result(case: Case, message: str) -> CaseResult:
     return _result(case, "", None, None, "error", False, None, message, message, ())
 
 
-async def _assert_all(case: Case, env: CaseEnv, text: str, output: Output,
-                      prompt: str, native: Any = None) -> tuple[AssertionResult, ...]:
+def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult, ...] | None:
+    """The results of a case whose assertions are all deterministic string checks (engine.lean), without a
+    context, a coroutine or a closure per assertion; None for any other case. Their verdicts wait for nothing
+    and change nothing, so a template error in a later value still ends the case exactly as in the generic
+    path, where every value is rendered first."""
     asserts = case.test.asserts
     if not asserts:
         return ()
+    engine = env.engine
+    lean, evaluate_text = getattr(engine, "lean", None), getattr(engine, "evaluate_text", None)
+    if lean is None or evaluate_text is None or not all(map(lean, asserts)):
+        return None
+    vars = case.vars
+    return tuple([evaluate_text(spec, text, _rendered_value(spec, case), vars) for spec in asserts])
 
-    def make_ctx(spec: AssertionSpec) -> AssertionContext:
-        raw = bool(getattr(spec.handler, "raw_value", False))
-        try:
-            value = spec.value if raw else templating.render_value(spec.value, case.vars)
-            config = spec.config if raw or not spec.config else templating.render_value(spec.config, case.vars)
-        except Exception as e:
-            where = spec.key_path or _where(case)
-            raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
-        return AssertionContext(output=text, response=output, vars=case.vars, prompt=prompt, case=case,
-                                value=value, config=config, get_grader=get_grader, run_child=run_child,
-                                get_embedder=get_embedder, output_value=native)
 
-    def get_grader(spec: AssertionSpec) -> Any:
-        return env.resolve_grader(spec, case.test)
+def _rendered(spec: AssertionSpec, case: Case) -> tuple[Any, dict[str, Any]]:
+    """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
+    a template error ends the case."""
+    if getattr(spec.handler, "raw_value", False):
+        return spec.value, spec.config
+    return _rendered_value(spec, case), _render(spec, case, spec.config) if spec.config else spec.config
 
-    def get_embedder(spec: AssertionSpec) -> Any:
-        if env.resolve_embedder is None:
+
+def _rendered_value(spec: AssertionSpec, case: Case) -> Any:
+    """The spec's value rendered (a spec whose handler is not raw_value)."""
+    value = spec.value
+    if type(value) is str and "{{" not in value and "{%" not in value:  # templating.has_template, inlined
+        return value
+    return _render(spec, case, value)
+
+
+def _render(spec: AssertionSpec, case: Case, value: Any) -> Any:
+    try:
+        return templating.render_value(value, case.vars)
+    except Exception as e:
+        where = spec.key_path or _where(case)
+        raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
+
+
+class _AssertRun:
+    """The assertions of one case through engine.evaluate, each with its AssertionContext; the context's
+    callbacks (grader, embedder, child assertions) are this object's bound methods."""
+
+    def __init__(self, case: Case, env: CaseEnv, text: str, output: Output, prompt: str, native: Any) -> None:
+        self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native
+
+    def make_ctx(self, spec: AssertionSpec) -> AssertionContext:
+        value, config = _rendered(spec, self.case)
+        return AssertionContext(output=self.text, response=self.output, vars=self.case.vars, prompt=self.prompt,
+                                case=self.case, value=value, config=config, get_grader=self.get_grader,
+                                run_child=self.run_child, get_embedder=self.get_embedder,
+                                output_value=self.native)
+
+    def get_grader(self, spec: AssertionSpec) -> Any:
+        return self.env.resolve_grader(spec, self.case.test)
+
+    def get_embedder(self, spec: AssertionSpec) -> Any:
+        if self.env.resolve_embedder is None:
             from evalrun.errors import GraderError
 
             raise GraderError(f"{spec.type}: no embedding model in this run")
-        return env.resolve_embedder(spec, case.test)
+        return self.env.resolve_embedder(spec, self.case.test)
 
-    async def run_child(spec: AssertionSpec) -> Any:
-        return await env.engine.evaluate(spec, make_ctx(spec))
+    async def run_child(self, spec: AssertionSpec) -> Any:
+        return await self.env.engine.evaluate(spec, self.make_ctx(spec))
 
-    ctxs = [make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
-    if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
-        return tuple(await asyncio.gather(*(env.engine.evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
-    return tuple([await env.engine.evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True)])
+    async def all(self) -> tuple[AssertionResult, ...]:
+        asserts = self.case.test.asserts
+        evaluate = self.env.engine.evaluate
+        ctxs = [self.make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
+        if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
+            return tuple(await asyncio.gather(*(evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
+        return tuple([await evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True)])
 
 
 def _result(case: Case, prompt: str, text: str | None, output: Output | None, status: Any, pass_: bool,

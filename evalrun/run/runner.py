@@ -26,7 +26,7 @@ from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
-from evalrun.run.store import ResultsFileBusy, ResultsWriter, encode_record, read_at, read_records
+from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite, TestSpec
 
@@ -179,7 +179,7 @@ class Runner:
         release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         cases, total = self._case_stream()
-        stream = groups.batches(cases, _compares_outputs)
+        stream = groups.batches(cases, _ComparesOutputs())
         files = recording.plan(self.suite, opts)
         previous = _previous(files.results_file) if opts.resume else {}
         try:
@@ -197,19 +197,19 @@ class Runner:
         timeout = opts.timeout_s
 
         prompt_pos = {p.id: i for i, p in enumerate(self.suite.prompts)}
-        prompt_sha: dict[str, str] = {}
+        prompt_meta: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
 
         scrub = Scrubber.for_run(spec.config for spec in self.suite.providers)
 
         def finish(result: CaseResult, case: Case) -> None:
             rec = result_dict(result)
-            sha = prompt_sha.get(case.prompt.id)
-            if sha is None:
-                sha = prompt_sha[case.prompt.id] = prompt_digest(case.prompt.raw)
-            rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), sha
+            meta = prompt_meta.get(case.prompt.id)
+            if meta is None:
+                meta = prompt_meta[case.prompt.id] = (prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw))
+            rec["prompt_index"], rec["prompt_sha"] = meta
             # secrets redacted, NaN/inf as null (in every report); a clean record is encoded once
-            rec, text = scrub.encoded(rec, encode_record)
-            offset = writer.write_text(text)
+            rec, data = scrub.encoded(rec)
+            offset = writer.write_line(data)
             tally.add(rec, offset)
             self.progress.update(result.status)
 
@@ -250,8 +250,8 @@ class Runner:
                     await asyncio.sleep(0)
                 if isinstance(item, list):
                     await group(item)
-                elif not resumed(item):
-                    finish(await one(item), item)
+                elif not (previous and resumed(item)):
+                    finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
         serial = getattr(self.suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
@@ -308,6 +308,20 @@ class Runner:
 def _compares_outputs(test: TestSpec) -> bool:
     """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
     return _any_compares(test.asserts)
+
+
+class _ComparesOutputs:
+    """_compares_outputs, asked once per case: consecutive cases of one test (or of tests sharing their
+    assertion tuple) reuse the last answer."""
+
+    def __init__(self) -> None:
+        self.last: object = None
+        self.answer = False
+
+    def __call__(self, test: TestSpec) -> bool:
+        if test.asserts is not self.last:
+            self.last, self.answer = test.asserts, _compares_outputs(test)
+        return self.answer
 
 
 def _any_compares(specs: Sequence[Any]) -> bool:

@@ -12,8 +12,10 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+from evalrun import jsonfast
 
 REDACTED = "[REDACTED]"
 MIN_SECRET_LEN = 8
@@ -45,6 +47,10 @@ class Scrubber:
         self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
         #: Every secret appears verbatim in JSON text (no quote, backslash or control character to escape).
         self.plain = all(json.dumps(s, ensure_ascii=False)[1:-1] == s for s in found)
+        #: The same for the results file's encoder (jsonfast: UTF-8 bytes), and the secrets as a bytes pattern.
+        self.plain_bytes = all(_verbatim_utf8(s) for s in found)
+        self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
+                              if found and self.plain_bytes else None)
 
     @classmethod
     def for_run(cls, provider_configs: Iterable[Mapping[str, Any]] = ()) -> Scrubber:
@@ -66,16 +72,20 @@ class Scrubber:
                 return value
         return self._walk(value)
 
-    def encoded(self, value: dict[str, Any], encode: Callable[[Any], str]) -> tuple[Any, str]:
-        """`record(value)` and its JSON text by `encode`, encoding a clean record only once (the results
-        file's hot path: the text searched is the text written)."""
-        if self.plain:
-            text = encode(value)
-            if "NaN" not in text and "Infinity" not in text and (self.pattern is None
-                                                                   or self.pattern.search(text) is None):
-                return value, text
+    def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """`record(value)` and its JSON line as the results file holds it (jsonfast.dumps, UTF-8, no line
+        break), encoding a clean record only once: the bytes searched for secrets are the bytes written.
+
+        The encoder writes every non-finite number as null, so the file never holds one. The record handed
+        back (to the tally) is walked when it holds a secret, or when one of the numbers the results contract
+        defines (`finite_fields`) is not finite; a non-finite number elsewhere (inside vars, metadata or
+        details) is only in the file, as null."""
+        if self.plain_bytes:
+            data = jsonfast.dumps(value)
+            if (self.bytes_pattern is None or self.bytes_pattern.search(data) is None) and finite_fields(value):
+                return value, data
         clean = self._walk(value)
-        return clean, encode(clean)
+        return clean, jsonfast.dumps(clean)
 
     def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -87,3 +97,46 @@ class Scrubber:
         if isinstance(value, (list, tuple)):
             return [self._walk(v) for v in value]
         return value
+
+
+def _verbatim_utf8(secret: str) -> bool:
+    """The secret appears in jsonfast's output as its own UTF-8 bytes (nothing escaped, encodable)."""
+    try:
+        return jsonfast.dumps(secret)[1:-1] == secret.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an undecodable environment value): never searched in bytes
+        return False
+
+
+def _nonfinite(v: Any) -> bool:
+    return v.__class__ is float and bool(v - v)  # x - x is 0.0 for a finite float, NaN (truthy) otherwise
+
+
+def finite_fields(rec: Mapping[str, Any]) -> bool:
+    """Every number of a result record's own fields (score, latency, cost, tokens, and each assertion's score,
+    threshold, weight, cost and tokens, children included) is finite or absent. This runs for every record:
+    the common fields are tested inline (`x - x` is truthy only for NaN and +-inf)."""
+    get = rec.get
+    s, lat, c = get("score"), get("latency_ms"), get("cost")
+    if (s.__class__ is float and s - s) or (lat.__class__ is float and lat - lat) or (c.__class__ is float and c - c):
+        return False
+    tokens = get("tokens")
+    if tokens and any(map(_nonfinite, tokens.values())):
+        return False
+    assertions = get("assertions")
+    return _assertions_finite(assertions) if assertions else True
+
+
+def _assertions_finite(items: Iterable[Mapping[str, Any]]) -> bool:
+    for a in items:
+        get = a.get
+        s, t, w, c = get("score"), get("threshold"), get("weight"), get("cost")
+        if ((s.__class__ is float and s - s) or (t.__class__ is float and t - t)
+                or (w.__class__ is float and w - w) or (c.__class__ is float and c - c)):
+            return False
+        tokens = get("tokens")
+        if tokens and any(map(_nonfinite, tokens.values())):
+            return False
+        children = get("children")
+        if children and not _assertions_finite(children):
+            return False
+    return True

@@ -15,15 +15,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"), check_circular=False)
+from evalrun import jsonfast
 
 
 def _dumps(obj: Any) -> bytes:
-    return (_ENCODER.encode(obj) + "\n").encode("utf-8")
+    return jsonfast.dumps(obj) + b"\n"
 
 
-#: The JSON text of one record as the results file holds it (without the line break).
-encode_record = _ENCODER.encode
+#: Bytes buffered before a write reaches the file (besides the flush every `flush_s`): fewer system calls
+#: than the default 8 KiB (a record is ~1 KiB).
+_BUFFER = 1 << 18
 
 
 class ResultsFileBusy(Exception):
@@ -46,7 +47,7 @@ class ResultsWriter:
     def __init__(self, path: Path, *, append: bool, flush_s: float = 0.5) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: BinaryIO = open(path, "ab")  # noqa: SIM115 - closed in close()
+        self._f: BinaryIO = open(path, "ab", buffering=_BUFFER)  # noqa: SIM115 - closed in close()
         _lock(self._f)  # before truncating: never cut a file another run is writing
         if append:
             _drop_torn_tail(path)
@@ -60,9 +61,9 @@ class ResultsWriter:
         """Append one record; returns its byte offset."""
         return self.write_bytes(_dumps(record))
 
-    def write_text(self, text: str) -> int:
-        """Append one record already encoded by `encode_record`; returns its byte offset."""
-        return self.write_bytes((text + "\n").encode("utf-8"))
+    def write_line(self, data: bytes) -> int:
+        """Append one record already encoded by jsonfast.dumps (its line break added); returns its offset."""
+        return self.write_bytes(data + b"\n")
 
     def write_bytes(self, data: bytes) -> int:
         at = self.offset

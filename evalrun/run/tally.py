@@ -93,7 +93,8 @@ class Tally:
     repeat_summary: dict[str, Any] | None = None
 
     def add(self, rec: dict[str, Any], offset: int, *, resumed: bool = False) -> None:
-        status = rec.get("status")
+        get = rec.get
+        status = get("status")
         if status == "pass":
             self.passed += 1
         elif status == "fail":
@@ -101,21 +102,23 @@ class Tally:
         else:
             status = "error"
             self.errors += 1
-        self.resumed += resumed
-        if rec.get("cached"):
+        if resumed:
+            self.resumed += 1
+        if get("cached"):
             self.cached += 1
-        tok = rec.get("tokens")
+        tok = get("tokens")
         if tok and (tok.get("total") or tok.get("prompt") or tok.get("completion")):
             for k in _TOKEN_KEYS:
                 self.provider_tokens[k] += int(tok.get(k) or 0)
-        cost = rec.get("cost")
+        cost = get("cost")
         if isinstance(cost, (int, float)):
             self.provider_cost += cost
             self.provider_cost_known = True
-        assertions = rec.get("assertions") or ()
+        assertions = get("assertions") or ()
         named = False
         for a in assertions:
-            named = named or bool(a.get("metric") or a.get("children"))
+            if not named and (a.get("metric") or a.get("children")):
+                named = True
             if a.get("cost"):
                 self.grader_cost += a["cost"]
             atok = a.get("tokens")
@@ -126,7 +129,7 @@ class Tally:
             self.metrics.add(assertions)
         else:  # no named metric in this case: only the case count moves
             self.metrics.count += 1
-        self.rows.put(int(rec.get("index", 0)), status, offset)
+        self.rows.put(int(get("index", 0)), status, offset)
 
     @property
     def total(self) -> int:

@@ -87,15 +87,22 @@ def resolve_placeholders(vars: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def needs_preparing(case: Case) -> bool:
+    """False when prepare_vars would return the case's vars unchanged: no transformVars and no string var
+    that steps 2-4 would touch (the common case, checked without a coroutine)."""
+    if case.test.options.get("transformVars"):
+        return True
+    for v in case.vars.values():
+        if isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v):
+            return True
+    return False
+
+
 async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
     vars = case.vars
     transform = case.test.options.get("transformVars")
-    if not transform:  # the common case: no string var that steps 2-4 would touch, so nothing changes
-        for v in vars.values():
-            if isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v):
-                break
-        else:
-            return vars
+    if not needs_preparing(case):
+        return vars
     if isinstance(transform, str) and transform.strip():
         from evalrun.usercode import compile_code
 
