@@ -111,7 +111,7 @@ def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, promp
     """Stable id of one case (12 hex digits)."""
     vkey = vars_key(vars)
     text = f"{test_index}\x1f{vkey}\x1f{provider.label or provider.id}\x1f{prompt_id}\x1f{repeat}"
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
@@ -141,7 +141,7 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
                 vkey = encode(vars)
                 for prov, prompt in run:
                     text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
-                    cid = sha1(text.encode("utf-8")).hexdigest()[:12]
+                    cid = sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
                     yield Case(cid, index, test, vars if single else dict(vars), prov, prompt, rep)
                     index += 1
 

@@ -2,6 +2,8 @@
 
 `guard_stdout()` wraps sys.stdout so that a BrokenPipeError on write or flush silently switches it (and file
 descriptor 1) to os.devnull: the run goes on, writes its -o reports and results, and exits with its own code.
+Characters stdout cannot encode (a lone surrogate from a test's JSON, anything beyond ASCII under a C locale) are
+printed as backslash escapes instead of ending the run.
 """
 
 from __future__ import annotations
@@ -49,4 +51,7 @@ class _GuardedStdout:
 def guard_stdout() -> None:
     """Install the guard on the process's real stdout (once; a replaced stdout, e.g. under pytest, is kept)."""
     if sys.stdout is not None and sys.stdout is sys.__stdout__:
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:  # text it cannot encode (a lone surrogate, a C locale) printed escaped
+            reconfigure(errors="backslashreplace")
         sys.stdout = cast(TextIO, _GuardedStdout(cast(TextIO, sys.stdout)))

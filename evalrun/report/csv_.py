@@ -20,7 +20,7 @@ def _assertions(rec: dict[str, Any]) -> str:
 
 
 def write(path: Path, outcome: Any) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         for rec in outcome.iter_results():

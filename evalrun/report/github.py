@@ -143,6 +143,6 @@ def write_step_summary(outcome: Any) -> str | None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return None
-    with open(path, "a", encoding="utf-8") as f:
+    with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
         f.write(step_summary(outcome))
     return path

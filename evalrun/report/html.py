@@ -58,7 +58,7 @@ def write(path: Path, outcome: Any) -> None:
             "status_svg": html_svg.status_bar(s["passed"], s["failed"], s["errors"])}
     flaky = _flaky_keys(outcome)
     page_head, page_tail = template()
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(page_head)
         write_head(f, head)
         for i, rec in enumerate(outcome.iter_results()):

@@ -37,7 +37,7 @@ def write(path: Path, data: dict[str, Any], diff: Any) -> None:
             "matrix": [[matrix.get((i, j)) for j in range(len(prompts))] for i in range(len(providers))],
             "metric_svg": html_svg.delta_bars(deltas)}
     page_head, page_tail = template()
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(page_head.replace("<title>evalrun report</title>", "<title>evalrun compare</title>"))
         write_head(f, head)
         n = 0

@@ -14,7 +14,7 @@ from evalrun.run.serialize import RESULTS_VERSION
 
 
 def write(path: Path, outcome: Any) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         head = {"version": RESULTS_VERSION, "meta": outcome.meta(), "summary": outcome.summary}
         text = json.dumps(head, ensure_ascii=False, indent=2, default=str)
         f.write(text[:-2] + ',\n  "results": [')

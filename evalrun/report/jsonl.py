@@ -8,6 +8,6 @@ from typing import Any
 
 
 def write(path: Path, outcome: Any) -> None:
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         for rec in outcome.iter_results():
             f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")

@@ -41,7 +41,7 @@ def _details(rec: dict[str, Any]) -> str:
 def write(path: Path, outcome: Any) -> None:
     s = outcome.summary
     name = outcome.meta().get("description") or "evalrun"
-    with open(path, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write('<?xml version="1.0" encoding="UTF-8"?>\n')
         counts = f'tests="{s["total"]}" failures="{s["failed"]}" errors="{s["errors"]}" time="{s["duration_s"]}"'
         f.write(f"<testsuites name={_attr(name)} {counts}>\n")
