@@ -50,21 +50,39 @@ def select(cases: Iterable[Case], k: int, n: int) -> Iterator[Case]:
     if n == 1:
         yield from cases
         return
-    from evalrun.run.groups import batches
+    from evalrun.run.groups import _key  # what makes cases one output group (the runner's batches)
 
+    grouped = _grouped()
     want = k - 1
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, shard): the least loaded shard first
     replace = heapq.heapreplace
-    for unit in batches(cases, _grouped()):
-        load, s = loads[0]
-        if type(unit) is list:
+    last_test: Any = None
+    in_groups = False
+    unit: list[Case] = []  # the output group being gathered
+    unit_key: Any = None
+    for case in cases:
+        test = case.test
+        if test is not last_test:  # consecutive cases share their test: ask once per test
+            last_test, in_groups = test, grouped(test)
+        if unit and (not in_groups or _key(case) != unit_key):
+            load, s = loads[0]
             replace(loads, (load + len(unit), s))
             if s == want:
                 yield from unit
-        else:
-            replace(loads, (load + 1, s))
-            if s == want:
-                yield unit  # type: ignore[misc]
+            unit = []
+        if in_groups:
+            if not unit:
+                unit_key = _key(case)
+            unit.append(case)
+            continue
+        load, s = loads[0]
+        replace(loads, (load + 1, s))
+        if s == want:
+            yield case
+    if unit:
+        load, s = loads[0]
+        if s == want:
+            yield from unit
 
 
 def count(total: int, k: int, n: int, tests: Iterable[Any] = ()) -> int | None:
