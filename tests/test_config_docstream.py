@@ -203,3 +203,42 @@ def test_a_streamed_file_runs_to_the_whole_file_results(suffix: str, tmp_path: P
         out[stream] = (code, records, {k: summary[k] for k in ("passed", "failed", "errors", "total")})
     assert out[True] == out[False]
     assert len({r["test_index"] for r in out[True][1]}) == 600
+
+
+def _peak(cfg: Path) -> int:
+    """tracemalloc peak of loading the suite and reading its tests once more (as a run does)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        suite = config.load([str(cfg)])
+        for _ in suite.tests:
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_memory_stays_flat_as_a_streamed_file_grows(suffix: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def make(n: int, name: str) -> Path:  # the same assertions in every test: no cache grows with the tests
+        folder = tmp_path / name
+        folder.mkdir()
+        tests = [{"description": f"test {i}", "vars": {"q": f"question {i}", "n": i},
+                  "assert": [{"type": "contains", "value": "question"}, {"type": "icontains", "value": "Q"}]}
+                 for i in range(n)]
+        text = _json(tests) if suffix == ".json" else "".join(
+            f"- description: test {i}\n  vars:\n    q: question {i}\n    n: {i}\n  assert:\n"
+            f"    - type: contains\n      value: question\n    - type: icontains\n      value: Q\n" for i in range(n))
+        return _config(folder, "t" + suffix, text)
+
+    small, large = make(400, "small"), make(1600, "large")
+    _load(make(50, "warm"), monkeypatch, stream=True)  # imports and caches, before measuring
+    monkeypatch.setattr(docstream, "STREAM_MIN_BYTES", 0)
+    streamed = (_peak(small), _peak(large))
+    monkeypatch.setattr(docstream, "STREAM_MIN_BYTES", 10**12)
+    whole = (_peak(small), _peak(large))
+    assert whole[1] > 1.5 * whole[0]  # read whole, 4x the tests hold more memory ...
+    assert streamed[1] < 1.2 * streamed[0] + 2**18  # ... streamed, about the same (measured: 90 KB and 92 KB)
+    assert streamed[1] < whole[1] / 4
