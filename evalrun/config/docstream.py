@@ -98,7 +98,7 @@ class StreamedDoc(StreamedTests):
             i = 0
             while True:
                 try:
-                    item, line = next(items)
+                    item, line, exact = next(items)
                 except StopIteration:
                     return
                 except _Fallback:
@@ -109,9 +109,13 @@ class StreamedDoc(StreamedTests):
                 if not isinstance(item, dict):
                     raise ConfigError.at(loc, f"expected a test mapping, got {type(item).__name__}", key=key,
                                          hint="a tests file holds a list of {vars, assert, ...} mappings")
-                if check:
+                if not check:
+                    yield part_from_node(item, ctx, loc=loc_of(item) or loc, key=key)
+                elif exact is None:
                     validate(item, file=display, definition="test", prefix=key)
-                yield part_from_node(item, ctx, loc=loc_of(item) or loc, key=key)
+                    yield part_from_node(item, ctx, loc=loc_of(item) or loc, key=key)
+                else:
+                    yield _checked(item, exact, ctx, display, key, loc)
                 i += 1
         yield from self._whole(i)
 
@@ -122,6 +126,31 @@ class StreamedDoc(StreamedTests):
 
         data = files.read_value(self.path, self.display, loc=self.loc, key=self.key)
         yield from _from_file_data(data, Ctx(self.base_dir), self.display)[start:]
+
+
+def _checked(item: Any, exact: Any, ctx: Any, display: str, key: str, loc: Location) -> Any:
+    """A JSON item (read with lines for its own keys only) checked and built; when that raises or warns, the item
+    read again with every line (`exact()`) and checked again, so the error or warning names its exact line, as
+    the whole-file path's relocate() does."""
+    from evalrun.config import lenient
+    from evalrun.config.schema import validate
+    from evalrun.config.testcases import part_from_node
+    from evalrun.config.yamlsrc import loc_of
+
+    warnings = lenient._STATE["warnings"]
+    assert isinstance(warnings, list)
+    before = len(warnings)
+    try:
+        validate(item, file=display, definition="test", prefix=key)
+        part = part_from_node(item, ctx, loc=loc_of(item) or loc, key=key)
+        if len(warnings) == before:
+            return part
+    except ConfigError:
+        pass
+    del warnings[before:]
+    item = exact()
+    validate(item, file=display, definition="test", prefix=key)
+    return part_from_node(item, ctx, loc=loc_of(item) or loc, key=key)
 
 
 # ---- YAML: one item at a time from parser events --------------------------------------------------------------
@@ -146,7 +175,7 @@ def _scalar(ev: Any, resolvers: dict[Any, Any]) -> tuple[Any, str]:
         raise _Fallback from None
 
 
-def _yaml_items(f: Any, file: str) -> Iterator[tuple[Any, int]]:
+def _yaml_items(f: Any, file: str) -> Iterator[tuple[Any, int, None]]:
     """(item, line) for each item of the top-level list; _Fallback where the whole-file reader must decide."""
     loader = _Loader(f)
     try:
@@ -162,7 +191,7 @@ def _yaml_items(f: Any, file: str) -> Iterator[tuple[Any, int]]:
             ev = get()
             if type(ev) is yaml.SequenceEndEvent:
                 break
-            yield builder.item(ev)
+            yield (*builder.item(ev), None)
         if not isinstance(get(), yaml.DocumentEndEvent) or not isinstance(get(), yaml.StreamEndEvent):
             raise _Fallback  # a second document: an error worded by the whole-file reader
     except (yaml.YAMLError, UnicodeError, ValueError, RecursionError):
@@ -255,14 +284,20 @@ class _ItemBuilder:
 
 # ---- JSON: one item at a time from a sliding buffer ------------------------------------------------------------
 
-def _json_items(f: Any, file: str, full: bool) -> Iterator[tuple[Any, int]]:
-    """(item, line) for each item of the top-level array, read by jsonlines' reader: `full`, with every line
-    (the checking pass: errors and warnings at their exact lines, as the whole-file path's relocate() gives
-    them); else as the whole-file path reads a large file, each test with its own and its keys' lines and the
-    values below them by the json module's C scanner (later passes: 5x faster)."""
-    from evalrun.config.jsonlines import _WS, _Duplicate, _Reader
+def _json_items(f: Any, file: str, keyed: bool) -> Iterator[tuple[Any, int, Any]]:
+    """(item, line, exact) for each item of the top-level array. `keyed` (the checking pass): read by jsonlines'
+    reader as the whole-file path reads a large file, each test with its own and its keys' lines, the values
+    below them by the json module's C scanner; else (later passes, where nothing is reported) all by the C
+    scanner, each test with its own line (as a JSONL row). `exact()` reads the item again with every line (while
+    the generator waits at this item)."""
+    from evalrun.config.jsonlines import _SCAN, _WS, _Duplicate, _Reader
 
-    depth = 10**9 if full else 1
+    def exact_reader(buf: str, p: int, at: int, at_line: int) -> Any:
+        def exact() -> Any:
+            reader = _Reader(buf, file)
+            reader.at, reader.at_line = at, at_line
+            return reader.value(p)[0]
+        return exact
 
     def skip(s: str, i: int) -> int:
         return _WS.match(s, i).end()  # type: ignore[union-attr]
@@ -301,11 +336,17 @@ def _json_items(f: Any, file: str, full: bool) -> Iterator[tuple[Any, int]]:
                 at_line += buf.count("\n", at, p)
                 buf, at, p = buf[p:], 0, 0
             while True:
-                reader = _Reader(buf, file, depth)
-                reader.at, reader.at_line = at, at_line
                 try:
-                    line = reader.line(p)
-                    value, end = reader.value(p)
+                    if keyed:
+                        reader = _Reader(buf, file, 1)
+                        reader.at, reader.at_line = at, at_line
+                        line = reader.line(p)
+                        value, end = reader.value(p)
+                        new_at, new_line = reader.at, reader.at_line
+                    else:
+                        line = at_line + buf.count("\n", at, p)
+                        value, end = _SCAN(buf, p)
+                        new_at, new_line = p, line
                     q = skip(buf, end)
                     complete = q < len(buf)
                 except (ConfigError, _Duplicate):  # a duplicate key: worded by the whole-file reader
@@ -319,13 +360,18 @@ def _json_items(f: Any, file: str, full: bool) -> Iterator[tuple[Any, int]]:
                 if eof:
                     raise _Fallback
                 more()
-            at, at_line = reader.at, reader.at_line
+            exact = exact_reader(buf, p, at, at_line)
+            at, at_line = new_at, new_line
+            if not keyed and type(value) is dict:
+                item = _tag(LDict(value), file, line)
+                item.key_lines = dict.fromkeys(value, line)
+                value = item
             if buf.count("[", p, end) + buf.count("{", p, end) >= MAX_DEPTH:
                 from evalrun.config.limits import json_depth
 
                 if json_depth(value) + 1 > MAX_DEPTH:
                     raise _Fallback
-            yield value, line
+            yield value, line, exact
             first = False
             if buf[q] == ",":
                 pos = q + 1
