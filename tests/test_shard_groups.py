@@ -119,3 +119,22 @@ def test_without_groups_shards_are_positions_modulo_n() -> None:
             picked = [c.index for c in shard.select(cases, k, n)]  # type: ignore[arg-type]
             assert picked == [i for i in range(10) if i % n == k - 1]
             assert shard.count(10, k, n, [_T()]) == len(picked)
+
+
+def test_a_shards_count_is_known_unless_groups_may_decide(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    from evalrun import config
+
+    (tmp_path / "c.yaml").write_text(CONFIG.replace("URL", fake_openai.url))
+    tests = config.load([str(tmp_path / "c.yaml")]).tests
+    assert shard.count(24, 1, 3, tests) is None  # select-best groups: their sizes decide
+    assert shard.count(24, 1, 1, tests) == 24
+
+    class Streamed:  # a streamed TestList: it knows whether any test is graded, not which
+        graded = True
+
+        def __iter__(self) -> Any:
+            raise AssertionError("read again")
+
+    assert shard.count(24, 2, 3, Streamed()) is None  # finding out would read the file again
+    Streamed.graded = False
+    assert shard.count(24, 2, 3, Streamed()) == 8  # no graded test: no select-best, no groups

@@ -4,7 +4,7 @@
     select(cases, k, n) -> Iterator[Case]   the cases of shard k: each unit of the stream (a case, or an output
                                             group) goes to the shard with the fewest cases so far (ties: the first)
     count(total, k, n, tests) -> int | None how many of `total` cases shard k keeps (None: the suite has output
-                                            groups, whose sizes decide)
+                                            groups, whose sizes decide, or may have them)
 
 A unit is one case, or the cases of one output group: the cases of one test, var combination and repeat that
 differ only by provider and prompt, when the test compares their outputs (`select-best`, `max-score`; the runner
@@ -86,7 +86,9 @@ def select(cases: Iterable[Case], k: int, n: int) -> Iterator[Case]:
 
 
 def count(total: int, k: int, n: int, tests: Iterable[Any] = ()) -> int | None:
-    """Cases of shard k among `total` consecutive ones; None when one of `tests` runs its cases as groups."""
-    if n > 1 and any(map(_grouped(), tests)):
+    """Cases of shard k among `total` consecutive ones; None when one of `tests` runs its cases as groups, or may
+    (tests streamed from a file that hold a graded assertion: finding out would read the file once more)."""
+    grouped = n > 1 and getattr(tests, "graded", True)  # only graded assertions (select-best) compare outputs
+    if grouped and (not isinstance(tests, (list, tuple)) or any(map(_grouped(), tests))):
         return None
     return max(0, (total - (k - 1) + n - 1) // n)
