@@ -15,7 +15,8 @@ start and config loading included). Suites (NAME):
             `million-yaml`: the same tests inline in the YAML config (read whole, built from libyaml events with
             equal strings shared: config/yamlevents.py); neither runs unless named
 - flatness  in-process tracemalloc peaks of loading and running 5k / 20k / 80k-row JSONL files (not run unless
-            named): flat peaks mean the rows are streamed, not held
+            named): flat peaks mean the rows are streamed, not held; `flatness-yaml` / `flatness-json`: the same
+            tests as a list in a `file://` YAML / JSON tests file (large ones stream: config/docstream.py)
 
 Targets (issue 14): 10k JSONL/CSV wall <= 0.1x and peak memory <= 0.2x promptfoo's; 100k JSONL <= 10 s and
 <= 100 MB; 10k inline tests validate in <= 1 s; 1,000,000 cases in < 100 MB.
@@ -115,14 +116,31 @@ print(json.dumps({"load_peak": load_peak, "run_peak": run_peak, "cases": outcome
 """
 
 
-def flatness(env: dict[str, str], sizes: tuple[int, ...] = (5_000, 20_000, 80_000)) -> None:
-    """tracemalloc peaks of load and run (in-process) for JSONL files of growing size: flat means streamed."""
+def write_list(folder: Path, n: int, kind: str) -> Path:
+    """The JSONL suite's tests as one list in a `file://tests.yaml` (block style) or `tests.json` file."""
+    with open(folder / f"tests.{kind}", "w", encoding="utf-8") as f:
+        f.write("" if kind == "yaml" else "[\n")
+        for i in range(n):
+            test = {"vars": {"question": f"question number {i}", "topic": f"topic {i % 17}"}, "assert": ASSERTS}
+            if kind == "json":
+                f.write(("," if i else "") + json.dumps(test) + "\n")
+            else:
+                f.write(f"- vars:\n    question: question number {i}\n    topic: topic {i % 17}\n  assert:\n"
+                        + "".join(f"    - type: {a['type']}\n      value: '{a['value']}'\n" for a in ASSERTS))
+        f.write("" if kind == "yaml" else "]\n")
+    path = folder / "promptfooconfig.yaml"
+    path.write_text(HEAD + f"tests: file://tests.{kind}\n", encoding="utf-8")
+    return path
+
+
+def flatness(env: dict[str, str], sizes: tuple[int, ...] = (5_000, 20_000, 80_000), kind: str = "jsonl") -> None:
+    """tracemalloc peaks of load and run (in-process) for test files of growing size: flat means streamed."""
     import subprocess
 
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
-            cfg = write_jsonl(folder, n)
+            cfg = write_jsonl(folder, n) if kind == "jsonl" else write_list(folder, n, kind)
             proc = subprocess.run([sys.executable, "-c", FLATNESS, str(cfg), str(folder / "r.jsonl")],
                                   capture_output=True, text=True, env=env, cwd=folder)
             if proc.returncode != 0:
@@ -155,9 +173,10 @@ def main() -> int:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("CI", None)
     for name in args.only:
-        if name == "flatness":
-            print("flatness: memory of streamed JSONL suites as the number of rows grows", flush=True)
-            flatness(env)
+        if name in ("flatness", "flatness-yaml", "flatness-json"):
+            kind = name.partition("-")[2] or "jsonl"
+            print(f"{name}: memory of streamed {kind.upper()} suites as the number of tests grows", flush=True)
+            flatness(env, kind=kind)
             continue
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)

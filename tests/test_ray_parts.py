@@ -64,11 +64,11 @@ def _job(tmp_path: Path, k: int, n: int) -> ShardJob:
 def test_a_shard_task_streams_its_cases_and_skips_those_the_driver_holds(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(CONFIG)
     got = [rec for batch in run_shard(_job(tmp_path, 2, 3)) for rec in batch]
-    assert sorted(index for index, _, _ in got) == [1, 4]  # positions 1, 4 of 7: shard 2 of 3
-    assert {json.loads(line)["vars"]["q"] for _, _, line in got} == {"b", "e"}
+    assert sorted(index for index, _, _ in got) == [2, 3]  # positions 7/3 to 14/3 of 7: shard 2 of 3
+    assert {json.loads(line)["vars"]["q"] for _, _, line in got} == {"c", "d"}
     assert all(status == "fail" for _, status, _ in got)
-    again = [rec for batch in run_shard(_job(tmp_path, 2, 3), skip_bytes([4])) for rec in batch]
-    assert [index for index, _, _ in again] == [1]
+    again = [rec for batch in run_shard(_job(tmp_path, 2, 3), skip_bytes([3])) for rec in batch]
+    assert [index for index, _, _ in again] == [2]
     assert not list(tmp_path.glob(".evalrun/last-run*"))  # a task never moves the user's last-run pointer
 
 
@@ -99,10 +99,10 @@ def test_collector_fills_errors_for_undelivered_cases(tmp_path: Path) -> None:
     suite = config.load([str(tmp_path / "c.yaml")])
     c = Collector(tmp_path / "s.jsonl", Progress(None, enabled=False))
     c.take(1, [(0, "pass", b'{"id":"x","index":0}\n')])
-    assert c.fill_errors(suite, shard_cases(suite, _job(tmp_path, 1, 2)), "task lost") == 3  # 2, 4, 6
+    assert c.fill_errors(suite, shard_cases(suite, _job(tmp_path, 1, 2)), "task lost") == 2  # 1, 2
     c.close()
     recs = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
-    assert [r["index"] for r in recs] == [0, 2, 4, 6]
+    assert [r["index"] for r in recs] == [0, 1, 2]
     assert all(r["status"] == "error" and r["error"] == "task lost" for r in recs[1:])
     assert recs[1]["prompt_sha"] and recs[1]["prompt_index"] == 0
 

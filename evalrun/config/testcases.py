@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalrun.config import asserts, files
+from evalrun.config import asserts, docstream, files
 from evalrun.config.schema import check_keys, validate
 from evalrun.config.schema_source import TEST_KEYS
 from evalrun.config.teststream import STREAMED_SUFFIXES, StreamedTests
@@ -204,6 +204,8 @@ def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[Tes
         suffix = path.suffix.lower()
         if suffix in STREAMED_SUFFIXES:
             out.append(StreamedTests(path, display, sub.base_dir, loc=loc, key=key))
+        elif suffix in (".yaml", ".yml", ".json") and docstream.streams(path):  # large: read item by item
+            out.append(docstream.StreamedDoc(path, display, sub.base_dir, loc=loc, key=key))
         elif suffix in (".yaml", ".yml", ".json"):
             out.extend(_from_file_data(files.read_value(path, display, loc=loc, key=key), sub, display))
         elif suffix == ".py":

@@ -5,7 +5,8 @@
 
 The task loads the config itself (its paths are found on the worker: the driver's absolute path, else the
 same path relative to the worker's working directory, as under `ray job submit --working-dir .`), selects its
-cases exactly as `eval --shard K/N` does (filters first, then every N-th case), leaves out the case indices in
+cases (shard K of N: a contiguous 1/N range of the expansion found by counting, so a task builds only its own
+cases; with --filter-pattern / --filter-failing exactly as `eval --shard K/N` does), leaves out the case indices in
 `skip` (those the driver already holds from an earlier attempt of this shard), and runs them with the ordinary
 Runner, which writes them to a scratch results file. New complete lines of that file are sent every `batch_s`
 seconds. Nothing here imports Ray: the driver (ray_executor.py) wraps `run_shard` as a Ray task.
@@ -68,10 +69,16 @@ def resolve(path: str, driver_cwd: str) -> str:
 
 
 def shard_cases(suite: Suite, job: ShardJob, skip: set[int] | None = None) -> Iterator[Case]:
-    """The shard's cases in expansion order, as `eval --shard K/N` selects them, less the `skip` indices."""
+    """The shard's cases in expansion order, less the `skip` indices: a contiguous range of the expansion found
+    by counting (ray_ranges.py), or, with a filter that reads each case, as `eval --shard K/N` selects them."""
     from evalrun import expand
-    from evalrun.run import filters, shard
+    from evalrun.run import filters, ray_ranges, shard
 
+    if job.filter_pattern is None and job.failing is None:
+        for case in ray_ranges.cases(suite, job.options.get("repeat"), *job.shard, first_n=job.filter_first_n):
+            if not skip or case.index not in skip:
+                yield case
+        return
     stream = filters.apply(expand.iter_cases(suite, repeat=job.options.get("repeat")),
                            pattern=job.filter_pattern, first_n=None)
     if job.failing is not None:

@@ -170,7 +170,7 @@ class Runner:
             from evalrun.run import shard
 
             stream = shard.select(stream, *opts.shard)
-            total = None if total is None else shard.count(total, *opts.shard)
+            total = None if total is None else shard.count(total, *opts.shard, self.suite.tests)
         return stream, total
 
     async def run(self) -> RunOutcome:

@@ -1,0 +1,71 @@
+"""The shards of `--executor ray` as contiguous ranges of the expansion, found by counting cases, not building them.
+
+    cases(suite, repeat, k, n, first_n) -> Iterator[Case]   shard k of n: the cases at positions [start, stop)
+
+Shard k holds positions `(k-1) x total / N` to `k x total / N` (the first `first_n` cases when given), each end
+moved forward to the end of the `select-best` output group it would cut (the runner runs a group's cases together,
+run/groups.py), so no group is split. A task walks the tests counting their cases (pairs x var combinations x
+repeats, as expand.count_cases does) and builds Case objects only for the tests its range touches: on a matrix
+suite (1,000 tests x 1,000 values) each task builds 1/N of the cases instead of all of them. The indices, ids and
+values are those of expand.iter_cases (a test checks it). Filters that look at each case (--filter-pattern,
+--filter-failing) need the whole walk: ray_task.shard_cases then selects as `--shard K/N` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from evalrun.types import Case, Suite
+
+
+def _blocks(suite: Suite, repeat: int | None) -> Iterator[tuple[Any, int, int, int]]:
+    """(test, its first case's position, its number of cases, its group size) for each test with cases."""
+    from evalrun import expand
+    from evalrun.run.runner import _compares_outputs
+
+    reps = expand._repeat(suite, repeat)
+    memo: dict[tuple[Any, Any], int] = {}
+    index = 0
+    for test in suite.tests:
+        key = (test.providers, test.prompts)
+        n_pairs = memo.get(key)
+        if n_pairs is None:
+            n_pairs = memo[key] = len(expand.pairs(suite, test))
+        if not n_pairs:
+            continue
+        size = reps * n_pairs * expand.count_combinations(test.vars, expand._expands(suite, test))
+        if size:
+            yield test, index, size, n_pairs if _compares_outputs(test) else 1
+            index += size
+
+
+def cases(suite: Suite, repeat: int | None, k: int, n: int, first_n: int | None = None) -> Iterator[Case]:
+    """The cases of shard k of n, in expansion order, built only for the tests the shard's range touches."""
+    from evalrun import expand
+
+    total = expand.count_cases(suite, repeat=repeat)
+    if first_n is not None:
+        total = min(total, first_n)
+    cut_start, cut_stop = (k - 1) * total // n, k * total // n
+    start = stop = None  # the cuts moved to group ends, once their test is reached
+    for test, index, size, group in _blocks(suite, repeat):
+        end = index + size
+        if start is None and cut_start < end:
+            start = min(total, index + max(0, -(-(cut_start - index) // group) * group))
+        if stop is None and cut_stop < end:
+            stop = min(total, index + max(0, -(-(cut_stop - index) // group) * group))
+        if start is None or end <= start:
+            continue
+        if stop is not None and index >= stop:
+            return
+        last = total if stop is None else stop
+        for case in expand.iter_cases(replace(suite, tests=(test,)), repeat=repeat):
+            at = index + case.index
+            if at >= last:
+                break
+            if at >= start:
+                yield replace(case, index=at)
+        if end >= last:
+            return
