@@ -144,6 +144,15 @@ def _runtime_check(definition: str | None) -> Check:
 
 
 @cache
+def relaxed_check(definition: str, key: str) -> Check:
+    """The check of `definition` (an object schema) with property `key` accepting anything: a document whose
+    `key` value is known to pass (it equals one that passed) passes the full check exactly when it passes this."""
+    schema = _runtime_schema(definition)
+    relaxed = {**schema, "properties": {**schema["properties"], key: {}}}
+    return _Compiler(schema["$defs"]).compile(relaxed) or (lambda v: True)
+
+
+@cache
 def _runtime_schema(definition: str | None) -> dict[str, Any]:
     schema = build_schema(None)
     if definition is not None:  # one named definition, keeping $defs resolvable
