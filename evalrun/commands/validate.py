@@ -58,7 +58,8 @@ class Tally:
         self.counts: dict[str, int] = {}
         self.no_case: list[str] = []  # warnings: tests that run no case
         self.relevant: list[tuple[TestSpec, int]] = []  # tests with graded/embedding/classifier assertions
-        self._by_handlers: dict[tuple[Any, ...], tuple[tuple[str, ...], bool]] = {}
+        self._by_handlers: dict[tuple[Any, ...], tuple[tuple[str, ...], bool]] = {}  # by a test's handlers
+        self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant)
 
     def add(self, test: TestSpec, n_pairs: int, expand: bool) -> None:
         from evalrun.expand import count_combinations
@@ -74,12 +75,12 @@ class Tally:
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
         # equal handlers are equal assertions (one handler per distinct assertion): tests that share their
         # handlers count alike
-        hkey = tuple(map(_HANDLER, test.asserts))
-        known = self._by_handlers.get(hkey)
+        hkey = tuple(map(_HANDLER, test.asserts))  # a loaded assertion always has its handler
+        known = self._by_handlers.get(hkey) if None not in hkey else _walked_counts(test.asserts)
         if known is None:
             if len(self._by_handlers) >= 4096:
                 self._by_handlers.clear()
-            known = self._by_handlers[hkey] = _assertion_counts(test.asserts)
+            known = self._by_handlers[hkey] = self._counts(test.asserts)
         types, relevant = known
         self.assertions += len(types)
         counts = self.counts
@@ -89,16 +90,37 @@ class Tally:
             self.relevant.append((test, n_cases))
 
 
+    def _counts(self, specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
+        """The full types of the assertions (children included), and whether one is graded, needs an embedding
+        model or is a classifier (the checks `summarize` runs on such tests); by handler when no children."""
+        if any(s.children for s in specs):
+            return _walked_counts(specs)
+        types = []
+        relevant = False
+        by_handler = self._by_handler
+        for s in specs:
+            info = by_handler.get(s.handler)
+            if info is None:
+                if len(by_handler) >= 4096:
+                    by_handler.clear()
+                info = by_handler[s.handler] = (s.full_type, _relevant(s))
+            types.append(info[0])
+            relevant = relevant or info[1]
+        return tuple(types), relevant
+
+
 _HANDLER = attrgetter("handler")
 
 
-def _assertion_counts(specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
-    """The full types of the assertions (children included), and whether one is graded, needs an embedding
-    model or is a classifier (the checks `summarize` runs on such tests)."""
+def _walked_counts(specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
     walked = list(_walk(specs))
-    relevant = any(getattr(s.handler, "graded", False) or getattr(s.handler, "needs_embedder", False)
-                   or s.type == "classifier" for s in walked)
-    return tuple(s.full_type for s in walked), relevant
+    return tuple(s.full_type for s in walked), any(_relevant(s) for s in walked)
+
+
+def _relevant(spec: AssertionSpec) -> bool:
+    handler = spec.handler
+    return bool(getattr(handler, "graded", False) or getattr(handler, "needs_embedder", False)
+                or spec.type == "classifier")
 
 
 def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:

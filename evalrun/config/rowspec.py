@@ -112,7 +112,8 @@ class RowSpecs:
             part = TestPart(description=row.get("description"), vars=vars_, asserts=list(specs), loc=loc,
                             key_path=key)
             return to_spec(merge_tests(default, part), index)
-        return TestSpec(index, row.get("description"), vars_, specs, {}, None, {}, None, None, loc, key)
+        return TestSpec(index=index, description=row.get("description"), vars=vars_, asserts=specs, loc=loc,
+                        key_path=key)
 
     def _asserts(self, items: Any, loc: Location, key: str, same: bool) -> tuple[AssertionSpec, ...]:
         if same:
