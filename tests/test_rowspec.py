@@ -104,11 +104,14 @@ def _fields(spec: Any) -> tuple[Any, ...]:
     {**BASE, "assert": [{"type": "equals", "value": 1}]},  # 1 == True in Python, not in JSON
     {**BASE, "assert": [{"type": "equals", "value": True}]},
     {**BASE, "assert": [{"type": "equals", "value": 1.0}]},
+    {**BASE, "assert": [{"type": "equals", "value": "1"}]},
+    {**BASE, "assert": [{"type": "contains", "value": "question"}]},
     {**BASE, "options": {"transform": "output.upper()"}, "threshold": 0.5, "metadata": {"m": 1}},
     {"assert": BASE["assert"]},
     {"vars": {"q": "x"}},
 ])
-@pytest.mark.parametrize("previous", [BASE, {**BASE, "assert": [{"type": "equals", "value": 1}]}])
+@pytest.mark.parametrize("previous", [BASE, {**BASE, "assert": [{"type": "equals", "value": 1}]},
+                                      {**BASE, "assert": [{"type": "equals", "value": "1"}]}])
 @pytest.mark.parametrize("default", [None, Part(vars={"d": 1}, options={"o": 1})])
 def test_the_lean_path_builds_what_the_general_path_builds(row: dict[str, Any], previous: dict[str, Any],
                                                            default: Part | None) -> None:

@@ -53,15 +53,29 @@ def _has_ref(value: Any) -> bool:
     return False
 
 
-def _same(items: list[Any], known: list[Any], known_dump: bytes) -> bool:
+def _same(items: list[Any], known: list[Any], known_dump: bytes | None) -> bool:
     """`items` is `known` as JSON: `==` alone takes 1, 1.0 and true for one another (their JSON text differs) and
-    the text alone NaN for null (their values differ); together they are exact."""
+    the text alone NaN for null (their values differ); together they are exact. `known_dump` is None when every
+    scalar in `known` is a string: a string equals only a string, so `==` alone is exact."""
     if items != known:
         return False
+    if known_dump is None:
+        return True
     try:
         return dumps(items) == known_dump
     except (TypeError, ValueError):  # pragma: no cover - parsed JSON always encodes
         return False
+
+
+def _only_strings(value: Any) -> bool:
+    """Every scalar in `value` (dicts and lists walked) is a string."""
+    if isinstance(value, str):
+        return True
+    if isinstance(value, dict):
+        return all(_only_strings(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_only_strings(v) for v in value)
+    return False
 
 
 _new = object.__new__
@@ -75,7 +89,7 @@ class RowSpecs:
         self.ctx = Ctx(base_dir)
         self.default = default
         self._items: list[Any] | None = None  # the previous row's assert list, when its specs may be reused
-        self._dump = b""
+        self._dump: bytes | None = None  # its JSON text, unless every scalar in it is a string (see _same)
         self._fields: list[tuple[dict[str, Any], str]] = []  # its specs' fields, key path suffixes
 
     def spec(self, row: dict[str, Any], index: int, loc: Location, key: str, *, check: bool = False) -> TestSpec:
@@ -133,7 +147,7 @@ class RowSpecs:
     def _remember(self, items: Any, specs: Sequence[AssertionSpec], key: str) -> None:
         """Keep `items` (a row's checked assert list) and its specs for the next row, when they may be reused."""
         if type(items) is list and reusable(items):
-            self._items, self._dump = items, dumps(items)
+            self._items, self._dump = items, None if _only_strings(items) else dumps(items)
             lead = "." if key else ""
             self._fields = [(s.__dict__, f"{lead}assert[{j}]") for j, s in enumerate(specs)]
         else:

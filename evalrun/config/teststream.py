@@ -88,7 +88,7 @@ class StreamedTests:
             n = 0
             try:
                 for n, line in enumerate(f, 1):  # noqa: B007 - n is read after the loop on a decode error
-                    if not line.strip():
+                    if line[0] != "{" and not line.strip():  # a row starts with its "{"
                         continue
                     try:
                         item = loads(line)
