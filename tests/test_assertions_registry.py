@@ -98,3 +98,24 @@ def test_list_imports_no_litellm() -> None:
             "print('litellm' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_builtin_types_index_is_what_the_builtin_modules_register() -> None:
+    registry.load_all()
+    registered = {name: cls.__module__ for name, cls in registry._REGISTRY.items()
+                  if name not in registry._PLUGINS and cls.__module__.startswith("evalrun.")}
+    indexed = {name: module for module, names in registry.BUILTIN_TYPES.items() for name in names}
+    assert indexed == registered
+    assert set(registry.BUILTIN_TYPES) == set(registry.BUILTIN_MODULES)
+
+
+def test_get_imports_only_the_module_of_the_type() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from evalrun.assertions import registry; "
+            "assert registry.get('regex').__name__; assert registry.get('faithfulness'); "
+            "print(sorted(m for m in sys.modules if m.startswith('evalrun.assertions.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "evalrun.assertions.text" in out and "evalrun.assertions.rag" in out
+    assert "evalrun.assertions.similarity" not in out and "evalrun.assertions.classifier" not in out

@@ -157,3 +157,33 @@ def test_tests_that_run_no_case_are_warned_about(tmp_path: Path, capsys: pytest.
     assert s["warnings"][0].startswith(f"{path}:6: tests[1] runs no case")
     assert main(["validate", str(path)]) == 0
     assert "  warning: " in capsys.readouterr().out
+
+
+def test_a_streamed_file_is_read_once_and_summarised_as_a_walk_would(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from evalrun import config as config_pkg
+    from evalrun.commands.validate import summarize
+    from evalrun.config.teststream import StreamedTests
+
+    rows = [{"vars": {"q": ["a", "b"] if i % 3 == 0 else f"q{i}", "context": "ctx"},
+             "assert": [{"type": "contains", "value": "q"}, {"type": "faithfulness"}] if i % 2 else
+             [{"type": "icontains", "value": f"{i}"}], **({"providers": ["echo"]} if i == 4 else {})}
+            for i in range(9)]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(textwrap.dedent(CONFIG).split("tests:")[0] + "tests: file://t.jsonl\n", encoding="utf-8")
+    passes: list[int] = []
+    real = StreamedTests._rows
+
+    def counted(self: StreamedTests) -> object:
+        passes.append(1)
+        return real(self)
+
+    monkeypatch.setattr(StreamedTests, "_rows", counted)
+    assert main(["validate", "--json", str(path)]) == 0
+    assert len(passes) == 1
+    s = json.loads(capsys.readouterr().out)
+    walked = summarize(config_pkg.load([str(path)]))
+    assert {k: s[k] for k in walked if k != "warnings"} == {k: v for k, v in walked.items() if k != "warnings"}
+    assert s["cases"] == 2 * 2 * (9 + 3) - 2 * 2 + 2 and s["graded_assertions"] == 9 + 4

@@ -2,7 +2,8 @@
 
 Built-in handlers register with the @register decorator when their module is imported; third-party packages
 add handlers through the entry-point group `evalrun.assertions` (each entry point names an Assertion subclass,
-or a module whose import registers some). `load_all()` imports everything once. The built-in modules are listed in one place (BUILTIN_MODULES); a type name
+or a module whose import registers some). `load_all()` imports everything once; `get(name)` imports only the
+module that registers `name` (BUILTIN_TYPES), so a suite using a few types loads a few modules. The built-in modules are listed in one place (BUILTIN_MODULES); a type name
 registered twice (two built-ins, or a plugin reusing a taken name) is an error naming both sources.
 """
 
@@ -23,7 +24,8 @@ class DuplicateTypeError(ValueError):
 
 _REGISTRY: dict[str, type[Assertion]] = {}
 _PLUGINS: dict[str, str] = {}  # type name -> entry point value, for `evalrun list`
-_LOADED = False
+_LOADED = False  # every built-in module imported (and the plugins loaded)
+_PLUGINS_LOADED = False
 
 #: Modules holding the built-in handlers (imported by load_all()).
 BUILTIN_MODULES = (
@@ -49,6 +51,37 @@ BUILTIN_MODULES = (
     "evalrun.assertions.select_best",
     "evalrun.assertions.classifier",
 )
+
+#: Built-in type names by the module that registers them, so `get` imports one module, not all of them (a test
+#: checks this against what importing BUILTIN_MODULES registers).
+BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
+    "evalrun.assertions.text": ("contains", "contains-all", "contains-any", "equals", "icontains", "icontains-all",
+        "icontains-any", "is-refusal", "regex", "starts-with", "word-count"),
+    "evalrun.assertions.structured": ("contains-json", "is-json", "is-valid-openai-tools-call"),
+    "evalrun.assertions.markup": ("contains-html", "contains-xml", "is-html", "is-xml"),
+    "evalrun.assertions.sql": ("contains-sql", "is-sql"),
+    "evalrun.assertions.similarity": ("bleu", "levenshtein", "rouge-n"),
+    "evalrun.assertions.meta": ("cost", "finish-reason", "latency"),
+    "evalrun.assertions.code": ("javascript", "python"),
+    "evalrun.assertions.sets": ("assert-set",),
+    "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
+        "faithfulness", "hallucination"),
+    "evalrun.assertions.noise": ("noise-sensitivity",),
+    "evalrun.assertions.robustness": ("noise-robustness",),
+    "evalrun.assertions.rubric": ("llm-rubric",),
+    "evalrun.assertions.mastra_text": ("completeness", "content-similarity", "keyword-coverage",
+        "textual-difference", "tone-consistency"),
+    "evalrun.assertions.tools": ("tool-call-accuracy",),
+    "evalrun.assertions.function_call": ("is-valid-openai-function-call",),
+    "evalrun.assertions.judges": ("answer-relevancy", "bias", "toxicity"),
+    "evalrun.assertions.alignment": ("answer-similarity", "prompt-alignment"),
+    "evalrun.assertions.model_graded": ("factuality", "g-eval", "model-graded-closedqa", "model-graded-factuality"),
+    "evalrun.assertions.embedding": ("answer-relevance", "similar", "similar:cosine", "similar:dot",
+        "similar:euclidean"),
+    "evalrun.assertions.select_best": ("select-best",),
+    "evalrun.assertions.classifier": ("classifier",),
+}
+_MODULE_OF = {name: module for module, names in BUILTIN_TYPES.items() for name in names}
 
 
 def _source(cls: type[Assertion]) -> str:
@@ -82,14 +115,30 @@ def load_all() -> dict[str, type[Assertion]]:
         _LOADED = True
         for mod in BUILTIN_MODULES:
             importlib.import_module(mod)
-        _load_plugins()
+        _ensure_plugins(all_builtins=False)
     return _REGISTRY
 
 
-def _load_plugins() -> None:
+def _ensure_plugins(*, all_builtins: bool = True) -> None:
+    """Load the entry-point plugins (once). With plugins installed, every built-in module is imported first (as
+    `load_all` does), so a plugin reusing a built-in's name is reported whichever types a suite uses."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
     from importlib.metadata import entry_points
 
-    for ep in entry_points(group="evalrun.assertions"):
+    eps = list(entry_points(group="evalrun.assertions"))
+    if eps:
+        if all_builtins:
+            load_all()
+        _load_plugins(eps)
+
+
+def _load_plugins(eps: Any = None) -> None:
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="evalrun.assertions") if eps is None else eps:
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 - a broken plugin is reported, not a crash
@@ -113,7 +162,15 @@ def _load_plugins() -> None:
 
 
 def get(name: str) -> type[Assertion] | None:
-    return load_all().get(name)
+    """The handler class of a type name; imports only the module that registers it (plugins are loaded first)."""
+    cls = _REGISTRY.get(name)
+    if cls is not None and _PLUGINS_LOADED:
+        return cls
+    _ensure_plugins()
+    module = _MODULE_OF.get(name)
+    if module is not None and name not in _REGISTRY:
+        importlib.import_module(module)
+    return _REGISTRY.get(name) or load_all().get(name)
 
 
 def names() -> list[str]:

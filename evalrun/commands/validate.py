@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any
 
 from evalrun.errors import ConfigError, Location, UsageError
@@ -48,55 +48,114 @@ def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: st
         raise
 
 
-def summarize(suite: Suite) -> dict[str, Any]:
-    """The validate summary: integer counts plus details."""
-    from evalrun.expand import count_cases, count_combinations, pairs
-    from evalrun.grading.select import GraderResolver
+class Tally:
+    """What the validate summary counts, test by test: fed by the loading pass (`load(on_test=tally.add)`, one
+    pass over a streamed file) or by `summarize` walking the suite."""
 
-    resolver = GraderResolver(suite, None, None)
-    graders: dict[str, str] = {}
-    by_type: Counter[str] = Counter()
-    graded = graded_evals = assertions = 0
-    warnings: list[str] = []
-    reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
-    pair_counts: dict[tuple[Any, Any], int] = {}  # by the test's provider/prompt filters
-    counts: dict[str, int] = {}
-    total_cases = 0
-    checked: list[TestSpec] = []  # tests with a graded, embedding or classifier assertion: the checks below
-    for test in suite.tests:  # one pass (a streamed test file is read once more here)
-        expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
-        fkey = (test.providers, test.prompts)
-        n_pairs = pair_counts.get(fkey)
-        if n_pairs is None:
-            n_pairs = pair_counts[fkey] = len(pairs(suite, test))
-        n_cases = n_pairs * count_combinations(test.vars, expand) * reps if n_pairs else 0
-        total_cases += n_cases
+    def __init__(self) -> None:
+        self.cases = 0  # per repeat
+        self.assertions = 0
+        self.counts: dict[str, int] = {}
+        self.no_case: list[str] = []  # warnings: tests that run no case
+        self.relevant: list[tuple[TestSpec, int]] = []  # tests with graded/embedding/classifier assertions
+        self._by_handlers: dict[tuple[Any, ...], tuple[tuple[str, ...], bool]] = {}  # by a test's handlers
+        self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant)
+
+    def add(self, test: TestSpec, n_pairs: int, expand: bool) -> None:
+        from evalrun.expand import count_combinations
+
+        vars_ = test.vars
+        combos = count_combinations(vars_, expand) if expand and any(
+            isinstance(v, list) for v in vars_.values()) else 1
+        n_cases = n_pairs * combos if n_pairs else 0
+        self.cases += n_cases
         if n_cases == 0:
             where = f"{test.loc}: " if test.loc else ""
-            warnings.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
-                            "(its providers/prompts filters exclude every provider x prompt pair)")
-        relevant = False
-        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
-            assertions += 1
-            full_type = spec.full_type
+            self.no_case.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
+                                "(its providers/prompts filters exclude every provider x prompt pair)")
+        # equal handlers are equal assertions (one handler per distinct assertion): tests that share their
+        # handlers count alike
+        hkey = tuple(map(_HANDLER, test.asserts))  # a loaded assertion always has its handler
+        known = self._by_handlers.get(hkey) if None not in hkey else _walked_counts(test.asserts)
+        if known is None:
+            if len(self._by_handlers) >= 4096:
+                self._by_handlers.clear()
+            known = self._by_handlers[hkey] = self._counts(test.asserts)
+        types, relevant = known
+        self.assertions += len(types)
+        counts = self.counts
+        for full_type in types:
             counts[full_type] = counts.get(full_type, 0) + 1
-            if getattr(spec.handler, "needs_embedder", False) or spec.type == "classifier":
-                relevant = True
+        if relevant:
+            self.relevant.append((test, n_cases))
+
+
+    def _counts(self, specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
+        """The full types of the assertions (children included), and whether one is graded, needs an embedding
+        model or is a classifier (the checks `summarize` runs on such tests); by handler when no children."""
+        if any(s.children for s in specs):
+            return _walked_counts(specs)
+        types = []
+        relevant = False
+        by_handler = self._by_handler
+        for s in specs:
+            info = by_handler.get(s.handler)
+            if info is None:
+                if len(by_handler) >= 4096:
+                    by_handler.clear()
+                info = by_handler[s.handler] = (s.full_type, _relevant(s))
+            types.append(info[0])
+            relevant = relevant or info[1]
+        return tuple(types), relevant
+
+
+_HANDLER = attrgetter("handler")
+
+
+def _walked_counts(specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
+    walked = list(_walk(specs))
+    return tuple(s.full_type for s in walked), any(_relevant(s) for s in walked)
+
+
+def _relevant(spec: AssertionSpec) -> bool:
+    handler = spec.handler
+    return bool(getattr(handler, "graded", False) or getattr(handler, "needs_embedder", False)
+                or spec.type == "classifier")
+
+
+def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
+    """The validate summary: integer counts plus details (`tally`: collected while loading, else a pass)."""
+    from evalrun.expand import count_cases, pairs
+    from evalrun.grading.select import GraderResolver
+
+    if tally is None:
+        tally = Tally()
+        pair_counts: dict[tuple[Any, Any], int] = {}  # by the test's provider/prompt filters
+        for test in suite.tests:
+            expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
+            fkey = (test.providers, test.prompts)
+            n_pairs = pair_counts.get(fkey)
+            if n_pairs is None:
+                n_pairs = pair_counts[fkey] = len(pairs(suite, test))
+            tally.add(test, n_pairs, expand)
+    resolver = GraderResolver(suite, None, None)
+    graders: dict[str, str] = {}
+    graded = graded_evals = 0
+    reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
+    checked = [test for test, _ in tally.relevant]  # the checks below
+    for test, n_cases in tally.relevant:
+        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
             if getattr(spec.handler, "graded", False):
-                relevant = True
                 graded += 1
-                graded_evals += n_cases
+                graded_evals += n_cases * reps
                 chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
                 name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
                 if name not in graders:
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
-        if relevant:
-            checked.append(test)
-    by_type.update(counts)
     from evalrun.config.expansion import context_expansion_warnings
 
-    warnings += context_expansion_warnings(suite)
+    warnings = [*tally.no_case, *context_expansion_warnings(suite, checked)]
     resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
     resolver.check_embedders(checked)  # `similar` without an embedding model
     if checked:
@@ -109,9 +168,9 @@ def summarize(suite: Suite) -> dict[str, Any]:
         "prompts": len(suite.prompts),
         "providers": len(suite.providers),
         "tests": len(suite.tests),
-        "cases": count_cases(suite) if hasattr(suite.tests, "cases_per_repeat") else total_cases,
-        "assertions": assertions,
-        "assertions_by_type": dict(sorted(by_type.items())),
+        "cases": count_cases(suite) if hasattr(suite.tests, "cases_per_repeat") else tally.cases * reps,
+        "assertions": tally.assertions,
+        "assertions_by_type": dict(sorted(tally.counts.items())),
         "graded_assertions": graded,
         "graded_evaluations": graded_evals,
         "graders": [f"{name} ({origin})" for name, origin in graders.items()],
@@ -157,13 +216,15 @@ def run(args: argparse.Namespace) -> int:
 
     paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
     loading = LoadProgress(wanted(False))
+    tally = Tally()  # counted in the loading pass: a streamed test file is read once
     try:
         suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
-                     strict=True if getattr(args, "strict", False) else None, on_progress=loading)
+                     strict=True if getattr(args, "strict", False) else None, on_progress=loading,
+                     on_test=tally.add)
     finally:
         loading.done()
     check_providers(suite)
-    summary = summarize(suite)
+    summary = summarize(suite, tally)
     summary["warnings"] = [*suite.warnings, *summary["warnings"]]
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(summary, indent=2, default=str) + "\n")

@@ -35,11 +35,12 @@ def default_paths() -> list[str]:
 
 
 def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None,
-         on_progress: Callable[[int], None] | None = None) -> Suite:
+         on_progress: Callable[[int], None] | None = None,
+         on_test: Callable[[Any, int, bool], None] | None = None) -> Suite:
     """Load, merge and check the config file(s) at `paths` into a Suite.
 
     Keys promptfoo ignores become `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT).
-    `on_progress(n)` is called every 10,000 tests checked (large test files)."""
+    `on_progress(n)` is called every 10,000 tests checked (large test files); `on_test`: see build_suite."""
     from dataclasses import replace
 
     from evalrun import templating
@@ -64,7 +65,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
                     configs.append(cfg)
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
-        suite = build_suite(merged, cli_vars, on_progress)
+        suite = build_suite(merged, cli_vars, on_progress, on_test)
         warnings = lenient.take()
         return replace(suite, warnings=warnings) if warnings else suite
     except ConfigError as e:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from evalrun.types import AssertionSpec, Suite
+from evalrun.types import AssertionSpec, Suite, TestSpec
 
 #: The var graded assertions read as their context when no contextTransform is given.
 CONTEXT_VAR = "context"
@@ -20,12 +20,13 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
         yield from _walk(s.children)
 
 
-def context_expansion_warnings(suite: Suite) -> list[str]:
-    """One warning per test whose `context` list var expands while a graded assertion reads it."""
+def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = None) -> list[str]:
+    """One warning per test whose `context` list var expands while a graded assertion reads it (`tests`: the
+    suite's tests that have a graded assertion, when the caller knows them: no pass over the suite)."""
     out: list[str] = []
-    if getattr(suite.tests, "graded", True) is False:  # a streamed TestList with no graded test: no pass needed
+    if tests is None and getattr(suite.tests, "graded", True) is False:  # streamed, no graded test: no pass
         return out
-    for test in suite.tests:
+    for test in suite.tests if tests is None else tests:
         if suite.disable_var_expansion or test.options.get("disableVarExpansion"):
             continue
         value = test.vars.get(CONTEXT_VAR)

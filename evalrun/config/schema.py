@@ -50,6 +50,18 @@ def _type_check(t: str | list[str]) -> Check:
     return lambda v: any(_is_type(v, n) for n in names)
 
 
+def _plain_types(alternatives: list[Any]) -> tuple[type, ...] | None:
+    """The classes of an anyOf whose alternatives are each only `{type: object|array|string}` (plus a description),
+    else None."""
+    out = []
+    for alt in alternatives:
+        if not isinstance(alt, dict) or set(alt) - {"type", "description"} or alt.get("type") not in (
+                "object", "array", "string"):
+            return None
+        out.append(_PY_TYPES[alt["type"]])
+    return tuple(out)
+
+
 class _Compiler:
     """Turns a schema into nested closures once, so checking a document is a few dict lookups per node."""
 
@@ -81,15 +93,26 @@ class _Compiler:
             enum = list(schema["enum"])
             checks.append(lambda v: v in enum)
         if "anyOf" in schema:
-            alts = [self.compile(a) for a in schema["anyOf"]]
-            checks.append(lambda v: any(a is None or a(v) for a in alts))
+            classes = _plain_types(schema["anyOf"])
+            if classes is not None:  # e.g. [{type: object}, {type: string}]: one isinstance
+                checks.append(lambda v: isinstance(v, classes))
+            else:
+                alts = [self.compile(a) for a in schema["anyOf"]]
+                checks.append(lambda v: any(a is None or a(v) for a in alts))
         if any(k in schema for k in ("properties", "additionalProperties", "required", "minProperties",
                                      "maxProperties")):
             checks.append(self._object(schema))
         if "items" in schema:
             item = self.compile(schema["items"])
             if item is not None:
-                checks.append(lambda v: not isinstance(v, list) or all(item(x) for x in v))
+                def items(v: Any, item: Check = item) -> bool:
+                    if isinstance(v, list):
+                        for x in v:
+                            if not item(x):
+                                return False
+                    return True
+
+                checks.append(items)
         if "minimum" in schema or "maximum" in schema:
             lo, hi = schema.get("minimum"), schema.get("maximum")
             checks.append(lambda v: isinstance(v, bool) or not isinstance(v, (int, float))
@@ -141,6 +164,15 @@ def conforms(value: Any, schema: dict[str, Any] | bool, defs: dict[str, Any]) ->
 def _runtime_check(definition: str | None) -> Check:
     schema = _runtime_schema(definition)
     return _Compiler(schema["$defs"]).compile(schema) or (lambda v: True)
+
+
+@cache
+def relaxed_check(definition: str, key: str) -> Check:
+    """The check of `definition` (an object schema) with property `key` accepting anything: a document whose
+    `key` value is known to pass (it equals one that passed) passes the full check exactly when it passes this."""
+    schema = _runtime_schema(definition)
+    relaxed = {**schema, "properties": {**schema["properties"], key: {}}}
+    return _Compiler(schema["$defs"]).compile(relaxed) or (lambda v: True)
 
 
 @cache

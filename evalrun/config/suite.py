@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 from evalrun.config import checks, filters
@@ -58,6 +59,9 @@ def _check_key(spec: AssertionSpec) -> Any:
     return spec.handler
 
 
+_HANDLER = attrgetter("handler")
+
+
 def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
     return any(getattr(s.handler, "graded", False) or _has_graded(s.children) for s in specs)
 
@@ -84,8 +88,12 @@ MAX_ERRORS = 50
 
 
 def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
-                on_progress: Callable[[int], None] | None = None) -> Suite:
-    """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests)."""
+                on_progress: Callable[[int], None] | None = None,
+                on_test: Callable[[TestSpec, int, bool], None] | None = None) -> Suite:
+    """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests).
+
+    `on_test(test, pairs, expand)` sees each checked test in the checking pass (`validate` summarises a streamed
+    file in that one pass): its provider x prompt pairs and whether its list vars expand."""
     first = Location(cfg.files[0], 0) if cfg.files else None
     prompts = cfg.prompts or prompt_parser.default()
     providers = cfg.providers
@@ -117,6 +125,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     pairs_memo: dict[tuple[Any, Any], int] = {}
     no_expansion = bool(default and default.options.get("disableVarExpansion"))
     passed: set[tuple[Any, ...]] = set()  # tests whose template check passed, by what the check reads
+    akeys: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # what the check reads of assertions, by their handlers
     errors: list[ConfigError] = []  # every test is checked: all their errors are reported at once
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         fkey = (test.providers, test.prompts)
@@ -129,9 +138,14 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             used = used_memo[fkey] = _used_prompts(test, prompts, providers)
         # The check reads the var names, the prompts and each assertion's templates (one shared handler per
         # distinct assertion): tests that agree on those pass or fail alike.
+        hkey = tuple(map(_HANDLER, test.asserts))  # one handler per distinct assertion (config/asserts.py)
+        akey = akeys.get(hkey)
+        if akey is None:
+            if len(akeys) >= 4096:
+                akeys.clear()
+            akey = akeys[hkey] = tuple([_check_key(spec) for spec in test.asserts])
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
-                bool(test.options.get("rubricPrompt")),
-                *(_check_key(spec) for spec in test.asserts))
+                bool(test.options.get("rubricPrompt")), akey)
         if ckey not in passed:
             try:
                 checks.check_test(test, [(p, needs[id(p)]) for p in used])
@@ -145,12 +159,15 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             passed.add(ckey)
             graded = graded or _has_graded(test.asserts)
         count += 1
-        if streamed:
-            store_output = store_output or bool(test.options.get("storeOutputAs"))
+        if streamed or on_test is not None:
             n_pairs = pairs_memo.get(fkey)
             if n_pairs is None:
                 n_pairs = pairs_memo[fkey] = _pairs_count(prompts, providers, test)
             expand_on = not (no_expansion or test.options.get("disableVarExpansion"))
+            if on_test is not None:
+                on_test(test, n_pairs, expand_on)
+        if streamed:
+            store_output = store_output or bool(test.options.get("storeOutputAs"))
             cases += n_pairs * _combinations(test.vars, expand_on) if n_pairs else 0
         else:
             kept.append(test)

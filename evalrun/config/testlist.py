@@ -13,20 +13,23 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 from evalrun.config.merge import merge_tests
-from evalrun.config.testcases import TestItem, TestPart, each_part
+from evalrun.config.rowspec import to_spec
+from evalrun.config.testcases import TestItem, TestPart
+from evalrun.config.teststream import StreamedTests
 from evalrun.types import TestSpec
 
 
-def to_spec(part: TestPart, index: int) -> TestSpec:
-    return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
-                    options=part.options, threshold=part.threshold, metadata=part.metadata,
-                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
-
-
 def iter_specs(items: list[TestItem], default: TestPart | None) -> Iterator[TestSpec]:
-    """TestSpecs in order (defaultTest merged), streamed files read row by row."""
-    for i, part in enumerate(each_part(items)):
-        yield to_spec(merge_tests(default, part), i)
+    """TestSpecs in order (defaultTest merged), streamed files read row by row (config/rowspec.py)."""
+    i = 0
+    for item in items:
+        if isinstance(item, StreamedTests):
+            for spec in item.specs(i, default):
+                yield spec
+                i += 1
+        else:
+            yield to_spec(merge_tests(default, item), i)
+            i += 1
 
 
 class TestList(Sequence[TestSpec]):

@@ -5,8 +5,9 @@
                                                      the shared handler cache in asserts.py)
 
 Every row is checked (schema, assertions) the first time through, with the row's own line in errors; later
-passes (expansion, counting) skip the schema check but still build each row's specs, so a suite of any number of
-rows runs in flat memory. A JSONL row is one JSON object on one line (blank lines are skipped); a CSV file has a
+passes (expansion, counting) skip the schema check but still build each row's specs (config/rowspec.py: a row
+repeating the previous row's assertions reuses their specs), so a suite of any number of rows runs in flat
+memory. A JSONL row is one JSON object on one line (blank lines are skipped); a CSV file has a
 header row (see csvtests.py).
 """
 
@@ -36,11 +37,31 @@ class StreamedTests:
         return f"<StreamedTests {self.display}>"
 
     def __iter__(self) -> Iterator[Any]:
-        check = not self.checked
+        """The rows as TestParts (not merged with defaultTest)."""
+        from evalrun.config.schema import validate
+        from evalrun.config.testcases import Ctx, part_from_node
+
+        ctx, check = Ctx(self.base_dir), not self.checked
+        for row, loc, key in self._rows():
+            if check:
+                validate(row, file=self.display, definition="test", prefix=key, line=loc.line)
+            yield part_from_node(row, ctx, loc=loc, key=key)
+
+    def specs(self, start: int, default: Any) -> Iterator[Any]:
+        """The rows as TestSpecs numbered from `start`, `default` (defaultTest's TestPart or None) merged."""
+        from evalrun.config.rowspec import RowSpecs
+
+        build, check = RowSpecs(self.base_dir, default).spec, not self.checked
+        for i, (row, loc, key) in enumerate(self._rows(), start):
+            yield build(row, i, loc, key, check=check)
+
+    def _rows(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
+        """(row, its location, its key path); the pass that reaches the end marks the file checked (callers
+        schema-check the rows of the first pass)."""
         if self.path.suffix.lower() == ".csv":
-            yield from self._csv(check)
+            yield from self._csv()
         else:
-            yield from self._jsonl(check)
+            yield from self._jsonl()
         self.checked = True
 
     def _open(self) -> Any:
@@ -55,21 +76,19 @@ class StreamedTests:
         except OSError as e:
             raise ConfigError.at(self.loc, f"cannot read {self.display}: {e}", key=self.key) from None
 
-    def _jsonl(self, check: bool) -> Iterator[Any]:
+    def _jsonl(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
         import json
 
         from evalrun.config.limits import MAX_DEPTH, json_depth, may_exceed
-        from evalrun.config.schema import validate
-        from evalrun.config.testcases import Ctx, part_from_node
+        from evalrun.jsonfast import loads
 
-        ctx, display = Ctx(self.base_dir), self.display
-        loads = json.loads
+        display = self.display
         with self._open() as f:
             i = 0
             n = 0
             try:
                 for n, line in enumerate(f, 1):  # noqa: B007 - n is read after the loop on a decode error
-                    if not line.strip():
+                    if line[0] != "{" and not line.strip():  # a row starts with its "{"
                         continue
                     try:
                         item = loads(line)
@@ -91,27 +110,22 @@ class StreamedTests:
                     if not isinstance(item, dict):
                         raise ConfigError.at(loc, f"expected a test mapping, got {type(item).__name__}", key=key,
                                              hint="a tests file holds one {vars, assert, ...} object per line")
-                    if check:
-                        validate(item, file=display, definition="test", prefix=key, line=n)
-                    yield part_from_node(item, ctx, loc=loc, key=key)
+                    yield item, loc, key
                     i += 1
             except UnicodeDecodeError as e:
                 raise ConfigError(f"cannot read {display}: {e}", file=display, line=n + 1,
                                   hint="save the file as UTF-8") from None
 
-    def _csv(self, check: bool) -> Iterator[Any]:
+    def _csv(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
         from evalrun.config.csvtests import iter_rows, row_to_test
-        from evalrun.config.schema import validate
-        from evalrun.config.testcases import Ctx, part_from_node, type_names
+        from evalrun.config.testcases import type_names
 
-        ctx, display = Ctx(self.base_dir), self.display
+        display = self.display
         names = type_names()
         with self._open() as f:
             for row in iter_rows(f, display):
                 test = row_to_test(row, display, names)
-                if check:
-                    validate(test, file=display, definition="test", line=row.line)
-                yield part_from_node(test, ctx, loc=Location(display, row.line), key="")
+                yield test, Location(display, row.line), ""
 
 
 def _decode_error(line: str) -> Any:
