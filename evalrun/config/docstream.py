@@ -81,6 +81,15 @@ class StreamedDoc(StreamedTests):
         yield from (self._whole(0) if self.whole else self._stream(check))
         self.checked = True
 
+    def specs(self, start: int, default: Any) -> Iterator[Any]:
+        """The tests as TestSpecs numbered from `start`, `default` merged: the items are built as above (the
+        lean row path of JSONL/CSV rows reads flat rows, not located YAML/JSON data)."""
+        from evalrun.config.merge import merge_tests
+        from evalrun.config.rowspec import to_spec
+
+        for i, part in enumerate(self, start):
+            yield to_spec(merge_tests(default, part), i)
+
     def _stream(self, check: bool) -> Iterator[Any]:
         from evalrun.config.schema import validate
         from evalrun.config.testcases import Ctx, part_from_node
