@@ -55,13 +55,17 @@ class _Chunks:
 
 
 def build(text: str, file: str) -> Any:
-    loader = _Loader(_Chunks(text))
+    chunks = _Chunks(text)
+    loader = _Loader(chunks)
     try:
         return _build(loader, file)
     except _Fallback:
         return FALLBACK
     finally:
         loader.dispose()
+        # the builder's closures refer to each other and to the loader: a cycle the collector frees only later
+        # (loading runs with the collector off), which would keep the whole text alive through the run
+        chunks.text = ""
 
 
 def _special_pattern(loader: Any) -> re.Pattern[str]:
