@@ -118,7 +118,8 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
     """Every case, lazily, in promptfoo's order."""
     reps = _repeat(suite, repeat)
     index = 0
-    runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec]]] = {}  # by what pairs() and affixes read
+    #: by what pairs() and affixes read: (provider, prompt, the id text between vars and repeat) per pair
+    runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec, str]]] = {}
     encode = vars_key
     sha1 = hashlib.sha1
     for test in suite.tests:
@@ -128,7 +129,8 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
         rkey = (test.providers, test.prompts, prefix, suffix)
         run = runs.get(rkey)
         if run is None:
-            run = [(prov, _with_affixes(prompt, prefix, suffix)) for prov, prompt in pairs(suite, test)]
+            affixed = [(prov, _with_affixes(prompt, prefix, suffix)) for prov, prompt in pairs(suite, test)]
+            run = [(prov, prompt, f"\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f") for prov, prompt in affixed]
             if len(runs) >= 1024:
                 runs.clear()
             runs[rkey] = run
@@ -139,8 +141,8 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
         for rep in range(reps):
             for vars in var_combinations(test.vars, expand):
                 vkey = encode(vars)
-                for prov, prompt in run:
-                    text = f"{test.index}\x1f{vkey}\x1f{prov.label or prov.id}\x1f{prompt.id}\x1f{rep}"
+                for prov, prompt, tail in run:  # tail: what case_id puts between vkey and the repeat
+                    text = f"{test.index}\x1f{vkey}{tail}{rep}"
                     cid = sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
                     yield Case(cid, index, test, vars if single else dict(vars), prov, prompt, rep)
                     index += 1

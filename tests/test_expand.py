@@ -155,3 +155,14 @@ def test_vars_key_is_the_id_encoders_text_byte_for_byte() -> None:
         assert vars_key(v) == json.dumps(v, sort_keys=True, ensure_ascii=False, default=str), v
     with pytest.raises(TypeError):  # keys that cannot be sorted: the encoder's own error, as before
         vars_key({1: "a", "b": "c"})
+
+
+def test_iter_cases_ids_are_case_id_of_each_case() -> None:
+    """iter_cases builds ids from a per-pair tail it precomputes: the same text case_id hashes (resume relies on it)."""
+    from evalrun.expand import case_id
+
+    s = suite([tspec(0, {"x": ["1", "2"], "y": "é"}), tspec(1, {"x": "1"})],
+              providers=[ProviderSpec("echo", "a"), ProviderSpec("echo", None)])
+    cases = list(iter_cases(s, repeat=2))
+    assert len(cases) > 8
+    assert [c.id for c in cases] == [case_id(c.test.index, c.vars, c.provider, c.prompt.id, c.repeat) for c in cases]

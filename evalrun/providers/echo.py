@@ -6,7 +6,7 @@ import json
 import time
 
 from evalrun.providers.base import CallContext
-from evalrun.types import Messages, Output, ProviderSpec
+from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
 
 
 class EchoProvider:
@@ -19,4 +19,5 @@ class EchoProvider:
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         start = time.perf_counter()
         text = prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
-        return Output(text=text, latency_ms=(time.perf_counter() - start) * 1000.0)
+        # positional (text, raw, tokens, cost, latency_ms): keyword arguments cost more than the call itself
+        return Output(text, None, NO_TOKENS, None, (time.perf_counter() - start) * 1000.0)
