@@ -14,6 +14,7 @@ from typing import Any
 
 from evalrun.config import files
 from evalrun.config.numbers import MAX_WEIGHT, check_threshold
+from evalrun.config.yamlsrc import LList
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
 
@@ -123,17 +124,111 @@ _LISTS: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, ...], tuple[Assertion
 _SHAPES: dict[Any, AssertionSpec] = {}
 
 
-def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
-    """A test's `assert:` list; a list of a shape seen before costs a key per item and a copy per spec."""
-    prefix = f"{key}.assert[" if key else "assert["
-    if type(items) is list:  # parsed JSON: every item at the test's own line
-        locs = [loc] * len(items)
-    else:
-        from evalrun.config.yamlsrc import LList, loc_of
+def _item_locs(items: Any, loc: Location | None) -> list[Location | None]:
+    """Each item's location: its own line in a YAML/JSON file read with lines, else the test's."""
+    if type(items) is list or not isinstance(items, LList):  # parsed JSON rows: all at the test's own line
+        return [loc] * len(items)
+    lines: list[int] = getattr(items, "item_lines", [])
+    file, line, n = items.file, items.line, len(lines)
+    out: list[Location | None] = []
+    for i in range(len(items)):  # Location(file, line), its frozen __init__'s two setattrs made one
+        one = _new(Location)
+        _set(one, "__dict__", {"file": file, "line": lines[i] if i < n else line})
+        out.append(one)
+    return out
 
-        locs = [loc_of(items, i) or loc for i in range(len(items))] if isinstance(items, LList) else \
-            [loc] * len(items)
+
+class _Prev:
+    """The previous list built (see `_from_previous`): its base dir, items, their cache keys and specs."""
+
+    base_dir: str = ""
+    items: tuple[Any, ...] = ()
+    ckeys: tuple[Any, ...] = ()
+    specs: tuple[AssertionSpec, ...] = ()
+    plain: tuple[bool, ...] = ()  # item i maps keys to strings only (so `==` is exact) and may be reused
+
+
+def _plain(raw: Any, ckey: Any) -> bool:
+    """A mapping of strings alone (`==` on it is then exact: a string equals only a string) with a cache key."""
+    return ckey is not None and type(ckey[0]) is tuple and all(v.__class__ is str for v in raw.values())
+
+
+def _from_previous(items: Any, base_dir: str, locs: list[Location | None],
+                   keys: list[str]) -> list[AssertionSpec] | None:
+    """The list built like the previous one, when each item equals the previous list's item at its place or
+    differs from it only in its string `value` (then the spec of that value, built once per distinct value as
+    `_build_keyed` does); None when some item is otherwise different (the caller builds the list in full).
+
+    Only items mapping keys to strings take part (equality of strings is exact; `_keys` already ruled out
+    `file://` values); no `_keys` is computed for them: the big suite's lists cost a comparison per item."""
+    prev = _PREV
+    if prev.base_dir != base_dir or len(prev.items) != len(items):
+        return None
+    out: list[AssertionSpec] = []
+    new_ckeys: list[Any] = []
+    plain, prev_items, ckeys, specs = prev.plain, prev.items, prev.ckeys, prev.specs
+    for i, a in enumerate(items):
+        if not plain[i]:
+            return None
+        p = prev_items[i]
+        if a == p:
+            known: AssertionSpec | None = specs[i]
+            ckey = ckeys[i]
+        else:
+            value = a.get("value") if isinstance(a, dict) else None
+            if value.__class__ is not str or value.startswith("file://") or len(a) != len(p) \
+                    or ckeys[i][1] is _NO_VALUE:
+                return None
+            for k, v in p.items():
+                if k != "value" and a.get(k, _NO_VALUE) != v:
+                    return None
+            ckey = (ckeys[i][0], value)
+            known = _BUILT.get(ckey)
+            if known is None:
+                spec = _with_value(specs[i], a, locs[i], keys[i])
+                if len(_BUILT) >= _BUILT_MAX:
+                    _BUILT.clear()
+                _BUILT[ckey] = spec
+                out.append(spec)
+                new_ckeys.append(ckey)
+                continue
+        spec = _new(AssertionSpec)  # _located, inlined
+        fields = known.__dict__.copy()
+        fields["loc"] = locs[i]
+        fields["key_path"] = keys[i]
+        _set(spec, "__dict__", fields)
+        out.append(spec)
+        new_ckeys.append(ckey)
+    prev.items, prev.ckeys, prev.specs = tuple(items), tuple(new_ckeys), tuple(out)
+    return out
+
+
+_PREV = _Prev()
+
+
+def _remember(base_dir: str, items: Any, ckeys: tuple[Any, ...], specs: list[AssertionSpec],
+              plain: tuple[bool, ...] | None = None) -> None:
+    prev = _PREV
+    prev.base_dir, prev.items, prev.ckeys, prev.specs = base_dir, tuple(items), ckeys, tuple(specs)
+    prev.plain = plain if plain is not None else tuple(
+        [_plain(a, ck) for a, ck in zip(items, ckeys, strict=True)])
+
+
+def forget_previous() -> None:
+    """Drop the previous list (tests: build each list from scratch)."""
+    _PREV.base_dir, _PREV.items = "", ()
+
+
+def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
+    """A test's `assert:` list; a list like the previous one (`_from_previous`) costs a comparison per item and a
+    copy per spec; a list of a shape seen before a key per item and a copy per spec."""
+    prefix = f"{key}.assert[" if key else "assert["
+    locs = _item_locs(items, loc)
     keys = [f"{prefix}{i}]" for i in range(len(items))]
+    if items:
+        found = _from_previous(items, base_dir, locs, keys)
+        if found is not None:
+            return found
     both = []
     for i, a in enumerate(items):
         if not isinstance(a, dict):
@@ -147,13 +242,16 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
     if known is not None:
         known_keys, known_specs = known
         if known_keys == ckeys:
-            return [_located(k, lc, ky) for k, lc, ky in zip(known_specs, locs, keys, strict=True)]
-        return [_located(k, lc, ky) if ck == kk else _with_value(k, a, lc, ky)
-                for k, a, lc, ky, ck, kk in zip(known_specs, items, locs, keys, ckeys, known_keys, strict=True)]
-    specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
-    if len(_LISTS) >= _BUILT_MAX:
-        _LISTS.clear()
-    _LISTS[lkey] = (ckeys, tuple(specs))
+            specs = [_located(k, lc, ky) for k, lc, ky in zip(known_specs, locs, keys, strict=True)]
+        else:
+            specs = [_located(k, lc, ky) if ck == kk else _with_value(k, a, lc, ky)
+                     for k, a, lc, ky, ck, kk in zip(known_specs, items, locs, keys, ckeys, known_keys, strict=True)]
+    else:
+        specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
+        if len(_LISTS) >= _BUILT_MAX:
+            _LISTS.clear()
+        _LISTS[lkey] = (ckeys, tuple(specs))
+    _remember(base_dir, items, ckeys, specs)
     return specs
 
 

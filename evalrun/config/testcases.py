@@ -115,10 +115,38 @@ def _names(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(v) for v in value)
 
 
+#: A test with only these keys (most tests) is built without looking up the others.
+LEAN_KEYS = frozenset({"vars", "assert", "description"})
+_REFS = ("file://", "pkg://")  # files.is_ref's prefixes
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _plain_vars(node: Any) -> dict[str, Any] | None:
+    """A copy of a `vars` mapping whose keys are strings and whose values reference no file (what `load_vars`
+    returns for it, without its per-value calls); None for any other `vars` (load_vars reads it)."""
+    if node is None:
+        return {}
+    if not isinstance(node, dict):
+        return None
+    for k, v in node.items():
+        if k.__class__ is not str or (isinstance(v, str) and v.startswith(_REFS)):
+            return None
+    return dict(node)
+
+
 def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key: str) -> TestPart:
     """One test mapping (already schema-checked) -> TestPart."""
     items = node.get("assert") or []
     specs = asserts.build_list(items, base_dir=ctx.base_dir, loc=loc, key=key)
+    if LEAN_KEYS.issuperset(node):
+        vars_ = _plain_vars(node.get("vars"))
+        if vars_ is not None:  # TestPart(description=, vars=, asserts=, loc=, key_path=), its fields set at once
+            part = _new(TestPart)
+            _set(part, "__dict__", {"description": node.get("description"), "vars": vars_, "asserts": specs,
+                                    "options": {}, "threshold": None, "metadata": {}, "providers": None,
+                                    "prompts": None, "loc": loc, "key_path": key})
+            return part
     if "provider" in node:
         raise ConfigError.at(loc_of(node, "provider") or loc, "a per-test `provider` is not supported",
                              key=join(key, "provider"),

@@ -1,0 +1,102 @@
+"""asserts.build_list's previous-list path (a list like the one built before it, items equal or differing only
+in a string `value`, reuses its specs): exactly the specs of a list built from scratch, each with its own
+location and key path, and a differing value's own handler (which checks it)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun import config
+from evalrun.config import asserts
+from evalrun.errors import ConfigError, Location
+
+LISTS: list[list[dict[str, Any]]] = [
+    [{"type": "contains", "value": "number 1"}, {"type": "icontains", "value": "{{topic}}"}],
+    [{"type": "contains", "value": "number 2"}, {"type": "icontains", "value": "{{topic}}"}],  # one value differs
+    [{"type": "contains", "value": "number 2"}, {"type": "icontains", "value": "{{topic}}"}],  # equal
+    [{"type": "not-contains", "value": "number 2"}, {"type": "icontains", "value": "{{topic}}"}],  # a type
+    [{"type": "not-contains", "value": "x", "metric": "m"}, {"type": "icontains", "value": "{{topic}}"}],
+    [{"type": "not-contains", "value": "y", "metric": "n"}, {"type": "icontains", "value": "{{topic}}"}],
+    [{"type": "not-contains", "value": "y", "metric": "n"}],  # shorter
+    [{"type": "equals", "value": "1"}],
+    [{"type": "equals", "value": 1}],  # a number where a string was: not the string's spec
+    [{"type": "equals", "value": 1.0}],
+    [{"type": "equals", "value": True}],
+    [{"type": "equals", "value": "1", "weight": 2}],
+    [{"type": "equals", "value": "1", "weight": 2.0}],
+    [{"type": "equals", "value": "2", "weight": 2.0}],
+    [{"type": "equals", "value": "file://value.txt"}],  # a file: read, never reused
+    [{"type": "equals", "value": "file://value.txt"}],
+    [{"type": "equals", "value": "3"}],
+    [{"type": "equals", "value": "3", "metric": "m"}],
+    [{"type": "equals", "transform": "m", "value": "3"}],  # same length, another key
+    [{"type": "equals", "transform": "m", "value": "4"}],
+]
+
+
+def _fields(spec: Any) -> dict[str, Any]:
+    out = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "handler"}
+    out["value class"] = type(spec.value)
+    out["handler"] = (type(spec.handler), getattr(spec.handler, "value", None))
+    return out
+
+
+def _clear() -> None:
+    asserts.forget_previous()
+    for cache in (asserts._BUILT, asserts._LISTS, asserts._SHAPES):
+        cache.clear()
+
+
+def test_lists_built_in_turn_are_the_lists_built_alone(tmp_path: Path) -> None:
+    (tmp_path / "value.txt").write_text("from the file", encoding="utf-8")
+    base = str(tmp_path)
+    _clear()
+    in_turn = [asserts.build_list(items, base_dir=base, loc=Location("c.yaml", i + 1), key=f"tests[{i}]")
+               for i, items in enumerate(LISTS)]
+    for i, items in enumerate(LISTS):
+        _clear()
+        alone = asserts.build_list(items, base_dir=base, loc=Location("c.yaml", i + 1), key=f"tests[{i}]")
+        assert [_fields(s) for s in in_turn[i]] == [_fields(s) for s in alone], i
+    assert in_turn[1][0].value == "number 2" and in_turn[1][0].handler is not in_turn[0][0].handler
+    assert in_turn[1][1].handler is in_turn[0][1].handler  # the equal item shares its handler
+    assert in_turn[1][0].key_path == "tests[1].assert[0]" and in_turn[1][0].loc == Location("c.yaml", 2)
+    assert in_turn[8][0].value == 1 and type(in_turn[10][0].value) is bool
+    assert in_turn[15][0].value == "from the file"
+
+
+def test_a_differing_value_is_checked_and_named_by_its_own_key() -> None:
+    _clear()
+    asserts.build_list([{"type": "regex", "value": "a+"}, {"type": "contains", "value": "b"}], base_dir=".",
+                       loc=Location("c.yaml", 3), key="tests[0]")
+    with pytest.raises(ConfigError) as err:
+        asserts.build_list([{"type": "regex", "value": "("}, {"type": "contains", "value": "b"}], base_dir=".",
+                           loc=Location("c.yaml", 9), key="tests[1]")
+    assert err.value.key == "tests[1].assert[0].value" and err.value.line == 9
+
+
+def test_inline_yaml_tests_keep_each_assertion_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests:\n"
+                    "  - vars: {q: a}\n    assert:\n      - type: contains\n        value: a\n"
+                    "      - type: icontains\n        value: '{{q}}'\n"
+                    "  - vars: {q: b}\n    assert:\n      - type: contains\n        value: b\n"
+                    "      - type: icontains\n        value: '{{q}}'\n", encoding="utf-8")
+    suite = config.load([str(path)])
+    lines = [[(s.loc.line if s.loc else 0, s.key_path, s.value) for s in t.asserts] for t in suite.tests]
+    assert lines == [[(6, "tests[0].assert[0]", "a"), (8, "tests[0].assert[1]", "{{q}}")],
+                     [(12, "tests[1].assert[0]", "b"), (14, "tests[1].assert[1]", "{{q}}")]]
+    assert suite.tests[1].vars == {"q": "b"} and suite.tests[1].loc == Location(str(path), 10)
+
+
+def test_a_bad_value_in_a_later_yaml_test_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    tests = "".join(f"  - vars: {{q: a}}\n    assert:\n      - type: regex\n        value: '{rx}'\n"
+                    for rx in ("a+", "b+", "("))
+    path.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests:\n" + tests, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        config.load([str(path)])
+    assert err.value.key == "tests[2].assert[0].value" and err.value.line == 15
