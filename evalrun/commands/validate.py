@@ -62,11 +62,15 @@ class Tally:
         self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant)
 
     def add(self, test: TestSpec, n_pairs: int, expand: bool) -> None:
-        from evalrun.expand import count_combinations
-
         vars_ = test.vars
-        combos = count_combinations(vars_, expand) if expand and any(
-            isinstance(v, list) for v in vars_.values()) else 1
+        combos = 1
+        if expand:
+            for v in vars_.values():
+                if isinstance(v, list):  # only list vars expand (most tests have none: no import, no count)
+                    from evalrun.expand import count_combinations
+
+                    combos = count_combinations(vars_, expand)
+                    break
         n_cases = n_pairs * combos if n_pairs else 0
         self.cases += n_cases
         if n_cases == 0:
