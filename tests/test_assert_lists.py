@@ -100,3 +100,18 @@ def test_a_bad_value_in_a_later_yaml_test_names_its_line(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as err:
         config.load([str(path)])
     assert err.value.key == "tests[2].assert[0].value" and err.value.line == 15
+
+
+def test_to_spec_copies_every_field_of_a_part() -> None:
+    from evalrun.config import rowspec
+    from evalrun.config.testcases import TestPart
+    from evalrun.types import TestSpec
+
+    assert rowspec._SPEC_IS_PART  # the fast copy is taken (TestSpec = TestPart's fields + index)
+    part = TestPart(description="d", vars={"a": 1}, options={"x": 1}, threshold=0.5, metadata={"m": 2},
+                    providers=("p",), prompts=("q",), loc=Location("c.yaml", 4), key_path="tests[0]")
+    spec = rowspec.to_spec(part, 7)
+    assert spec == TestSpec(index=7, description="d", vars={"a": 1}, asserts=(), options={"x": 1}, threshold=0.5,
+                            metadata={"m": 2}, providers=("p",), prompts=("q",), loc=Location("c.yaml", 4),
+                            key_path="tests[0]")
+    assert type(spec.asserts) is tuple and repr(spec).startswith("TestSpec(index=7,")

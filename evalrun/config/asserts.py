@@ -124,7 +124,7 @@ _LISTS: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, ...], tuple[Assertion
 _SHAPES: dict[Any, AssertionSpec] = {}
 
 
-def _item_locs(items: Any, loc: Location | None) -> list[Location | None]:
+def item_locs(items: Any, loc: Location | None) -> list[Location | None]:
     """Each item's location: its own line in a YAML/JSON file read with lines, else the test's."""
     if type(items) is list or not isinstance(items, LList):  # parsed JSON rows: all at the test's own line
         return [loc] * len(items)
@@ -223,7 +223,7 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
     """A test's `assert:` list; a list like the previous one (`_from_previous`) costs a comparison per item and a
     copy per spec; a list of a shape seen before a key per item and a copy per spec."""
     prefix = f"{key}.assert[" if key else "assert["
-    locs = _item_locs(items, loc)
+    locs = item_locs(items, loc)
     keys = [f"{prefix}{i}]" for i in range(len(items))]
     if items:
         found = _from_previous(items, base_dir, locs, keys)

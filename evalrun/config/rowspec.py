@@ -16,6 +16,7 @@ the path inline tests take, so the two agree. Only the previous row is remembere
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from evalrun.config import asserts
@@ -31,7 +32,20 @@ LEAN_KEYS = frozenset({"vars", "assert", "description"})
 _REFS = ("file://", "pkg://")
 
 
+_PART_FIELDS = frozenset(f.name for f in fields(TestPart))
+#: TestSpec's fields are TestPart's and `index` (so to_spec may copy a part's __dict__)
+_SPEC_IS_PART = {f.name for f in fields(TestSpec)} == _PART_FIELDS | {"index"}
+
+
 def to_spec(part: TestPart, index: int) -> TestSpec:
+    """The TestSpec of a (merged) TestPart: its fields, `index`, and its assertions as a tuple."""
+    own = part.__dict__
+    if _SPEC_IS_PART and own.keys() == _PART_FIELDS:  # the TestSpec's __dict__ set in one go
+        spec = _new(TestSpec)
+        values = {"index": index, **own}
+        values["asserts"] = tuple(own["asserts"])
+        _set(spec, "__dict__", values)
+        return spec
     return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
                     options=part.options, threshold=part.threshold, metadata=part.metadata,
                     providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)

@@ -15,7 +15,7 @@ from evalrun.config import asserts, docstream, files
 from evalrun.config.schema import check_keys, validate
 from evalrun.config.schema_source import TEST_KEYS
 from evalrun.config.teststream import STREAMED_SUFFIXES, StreamedTests
-from evalrun.config.yamlsrc import LList, loc_of
+from evalrun.config.yamlsrc import LDict, LList, loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
 
@@ -251,9 +251,12 @@ def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[Test
     if isinstance(node, str):
         return _from_source(node, ctx, loc, key)
     out: list[TestItem] = []
+    locs = asserts.item_locs(node, loc) if isinstance(node, LList) else [loc] * len(node)
     for i, item in enumerate(node):
-        ikey, iloc = f"{key}[{i}]", loc_of(node, i) or loc
-        if isinstance(item, str):
+        ikey, iloc = f"{key}[{i}]", locs[i]
+        if type(item) is LDict and LEAN_KEYS.issuperset(item):  # the common inline test
+            out.append(part_from_node(item, ctx, loc=iloc, key=ikey))
+        elif isinstance(item, str):
             out.extend(_from_source(item, ctx, iloc, ikey))
         elif isinstance(item, dict) and "path" in item and not (set(item) - {"path", "config"}):
             out.extend(_from_generator(str(item["path"]), item.get("config"), ctx, iloc, ikey))
