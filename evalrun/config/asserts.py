@@ -3,6 +3,10 @@
 Every spec carries its location and key path; `not-` is split off into `negate`; `assert-set` children are
 built first; the handler comes from `evalrun.assertions.engine.build(spec)` (which raises ConfigError for
 unknown types and bad arguments).
+
+Most big suites repeat one assertion list with one value per test: `build_list` compares a list with the one
+built before it (`_from_previous`) and copies the specs of equal items with this test's locations, building
+only a differing string value's spec (its handler checks that value; one spec per distinct value is kept).
 """
 
 from __future__ import annotations
