@@ -134,12 +134,7 @@ def item_locs(items: Any, loc: Location | None) -> list[Location | None]:
         return [loc] * len(items)
     lines: list[int] = getattr(items, "item_lines", [])
     file, line, n = items.file, items.line, len(lines)
-    out: list[Location | None] = []
-    for i in range(len(items)):  # Location(file, line), its frozen __init__'s two setattrs made one
-        one = _new(Location)
-        _set(one, "__dict__", {"file": file, "line": lines[i] if i < n else line})
-        out.append(one)
-    return out
+    return [Location(file, lines[i] if i < n else line) for i in range(len(items))]
 
 
 class _Prev:
