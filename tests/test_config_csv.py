@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalrun.config import load
-from evalrun.config.asserts import from_shorthand
 from evalrun.config.csvtests import read_rows, row_to_test
+from evalrun.config.shorthand import from_shorthand
 from evalrun.errors import ConfigError
 
 NAMES = ("contains", "icontains", "contains-any", "regex", "rouge-n", "llm-rubric", "equals", "is-json",

@@ -107,7 +107,7 @@ def _config_target(col: str) -> int:
 
 def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[str, Any]:
     """A CSV row -> a test mapping (vars, assert, description, options, threshold, metadata)."""
-    from evalrun.config.asserts import from_shorthand
+    from evalrun.config.shorthand import from_shorthand
 
     test: dict[str, Any] = {"vars": {}}
     asserts: list[dict[str, Any]] = []
