@@ -13,7 +13,6 @@ only a differing string value's spec (its handler checks that value; one spec pe
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from evalrun.config import files
@@ -347,17 +346,10 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
 def _relocate(err: ConfigError, raw: Any, key: str) -> None:
     """Point a handler's error at the line of the key it names (`value`, `config.mode`, ...), not at the
     assertion's first line: the line named is the line the user must edit."""
-    from evalrun.config.yamlsrc import LDict, LList
+    from evalrun.config.yamlsrc import loc_of_path
 
     if not err.key or not err.key.startswith(f"{key}."):
         return
-    node, found = raw, None
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", err.key[len(key) + 1:]):
-        if isinstance(node, LDict) and part in node:
-            found, node = node.loc(part), node[part]
-        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
-            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
-        else:
-            break
+    found, _ = loc_of_path(raw, err.key[len(key) + 1:])
     if found is not None and found.line and (err.file is None or found.file == err.file):
         err.file, err.line = found.file, found.line

@@ -23,7 +23,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import NUMBER_RE, c_make_scanner, py_make_scanner  # type: ignore[attr-defined]
 from typing import Any
 
-from evalrun.config.yamlsrc import LDict, LList
+from evalrun.config.yamlsrc import LDict, LList, loc_of_path
 from evalrun.errors import ConfigError, Location
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -214,15 +214,7 @@ def _relocate_one(err: ConfigError) -> None:
     node: Any = _FULL.get(err.file or "")
     if node is None:
         node = _FULL[err.file or ""] = parse(text, err.file or "")
-    found, depth = None, 0
-    for part in re.findall(r"[^.\[\]]+|\[\d+\]", err.key):
-        if isinstance(node, LDict) and part in node:
-            found, node = node.loc(part), node[part]
-        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
-            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
-        else:
-            break
-        depth += 1
+    found, depth = loc_of_path(node, err.key)
     if found is not None and found.line and depth > SHALLOW_DEPTH:
         err.line = found.line
 

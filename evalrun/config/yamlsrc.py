@@ -118,6 +118,24 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
     return None
 
 
+_KEY_PART = re.compile(r"[^.\[\]]+|\[\d+\]")
+
+
+def loc_of_path(node: Any, path: str) -> tuple[Location | None, int]:
+    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value") found in `node`,
+    how many parts were found); (None, 0) when not even the first is there."""
+    found, depth = None, 0
+    for part in _KEY_PART.findall(path):
+        if isinstance(node, LDict) and part in node:
+            found, node = node.loc(part), node[part]
+        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
+            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
+        else:
+            break
+        depth += 1
+    return found, depth
+
+
 _MERGE = "tag:yaml.org,2002:merge"
 _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
 
