@@ -9,7 +9,8 @@ start and config loading included). Suites (NAME):
 
 - jsonl10k  `eval`, 10,000 tests in a JSONL file (promptfoo side by side)
 - csv10k    `eval`, 10,000 rows of a CSV file with `__expected1..3` columns (promptfoo side by side)
-- jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads
+- jsonl100k `eval`, 100,000 tests in a JSONL file; `floor`: reading the same lines with json.loads; then the
+            same run with `--workers N` for each N of --workers (default 1 2), memory summed over the processes
 - json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
 - million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases) as rows of a JSONL file (streamed);
             `million-yaml`: the same tests inline in the YAML config (read whole, built from libyaml events with
@@ -158,6 +159,57 @@ def row(name: str, wall: float, cpu: float, rss: float, extra: str = "") -> None
     print(f"  {name:<10} wall {wall:7.2f} s  CPU {cpu:7.2f} s  peak RSS {rss:7.1f} MB  {extra}", flush=True)
 
 
+def _tree(root: int) -> list[int]:
+    """root and its descendants (Linux /proc)."""
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return out
+
+
+def _kb(pid: int, path: str, key: str) -> int:
+    try:
+        with open(f"/proc/{pid}/{path}") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, float, float]:
+    """(wall s, CPU s of the process and its workers, exit code, peak summed RSS MB, peak summed PSS MB) of a
+    command whose processes are sampled every 20 ms: with --workers the processes' memory adds up (RSS counts
+    the pages a fork shares in each process; PSS splits them between the sharers)."""
+    import resource
+    import subprocess
+    import time
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak_rss = peak_pss = 0
+    while proc.poll() is None:
+        pids = _tree(proc.pid)
+        peak_rss = max(peak_rss, sum(_kb(p, "status", "VmRSS:") for p in pids))
+        peak_pss = max(peak_pss, sum(_kb(p, "smaps_rollup", "Pss:") for p in pids))
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0 and proc.stderr is not None:
+        print(proc.stderr.read().decode()[-2000:])
+    return wall, cpu, proc.returncode, peak_rss / 1024.0, peak_pss / 1024.0
+
+
 def best(cmd: list[str], env: dict[str, str], cwd: Path, runs: int) -> tuple[float, float, int, float]:
     out = [timed(cmd, env, cwd) for _ in range(runs)]
     return min(r[0] for r in out), max(r[1] for r in out), out[0][2], min(r[3] for r in out)
@@ -168,6 +220,8 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=["jsonl10k", "csv10k", "jsonl100k", "json10k", "yaml10k"])
     ap.add_argument("--skip-peer", action="store_true")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--workers", type=int, nargs="*", default=[1, 2],
+                    help="jsonl100k: also run with --workers N for each N, memory summed over the processes")
     ap.add_argument("--peer", type=Path, default=next((p for p in PEERS if p.exists()), PEERS[0]))
     args = ap.parse_args()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -209,6 +263,18 @@ def main() -> int:
             if name == "jsonl100k":
                 fw, frss, _, fcpu = timed([sys.executable, "-c", FLOOR, str(folder / "tests.jsonl")], env, folder)
                 row("floor", fw, fcpu, frss, "(json.loads of every line)")
+                for workers in args.workers:  # the same run spread over processes (run/workers.py)
+                    cmd = [sys.executable, "-m", "evalrun", "eval", str(cfg), "--no-table", "--no-progress-bar",
+                           "--results-file", str(results), "--workers", str(workers)]
+                    runs = [tree_timed(cmd, env, folder) for _ in range(args.runs)]
+                    with open(results, "rb") as f:
+                        lines = sum(1 for _ in f)
+                    if lines != n or runs[0][2] != 0:
+                        raise SystemExit(f"evalrun --workers {workers}: {lines} results, exit {runs[0][2]}")
+                    print(f"  workers {workers:<2} wall {min(r[0] for r in runs):7.2f} s  CPU "
+                          f"{min(r[1] for r in runs):7.2f} s  peak RSS summed {max(r[3] for r in runs):7.1f} MB"
+                          f"  PSS summed {max(r[4] for r in runs):7.1f} MB  (all processes; target <= 10 s)",
+                          flush=True)
             if name in ("jsonl10k", "csv10k") and not args.skip_peer and args.peer.exists():
                 peer_env = {**env, **PEER_ENV, "PROMPTFOO_CONFIG_DIR": str(folder / ".promptfoo")}
                 pw, prss, pcode, pcpu = best([str(args.peer), "eval", "-c", str(cfg), "--no-table",

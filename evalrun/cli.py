@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--shard", metavar="K/N", default=None,
                     help="run shard K of N (a deterministic 1/N of the cases, for CI matrices); "
                          "combine the shards with `evalrun merge`")
+    ev.add_argument("--workers", metavar="N", default=None,
+                    help="run the cases in N processes on this machine (or 'auto': one per CPU), merged into one "
+                         "run; for big CPU-bound suites (default 1)")
     ev.add_argument("--executor", choices=["local", "ray"], default=None,
                     help="ray: run the cases as Ray tasks, one shard each, on a Ray cluster or a local instance "
                          "(needs `pip install 'evalrun[ray]'`); results, reports and exit code as without")

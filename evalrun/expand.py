@@ -2,6 +2,7 @@
 
     iter_cases(suite, repeat=None) -> Iterator[Case]   tests x repeat x var combinations x providers x prompts
     count_cases(suite, repeat=None) -> int             arithmetic, builds no Case
+    test_case_counts(suite, repeat=None) -> array      cases per test, in test order (arithmetic)
 
 `repeat=None` means `evaluateOptions.repeat` (default 1). A var whose value is a list whose first element is a
 string expands to one value per element (cartesian product over such vars, keys in order); any other list is one
@@ -16,6 +17,7 @@ import hashlib
 import itertools
 import json
 import math
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -114,10 +116,11 @@ def case_id(test_index: int, vars: dict[str, Any], provider: ProviderSpec, promp
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
-    """Every case, lazily, in promptfoo's order."""
+def iter_cases(suite: Suite, *, repeat: int | None = None, start: int = 0) -> Iterator[Case]:
+    """Every case, lazily, in promptfoo's order; `start`: the index of the first (a worker's window of tests,
+    run/workers.py, numbers its cases as the whole suite does)."""
     reps = _repeat(suite, repeat)
-    index = 0
+    index = start
     #: by what pairs() and affixes read: (provider, prompt, the id text between vars and repeat) per pair
     runs: dict[tuple[Any, ...], list[tuple[ProviderSpec, PromptSpec, str]]] = {}
     encode = vars_key
@@ -146,6 +149,23 @@ def iter_cases(suite: Suite, *, repeat: int | None = None) -> Iterator[Case]:
                     cid = sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
                     yield Case(cid, index, test, vars if single else dict(vars), prov, prompt, rep)
                     index += 1
+
+
+def test_case_counts(suite: Suite, *, repeat: int | None = None) -> array[int]:
+    """The number of cases each test expands to, in test order (streamed tests: counted when they were checked)."""
+    reps = _repeat(suite, repeat)
+    known = getattr(suite.tests, "case_counts", None)
+    if known is not None:
+        return array("q", [n * reps for n in known]) if reps > 1 else array("q", known)
+    memo: dict[tuple[Any, Any], int] = {}
+    out = array("q")
+    for test in suite.tests:
+        key = (test.providers, test.prompts)
+        n_pairs = memo.get(key)
+        if n_pairs is None:
+            n_pairs = memo[key] = len(pairs(suite, test))
+        out.append(reps * n_pairs * count_combinations(test.vars, _expands(suite, test)) if n_pairs else 0)
+    return out
 
 
 def count_cases(suite: Suite, *, repeat: int | None = None) -> int:

@@ -103,6 +103,19 @@ def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
     return shard.parse(text)
 
 
+def _workers(args: argparse.Namespace, ray: Any) -> int:
+    """`--workers N` checked (1 when not given)."""
+    text = getattr(args, "workers", None)
+    if text is None:
+        return 1
+    if ray is not None:
+        raise UsageError("--workers and --executor ray do not combine: Ray spreads the cases itself",
+                         key="--workers", hint="set the number of Ray tasks with --ray-tasks N")
+    from evalrun.run.workers import parse
+
+    return parse(text)
+
+
 def _ray_settings(args: argparse.Namespace) -> Any:
     """RaySettings for `--executor ray` (checked, Ray importable), else None."""
     executor = getattr(args, "executor", None)
@@ -124,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
+    workers = _workers(args, ray)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
     paths, strict = config_paths(args), True if getattr(args, "strict", False) else None
@@ -174,8 +188,16 @@ def run(args: argparse.Namespace) -> int:
 
         runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
                              progress=runner.progress)
+    elif workers > 1:
+        from evalrun.run.workers import WorkerPool, single_reason
+
+        why = single_reason(suite, opts)
+        if why is None:
+            runner = WorkerPool(suite, opts, workers, progress=runner.progress)
+        else:
+            print(f"evalrun: note: --workers {workers}: {why}; running in one process", file=sys.stderr)
     with sigterm_as_sigint() as got:  # SIGTERM (CI cancellation) stops the run like Ctrl-C
-        outcome = asyncio.run(runner.run())
+        outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(runner.run())
 
     from evalrun.report import console
 

@@ -20,7 +20,7 @@ reported when the stream reaches it, so of several errors in one file the first 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,19 +76,36 @@ class StreamedDoc(StreamedTests):
     def __repr__(self) -> str:
         return f"<StreamedDoc {self.display}>"
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Generator[Any, None, None]:
         check = not self.checked
-        yield from (self._whole(0) if self.whole else self._stream(check))
-        self.checked = True
+        count = 0
+        for part in self._whole(0) if self.whole else self._stream(check):
+            yield part
+            count += 1
+        self.checked, self.rows = True, count
 
-    def specs(self, start: int, default: Any) -> Iterator[Any]:
-        """The tests as TestSpecs numbered from `start`, `default` merged: the items are built as above (the
-        lean row path of JSONL/CSV rows reads flat rows, not located YAML/JSON data)."""
+    def specs(self, start: int, default: Any, *, lo: int = 0, hi: int | None = None) -> Generator[Any, None, int]:
+        """The tests as TestSpecs numbered from `start`, `default` merged, only those numbered lo..hi-1 (the
+        items before are read but not built; a file outside the window is not opened): the items are built as
+        above (the lean row path of JSONL/CSV rows reads flat rows, not located YAML/JSON data)."""
         from evalrun.config.merge import merge_tests
         from evalrun.config.rowspec import to_spec
 
-        for i, part in enumerate(self, start):
-            yield to_spec(merge_tests(default, part), i)
+        n = self.rows
+        if n is not None and (start + n <= lo or (hi is not None and start >= hi)):
+            return start + n
+        i = start
+        parts = self.__iter__()
+        try:
+            for part in parts:
+                if hi is not None and i >= hi:
+                    break
+                if i >= lo:
+                    yield to_spec(merge_tests(default, part), i)
+                i += 1
+        finally:
+            parts.close()
+        return i if n is None else start + n
 
     def _stream(self, check: bool) -> Iterator[Any]:
         from evalrun.config.schema import validate

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from operator import attrgetter
@@ -120,6 +121,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     streamed = any(isinstance(p, StreamedTests) for p in parts)
     kept: list[TestSpec] = []
     count = cases = 0
+    case_counts = array("q")  # streamed: cases per test (8 bytes a test), for splitting a run (run/workers.py)
     graded = store_output = False
     used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
     pairs_memo: dict[tuple[Any, Any], int] = {}
@@ -168,7 +170,9 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 on_test(test, n_pairs, expand_on)
         if streamed:
             store_output = store_output or bool(test.options.get("storeOutputAs"))
-            cases += n_pairs * _combinations(test.vars, expand_on) if n_pairs else 0
+            n_cases = n_pairs * _combinations(test.vars, expand_on) if n_pairs else 0
+            cases += n_cases
+            case_counts.append(n_cases)
         else:
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
@@ -176,7 +180,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     if errors:
         raise ConfigErrors.of(errors)
     tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded,
-                                          store_output_as=store_output) if streamed
+                                          store_output_as=store_output, case_counts=case_counts) if streamed
                                  else tuple(kept))
     settings = cfg.settings
     out = settings.get("outputPath")

@@ -1,6 +1,7 @@
 """`Suite.tests` for suites with streamed test files: a re-iterable sequence of TestSpecs made on demand.
 
     TestList(items, default, count=, cases_per_repeat=)
+    TestList.window(lo, hi)                              tests lo..hi-1 only (rows before them skipped unread)
 
 Iterating reads the streamed files again and merges defaultTest into each test as it goes, so no pass holds more
 than one test; `len()` and the case count come from the checking pass made at load time (build_suite), so
@@ -19,16 +20,19 @@ from evalrun.config.teststream import StreamedTests
 from evalrun.types import TestSpec
 
 
-def iter_specs(items: list[TestItem], default: TestPart | None) -> Iterator[TestSpec]:
-    """TestSpecs in order (defaultTest merged), streamed files read row by row (config/rowspec.py)."""
+def iter_specs(items: list[TestItem], default: TestPart | None, lo: int = 0,
+               hi: int | None = None) -> Iterator[TestSpec]:
+    """TestSpecs in order (defaultTest merged), streamed files read row by row (config/rowspec.py); with `lo` /
+    `hi`, only the tests numbered lo..hi-1 (the rows before are skipped unread, the file left at `hi`)."""
     i = 0
     for item in items:
+        if hi is not None and i >= hi:
+            return
         if isinstance(item, StreamedTests):
-            for spec in item.specs(i, default):
-                yield spec
-                i += 1
+            i = yield from item.specs(i, default, lo=lo, hi=hi)
         else:
-            yield to_spec(merge_tests(default, item), i)
+            if i >= lo:
+                yield to_spec(merge_tests(default, item), i)
             i += 1
 
 
@@ -38,10 +42,14 @@ class TestList(Sequence[TestSpec]):
     __test__ = False  # not a pytest test class
 
     def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
-                 cases_per_repeat: int, graded: bool = True, store_output_as: bool = False) -> None:
+                 cases_per_repeat: int, graded: bool = True, store_output_as: bool = False,
+                 case_counts: Sequence[int] | None = None, window: tuple[int, int] | None = None) -> None:
         self._items = items
         self._default = default
         self._count = count
+        #: Cases per test, one repeat (from the load-time pass; expand.test_case_counts reads it).
+        self.case_counts = case_counts
+        self._window = window  # (lo, hi): only tests lo..hi-1 (a worker's share, window())
         #: Cases one repeat expands to (computed in the load-time pass; expand.count_cases reads it).
         self.cases_per_repeat = cases_per_repeat
         #: False when no test has a graded assertion (the runner then skips a pass that checks grader ids).
@@ -53,7 +61,17 @@ class TestList(Sequence[TestSpec]):
         return f"<TestList of {self._count} tests>"
 
     def __iter__(self) -> Iterator[TestSpec]:
+        if self._window is not None:
+            return iter_specs(self._items, self._default, *self._window)
         return iter_specs(self._items, self._default)
+
+    def window(self, lo: int, hi: int) -> TestList:
+        """Tests lo..hi-1 only, numbered as here (a worker's share of the run: run/workers.py)."""
+        counts = self.case_counts
+        part = counts[lo:hi] if counts is not None else None
+        return TestList(self._items, self._default, count=hi - lo,
+                        cases_per_repeat=sum(part) if part is not None else 0, graded=self.graded,
+                        store_output_as=self.store_output_as, case_counts=part, window=(lo, hi))
 
     def __len__(self) -> int:
         return self._count
@@ -71,6 +89,7 @@ class TestList(Sequence[TestSpec]):
             index += self._count
         if not 0 <= index < self._count:
             raise IndexError(index)
+        index += self._window[0] if self._window else 0
         for spec in self:
             if spec.index == index:
                 return spec

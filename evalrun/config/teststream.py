@@ -3,6 +3,8 @@
     StreamedTests(path, display, ctx, loc=, key=)   re-iterable: each pass reads the file again, row by row,
                                                      and yields one TestPart per row (assertions built through
                                                      the shared handler cache in asserts.py)
+    .specs(start, default, lo=, hi=)                 TestSpecs of the rows numbered lo..hi-1 only (a worker's
+                                                     window of the run, run/workers.py)
 
 Every row is checked (schema, assertions) the first time through, with the row's own line in errors; later
 passes (expansion, counting) skip the schema check but still build each row's specs (config/rowspec.py: a row
@@ -13,7 +15,7 @@ header row (see csvtests.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ class StreamedTests:
         self.loc = loc  # where the file was referenced (for "file not found" and the like)
         self.key = key
         self.checked = False  # True after one complete, error-free pass
+        self.rows: int | None = None  # the number of rows, once a pass has read them all
 
     def __repr__(self) -> str:
         return f"<StreamedTests {self.display}>"
@@ -47,22 +50,40 @@ class StreamedTests:
                 validate(row, file=self.display, definition="test", prefix=key, line=loc.line)
             yield part_from_node(row, ctx, loc=loc, key=key)
 
-    def specs(self, start: int, default: Any) -> Iterator[Any]:
-        """The rows as TestSpecs numbered from `start`, `default` (defaultTest's TestPart or None) merged."""
+    def specs(self, start: int, default: Any, *, lo: int = 0, hi: int | None = None) -> Generator[Any, None, int]:
+        """The rows as TestSpecs numbered from `start`, `default` (defaultTest's TestPart or None) merged; only
+        those numbered lo..hi-1 (in a file read whole before, the rows ahead of `lo` are skipped unparsed and a
+        file outside the window is not opened). Returns the number after this file's last row."""
         from evalrun.config.rowspec import RowSpecs
 
+        n = self.rows
+        if n is not None and (start + n <= lo or (hi is not None and start >= hi)):
+            return start + n
+        skip = max(0, lo - start) if n is not None else 0
         build, check = RowSpecs(self.base_dir, default).spec, not self.checked
-        for i, (row, loc, key) in enumerate(self._rows(), start):
-            yield build(row, i, loc, key, check=check)
+        i = start + skip
+        rows = self._rows(skip)
+        try:
+            for row, loc, key in rows:
+                if hi is not None and i >= hi:
+                    break
+                if i >= lo:
+                    yield build(row, i, loc, key, check=check)
+                i += 1
+        finally:
+            rows.close()
+        return i if n is None else start + n
 
-    def _rows(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
-        """(row, its location, its key path); the pass that reaches the end marks the file checked (callers
-        schema-check the rows of the first pass)."""
-        if self.path.suffix.lower() == ".csv":
-            yield from self._csv()
-        else:
-            yield from self._jsonl()
-        self.checked = True
+    def _rows(self, skip: int = 0) -> Generator[tuple[dict[str, Any], Location, str], None, None]:
+        """(row, its location, its key path) after the first `skip` rows (passed over unparsed); a pass that
+        reads the file to the end marks it checked (callers schema-check the rows of the first pass) and
+        counted."""
+        read = self._csv(skip) if self.path.suffix.lower() == ".csv" else self._jsonl(skip)
+        count = skip
+        for item in read:
+            yield item
+            count += 1
+        self.checked, self.rows = True, count
 
     def _open(self) -> Any:
         try:
@@ -76,7 +97,7 @@ class StreamedTests:
         except OSError as e:
             raise ConfigError.at(self.loc, f"cannot read {self.display}: {e}", key=self.key) from None
 
-    def _jsonl(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
+    def _jsonl(self, skip: int = 0) -> Iterator[tuple[dict[str, Any], Location, str]]:
         import json
 
         from evalrun.config.limits import MAX_DEPTH, json_depth, may_exceed
@@ -89,6 +110,10 @@ class StreamedTests:
             try:
                 for n, line in enumerate(f, 1):  # noqa: B007 - n is read after the loop on a decode error
                     if line[0] != "{" and not line.strip():  # a row starts with its "{"
+                        continue
+                    if skip:  # a row before the window of a file read whole before: not parsed
+                        skip -= 1
+                        i += 1
                         continue
                     try:
                         item = loads(line)
@@ -116,7 +141,7 @@ class StreamedTests:
                 raise ConfigError(f"cannot read {display}: {e}", file=display, line=n + 1,
                                   hint="save the file as UTF-8") from None
 
-    def _csv(self) -> Iterator[tuple[dict[str, Any], Location, str]]:
+    def _csv(self, skip: int = 0) -> Iterator[tuple[dict[str, Any], Location, str]]:
         from evalrun.config.csvtests import iter_rows, row_to_test
         from evalrun.config.testcases import type_names
 
@@ -124,6 +149,9 @@ class StreamedTests:
         names = type_names()
         with self._open() as f:
             for row in iter_rows(f, display):
+                if skip:  # a row before the window of a file read whole before: not turned into a test
+                    skip -= 1
+                    continue
                 test = row_to_test(row, display, names)
                 yield test, Location(display, row.line), ""
 

@@ -19,11 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evalrun.run.casework import error_result
 from evalrun.run.progress import Progress
 from evalrun.run.ray_task import Record
-from evalrun.run.scrub import Scrubber
-from evalrun.run.serialize import prompt_digest, result_dict
+from evalrun.run.serialize import error_records
 from evalrun.run.store import _dumps
 from evalrun.types import Case, Suite
 
@@ -80,14 +78,8 @@ class Collector:
 
     def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
         """ERROR records (serialised as the runner does) for the cases no task delivered."""
-        scrub = Scrubber.for_run(spec.config for spec in suite.providers)
-        prompt_pos = {p.id: i for i, p in enumerate(suite.prompts)}
         added = 0
-        for case in cases:
-            if not self._mark(case.index):
-                continue
-            rec = scrub.record(result_dict(error_result(case, message)))
-            rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw)
+        for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
             self._f.write(_dumps(rec))
             self.progress.update("error")
             added += 1

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.assertions.named_metrics import compile_derived
-from evalrun.errors import UsageError
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import filters, groups, recording
 from evalrun.run.casework import CaseEnv, error_result, run_case
@@ -26,7 +25,7 @@ from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
-from evalrun.run.store import ResultsFileBusy, ResultsWriter, read_at, read_records
+from evalrun.run.store import open_results, read_at, read_records
 from evalrun.run.tally import Row, Tally
 from evalrun.types import Case, CaseResult, Suite, TestSpec
 
@@ -182,15 +181,7 @@ class Runner:
         stream = groups.batches(cases, _ComparesOutputs())
         files = recording.plan(self.suite, opts)
         previous = _previous(files.results_file) if opts.resume else {}
-        try:
-            writer = ResultsWriter(files.results_file, append=opts.resume)
-        except ResultsFileBusy:
-            raise UsageError(f"the results file {str(files.results_file)!r} is being written by another run",
-                             key="--results-file", hint="wait for it, or leave out --results-file: "
-                             "each run then writes a file of its own") from None
-        except OSError as e:
-            raise UsageError(f"cannot write the results file {str(files.results_file)!r}: {e.strerror or e}",
-                             key="--results-file", hint="choose another path with --results-file") from None
+        writer = open_results(files.results_file, append=opts.resume)
         recording.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total

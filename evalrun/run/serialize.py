@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from evalrun.types import AssertionResult, CaseResult, TokenUsage
+from evalrun.types import AssertionResult, Case, CaseResult, Suite, TokenUsage
 
 RESULTS_VERSION = 1
 
@@ -46,6 +47,18 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
         "assertions": [assertion_dict(a) for a in r.assertions], "metadata": r.metadata,
     }
 
+
+def error_records(suite: Suite, cases: Iterable[Case], message: str) -> Iterator[dict[str, Any]]:
+    """ERROR records, as the runner writes them, for cases a worker or a Ray task never delivered."""
+    from evalrun.run.casework import error_result
+    from evalrun.run.scrub import Scrubber
+
+    scrub = Scrubber.for_run(spec.config for spec in suite.providers)
+    prompt_pos = {p.id: i for i, p in enumerate(suite.prompts)}
+    for case in cases:
+        rec = scrub.record(result_dict(error_result(case, message)))
+        rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw)
+        yield rec
 
 
 def prompt_digest(raw: str | list[dict[str, Any]]) -> str:

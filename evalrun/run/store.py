@@ -75,10 +75,37 @@ class ResultsWriter:
             self._last_flush = now
         return at
 
+    def append_file(self, path: Path) -> int:
+        """Append the whole of another results file (a worker's); returns the byte offset it starts at."""
+        import shutil
+
+        self._f.flush()
+        at = self.offset
+        with open(path, "rb") as src:
+            shutil.copyfileobj(src, self._f.raw, 1 << 20)  # type: ignore[attr-defined]
+            self.offset += src.tell()
+        return at
+
     def close(self) -> None:
         if not self._f.closed:
             self._f.flush()
             self._f.close()
+
+
+def open_results(path: Path, *, append: bool = False) -> ResultsWriter:
+    """A run's results file opened for writing; a file another run writes, or one that cannot be written, is a
+    usage error."""
+    from evalrun.errors import UsageError
+
+    try:
+        return ResultsWriter(path, append=append)
+    except ResultsFileBusy:
+        raise UsageError(f"the results file {str(path)!r} is being written by another run", key="--results-file",
+                         hint="wait for it, or leave out --results-file: each run then writes a file of its own") \
+            from None
+    except OSError as e:
+        raise UsageError(f"cannot write the results file {str(path)!r}: {e.strerror or e}", key="--results-file",
+                         hint="choose another path with --results-file") from None
 
 
 def _drop_torn_tail(path: Path) -> None:

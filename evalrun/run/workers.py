@@ -1,0 +1,320 @@
+"""`evalrun eval --workers N`: one run's cases spread over N processes on this machine, merged into one run.
+
+    single_reason(suite, options) -> str | None   why this run stays in one process (None: it can be split)
+    windows(counts, n) -> list[Window]            contiguous ranges of tests, balanced by their case counts
+    WorkerPool(suite, options, n, progress).run_sync() -> RunOutcome
+
+The tests are cut into N contiguous windows, each cut between two tests (all cases of a test, and so every
+select-best group, stay in one process), balanced by case count (expand.test_case_counts: for streamed test files
+the load-time check counted them). Each worker is a fork of this process made after the config was loaded and
+checked (nothing is read or checked again; a worker skips the rows before its window unparsed,
+TestList.window). It runs its window with the ordinary Runner (its share of --max-concurrency, at least 1) into a
+spool file beside the results file and hands back its tally. The driver appends the spools to the results file in
+window order and adds the tallies up: results file, summary, reports and exit code are those of a one-process run
+(records differ only in latency; tests/test_workers.py compares them).
+
+A worker that dies (killed, out of memory, a bug) loses nothing silently: the records it wrote are kept and each
+case of its window it did not deliver becomes an ERROR naming the cause. Ctrl-C and SIGTERM reach the driver
+(workers run in their own process group), which passes one SIGINT to each worker: each stops as an interrupted
+run does, keeping every finished case, and the run ends as interrupted (exit 130/143, --resume continues it).
+
+Runs that stay in one process, with a note on stderr (single_reason): storeOutputAs (tests depend on earlier
+outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), suites
+whose cases belong to one test, and platforms without fork (Windows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import mmap
+import os
+import pickle
+import shutil
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from evalrun.errors import UsageError
+from evalrun.run import recording
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import Progress
+from evalrun.run.runner import Runner, RunOutcome
+from evalrun.run.store import ResultsWriter, _drop_torn_tail, _dumps, open_results, read_records
+from evalrun.run.tally import Tally
+from evalrun.types import Case, Suite
+
+MAX_WORKERS = 256
+_SLOT = struct.Struct("qqq")  # a worker's progress counters in shared memory: passed, failed, errors
+
+
+def parse(text: str) -> int:
+    """`--workers N` or `--workers auto` (the CPUs this process may use)."""
+    if text.strip().lower() == "auto":
+        return cpu_count()
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_WORKERS:
+        raise UsageError(f"--workers {text!r} is not a number of processes between 1 and {MAX_WORKERS}",
+                         key="--workers", hint="e.g. --workers 4, or --workers auto for one per CPU")
+    return n
+
+
+def cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity mask
+        return max(1, os.cpu_count() or 1)
+
+
+def single_reason(suite: Suite, opts: RunOptions) -> str | None:
+    """Why the run cannot be split over processes, or None."""
+    if not hasattr(os, "fork"):
+        return "this platform cannot fork processes"
+    if opts.resume:
+        return "--resume continues a run in one process"
+    if opts.shard is not None:
+        return "--shard selects over the whole expansion"
+    if opts.filter_pattern or opts.filter_failing:
+        return "--filter-pattern and --filter-failing select over the whole expansion"
+    serial = getattr(suite.tests, "store_output_as", None)
+    if serial is None:
+        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
+    if serial:
+        return "storeOutputAs makes tests depend on earlier outputs"
+    return None
+
+
+@dataclass(frozen=True)
+class Window:
+    lo: int  # first test (its index in the suite)
+    hi: int  # one past the last test
+    start: int  # index of the window's first case
+    stop: int  # one past the index of its last case
+
+
+def windows(counts: Sequence[int], n: int, first_n: int | None = None) -> list[Window]:
+    """At most n windows of whole tests with about equal numbers of cases (only the first `first_n` cases
+    counted; the window holding case first_n-1 stops there); windows without cases are left out."""
+    total = sum(counts)
+    if first_n is not None:
+        total = min(total, first_n)
+    out: list[Window] = []
+    lo = start = acc = 0
+    k = 1
+    for t, c in enumerate(counts):
+        if acc >= total:
+            break
+        acc += c
+        if acc * n >= k * total or acc >= total:  # the k-th cut is reached: the window ends after this test
+            stop = min(acc, total)
+            if stop > start:
+                out.append(Window(lo, t + 1, start, stop))
+            lo, start = t + 1, stop
+            while k < n and acc * n >= k * total:
+                k += 1
+    return out
+
+
+class _SharedProgress(Progress):
+    """A worker's progress: its counts in the shared memory the driver reads (nothing drawn here)."""
+
+    def __init__(self, buf: mmap.mmap, slot: int) -> None:
+        super().__init__(None, enabled=False)
+        self.buf, self.at = buf, slot * _SLOT.size
+
+    def update(self, status: str) -> None:
+        super().update(status)
+        _SLOT.pack_into(self.buf, self.at, self.passed, self.failed, self.errors)
+
+
+class WorkerPool:
+    """Runs a suite's cases in N forked processes and merges them into one run (see the module doc)."""
+
+    def __init__(self, suite: Suite, options: RunOptions, workers: int, progress: Progress | None = None) -> None:
+        self.suite = suite
+        self.options = options
+        self.workers = workers
+        self.progress = progress or Progress(None, enabled=options.progress)
+        self.failed: dict[int, str] = {}  # worker -> why it failed
+
+    def run_sync(self) -> RunOutcome:
+        """The whole run (workers forked here: call it outside any event loop)."""
+        from evalrun import expand
+
+        suite, opts = self.suite, self.options
+        started = time.time()
+        self._check()  # a bad provider or grader id: one config error before any worker starts
+        counts = expand.test_case_counts(suite, repeat=opts.repeat)
+        wins = windows(counts, self.workers, opts.filter_first_n)
+        files = recording.plan(suite, opts)
+        writer = open_results(files.results_file)
+        recording.begin(files, suite, opts)
+        work = Path(tempfile.mkdtemp(prefix=".evalrun-workers-", dir=files.results_file.parent))
+        tally = Tally(started=started)
+        status = "failed"
+        try:
+            self.progress.total = wins[-1].stop if wins else 0
+            shared = mmap.mmap(-1, _SLOT.size * max(1, len(wins)))
+            pids = {self._fork(w, k, work, shared): k for k, w in enumerate(wins)}
+            interrupted = self._wait(pids, shared)
+            for k, w in enumerate(wins):
+                self._gather(k, w, work, writer, tally)
+            tally.interrupted = tally.interrupted or interrupted
+            status = "interrupted" if tally.interrupted else "finished"
+        finally:
+            writer.close()
+            self.progress.close()
+            shutil.rmtree(work, ignore_errors=True)
+            if status == "failed":
+                recording.end(files, status=status, summary=tally.summary(), graders=[])
+        from evalrun.assertions.named_metrics import compile_derived
+
+        tally.finished = time.time()
+        tally.derived = tuple(compile_derived(suite.derived_metrics))
+        outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
+        if opts.repeat > 1 and not tally.interrupted:
+            from evalrun.run import repeats
+
+            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+            tally.repeat_summary = outcome.repeats.summary()
+        for k, why in sorted(self.failed.items()):
+            print(f"evalrun: warning: worker {k + 1}/{len(wins)} failed: {why}; the cases it did not finish are "
+                  "errors", file=sys.stderr)
+        recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
+        return outcome
+
+    def _check(self) -> None:
+        runner = Runner(self.suite, self.options)
+        env = runner._env()
+        asyncio.run(runner._close(env))
+
+    def _window(self, w: Window) -> Suite:
+        tests = self.suite.tests
+        part = tests.window(w.lo, w.hi) if hasattr(tests, "window") else tuple(tests[w.lo:w.hi])
+        return replace(self.suite, tests=part)
+
+    def _cases(self, w: Window, suite: Suite) -> Iterator[Case]:
+        from evalrun import expand
+
+        cases = expand.iter_cases(suite, repeat=self.options.repeat, start=w.start)
+        return itertools.takewhile(lambda c: c.index < w.stop, cases)
+
+    def _fork(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid:
+            return pid
+        code = 70
+        try:
+            os.setpgid(0, 0)  # Ctrl-C reaches the driver only; it passes one SIGINT on
+            code = self._child(w, k, work, shared)
+        except BaseException:
+            with open(work / f"{k}.error", "w", encoding="utf-8") as f:
+                f.write(traceback.format_exc())
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+
+    def _child(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        scratch = work / str(k)
+        scratch.mkdir()
+        # the scratch folder stands in for the config's: the worker's last-run pointer lands there
+        suite = replace(self._window(w), files=(str(scratch / "worker.yaml"),))
+        opts = replace(self.options, results_file=work / f"{k}.jsonl", history=False, progress=False,
+                       resume=False, shard=None, filter_first_n=None,
+                       max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
+        runner = Runner(suite, opts, progress=_SharedProgress(shared, k),
+                        cases=lambda s, _repeat: self._cases(w, s))
+        outcome = asyncio.run(runner.run())
+        tally = outcome.tally
+        tally.derived = ()  # compiled expressions: the driver compiles its own
+        with open(work / f"{k}.tally", "wb") as f:
+            pickle.dump(tally, f, protocol=pickle.HIGHEST_PROTOCOL)
+        return 0
+
+    def _wait(self, pids: dict[int, int], shared: mmap.mmap) -> bool:
+        """Wait for every worker, drawing their progress; True when the run was interrupted."""
+        interrupted = False
+        live = dict(pids)
+        while live:
+            try:
+                for pid in list(live):
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        k = live.pop(pid)
+                        if status != 0:
+                            self.failed[k] = _exit_reason(status)
+                if live:
+                    self._show(shared, len(pids))
+                    time.sleep(0.05)
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops as an interrupted run does
+                if not interrupted:
+                    interrupted = True
+                    for pid in live:
+                        os.kill(pid, signal.SIGINT)
+        self._show(shared, len(pids))
+        return interrupted
+
+    def _show(self, shared: mmap.mmap, n: int) -> None:
+        p = self.progress
+        if not p.enabled:
+            return
+        p.passed = p.failed = p.errors = 0
+        for k in range(n):
+            passed, failed, errors = _SLOT.unpack_from(shared, k * _SLOT.size)
+            p.passed, p.failed, p.errors = p.passed + passed, p.failed + failed, p.errors + errors
+        p.done = p.passed + p.failed + p.errors
+        p._draw()
+
+    def _gather(self, k: int, w: Window, work: Path, writer: ResultsWriter, tally: Tally) -> None:
+        """Worker k's records appended to the results file and its tally added (or, for a worker that died,
+        its records re-read and an ERROR for each case it did not deliver)."""
+        spool, saved = work / f"{k}.jsonl", work / f"{k}.tally"
+        if spool.exists():
+            _drop_torn_tail(spool)  # a worker killed mid-write
+        if k not in self.failed and saved.exists():
+            with open(saved, "rb") as f:
+                part: Tally = pickle.load(f)  # noqa: S301 - written by our own worker a moment ago
+            tally.absorb(part, writer.append_file(spool))
+            return
+        why = self.failed.get(k) or "it ended without its results"
+        error = work / f"{k}.error"
+        if error.exists():
+            lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            why = f"{why}: {lines[-1]}" if lines else why
+            self.failed[k] = why
+        delivered: set[int] = set()
+        if spool.exists():
+            base = writer.append_file(spool)
+            for offset, rec in read_records(spool):
+                delivered.add(int(rec.get("index", 0)))
+                tally.add(rec, base + offset)
+        from evalrun.run.serialize import error_records
+
+        suite = self._window(w)
+        missing = (c for c in self._cases(w, suite) if c.index not in delivered)
+        for rec in error_records(suite, missing, f"the worker process running this case failed: {why}"):
+            tally.add(rec, writer.write_bytes(_dumps(rec)))
+
+
+def _exit_reason(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"killed by {name}"
+    return f"exit status {os.WEXITSTATUS(status)}"
