@@ -54,7 +54,9 @@ def test_each_run_is_recorded_next_to_the_config(cfg: Path, capsys: pytest.Captu
     assert rundir.last_run(state) == newest.results_file.resolve()
     assert History(state).resolve("latest").id == newest.id
     assert History(state).resolve("latest~1").id == older.id
-    assert History(state).resolve(older.id[:18]).id == older.id
+    # a unique prefix resolves (two runs in one second share 16 characters, and by chance more)
+    prefix = next(older.id[:n] for n in range(18, len(older.id) + 1) if not newest.id.startswith(older.id[:n]))
+    assert History(state).resolve(prefix).id == older.id
     with sqlite3.connect(state / "history.sqlite") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     capsys.readouterr()

@@ -19,7 +19,7 @@ from evalrun.cli import main
 from evalrun.run.workers import Window, windows
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import route
-from tests.test_shard_groups import CONFIG, _records
+from tests.test_shard_groups import CONFIG, _no_latency, _records
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers needs fork")
 
@@ -37,6 +37,10 @@ def _summary(cfg: Path, name: str) -> dict[str, Any]:
     return {k: out.get(k) for k in SUMMARY_KEYS}
 
 
+def _report_results(cfg: Path, name: str) -> list[Any]:
+    return [_no_latency(r) for r in json.loads((cfg.parent / f"{name}.json").read_text())["results"]]
+
+
 def _same_as_one_process(cfg: Path, *extra: str, workers: tuple[int, ...] = (2, 3)) -> dict[int, dict[str, Any]]:
     code = _run(cfg, "one", *extra)
     one = _records(cfg.parent / "one.jsonl")
@@ -44,6 +48,7 @@ def _same_as_one_process(cfg: Path, *extra: str, workers: tuple[int, ...] = (2, 
         assert _run(cfg, f"w{n}", "--workers", str(n), *extra) == code
         assert _records(cfg.parent / f"w{n}.jsonl") == one, n
         assert _summary(cfg, f"w{n}") == _summary(cfg, "one"), n
+        assert _report_results(cfg, f"w{n}") == _report_results(cfg, "one"), n  # -o reports read the merged file
         lines = (cfg.parent / f"w{n}.jsonl").read_text().splitlines()
         assert len(lines) == len(one)  # each case once
     return one

@@ -26,6 +26,7 @@ whose cases belong to one test, and platforms without fork (Windows).
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import mmap
 import os
@@ -164,6 +165,7 @@ class WorkerPool:
         try:
             self.progress.total = wins[-1].stop if wins else 0
             shared = mmap.mmap(-1, _SLOT.size * max(1, len(wins)))
+            gc.freeze()  # the objects made so far stay out of collections: a worker's GC never copies their pages
             pids = {self._fork(w, k, work, shared): k for k, w in enumerate(wins)}
             interrupted = self._wait(pids, shared)
             for k, w in enumerate(wins):
@@ -174,6 +176,7 @@ class WorkerPool:
             writer.close()
             self.progress.close()
             shutil.rmtree(work, ignore_errors=True)
+            gc.unfreeze()
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
         from evalrun.assertions.named_metrics import compile_derived
