@@ -67,3 +67,34 @@ def test_only_the_tests_a_range_touches_are_expanded(tmp_path: Path, monkeypatch
     got = list(ray_ranges.cases(suite, None, 3, 4))
     assert [c.index for c in got] == list(range(60, 90))
     assert set(built) == set(range(20, 30)) and len(built) == 30  # tests 20-29 only, not the other 30
+
+
+@pytest.mark.parametrize("repeat", [None, 3])
+@pytest.mark.parametrize("first_n", [None, 50])
+def test_a_streamed_suite_is_cut_by_its_counts_without_building_other_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repeat: int | None, first_n: int | None) -> None:
+    import json
+
+    from evalrun.config import rowspec
+
+    rows = [{"vars": {"q": [f"a{i}", f"b{i}"] if i % 4 == 0 else f"q{i}"}} for i in range(40)]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "c.yaml").write_text("providers: [echo]\nprompts: ['{{q}}', 'again {{q}}']\n"
+                                     "tests: [{vars: {q: inline}}, file://t.jsonl]\n")
+    suite = config.load([str(tmp_path / "c.yaml")])
+    every = [_key(c) for c in expand.iter_cases(suite, repeat=repeat)][:first_n]
+    built: list[int] = []
+    real = rowspec.RowSpecs.spec
+
+    def counting(self: Any, row: Any, i: int, *args: Any, **kwargs: Any) -> Any:
+        built.append(i)
+        return real(self, row, i, *args, **kwargs)
+
+    monkeypatch.setattr(rowspec.RowSpecs, "spec", counting)
+    for n in (1, 2, 5, 7):
+        shards = [[_key(c) for c in ray_ranges.cases(suite, repeat, k, n, first_n)] for k in range(1, n + 1)]
+        assert [c for s in shards for c in s] == every  # contiguous, in order, each case once
+    built.clear()
+    got = list(ray_ranges.cases(suite, repeat, 4, 5, first_n))
+    tests = {c.test.index for c in got}
+    assert set(built) == tests and len(built) == len(tests)  # only the range's rows were built

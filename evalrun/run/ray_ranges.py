@@ -7,8 +7,10 @@ moved forward to the end of the `select-best` output group it would cut (the run
 run/groups.py), so no group is split. A task walks the tests counting their cases (pairs x var combinations x
 repeats, as expand.count_cases does) and builds Case objects only for the tests its range touches: on a matrix
 suite (1,000 tests x 1,000 values) each task builds 1/N of the cases instead of all of them. The indices, ids and
-values are those of expand.iter_cases (a test checks it). Filters that look at each case (--filter-pattern,
---filter-failing) need the whole walk: ray_task.shard_cases then selects as `--shard K/N` does.
+values are those of expand.iter_cases (a test checks it). Streamed test files with no graded test (so no group)
+skip even that walk: the counts the load-time check made give the range's tests, and the rows before them are
+passed over unparsed. Filters that look at each case (--filter-pattern, --filter-failing) need the whole walk:
+ray_task.shard_cases then selects as `--shard K/N` does.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ def cases(suite: Suite, repeat: int | None, k: int, n: int, first_n: int | None 
     if first_n is not None:
         total = min(total, first_n)
     cut_start, cut_stop = (k - 1) * total // n, k * total // n
+    window = getattr(suite.tests, "window", None)
+    if window is not None and not getattr(suite.tests, "graded", True):
+        # streamed tests, none graded (so no select-best group to keep whole): the load-time counts find the
+        # range's tests, and the rows before them are passed over unparsed (config/teststream.py)
+        yield from _counted(suite, repeat, window, cut_start, cut_stop)
+        return
     start = stop = None  # the cuts moved to group ends, once their test is reached
     for test, index, size, group in _blocks(suite, repeat):
         end = index + size
@@ -69,3 +77,26 @@ def cases(suite: Suite, repeat: int | None, k: int, n: int, first_n: int | None 
                 yield replace(case, index=at)
         if end >= last:
             return
+
+
+def _counted(suite: Suite, repeat: int | None, window: Any, start: int, stop: int) -> Iterator[Case]:
+    from evalrun import expand
+
+    if start >= stop:
+        return
+    lo = hi = None
+    first = at = 0
+    for t, c in enumerate(expand.test_case_counts(suite, repeat=repeat)):
+        if lo is None and at + c > start:
+            lo, first = t, at
+        at += c
+        if at >= stop:
+            hi = t + 1
+            break
+    if lo is None or hi is None:  # pragma: no cover - the counts add up to the total
+        return
+    for case in expand.iter_cases(replace(suite, tests=window(lo, hi)), repeat=repeat, start=first):
+        if case.index >= stop:
+            return
+        if case.index >= start:
+            yield case
