@@ -207,3 +207,28 @@ def test_ctrl_c_stops_every_worker_keeps_finished_cases_and_resume_completes(tmp
     assert resumed.returncode == 0, resumed.stderr.decode()
     assert b"--resume continues a run in one process" in resumed.stderr
     assert sorted(_records(tmp_path / "r.jsonl")) == list(range(400))
+
+
+def test_workers_that_cannot_start_stop_the_run_before_any_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = _jsonl_suite(tmp_path, 10)
+    real, started = os.fork, []
+
+    def fork() -> int:
+        if started:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        pid = real()
+        if pid == 0:
+            time.sleep(30)  # a worker that would run; the driver must stop it
+            os._exit(0)
+        started.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    t0 = time.monotonic()
+    assert _run(cfg, "x", "--workers", "3") == 2
+    assert time.monotonic() - t0 < 20  # the started worker was killed, not waited for
+    err = capsys.readouterr().err
+    assert "cannot start worker process 2 of 3: Resource temporarily unavailable" in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0], 0)

@@ -26,6 +26,7 @@ whose cases belong to one test, and platforms without fork (Windows).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import itertools
 import mmap
@@ -166,7 +167,16 @@ class WorkerPool:
             self.progress.total = wins[-1].stop if wins else 0
             shared = mmap.mmap(-1, _SLOT.size * max(1, len(wins)))
             gc.freeze()  # the objects made so far stay out of collections: a worker's GC never copies their pages
-            pids = {self._fork(w, k, work, shared): k for k, w in enumerate(wins)}
+            pids: dict[int, int] = {}
+            for k, w in enumerate(wins):
+                try:
+                    pids[self._fork(w, k, work, shared)] = k
+                except OSError as e:  # a process limit: stop the workers started, the run never began
+                    for pid in pids:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                    raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
+                                     key="--workers", hint="run with fewer --workers") from None
             interrupted = self._wait(pids, shared)
             for k, w in enumerate(wins):
                 self._gather(k, w, work, writer, tally)
@@ -219,7 +229,8 @@ class WorkerPool:
             return pid
         code = 70
         try:
-            os.setpgid(0, 0)  # Ctrl-C reaches the driver only; it passes one SIGINT on
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)  # Ctrl-C reaches the driver only; it passes one SIGINT on
             code = self._child(w, k, work, shared)
         except BaseException:
             with open(work / f"{k}.error", "w", encoding="utf-8") as f:
