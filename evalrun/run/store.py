@@ -140,7 +140,7 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.endswith(b"\n"):
                 break
             try:
-                rec = json.loads(line)
+                rec = jsonfast.loads(line)
             except ValueError:
                 continue
             if isinstance(rec, dict) and "id" in rec:
@@ -149,5 +149,5 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
     f.seek(offset)
-    rec: dict[str, Any] = json.loads(f.readline())
+    rec: dict[str, Any] = jsonfast.loads(f.readline())
     return rec
