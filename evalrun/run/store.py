@@ -9,7 +9,6 @@ instead of truncating results the first run is still writing and reading back.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
