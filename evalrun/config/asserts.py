@@ -26,9 +26,21 @@ CODE_TYPES = frozenset({"python", "javascript"})
 
 
 def _build_handler(spec: AssertionSpec) -> Any:
-    from evalrun.assertions import engine
+    build = _ENGINE_BUILD
+    if build is None:  # imported at the first assertion (an import statement per call costs ~1 µs)
+        from evalrun.assertions import engine
 
-    return engine.build(spec)
+        build = _set_engine_build(engine.build)
+    return build(spec)
+
+
+_ENGINE_BUILD: Any = None
+
+
+def _set_engine_build(build: Any) -> Any:
+    global _ENGINE_BUILD
+    _ENGINE_BUILD = build
+    return build
 
 
 def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location | None, key: str) -> Any:
