@@ -18,6 +18,19 @@ ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = ROOT / "examples" / "plugin-example" / "src"
 
 
+@pytest.fixture
+def isolated_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """sys.path = a fresh folder only (other tests may leave entries behind), the standard finders only."""
+    from importlib.machinery import PathFinder
+
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr(sys, "path", [str(site)])
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if f is PathFinder or
+                                           getattr(f, "find_distributions", None) is None])
+    return site
+
+
 def _dist(site: Path, name: str, entry_points_txt: str | None, suffix: str = ".dist-info") -> None:
     info = site / f"{name}-0.1.0{suffix}"
     info.mkdir(parents=True)
@@ -33,30 +46,31 @@ def test_agrees_with_importlib_metadata_here(group: str) -> None:
         assert not none_installed(group)
 
 
-def test_a_distribution_declaring_the_group_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _dist(tmp_path, "other_pkg", "[console_scripts]\nx = y:z\n")
-    _dist(tmp_path, "no_entry_points", None)
-    (tmp_path / "legacy.egg-info").write_text("Name: legacy\n")  # an egg-info file, not a folder
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_a_distribution_declaring_the_group_is_seen(isolated_path: Path) -> None:
+    _dist(isolated_path, "other_pkg", "[console_scripts]\nx = y:z\n")
+    _dist(isolated_path, "no_entry_points", None)
+    (isolated_path / "legacy.egg-info").write_text("Name: legacy\n")  # an egg-info file, not a folder
+    sys.path.append(str(isolated_path / "missing"))
     assert none_installed("my.group")
-    _dist(tmp_path, "Some_Plugin", "[my.group]\nthing = some_plugin:Thing\n", suffix=".DIST-INFO")
+    assert list(entry_points(group="my.group")) == []
+    _dist(isolated_path, "Some_Plugin", "[my.group]\nthing = some_plugin:Thing\n", suffix=".DIST-INFO")
     assert [ep.name for ep in entry_points(group="my.group")] == ["thing"]
     assert not none_installed("my.group")
 
 
 @pytest.mark.parametrize("kind", ["zip", "egg", "finder"])
-def test_what_it_cannot_read_is_left_to_importlib_metadata(kind: str, tmp_path: Path,
+def test_what_it_cannot_read_is_left_to_importlib_metadata(kind: str, tmp_path: Path, isolated_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     assert none_installed("my.group")
     if kind == "zip":
         archive = tmp_path / "plugins.zip"
         with zipfile.ZipFile(archive, "w") as z:
             z.writestr("p-0.1.dist-info/entry_points.txt", "[my.group]\nthing = p:Thing\n")
-        monkeypatch.syspath_prepend(str(archive))
+        sys.path.insert(0, str(archive))  # sys.path is the fixture's own list (restored whole)
     elif kind == "egg":
         egg = tmp_path / "p-0.1.egg"
         (egg / "EGG-INFO").mkdir(parents=True)
-        monkeypatch.syspath_prepend(str(egg))
+        sys.path.insert(0, str(egg))
     else:
         class Finder:
             @staticmethod
