@@ -51,8 +51,7 @@ def test_a_distribution_declaring_the_group_is_seen(isolated_path: Path) -> None
     _dist(isolated_path, "no_entry_points", None)
     (isolated_path / "legacy.egg-info").write_text("Name: legacy\n")  # an egg-info file, not a folder
     sys.path.append(str(isolated_path / "missing"))
-    assert none_installed("my.group")
-    assert list(entry_points(group="my.group")) == []
+    assert none_installed("my.group")  # (importlib.metadata not asked here: it caches a folder's listing)
     _dist(isolated_path, "Some_Plugin", "[my.group]\nthing = some_plugin:Thing\n", suffix=".DIST-INFO")
     assert [ep.name for ep in entry_points(group="my.group")] == ["thing"]
     assert not none_installed("my.group")
