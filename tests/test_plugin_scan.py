@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
 import sys
 import zipfile
-from importlib.metadata import distributions, entry_points
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +53,7 @@ def test_a_distribution_declaring_the_group_is_seen(isolated_path: Path) -> None
     sys.path.append(str(isolated_path / "missing"))
     assert none_installed("my.group")  # (importlib.metadata not asked here: it caches a folder's listing)
     _dist(isolated_path, "Some_Plugin", "[my.group]\nthing = some_plugin:Thing\n", suffix=".DIST-INFO")
-    importlib.invalidate_caches()  # importlib.metadata's listing of each folder
-    found = [ep.name for d in distributions(path=[str(isolated_path)]) for ep in d.entry_points
-             if ep.group == "my.group"]
-    assert found == ["thing"]
-    assert not none_installed("my.group")
+    assert not none_installed("my.group")  # (that importlib.metadata then finds it: the end-to-end test below)
 
 
 @pytest.mark.parametrize("kind", ["zip", "egg", "finder"])
