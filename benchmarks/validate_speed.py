@@ -27,6 +27,14 @@ Measured (2-core machine at load 4.5-5.5, 5 runs each; before = main at acd64bd 
     modules imported by --help / validate 104 / 399 -> 85 / 356 (--help: no traceback, dataclasses; validate: no asyncio)
 
 Whole-run figures overlap at this load; the reading figures (in-process, best of the runs) are the steady ones.
+
+Issue 14, fifth round (`--inline-only --runs 7`, before = main at 3398d17 via --source, 2-core machine whose
+speed varied ~1.5x within the hour from other tenants' load; the inline line now also prints wall time):
+
+    validate, YAML   1.05-1.47 s wall -> 0.82-0.91 s wall (quiet stretch; 0.83-1.12 s in a busier one)
+    validate, .json  0.70-0.75 s wall -> 0.48-0.67 s wall (0.63-0.87 s in the busier one)
+    reading alone    YAML 0.37-0.47 s, .json ~0.1 s (unchanged: libyaml's event objects are ~0.2 s of it)
+    9 interleaved runs (old, new, old, new, ...): YAML 1.12-1.84 -> 0.82-1.39 s, .json 0.70-1.29 -> 0.50-0.92 s
 """
 
 from __future__ import annotations

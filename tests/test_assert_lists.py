@@ -153,22 +153,29 @@ def _part(part: Any) -> dict[str, Any]:
     return out
 
 
-def test_inline_tests_collected_are_part_from_node_of_each(tmp_path: Path) -> None:
-    """collect's inlined lean path gives, test by test, what part_from_node gives for the same mapping."""
+@pytest.mark.parametrize("plain", [False, True])
+def test_inline_tests_collected_are_part_from_node_of_each(plain: bool, tmp_path: Path) -> None:
+    """collect's inlined lean path gives, test by test, what part_from_node gives for the same mapping (`plain`:
+    the tests as plain dicts and lists, as a large .json config's tests are read)."""
+    import json
+
     from evalrun.config import testcases, yamlsrc
 
     (tmp_path / "v.txt").write_text("from the file", encoding="utf-8")
     doc = yamlsrc.parse_yaml(INLINE, "c.yaml")
+    tests = json.loads(json.dumps(doc["tests"])) if plain else doc["tests"]
     ctx = testcases.Ctx(str(tmp_path))
     _clear()
-    collected = testcases.collect(doc["tests"], ctx, key="tests", loc=doc.loc("tests"))
-    locs = asserts.item_locs(doc["tests"], doc.loc("tests"))
-    for i, node in enumerate(doc["tests"]):
+    collected = testcases.collect(tests, ctx, key="tests", loc=doc.loc("tests"))
+    locs = asserts.item_locs(tests, doc.loc("tests"))
+    for i, node in enumerate(tests):
         _clear()
         alone = testcases.part_from_node(node, ctx, loc=locs[i], key=f"tests[{i}]")
         assert _part(collected[i]) == _part(alone), i
-    assert collected[3].vars == {"q": "from the file"} and collected[1].loc == Location("c.yaml", 8)
-    assert [s.loc.line for s in collected[2].asserts if s.loc] == [15, 17]
+    assert collected[3].vars == {"q": "from the file"}
+    if not plain:
+        assert collected[1].loc == Location("c.yaml", 8)
+        assert [s.loc.line for s in collected[2].asserts if s.loc] == [15, 17]
 
 
 @pytest.mark.parametrize("bad, key, line", [

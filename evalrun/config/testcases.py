@@ -255,7 +255,8 @@ def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[Test
     build_list, base_dir, append = asserts.build_list, ctx.base_dir, out.append
     for i, item in enumerate(node):
         ikey, iloc = f"{key}[{i}]", locs[i]
-        if type(item) is LDict and LEAN_KEYS.issuperset(item):  # the common inline test
+        cls = type(item)
+        if (cls is LDict or cls is dict) and LEAN_KEYS.issuperset(item):  # the common inline test (dict: .json)
             vars_ = _plain_vars(item.get("vars"))
             if vars_ is None:
                 append(part_from_node(item, ctx, loc=iloc, key=ikey))
