@@ -12,15 +12,13 @@ import json
 import os
 import re
 from functools import lru_cache
-from typing import Any
-
-import jinja2
-import jinja2.ext
-import jinja2.lexer
-from jinja2 import meta
-from jinja2.sandbox import SandboxedEnvironment
+from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import ConfigError
+
+if TYPE_CHECKING:
+    import jinja2
+    import jinja2.nodes
 
 _SINGLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
 
@@ -32,6 +30,8 @@ class _Env(dict[str, str]):
         try:
             return self[name]
         except KeyError:
+            import jinja2
+
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
 
 
@@ -54,64 +54,9 @@ def as_text(value: Any) -> Any:
     return value
 
 
-class _NunjucksCompatEnv(SandboxedEnvironment):
-    """Jinja2 with the Nunjucks (JavaScript) spellings promptfoo templates use: `xs.length`."""
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if attribute == "length" and isinstance(obj, (str, list, tuple, dict)):
-            return len(obj)
-        return super().getattr(obj, attribute)
-
-
-class _StrictEquality(jinja2.ext.Extension):
-    """Nunjucks' `===` / `!==`: Jinja2 lexes them as `==` / `!=` followed by `=`; the two tokens become one
-    (`==` / `!=`, which compare without JavaScript's type coercion already)."""
-
-    def filter_stream(self, stream: jinja2.lexer.TokenStream) -> Any:
-        pending = None
-        for tok in stream:
-            if pending is not None:
-                if tok.type == "assign" and tok.lineno == pending.lineno:
-                    yield pending
-                    pending = None
-                    continue
-                yield pending
-                pending = None
-            if tok.type in ("eq", "ne"):
-                pending = tok
-                continue
-            yield tok
-        if pending is not None:
-            yield pending
-
-
-_env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                          finalize=as_text, extensions=[_StrictEquality])
-_env.globals["null"] = None  # Nunjucks literals
-_env.globals["undefined"] = None
-
-
-def _dump(value: Any, indent: int | None = None) -> str:
-    """Nunjucks' `dump` (JSON.stringify): compact, or indented by `indent` spaces."""
-    if indent:
-        return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _load(text: Any) -> Any:
-    """promptfoo's `load` filter: JSON.parse of a string (a parsed value passes through)."""
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise jinja2.TemplateRuntimeError(f"load: not valid JSON: {e}") from None
-
-
-_env.filters["dump"] = _dump
-_env.filters["tojson"] = _dump
-_env.filters["load"] = _load
-_BUILTIN_FILTERS = frozenset(_env.filters)
+_env: Any = None  # the Jinja2 environment (jinja_env.make_env), made at the first template that needs it
+_builtin_filters: dict[str, Any] = {}  # its own filters, as made
+_custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _config_env: dict[str, str] = {}
 
 
@@ -121,11 +66,15 @@ def reset_custom_filters() -> None:
 
 
 def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> None:
-    """Add a config's `nunjucksFilters` (name -> callable); `replace` drops earlier custom filters first."""
+    """Add a config's `nunjucksFilters` (name -> callable); `replace` drops earlier custom filters first (a
+    custom filter that took a built-in filter's name gives the name back)."""
     if replace:
-        for name in [n for n in _env.filters if n not in _BUILTIN_FILTERS]:
-            del _env.filters[name]
-    _env.filters.update(filters)
+        _custom_filters.clear()
+    _custom_filters.update(filters)
+    if _env is not None:
+        _env.filters.clear()
+        _env.filters.update(_builtin_filters)
+        _env.filters.update(_custom_filters)
     compile_template.cache_clear()
     parse.cache_clear()
     variables_of.cache_clear()
@@ -150,6 +99,8 @@ def render_env_only(text: str) -> str:
     template reading anything but `env`, is a ConfigError."""
     if not has_template(text):
         return text
+    import jinja2
+
     try:
         if variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
@@ -161,6 +112,19 @@ def render_env_only(text: str) -> str:
         raise ConfigError(f"{text!r}: template syntax error: {e.message}") from None
 
 
+def _environment() -> Any:
+    """The Jinja2 environment, made (and Jinja2 imported) on first use."""
+    global _env
+    if _env is None:
+        from evalrun.jinja_env import make_env
+
+        env = make_env()
+        _builtin_filters.update(env.filters)
+        env.filters.update(_custom_filters)
+        _env = env
+    return _env
+
+
 def has_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 
@@ -168,7 +132,32 @@ def has_template(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     """Compile (cached). Raises jinja2.TemplateSyntaxError."""
-    return _env.from_string(source)
+    return _environment().from_string(source)
+
+
+#: `{{ name }}` with nothing else inside (spaces around the name allowed).
+_PLAIN_VAR = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\}\}")
+#: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
+#: environment or special in Jinja2: templates using them are left to Jinja2.
+_NOT_PLAIN = frozenset({
+    "true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "elif",
+    "for", "endfor", "recursive", "with", "without", "context", "import", "from", "as", "set", "block",
+    "extends", "include", "macro", "call", "filter", "raw", "loop", "self", "caller", "varargs", "kwargs",
+    "super", "range", "dict", "lipsum", "cycler", "joiner", "namespace", "null", "undefined", "env",
+})
+
+
+@lru_cache(maxsize=4096)
+def simple_names(source: str) -> frozenset[str] | None:
+    """The variables of a template made of plain text and `{{ name }}` substitutions only (the common prompt),
+    found without Jinja2: what Jinja2 finds in it (it parses, reads those names, guards none, reads no `env`).
+    None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
+    whitespace-control dash, or a name in _NOT_PLAIN."""
+    names = _PLAIN_VAR.findall(source)
+    rest = _PLAIN_VAR.sub("", source)
+    if not names or "{" in rest or "}" in rest or not _NOT_PLAIN.isdisjoint(names):
+        return None
+    return frozenset(names)
 
 
 @lru_cache(maxsize=4096)
@@ -177,14 +166,16 @@ def parse(source: str) -> jinja2.nodes.Template:
 
     Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
     """
+    import jinja2
     from jinja2 import nodes
 
-    tree = _env.parse(source)
+    env = _environment()
+    tree = env.parse(source)
     for node in tree.find_all(nodes.Filter):
-        if node.name not in _env.filters:
+        if node.name not in env.filters:
             raise jinja2.TemplateAssertionError(f"No filter named {node.name!r}.", node.lineno)
     for test in tree.find_all(nodes.Test):
-        if test.name not in _env.tests:
+        if test.name not in env.tests:
             raise jinja2.TemplateAssertionError(f"No test named {test.name!r}.", test.lineno)
     return tree
 
@@ -192,12 +183,19 @@ def parse(source: str) -> jinja2.nodes.Template:
 @lru_cache(maxsize=4096)
 def variables_of(source: str) -> frozenset[str]:
     """Top-level variable names a template reads (for checking undefined vars before any call)."""
+    simple = simple_names(source)
+    if simple is not None:
+        return simple
+    from jinja2 import meta
+
     return frozenset(meta.find_undeclared_variables(parse(source)))
 
 
 @lru_cache(maxsize=4096)
 def guarded_names(source: str) -> frozenset[str]:
     """Variables the template treats as optional: `x | default(...)` or `x is defined` / `is undefined`."""
+    if simple_names(source) is not None:
+        return frozenset()
     from jinja2 import nodes
 
     tree = parse(source)
@@ -211,6 +209,8 @@ def guarded_names(source: str) -> frozenset[str]:
 @lru_cache(maxsize=4096)
 def env_names_of(source: str) -> frozenset[str]:
     """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
+    if simple_names(source) is not None:
+        return frozenset()
     from jinja2 import nodes
 
     out: set[str] = set()
@@ -232,6 +232,10 @@ def env_has(name: str) -> bool:
 
 def check_syntax(source: str) -> str | None:
     """None when the template parses and uses only known filters and tests, else the error message."""
+    if simple_names(source) is not None:
+        return None
+    import jinja2
+
     try:
         parse(source)
     except jinja2.TemplateSyntaxError as e:
@@ -325,6 +329,8 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str 
 
 def describe_render_error(e: Exception, *, where: str) -> ConfigError:
     """Turn a Jinja2 error into a ConfigError naming the variable and `where` (e.g. the test)."""
+    import jinja2
+
     if isinstance(e, jinja2.UndefinedError):
         msg = str(e.message or e)
         name = re.search(r"'([^']+)' is undefined", msg)

@@ -115,3 +115,90 @@ def test_to_spec_copies_every_field_of_a_part() -> None:
                             metadata={"m": 2}, providers=("p",), prompts=("q",), loc=Location("c.yaml", 4),
                             key_path="tests[0]")
     assert type(spec.asserts) is tuple and repr(spec).startswith("TestSpec(index=7,")
+
+
+INLINE = """\
+tests:
+  - description: one
+    vars: {q: a, n: 1}
+    assert:
+      - type: contains
+        value: a
+      - {type: icontains, value: '{{q}}'}
+  - vars: {q: b}
+    assert:
+      - type: contains
+        value: b
+      - {type: icontains, value: '{{q}}'}
+  - vars: {q: b}
+    assert:
+      - type: contains
+        value: b
+      - {type: icontains, value: '{{q}}'}
+  - vars: {q: 'file://v.txt'}
+    assert: [{type: contains, value: c}, {type: icontains, value: '{{q}}'}]
+  - vars: {q: d}
+    threshold: 0.5
+    assert: [{type: contains, value: d}, {type: icontains, value: '{{q}}', weight: 2}]
+  - description: no asserts
+  - vars: {q: e}
+    assert: [{type: equals, value: 1}, {type: icontains, value: '{{q}}'}]
+  - assert: [{type: contains, value: f}, {type: icontains, value: '{{q}}'}]
+"""
+
+
+def _part(part: Any) -> dict[str, Any]:
+    out = dict(part.__dict__)
+    out["asserts"] = [_fields(s) for s in part.asserts]
+    return out
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_inline_tests_collected_are_part_from_node_of_each(plain: bool, tmp_path: Path) -> None:
+    """collect's inlined lean path gives, test by test, what part_from_node gives for the same mapping (`plain`:
+    the tests as plain dicts and lists, as a large .json config's tests are read)."""
+    import json
+
+    from evalrun.config import testcases, yamlsrc
+
+    (tmp_path / "v.txt").write_text("from the file", encoding="utf-8")
+    doc = yamlsrc.parse_yaml(INLINE, "c.yaml")
+    tests = json.loads(json.dumps(doc["tests"])) if plain else doc["tests"]
+    ctx = testcases.Ctx(str(tmp_path))
+    _clear()
+    collected = testcases.collect(tests, ctx, key="tests", loc=doc.loc("tests"))
+    locs = asserts.item_locs(tests, doc.loc("tests"))
+    for i, node in enumerate(tests):
+        _clear()
+        alone = testcases.part_from_node(node, ctx, loc=locs[i], key=f"tests[{i}]")
+        assert _part(collected[i]) == _part(alone), i
+    assert collected[3].vars == {"q": "from the file"}
+    if not plain:
+        assert collected[1].loc == Location("c.yaml", 8)
+        assert [s.loc.line for s in collected[2].asserts if s.loc] == [15, 17]
+
+
+@pytest.mark.parametrize("bad, key, line", [
+    ("  - vars: {q: x}\n    assert: [{type: contains, value: ''}]\n", "tests[3].assert[0].value", 11),
+    ("  - vars: [1, 2]\n    assert: [{type: contains, value: a}]\n", "tests[3].vars", 10),
+    ("  - vars: {q: x}\n    assert: [{type: contains, value: b}, {type: icontains}]\n",
+     "tests[3].assert[1].value", 11),
+])
+def test_an_error_in_a_lean_inline_test_is_the_general_paths(bad: str, key: str, line: int,
+                                                              tmp_path: Path) -> None:
+    """The same error (message, key, line) whether the test follows lean tests or stands alone."""
+    head = "providers: [echo]\nprompts: ['{{q}}']\ntests:\n"
+    lean = "".join(f"  - vars: {{q: v{i}}}\n    assert: [{{type: contains, value: a}}, {{type: contains, value: b}}]\n"
+                   for i in range(3))
+    errors = []
+    for body in (lean + bad, "\n\n\n\n\n\n" + bad.replace("tests[3]", "tests[0]")):
+        path = tmp_path / "c.yaml"
+        path.write_text(head + body, encoding="utf-8")
+        _clear()
+        with pytest.raises(ConfigError) as err:
+            config.load([str(path)])
+        errors.append(err.value)
+    follow, alone = errors
+    assert (follow.key, follow.line) == (key, line)
+    assert str(follow).split(": ", 1)[1].replace("tests[3]", "tests[0]") == \
+        str(alone).split(": ", 1)[1].replace("tests[3]", "tests[0]")

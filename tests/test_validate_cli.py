@@ -54,6 +54,26 @@ def test_json_summary(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert all(isinstance(s[k], int) for k in ("prompts", "providers", "tests", "cases"))
 
 
+def test_the_collector_is_left_as_found(config: Path, tmp_path: Path) -> None:
+    """validate runs with the cyclic collector off while loading and freezes the loaded suite; it gives the
+    collector back in the state it found it (on or off), on success and on a config error alike."""
+    import gc
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: [{vars: {q: 1}, assert: [{type: nope}]}]\n")
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert main(["validate", str(config)]) == 0
+            assert gc.isenabled() is enabled
+            assert main(["validate", str(bad)]) == 2
+            assert gc.isenabled() is enabled
+    finally:
+        gc.unfreeze()
+        (gc.enable if was else gc.disable)()
+
+
 def test_human_summary(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(config), "--var", "extra=1"]) == 0
     out = capsys.readouterr().out

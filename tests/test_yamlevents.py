@@ -238,3 +238,23 @@ def test_the_text_is_not_kept_alive_by_the_builder(tmp_path: Path) -> None:
             gc.enable()
     assert len(suite.tests) == 4000
     assert collected < size // 4, (collected, size)
+
+
+def test_the_builder_leaves_no_cycle_behind() -> None:
+    """Its functions refer to each other; emptied when it returns, they and its tables (every distinct string of
+    the document) are freed by refcount, not kept until a collection (`validate` freezes what is alive after
+    loading: a cycle left then would never be freed)."""
+    import gc
+
+    text = "".join(f"t{i}: {{a: [v{i}, {{b: c}}], d: &x{i} {{e: f}}, g: *x{i}}}\n" for i in range(40))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        built = yamlevents.build(text, "f.yaml")
+        left = gc.collect()
+    finally:
+        if was:
+            gc.enable()
+    assert built is not yamlevents.FALLBACK and built["t3"]["g"] is built["t3"]["d"]
+    assert left == 0

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,6 +94,8 @@ def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> Asser
         return _error(spec, threshold, f"grader error: {e}", details)
     if isinstance(e, (AssertionRuntimeError, EvalrunError)):
         return _error(spec, threshold, str(e), {})
+    import traceback  # only for a handler that raised (not at every start-up)
+
     return _error(spec, threshold, f"{type(e).__name__}: {e}", {"traceback": traceback.format_exc()})
 
 

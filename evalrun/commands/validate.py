@@ -7,10 +7,10 @@ Prints what the suite contains (prompts, providers, tests, cases, assertions by 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Iterable
-from operator import attrgetter
 from typing import Any
 
 from evalrun.errors import ConfigError, Location, UsageError
@@ -58,8 +58,7 @@ class Tally:
         self.counts: dict[str, int] = {}
         self.no_case: list[str] = []  # warnings: tests that run no case
         self.relevant: list[tuple[TestSpec, int]] = []  # tests with graded/embedding/classifier assertions
-        self._by_handlers: dict[tuple[Any, ...], tuple[tuple[str, ...], bool]] = {}  # by a test's handlers
-        self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant)
+        self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant), by handler
 
     def add(self, test: TestSpec, n_pairs: int, expand: bool) -> None:
         vars_ = test.vars
@@ -77,43 +76,31 @@ class Tally:
             where = f"{test.loc}: " if test.loc else ""
             self.no_case.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
-        # equal handlers are equal assertions (one handler per distinct assertion): tests that share their
-        # handlers count alike
-        hkey = tuple(map(_HANDLER, test.asserts))  # a loaded assertion always has its handler
-        known = self._by_handlers.get(hkey) if None not in hkey else _walked_counts(test.asserts)
-        if known is None:
-            if len(self._by_handlers) >= 4096:
-                self._by_handlers.clear()
-            known = self._by_handlers[hkey] = self._counts(test.asserts)
-        types, relevant = known
-        self.assertions += len(types)
-        counts = self.counts
-        for full_type in types:
-            counts[full_type] = counts.get(full_type, 0) + 1
-        if relevant:
-            self.relevant.append((test, n_cases))
-
-
-    def _counts(self, specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
-        """The full types of the assertions (children included), and whether one is graded, needs an embedding
-        model or is a classifier (the checks `summarize` runs on such tests); by handler when no children."""
-        if any(s.children for s in specs):
-            return _walked_counts(specs)
-        types = []
+        # equal handlers are equal assertions (one handler per distinct assertion): counted alike
+        counts, by_handler = self.counts, self._by_handler
         relevant = False
-        by_handler = self._by_handler
-        for s in specs:
-            info = by_handler.get(s.handler)
+        n = 0
+        for s in test.asserts:
+            handler = s.handler  # a loaded assertion always has its handler
+            info = by_handler.get(handler) if handler is not None and not s.children else None
             if info is None:
+                if handler is None or s.children:  # an assert-set: its children counted too
+                    types, walked_relevant = _walked_counts((s,))
+                    for full_type in types:
+                        counts[full_type] = counts.get(full_type, 0) + 1
+                    n += len(types)
+                    relevant = relevant or walked_relevant
+                    continue
                 if len(by_handler) >= 4096:
                     by_handler.clear()
-                info = by_handler[s.handler] = (s.full_type, _relevant(s))
-            types.append(info[0])
+                info = by_handler[handler] = (s.full_type, _relevant(s))
+            full_type = info[0]
+            counts[full_type] = counts.get(full_type, 0) + 1
+            n += 1
             relevant = relevant or info[1]
-        return tuple(types), relevant
-
-
-_HANDLER = attrgetter("handler")
+        self.assertions += n
+        if relevant:
+            self.relevant.append((test, n_cases))
 
 
 def _walked_counts(specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
@@ -127,10 +114,36 @@ def _relevant(spec: AssertionSpec) -> bool:
                 or spec.type == "classifier")
 
 
+def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int) -> tuple[int, int]:
+    """Resolve (and build, not call) the grader of every graded assertion, check that each grader supports its
+    steps, that embedding metrics have a model and classifiers a provider; returns (graded assertions, graded
+    evaluations) and fills `graders` (name -> where it was chosen)."""
+    from evalrun.grading.select import GraderResolver
+
+    resolver = GraderResolver(suite, None, None)
+    graded = graded_evals = 0
+    checked = [test for test, _ in tally.relevant]
+    for test, n_cases in tally.relevant:
+        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
+            if getattr(spec.handler, "graded", False):
+                graded += 1
+                graded_evals += n_cases * reps
+                chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
+                name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
+                if name not in graders:
+                    _build_grader(resolver, spec, test, origin, suite)
+                graders.setdefault(name, origin)
+    resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
+    resolver.check_embedders(checked)  # `similar` without an embedding model
+    from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
+
+    check_suite(checked)  # `classifier` without a classification provider
+    return graded, graded_evals
+
+
 def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
     """The validate summary: integer counts plus details (`tally`: collected while loading, else a pass)."""
     from evalrun.expand import count_cases, pairs
-    from evalrun.grading.select import GraderResolver
 
     if tally is None:
         tally = Tally()
@@ -142,30 +155,16 @@ def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
             if n_pairs is None:
                 n_pairs = pair_counts[fkey] = len(pairs(suite, test))
             tally.add(test, n_pairs, expand)
-    resolver = GraderResolver(suite, None, None)
     graders: dict[str, str] = {}
     graded = graded_evals = 0
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
     checked = [test for test, _ in tally.relevant]  # the checks below
-    for test, n_cases in tally.relevant:
-        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
-            if getattr(spec.handler, "graded", False):
-                graded += 1
-                graded_evals += n_cases * reps
-                chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
-                name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
-                if name not in graders:
-                    _build_grader(resolver, spec, test, origin, suite)
-                graders.setdefault(name, origin)
-    from evalrun.config.expansion import context_expansion_warnings
+    warnings = list(tally.no_case)
+    if checked:  # graded, embedding or classifier assertions: the grading modules are imported only then
+        graded, graded_evals = _check_grading(suite, tally, graders, reps)
+        from evalrun.config.expansion import context_expansion_warnings
 
-    warnings = [*tally.no_case, *context_expansion_warnings(suite, checked)]
-    resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
-    resolver.check_embedders(checked)  # `similar` without an embedding model
-    if checked:
-        from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
-
-        check_suite(checked)  # `classifier` without a classification provider
+        warnings += context_expansion_warnings(suite, checked)
     return {
         "files": list(suite.files),
         "description": suite.description,
@@ -221,11 +220,19 @@ def run(args: argparse.Namespace) -> int:
     paths = [*getattr(args, "configs", []), *getattr(args, "config", [])]
     loading = LoadProgress(wanted(False))
     tally = Tally()  # counted in the loading pass: a streamed test file is read once
+    collecting = gc.isenabled()
+    gc.disable()  # load() then leaves it off (see below)
     try:
         suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
                      strict=True if getattr(args, "strict", False) else None, on_progress=loading,
                      on_test=tally.add)
+        # The suite lives until the command ends (a big one is ~100,000 tracked objects, handler <-> spec cycles
+        # among them): moved out of the collector's sight, no later collection walks it (each walk cost ~0.1 s
+        # at 10,000 tests, and so did the one at exit). Refcounting still frees what is released.
+        gc.freeze()
     finally:
+        if collecting:
+            gc.enable()
         loading.done()
     check_providers(suite)
     summary = summarize(suite, tally)

@@ -77,9 +77,11 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
                           hint="flatten its lists and mappings") from None
     finally:
-        from evalrun.config import jsonlines
+        import sys
 
-        jsonlines.forget()
+        read_json = sys.modules.get("evalrun.config.jsonlines")  # only a .json file read imports it
+        if read_json is not None:
+            read_json.forget()
         if was_enabled:
             gc.enable()
 

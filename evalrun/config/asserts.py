@@ -26,9 +26,21 @@ CODE_TYPES = frozenset({"python", "javascript"})
 
 
 def _build_handler(spec: AssertionSpec) -> Any:
-    from evalrun.assertions import engine
+    build = _ENGINE_BUILD
+    if build is None:  # imported at the first assertion (an import statement per call costs ~1 µs)
+        from evalrun.assertions import engine
 
-    return engine.build(spec)
+        build = _set_engine_build(engine.build)
+    return build(spec)
+
+
+_ENGINE_BUILD: Any = None
+
+
+def _set_engine_build(build: Any) -> Any:
+    global _ENGINE_BUILD
+    _ENGINE_BUILD = build
+    return build
 
 
 def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location | None, key: str) -> Any:
@@ -149,25 +161,34 @@ def _plain(raw: Any, ckey: Any) -> bool:
     return ckey is not None and type(ckey[0]) is tuple and all(v.__class__ is str for v in raw.values())
 
 
-def _from_previous(items: Any, base_dir: str, locs: list[Location | None],
-                   keys: list[str]) -> list[AssertionSpec] | None:
+def _from_previous(items: Any, base_dir: str, loc: Location | None, prefix: str) -> list[AssertionSpec] | None:
     """The list built like the previous one, when each item equals the previous list's item at its place or
     differs from it only in its string `value` (then the spec of that value, built once per distinct value as
     `_build_keyed` does); None when some item is otherwise different (the caller builds the list in full).
 
     Only items mapping keys to strings take part (equality of strings is exact; `_keys` already ruled out
-    `file://` values); no `_keys` is computed for them: the big suite's lists cost a comparison per item."""
+    `file://` values); no `_keys` is computed for them: the big suite's lists cost a comparison per item. Each
+    spec gets its item's location (`item_locs`) and key path (`prefix` + index), made here as it is copied."""
     prev = _PREV
-    if prev.base_dir != base_dir or len(prev.items) != len(items):
+    n = len(items)
+    if prev.base_dir != base_dir or len(prev.items) != n:
         return None
+    plain, prev_items, ckeys, specs = prev.plain, prev.items, prev.ckeys, prev.specs
+    if not all(plain):
+        return None
+    if type(items) is LList:  # each item at its own line (item_locs)
+        lines: list[int] = getattr(items, "item_lines", [])
+        file, own = items.file, items.line
+        if len(lines) < n:
+            lines = [*lines, *[own] * (n - len(lines))]
+    else:  # parsed JSON rows: all at the test's own line
+        lines = []
     out: list[AssertionSpec] = []
     new_ckeys: list[Any] = []
-    plain, prev_items, ckeys, specs = prev.plain, prev.items, prev.ckeys, prev.specs
     for i, a in enumerate(items):
-        if not plain[i]:
-            return None
         p = prev_items[i]
-        if a == p:
+        iloc = Location(file, lines[i]) if lines else loc
+        if a is p or a == p:
             known: AssertionSpec | None = specs[i]
             ckey = ckeys[i]
         else:
@@ -181,7 +202,7 @@ def _from_previous(items: Any, base_dir: str, locs: list[Location | None],
             ckey = (ckeys[i][0], value)
             known = _BUILT.get(ckey)
             if known is None:
-                spec = _with_value(specs[i], a, locs[i], keys[i])
+                spec = _with_value(specs[i], a, iloc, f"{prefix}{i}]")
                 if len(_BUILT) >= _BUILT_MAX:
                     _BUILT.clear()
                 _BUILT[ckey] = spec
@@ -190,8 +211,8 @@ def _from_previous(items: Any, base_dir: str, locs: list[Location | None],
                 continue
         spec = _new(AssertionSpec)  # _located, inlined
         fields = known.__dict__.copy()
-        fields["loc"] = locs[i]
-        fields["key_path"] = keys[i]
+        fields["loc"] = iloc
+        fields["key_path"] = f"{prefix}{i}]"
         _set(spec, "__dict__", fields)
         out.append(spec)
         new_ckeys.append(ckey)
@@ -219,12 +240,12 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
     """A test's `assert:` list; a list like the previous one (`_from_previous`) costs a comparison per item and a
     copy per spec; a list of a shape seen before a key per item and a copy per spec."""
     prefix = f"{key}.assert[" if key else "assert["
-    locs = item_locs(items, loc)
-    keys = [f"{prefix}{i}]" for i in range(len(items))]
     if items:
-        found = _from_previous(items, base_dir, locs, keys)
+        found = _from_previous(items, base_dir, loc, prefix)
         if found is not None:
             return found
+    locs = item_locs(items, loc)
+    keys = [f"{prefix}{i}]" for i in range(len(items))]
     both = []
     for i, a in enumerate(items):
         if not isinstance(a, dict):

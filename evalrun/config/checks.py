@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import jinja2
-
 from evalrun import templating
 from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec, PromptSpec, TestSpec
@@ -95,7 +93,11 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> 
     for src, field in sources:
         try:
             missing = needs(src) - defined
-        except jinja2.TemplateError as e:
+        except Exception as e:
+            import jinja2  # a template Jinja2 parsed: imported already
+
+            if not isinstance(e, jinja2.TemplateError):
+                raise
             msg = getattr(e, "message", None) or str(e)
             raise ConfigError.at(spec.loc, f"template syntax error: {msg}", key=f"{spec.key_path}.{field}",
                                  hint="templates use Jinja2 syntax: {{ var }}") from None

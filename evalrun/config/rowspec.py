@@ -24,7 +24,6 @@ from evalrun.config.merge import merge_tests
 from evalrun.config.schema import relaxed_check, validate
 from evalrun.config.testcases import Ctx, TestPart, part_from_node
 from evalrun.errors import Location
-from evalrun.jsonfast import dumps
 from evalrun.types import AssertionSpec, TestSpec
 
 #: Rows with only these keys take the lean path; others the general one.
@@ -94,6 +93,13 @@ def _only_strings(value: Any) -> bool:
 
 _new = object.__new__
 _set = object.__setattr__
+
+
+def dumps(value: Any) -> bytes:
+    """jsonfast.dumps, imported at the first list that needs it (orjson's import costs ~4 ms of every start-up)."""
+    from evalrun.jsonfast import dumps as fast_dumps
+
+    return fast_dumps(value)
 
 
 class RowSpecs:

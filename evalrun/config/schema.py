@@ -98,7 +98,14 @@ class _Compiler:
                 checks.append(lambda v: isinstance(v, classes))
             else:
                 alts = [self.compile(a) for a in schema["anyOf"]]
-                checks.append(lambda v: any(a is None or a(v) for a in alts))
+
+                def any_of(v: Any, alts: list[Check | None] = alts) -> bool:  # a loop: no generator per value
+                    for a in alts:  # noqa: SIM110 - any(generator) costs a generator per value
+                        if a is None or a(v):
+                            return True
+                    return False
+
+                checks.append(any_of)
         if any(k in schema for k in ("properties", "additionalProperties", "required", "minProperties",
                                      "maxProperties")):
             checks.append(self._object(schema))

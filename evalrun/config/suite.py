@@ -6,7 +6,6 @@ import os
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any
 
 from evalrun.config import checks, filters
@@ -60,7 +59,7 @@ def _check_key(spec: AssertionSpec) -> Any:
     return spec.handler
 
 
-_HANDLER = attrgetter("handler")
+_UNSEEN = object()
 
 
 def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
@@ -127,7 +126,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     pairs_memo: dict[tuple[Any, Any], int] = {}
     no_expansion = bool(default and default.options.get("disableVarExpansion"))
     passed: set[tuple[Any, ...]] = set()  # tests whose template check passed, by what the check reads
-    akeys: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # what the check reads of assertions, by their handlers
+    akeys: dict[Any, Any] = {}  # what the check reads of an assertion, by its handler
     errors: list[ConfigError] = []  # every test is checked: all their errors are reported at once
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         fkey = (test.providers, test.prompts)
@@ -140,12 +139,19 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             used = used_memo[fkey] = _used_prompts(test, prompts, providers)
         # The check reads the var names, the prompts and each assertion's templates (one shared handler per
         # distinct assertion): tests that agree on those pass or fail alike.
-        hkey = tuple(map(_HANDLER, test.asserts))  # one handler per distinct assertion (config/asserts.py)
-        akey = akeys.get(hkey)
-        if akey is None:
-            if len(akeys) >= 4096:
-                akeys.clear()
-            akey = akeys[hkey] = tuple([_check_key(spec) for spec in test.asserts])
+        # one handler per distinct assertion (config/asserts.py): what the check reads of it, by its handler
+        parts_read = []
+        for spec in test.asserts:
+            handler = spec.handler
+            read = akeys.get(handler, _UNSEEN)
+            if read is _UNSEEN:
+                read = _check_key(spec)
+                if handler is not None:
+                    if len(akeys) >= 4096:
+                        akeys.clear()
+                    akeys[handler] = read
+            parts_read.append(read)
+        akey = tuple(parts_read)
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
                 bool(test.options.get("rubricPrompt")), akey)
         if ckey not in passed:

@@ -252,10 +252,23 @@ def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[Test
         return _from_source(node, ctx, loc, key)
     out: list[TestItem] = []
     locs = asserts.item_locs(node, loc) if isinstance(node, LList) else [loc] * len(node)
+    build_list, base_dir, append = asserts.build_list, ctx.base_dir, out.append
     for i, item in enumerate(node):
         ikey, iloc = f"{key}[{i}]", locs[i]
-        if type(item) is LDict and LEAN_KEYS.issuperset(item):  # the common inline test
-            out.append(part_from_node(item, ctx, loc=iloc, key=ikey))
+        cls = type(item)
+        if (cls is LDict or cls is dict) and LEAN_KEYS.issuperset(item):  # the common inline test (dict: .json)
+            vars_ = _plain_vars(item.get("vars"))
+            if vars_ is None:
+                append(part_from_node(item, ctx, loc=iloc, key=ikey))
+                continue
+            # part_from_node's lean case, inlined: TestPart(description=, vars=, asserts=, loc=, key_path=)
+            part = _new(TestPart)
+            _set(part, "__dict__", {
+                "description": item.get("description"), "vars": vars_,
+                "asserts": build_list(item.get("assert") or [], base_dir=base_dir, loc=iloc, key=ikey),
+                "options": {}, "threshold": None, "metadata": {}, "providers": None, "prompts": None, "loc": iloc,
+                "key_path": ikey})
+            append(part)
         elif isinstance(item, str):
             out.extend(_from_source(item, ctx, iloc, ikey))
         elif isinstance(item, dict) and "path" in item and not (set(item) - {"path", "config"}):

@@ -63,9 +63,7 @@ def build(text: str, file: str) -> Any:
         return FALLBACK
     finally:
         loader.dispose()
-        # the builder's closures refer to each other and to the loader: a cycle the collector frees only later
-        # (loading runs with the collector off), which would keep the whole text alive through the run
-        chunks.text = ""
+        chunks.text = ""  # not kept alive by anything that outlives the call (an exception's traceback)
 
 
 def _special_pattern(loader: Any) -> re.Pattern[str]:
@@ -267,14 +265,17 @@ def _build(loader: Any, file: str) -> Any:
                 append_line(value.line)
                 size += n
 
-    ev = get()  # the document's value
-    cls = type(ev)
-    if cls is scalar_ev:
-        root = other_scalar(ev)
-    elif cls is map_start or cls is seq_start:
-        root, _ = container(ev)
-    else:  # an alias of nothing
-        raise _Fallback
-    if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
-        raise _Fallback  # a second document: an error worded there
-    return root
+    try:
+        ev = get()  # the document's value
+        cls = type(ev)
+        if cls is scalar_ev:
+            root = other_scalar(ev)
+        elif cls is map_start or cls is seq_start:
+            root, _ = container(ev)
+        else:  # an alias of nothing
+            raise _Fallback
+        if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent:
+            raise _Fallback  # a second document: an error worded there
+        return root
+    finally:  # the functions refer to each other: unbound, they (and the tables above) are freed by refcount now,
+        container = mapping = sequence = None  # type: ignore[assignment]  # not kept until a collection

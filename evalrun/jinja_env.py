@@ -1,0 +1,79 @@
+"""The Jinja2 environment templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined.
+
+    make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
+
+Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
+substitutions (checked without Jinja2, see templating.simple_names) never imports Jinja2 (~25 ms).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jinja2
+import jinja2.ext
+import jinja2.lexer
+from jinja2.sandbox import SandboxedEnvironment
+
+from evalrun.templating import as_text
+
+
+class _NunjucksCompatEnv(SandboxedEnvironment):
+    """Jinja2 with the Nunjucks (JavaScript) spellings promptfoo templates use: `xs.length`."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if attribute == "length" and isinstance(obj, (str, list, tuple, dict)):
+            return len(obj)
+        return super().getattr(obj, attribute)
+
+
+class _StrictEquality(jinja2.ext.Extension):
+    """Nunjucks' `===` / `!==`: Jinja2 lexes them as `==` / `!=` followed by `=`; the two tokens become one
+    (`==` / `!=`, which compare without JavaScript's type coercion already)."""
+
+    def filter_stream(self, stream: jinja2.lexer.TokenStream) -> Any:
+        pending = None
+        for tok in stream:
+            if pending is not None:
+                if tok.type == "assign" and tok.lineno == pending.lineno:
+                    yield pending
+                    pending = None
+                    continue
+                yield pending
+                pending = None
+            if tok.type in ("eq", "ne"):
+                pending = tok
+                continue
+            yield tok
+        if pending is not None:
+            yield pending
+
+
+def _dump(value: Any, indent: int | None = None) -> str:
+    """Nunjucks' `dump` (JSON.stringify): compact, or indented by `indent` spaces."""
+    if indent:
+        return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _load(text: Any) -> Any:
+    """promptfoo's `load` filter: JSON.parse of a string (a parsed value passes through)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise jinja2.TemplateRuntimeError(f"load: not valid JSON: {e}") from None
+
+
+def make_env() -> SandboxedEnvironment:
+    """A new environment: sandboxed, StrictUndefined, values printed as Nunjucks prints them."""
+    env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                             finalize=as_text, extensions=[_StrictEquality])
+    env.globals["null"] = None  # Nunjucks literals
+    env.globals["undefined"] = None
+    env.filters["dump"] = _dump
+    env.filters["tojson"] = _dump
+    env.filters["load"] = _load
+    return env
