@@ -145,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
     finally:
         loading.done()
+    import gc
+
+    gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
     from evalrun.config.expansion import context_expansion_warnings
 
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
@@ -198,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"evalrun: note: --workers {workers}: {why}; running in one process", file=sys.stderr)
     with sigterm_as_sigint() as got:  # SIGTERM (CI cancellation) stops the run like Ctrl-C
         outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(runner.run())
+    gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
 
     from evalrun.report import console
 
