@@ -18,7 +18,7 @@ import itertools
 import json
 import math
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -151,21 +151,29 @@ def iter_cases(suite: Suite, *, repeat: int | None = None, start: int = 0) -> It
                     index += 1
 
 
-def test_case_counts(suite: Suite, *, repeat: int | None = None) -> array[int]:
-    """The number of cases each test expands to, in test order (streamed tests: counted when they were checked)."""
-    reps = _repeat(suite, repeat)
-    known = getattr(suite.tests, "case_counts", None)
-    if known is not None:
-        return array("q", [n * reps for n in known]) if reps > 1 else array("q", known)
+def case_counter(suite: Suite) -> Callable[[TestSpec], tuple[int, int]]:
+    """A test -> (its provider x prompt pairs, the cases one repeat of it expands to: pairs x var combinations),
+    arithmetic only; the pairs are worked out once per distinct provider/prompt filter."""
     memo: dict[tuple[Any, Any], int] = {}
-    out = array("q")
-    for test in suite.tests:
+
+    def count(test: TestSpec) -> tuple[int, int]:
         key = (test.providers, test.prompts)
         n_pairs = memo.get(key)
         if n_pairs is None:
             n_pairs = memo[key] = len(pairs(suite, test))
-        out.append(reps * n_pairs * count_combinations(test.vars, _expands(suite, test)) if n_pairs else 0)
-    return out
+        return n_pairs, n_pairs * count_combinations(test.vars, _expands(suite, test)) if n_pairs else 0
+
+    return count
+
+
+def test_case_counts(suite: Suite, *, repeat: int | None = None) -> array[int]:
+    """The number of cases each test expands to, in test order (streamed tests: counted when they were checked)."""
+    reps = _repeat(suite, repeat)
+    known = getattr(suite.tests, "case_counts", None)
+    if known is None:
+        count = case_counter(suite)
+        known = array("q", [count(test)[1] for test in suite.tests])
+    return array("q", [n * reps for n in known]) if reps > 1 else array("q", known)
 
 
 def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
@@ -174,13 +182,5 @@ def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
     known = getattr(suite.tests, "cases_per_repeat", None)  # streamed tests: counted when they were checked
     if isinstance(known, int):
         return known * reps
-    memo: dict[tuple[Any, Any], int] = {}
-    total = 0
-    for test in suite.tests:
-        key = (test.providers, test.prompts)
-        n_pairs = memo.get(key)
-        if n_pairs is None:
-            n_pairs = memo[key] = len(pairs(suite, test))
-        if n_pairs:
-            total += n_pairs * count_combinations(test.vars, _expands(suite, test))
-    return total * reps
+    count = case_counter(suite)
+    return sum(count(test)[1] for test in suite.tests) * reps

@@ -28,16 +28,11 @@ def _blocks(suite: Suite, repeat: int | None) -> Iterator[tuple[Any, int, int, i
     from evalrun.run.runner import _compares_outputs
 
     reps = expand._repeat(suite, repeat)
-    memo: dict[tuple[Any, Any], int] = {}
+    count = expand.case_counter(suite)
     index = 0
     for test in suite.tests:
-        key = (test.providers, test.prompts)
-        n_pairs = memo.get(key)
-        if n_pairs is None:
-            n_pairs = memo[key] = len(expand.pairs(suite, test))
-        if not n_pairs:
-            continue
-        size = reps * n_pairs * expand.count_combinations(test.vars, expand._expands(suite, test))
+        n_pairs, per_repeat = count(test)
+        size = reps * per_repeat
         if size:
             yield test, index, size, n_pairs if _compares_outputs(test) else 1
             index += size
