@@ -181,10 +181,12 @@ def run(args: argparse.Namespace) -> int:
 
     from evalrun.run.signals import EXIT_SIGTERM, sigterm_as_sigint
 
-    if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader: one config error before any call
-        from evalrun.grading.select import GraderResolver
+    if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
+        from evalrun.grading.select import GraderResolver  # one config error before any call
 
-        GraderResolver(suite, opts.grader, None).check_support(suite.tests)
+        checker = GraderResolver(suite, opts.grader, None)
+        checker.check_support(suite.tests)
+        checker.check_embedders(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.ray_executor import RayExecutor, job_for
