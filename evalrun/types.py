@@ -33,6 +33,9 @@ class PromptSpec:
     #: A prompt function (`file:///abs/prompts.js:fn`, `.mjs`, `.py`): called per case with {vars, provider}
     #: to build the prompt (evalrun/prompt_functions.py); `raw` then holds the reference as written.
     function: str | None = None
+    #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
+    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/filters.py).
+    group: str | None = None
 
     @property
     def is_chat(self) -> bool:
