@@ -72,7 +72,7 @@ class AssertionContext:
                      "metadata": test.metadata, "threshold": test.threshold},
             "config": self.config,
             "provider": {"id": case.provider.id, "label": case.provider.label},
-            "providerResponse": {"output": resp.text, "cost": resp.cost, "cached": resp.cached,
+            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost, "cached": resp.cached,
                                  "latencyMs": resp.latency_ms, "finishReason": resp.finish_reason,
                                  "metadata": resp.metadata,
                                  "tokenUsage": {"prompt": resp.tokens.prompt,

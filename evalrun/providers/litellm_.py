@@ -31,7 +31,7 @@ from typing import Any
 
 from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
-from evalrun.providers import ids
+from evalrun.providers import ids, structured_output
 from evalrun.providers.base import CallContext
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
 from evalrun.providers.openai_direct import DirectOpenAI
@@ -354,7 +354,10 @@ class LiteLLMProvider:
         params = self.params
         if ctx.prompt_config:  # a prompt's `config` overrides the provider's for this call (promptfoo)
             params = {**params, **ids.normalise_params(ctx.prompt_config, loc=self.spec.loc, key="prompt config")}
-        return await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
+        out = await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
+        if structured_output.parses_json(self.model, params):  # promptfoo hands on the parsed object
+            return structured_output.with_parsed_json(out)
+        return out
 
 
 # ---------------------------------------------------------------- original functional contract

@@ -15,6 +15,7 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
+from evalrun.assertions.engine import output_text
 from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
@@ -125,7 +126,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         test_transform = case.test.options.get("transform")
         if isinstance(test_transform, str) and test_transform.strip():
             value = await _apply_transform(env, case, test_transform, "options.transform", value, prompt_str)
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        text = output_text(value)  # an object as compact JSON, as promptfoo's JSON.stringify
         native = None if isinstance(value, str) else value
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
