@@ -114,3 +114,8 @@ class GraderError(EvalrunError):
 
 class AssertionRuntimeError(EvalrunError):
     """An assertion could not be evaluated at run time (a user's python raised, bad rendered value)."""
+
+
+class ConfigWarning(UserWarning):
+    """What promptfoo lets pass in a config and evalrun warns of (a key it drops, an undefined template variable
+    that renders as empty text), as `FILE:LINE: ...`; the API and the pytest plugin issue Suite.warnings as these."""

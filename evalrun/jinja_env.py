@@ -1,6 +1,7 @@
 """The Jinja2 environment templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined.
 
     make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
+    lenient(env) -> the same where an undefined variable renders as empty text (promptfoo's Nunjucks)
 
 Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
 substitutions (checked without Jinja2, see templating.simple_names) never imports Jinja2 (~25 ms).
@@ -65,6 +66,22 @@ def _load(text: Any) -> Any:
         return json.loads(text)
     except ValueError as e:
         raise jinja2.TemplateRuntimeError(f"load: not valid JSON: {e}") from None
+
+
+class _EmptyUndefined(jinja2.ChainableUndefined):
+    """A variable no test defines, as Nunjucks treats it: empty text, false, no items, and its attributes and
+    items undefined too."""
+
+    __slots__ = ()
+
+
+def lenient(env: SandboxedEnvironment) -> SandboxedEnvironment:
+    """`env` (filters and all, shared) where an undefined variable renders as empty text instead of raising."""
+    found = getattr(env, "_lenient_overlay", None)
+    if found is None:
+        found = env.overlay(undefined=_EmptyUndefined)
+        env._lenient_overlay = found  # type: ignore[attr-defined]
+    return found
 
 
 def make_env() -> SandboxedEnvironment:

@@ -1,5 +1,9 @@
 """One sandboxed Jinja2 environment with StrictUndefined; compiled templates are cached.
 
+`lenient=True` (a config loaded without --strict: Suite.undefined_renders_empty) renders a variable no test
+defines as empty text, as promptfoo's Nunjucks does (the loader has warned of it, or refused a likely typo);
+such a template renders strictly first and again leniently only when it reads an undefined name.
+
 Var values are data and are never rendered themselves. In an assertion value or config, a string that is
 exactly one `{{ name }}` expression whose var is a list or a mapping yields that native value (a list of chunks
 stays a list), as promptfoo users write `contextChunks: '{{contextChunks}}'`; a scalar var renders as text
@@ -76,6 +80,7 @@ def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> Non
         _env.filters.update(_builtin_filters)
         _env.filters.update(_custom_filters)
     compile_template.cache_clear()
+    _compile_lenient.cache_clear()
     parse.cache_clear()
     variables_of.cache_clear()
     guarded_names.cache_clear()
@@ -243,17 +248,33 @@ def check_syntax(source: str) -> str | None:
     return None
 
 
-def render(source: str, vars: dict[str, Any]) -> str:
-    """Render a template string with vars (plus `env`). Raises jinja2 errors to the caller."""
+def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:
+    """Render a template string with vars (plus `env`). Raises jinja2 errors to the caller; with `lenient` an
+    undefined variable renders as empty text (an unset `env.NAME` still raises)."""
     if not has_template(source):
         return source
     ns = dict(vars)
     if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
         ns["env"] = env_namespace()
-    return compile_template(source).render(ns)
+    if not lenient:
+        return compile_template(source).render(ns)
+    import jinja2
+
+    try:
+        return compile_template(source).render(ns)
+    except jinja2.UndefinedError:
+        return _compile_lenient(source).render(ns)
 
 
-def render_value(value: Any, vars: dict[str, Any]) -> Any:
+@lru_cache(maxsize=256)
+def _compile_lenient(source: str) -> jinja2.Template:
+    """The template compiled where undefined variables are empty (jinja_env.lenient), cached apart."""
+    from evalrun.jinja_env import lenient
+
+    return lenient(_environment()).from_string(source)
+
+
+def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> Any:
     """Render an assertion value/config: strings (and strings inside lists/dicts) are templates.
 
     A string that is exactly `{{ name }}` (or `{{ a.b }}`) yields the var's native value when that value is a
@@ -267,11 +288,11 @@ def render_value(value: Any, vars: dict[str, Any]) -> Any:
             found, native = _lookup(m.group(1), vars)
             if found and isinstance(native, (list, tuple, dict)):
                 return native
-        return render(value, vars)
+        return render(value, vars, lenient=lenient)
     if isinstance(value, list):
-        return [render_value(v, vars) for v in value]
+        return [render_value(v, vars, lenient=lenient) for v in value]
     if isinstance(value, dict):
-        return {k: render_value(v, vars) for k, v in value.items()}
+        return {k: render_value(v, vars, lenient=lenient) for k, v in value.items()}
     return value
 
 
@@ -302,7 +323,8 @@ def chat_from_json(text: str) -> list[dict[str, Any]] | None:
     return None
 
 
-def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str | list[dict[str, Any]]:
+def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
+                  lenient: bool = False) -> str | list[dict[str, Any]]:
     """Render a text prompt, or each message's string content of a chat prompt.
 
     A text prompt that is a JSON template of a chat (`[{"role": ...}, {% for %}...]`) becomes the message
@@ -312,7 +334,7 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str 
     if isinstance(raw, str):
         if "_conversation" not in vars and "_conversation" in raw:
             vars = {**vars, "_conversation": []}
-        text = render(raw, vars)
+        text = render(raw, vars, lenient=lenient)
         if is_json_template(raw):
             chat = chat_from_json(text)
             if chat is not None:
@@ -322,7 +344,7 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str 
     for msg in raw:
         m = dict(msg)
         if isinstance(m.get("content"), str):
-            m["content"] = render(m["content"], vars)
+            m["content"] = render(m["content"], vars, lenient=lenient)
         out.append(m)
     return out
 

@@ -125,7 +125,10 @@ class Suite:
     env: dict[str, str] = field(default_factory=dict)
     disable_var_expansion: bool = False
     base_dir: str = "."
-    warnings: tuple[str, ...] = ()  # keys promptfoo ignores, dropped with a warning (config/lenient.py)
+    warnings: tuple[str, ...] = ()  # what promptfoo lets pass and evalrun warns of (config/lenient.py)
+    #: An undefined template variable renders as empty text, as in promptfoo (the loader has warned of each, or
+    #: refused a likely typo); False: it is an error (--strict, or a suite built in code).
+    undefined_renders_empty: bool = False
 
 
 # ---------------------------------------------------------------- expansion

@@ -66,8 +66,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
         suite = build_suite(merged, cli_vars, on_progress, on_test)
-        warnings = lenient.take()
-        return replace(suite, warnings=warnings) if warnings else suite
+        return replace(suite, warnings=lenient.take(), undefined_renders_empty=not lenient.is_strict())
     except ConfigError as e:
         from evalrun.config import jsonlines
 

@@ -39,6 +39,8 @@ class CaseEnv:
     registers: dict[str, Any] = field(default_factory=dict)
     #: Embedding model of an assertion (embedding metrics); None: no embedder in this run.
     resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
+    #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
+    lenient_templates: bool = False
 
 
 class CaseFailure(Exception):
@@ -98,7 +100,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             prompt_config = {**prompt_config, **fn_config}
         else:
             try:
-                prompt = render_prompt(case.prompt.raw, case.vars)
+                prompt = render_prompt(case.prompt.raw, case.vars, lenient=env.lenient_templates)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
@@ -175,32 +177,27 @@ def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult,
     for spec in asserts:  # one pass: a verdict changes nothing, so one made before a non-lean spec is only dropped
         if not lean(spec):
             return None
-        value = spec.value  # _rendered_value, inlined for the common value that is not a template
+        value = spec.value  # as in _rendered, inlined for the common value that is not a template
         if type(value) is not str or "{{" in value or "{%" in value:
-            value = _render(spec, case, value)
+            value = _render(spec, case, value, env.lenient_templates)
         out.append(evaluate_text(spec, text, value, vars))
     return tuple(out)
 
 
-def _rendered(spec: AssertionSpec, case: Case) -> tuple[Any, dict[str, Any]]:
+def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:
     """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
     a template error ends the case."""
     if getattr(spec.handler, "raw_value", False):
         return spec.value, spec.config
-    return _rendered_value(spec, case), _render(spec, case, spec.config) if spec.config else spec.config
-
-
-def _rendered_value(spec: AssertionSpec, case: Case) -> Any:
-    """The spec's value rendered (a spec whose handler is not raw_value)."""
     value = spec.value
-    if type(value) is str and "{{" not in value and "{%" not in value:  # templating.has_template, inlined
-        return value
-    return _render(spec, case, value)
+    if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
+        value = _render(spec, case, value, lenient)
+    return value, _render(spec, case, spec.config, lenient) if spec.config else spec.config
 
 
-def _render(spec: AssertionSpec, case: Case, value: Any) -> Any:
+def _render(spec: AssertionSpec, case: Case, value: Any, lenient: bool) -> Any:
     try:
-        return templating.render_value(value, case.vars)
+        return templating.render_value(value, case.vars, lenient=lenient)
     except Exception as e:
         where = spec.key_path or _where(case)
         raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
@@ -214,7 +211,7 @@ class _AssertRun:
         self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native
 
     def make_ctx(self, spec: AssertionSpec) -> AssertionContext:
-        value, config = _rendered(spec, self.case)
+        value, config = _rendered(spec, self.case, self.env.lenient_templates)
         return AssertionContext(output=self.text, response=self.output, vars=self.case.vars, prompt=self.prompt,
                                 case=self.case, value=value, config=config, get_grader=self.get_grader,
                                 run_child=self.run_child, get_embedder=self.get_embedder,

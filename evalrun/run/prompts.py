@@ -38,7 +38,9 @@ def plan_of(source: str) -> Plan | None:
     return tuple(literals), tuple(names)
 
 
-def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str | list[dict[str, Any]]:
+def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
+                  lenient: bool = False) -> str | list[dict[str, Any]]:
+    """templating.render_prompt (`lenient`: undefined variables render empty), plain substitutions joined here."""
     if isinstance(raw, str):
         plan = plan_of(raw)
         if plan is not None:
@@ -47,8 +49,8 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any]) -> str 
             for name, literal in zip(names, literals[1:], strict=True):
                 value = vars.get(name)
                 if type(value) is not str:
-                    return templating.render_prompt(raw, vars)
+                    return templating.render_prompt(raw, vars, lenient=lenient)
                 parts.append(value)
                 parts.append(literal)
             return "".join(parts)
-    return templating.render_prompt(raw, vars)
+    return templating.render_prompt(raw, vars, lenient=lenient)
