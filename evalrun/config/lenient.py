@@ -54,6 +54,10 @@ def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once
     ConfigError with `hint` under --strict."""
     if is_strict():
         raise ConfigError.at(loc, message, key=key, hint=f"{hint} (--strict makes this an error)")
+    if loc and loc.file and key:  # inside a large .json read shallowly: the key's exact line
+        from evalrun.config import jsonlines
+
+        loc = jsonlines.locate(loc, key)
     where = f"{loc.file}:{loc.line}: " if loc and loc.file and loc.line else (f"{loc.file}: " if loc else "")
     text = f"{where}{key + ': ' if key else ''}{message}; {hint} (--strict makes it an error)"
     seen = _STATE["seen"]

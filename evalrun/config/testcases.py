@@ -228,7 +228,7 @@ def _from_source(ref: str, ctx: Ctx, loc: Location | None, key: str) -> list[Tes
     out: list[TestItem] = []
     for path in files.expand(path_s, ctx.base_dir, loc=loc, key=key):
         display = files.display_path(path)
-        sub = Ctx(str(path.parent))
+        sub = Ctx(files.TestFileDir(ctx.base_dir, str(path.parent)))  # promptfoo: paths from the config's folder
         suffix = path.suffix.lower()
         if suffix in STREAMED_SUFFIXES:
             out.append(StreamedTests(path, display, sub.base_dir, loc=loc, key=key))
