@@ -2,6 +2,7 @@
 
     make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
     lenient(env) -> the same where an undefined variable renders as empty text (promptfoo's Nunjucks)
+    set_search_path(env, folders) -> where `{% include %}` finds templates
 
 Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
 substitutions (checked without Jinja2, see templating.simple_names) never imports Jinja2 (~25 ms).
@@ -82,6 +83,14 @@ def lenient(env: SandboxedEnvironment) -> SandboxedEnvironment:
         found = env.overlay(undefined=_EmptyUndefined)
         env._lenient_overlay = found  # type: ignore[attr-defined]
     return found
+
+
+def set_search_path(env: SandboxedEnvironment, folders: list[str]) -> None:
+    """Where `{% include "name" %}` finds `name` (a FileSystemLoader over `folders`, in order)."""
+    env.loader = jinja2.FileSystemLoader(folders)
+    overlay = getattr(env, "_lenient_overlay", None)
+    if overlay is not None:
+        overlay.loader = env.loader
 
 
 def make_env() -> SandboxedEnvironment:

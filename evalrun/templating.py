@@ -62,6 +62,8 @@ _env: Any = None  # the Jinja2 environment (jinja_env.make_env), made at the fir
 _builtin_filters: dict[str, Any] = {}  # its own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _config_env: dict[str, str] = {}
+#: Folders `{% include "x.njk" %}` looks in: each loaded config's folder, then the current folder (promptfoo's)
+_include_dirs: list[str] = []
 
 
 def reset_custom_filters() -> None:
@@ -79,12 +81,42 @@ def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> Non
         _env.filters.clear()
         _env.filters.update(_builtin_filters)
         _env.filters.update(_custom_filters)
+    _clear_caches()
+
+
+def _clear_caches() -> None:
     compile_template.cache_clear()
     _compile_lenient.cache_clear()
     parse.cache_clear()
     variables_of.cache_clear()
     guarded_names.cache_clear()
     env_names_of.cache_clear()
+    included.cache_clear()
+
+
+def reset_include_dirs() -> None:
+    """Forget the folders of a previously loaded config (`{% include %}` then looks in the current folder)."""
+    if _include_dirs:
+        _include_dirs.clear()
+        _set_loader()
+
+
+def add_include_dir(folder: str) -> None:
+    """A loaded config's folder, where its templates' `{% include "partial.njk" %}` names are looked up (promptfoo's
+    Nunjucks looks in the current folder, where promptfoo users run it from; that comes next)."""
+    folder = os.path.abspath(folder)
+    if folder not in _include_dirs:
+        _include_dirs.append(folder)
+        _set_loader()
+
+
+def _set_loader() -> None:
+    if _env is not None:
+        from evalrun.jinja_env import set_search_path
+
+        set_search_path(_env, include_dirs())
+    included.cache_clear()  # what they find, and so the variables of the templates that include them
+    variables_of.cache_clear()
 
 
 def set_config_env(env: dict[str, str]) -> None:
@@ -127,6 +159,7 @@ def _environment() -> Any:
         _builtin_filters.update(env.filters)
         env.filters.update(_custom_filters)
         _env = env
+        _set_loader()
     return _env
 
 
@@ -187,13 +220,42 @@ def parse(source: str) -> jinja2.nodes.Template:
 
 @lru_cache(maxsize=4096)
 def variables_of(source: str) -> frozenset[str]:
-    """Top-level variable names a template reads (for checking undefined vars before any call)."""
+    """Top-level variable names a template reads (for checking undefined vars before any call), those of the
+    templates it includes too."""
     simple = simple_names(source)
     if simple is not None:
         return simple
     from jinja2 import meta
 
-    return frozenset(meta.find_undeclared_variables(parse(source)))
+    found = frozenset(meta.find_undeclared_variables(parse(source)))
+    for _, text in included(source):
+        found |= variables_of(text)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def included(source: str) -> tuple[tuple[str, str], ...]:
+    """(name, text) of each template that `source` names in `{% include %}` / `{% import %}` / `{% extends %}`,
+    read from the include folders (add_include_dir). Raises jinja2.TemplateNotFound for a missing one,
+    TemplateSyntaxError for one that does not parse."""
+    if "{%" not in source:
+        return ()
+    import jinja2
+    from jinja2 import meta
+
+    out = []
+    for name in meta.find_referenced_templates(parse(source)):
+        if name is None:  # a name computed at render time: found (or not) then
+            continue
+        text, _, _ = _environment().loader.get_source(_environment(), name)
+        try:
+            parse(text)  # its syntax, now
+        except jinja2.TemplateSyntaxError as e:
+            e.name = name
+            raise
+        out.append((name, text))
+        out.extend(included(text))
+    return tuple(out)
 
 
 @lru_cache(maxsize=4096)
@@ -245,7 +307,18 @@ def check_syntax(source: str) -> str | None:
         parse(source)
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error: {e.message} (template line {e.lineno})"
+    try:
+        included(source)
+    except jinja2.TemplateNotFound as e:
+        return f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
+    except jinja2.TemplateSyntaxError as e:
+        return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None
+
+
+def include_dirs() -> list[str]:
+    """The folders `{% include %}` looks in, in order."""
+    return [*_include_dirs, os.getcwd()]
 
 
 def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:

@@ -54,6 +54,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
     templating.reset_custom_filters()
+    templating.reset_include_dirs()
     lenient.reset(strict)
     try:
         configs = []

@@ -44,7 +44,9 @@ def needs(source: str) -> frozenset[str]:
     """
     found = _NEEDS.get(source)
     if found is None:  # `x | default(...)` and `x is defined` make x optional
-        found = _NEEDS[source] = templating.variables_of(source) - templating.guarded_names(source)
+        found = templating.variables_of(source) - templating.guarded_names(source)
+        if "{%" not in source or not templating.included(source):  # what an include reads changes with its file
+            _NEEDS[source] = found
     if "env" in found:  # the environment may change between loads: not cached
         unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
         if unset:

@@ -95,9 +95,10 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
-        from evalrun import templating
+    from evalrun import templating
 
+    templating.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
         templating.add_custom_filters(custom_filters.load(doc["nunjucksFilters"], base_dir,
                                                           doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
