@@ -107,6 +107,9 @@ class TestSpec:
     prompts: tuple[str, ...] | None = None  # filter: prompt labels/ids; None = all
     loc: Location | None = None
     key_path: str = ""
+    #: Keys of the test beyond evalrun's (`expected` in a JSONL row): promptfoo keeps them on the test, and code
+    #: assertions read them as `context.test.expected`.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -487,7 +487,7 @@ def test_generator_errors_name_the_reference(tmp_path: Path) -> None:
         load([str(cfg)])
     assert e.value.line == 4
     cfg = write(tmp_path, "d.yaml", "prompts: ['x']\nproviders: [echo]\ntests:\n  - file://gen.py:bad_shape\n")
-    with pytest.raises(ConfigError, match="unknown test key 'asserts'") as e:
+    with pytest.raises(ConfigError, match="unknown key 'asserts'") as e:
         load([str(cfg)])
     assert "did you mean `assert`" in (e.value.hint or "")
 

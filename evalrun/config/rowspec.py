@@ -47,7 +47,8 @@ def to_spec(part: TestPart, index: int) -> TestSpec:
         return spec
     return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
                     options=part.options, threshold=part.threshold, metadata=part.metadata,
-                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
+                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path,
+                    extra=part.extra)
 
 
 def reusable(items: list[Any]) -> bool:

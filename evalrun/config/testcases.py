@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.config import asserts, docstream, files
-from evalrun.config.schema import check_keys, validate
+from evalrun.config.schema import validate
 from evalrun.config.schema_source import TEST_KEYS
 from evalrun.config.teststream import STREAMED_SUFFIXES, StreamedTests
 from evalrun.config.yamlsrc import LDict, LList, loc_of
@@ -34,6 +34,7 @@ class TestPart:
     prompts: tuple[str, ...] | None = None
     loc: Location | None = None
     key_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # keys beyond evalrun's, kept for context.test
 
 
 #: One entry of `tests:` after reading: a test, or a JSONL/CSV file whose tests are read as a stream.
@@ -115,6 +116,7 @@ def _names(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(v) for v in value)
 
 
+_TEST_KEYS = frozenset(TEST_KEYS)
 #: A test with only these keys (most tests) is built without looking up the others.
 LEAN_KEYS = frozenset({"vars", "assert", "description"})
 _REFS = ("file://", "pkg://")  # files.is_ref's prefixes
@@ -145,7 +147,7 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
             part = _new(TestPart)
             _set(part, "__dict__", {"description": node.get("description"), "vars": vars_, "asserts": specs,
                                     "options": {}, "threshold": None, "metadata": {}, "providers": None,
-                                    "prompts": None, "loc": loc, "key_path": key})
+                                    "prompts": None, "loc": loc, "key_path": key, "extra": {}})
             return part
     if "provider" in node:
         raise ConfigError.at(loc_of(node, "provider") or loc, "a per-test `provider` is not supported",
@@ -174,6 +176,7 @@ def part_from_node(node: dict[str, Any], ctx: Ctx, *, loc: Location | None, key:
         prompts=_names(node.get("prompts")),
         loc=loc,
         key_path=key,
+        extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {},
     )
 
 
@@ -211,7 +214,6 @@ def _from_generator(ref: str, config: Any, ctx: Ctx, loc: Location | None, key: 
         ikey = f"{key}[{i}]"
         if not isinstance(item, dict):
             raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
-        check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)
         validate(item, file=loc.file if loc else str(path), definition="test", prefix=ikey,
                  line=loc.line if loc else 0)
         out.append(part_from_node(item, ctx, loc=loc, key=ikey))
@@ -267,7 +269,7 @@ def collect(node: Any, ctx: Ctx, *, key: str, loc: Location | None) -> list[Test
                 "description": item.get("description"), "vars": vars_,
                 "asserts": build_list(item.get("assert") or [], base_dir=base_dir, loc=iloc, key=ikey),
                 "options": {}, "threshold": None, "metadata": {}, "providers": None, "prompts": None, "loc": iloc,
-                "key_path": ikey})
+                "key_path": ikey, "extra": {}})
             append(part)
         elif isinstance(item, str):
             out.extend(_from_source(item, ctx, iloc, ikey))
