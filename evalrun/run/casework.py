@@ -19,6 +19,7 @@ from evalrun.assertions.engine import output_text
 from evalrun.errors import ConfigError, EvalrunError, ProviderError
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
+from evalrun.run.conversation import Conversations
 from evalrun.run.prompts import render_prompt
 from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
@@ -41,6 +42,8 @@ class CaseEnv:
     resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
     #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
     lenient_templates: bool = False
+    #: promptfoo's `_conversation` threads (earlier turns, run/conversation.py)
+    conversations: Conversations = field(default_factory=Conversations)
 
 
 class CaseFailure(Exception):
@@ -89,18 +92,20 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             if vars is not case.vars:
                 case = replace(case, vars=vars)
         prompt_config = case.prompt.config
+        thread = env.conversations if env.conversations.applies(case) else None
+        render_vars = case.vars if thread is None else {**case.vars, "_conversation": thread.history(case)}
         if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
             from evalrun.prompt_functions import build_prompt
 
             try:
-                prompt, fn_config = await build_prompt(case.prompt.function, case.vars,
+                prompt, fn_config = await build_prompt(case.prompt.function, render_vars,
                                                        {"id": case.provider.id, "label": case.provider.name})
             except EvalrunError as e:
                 raise CaseFailure(f"prompt {case.prompt.label!r}: {e}") from None
             prompt_config = {**prompt_config, **fn_config}
         else:
             try:
-                prompt = render_prompt(case.prompt.raw, case.vars, lenient=env.lenient_templates)
+                prompt = render_prompt(case.prompt.raw, render_vars, lenient=env.lenient_templates)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
@@ -118,6 +123,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
                 raise
             raise CaseFailure(f"provider {case.provider.name}: {exit_msg}") from None
         finally:
+            if thread is not None:  # this turn joins the thread, answered or not (promptfoo)
+                said = None if output is None else output.text if output.value is None else output.value
+                thread.record(case, prompt, said, output.metadata if output is not None else None)
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
                 await asyncio.sleep(delay)

@@ -36,6 +36,7 @@ from evalrun.run.progress import Progress
 from evalrun.run.ray_collect import Collector
 from evalrun.run.ray_task import ShardJob, run_shard, shard_cases, skip_bytes
 from evalrun.run.runner import RunOutcome
+from evalrun.run.serial import serial_reason
 from evalrun.types import Suite
 
 #: attempts after the first for a shard whose task failed
@@ -132,9 +133,9 @@ class RayExecutor:
         n = self.settings.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if total is not None:
             n = max(1, min(n, total))
-        if n > 1 and _serial(self.suite):
-            print("evalrun: warning: storeOutputAs makes tests depend on earlier outputs: one Ray task runs "
-                  "them all, in order", file=sys.stderr)
+        why = serial_reason(self.suite) if n > 1 else None
+        if why is not None:
+            print(f"evalrun: warning: {why}: one Ray task runs them all, in order", file=sys.stderr)
             n = 1
         return n
 
@@ -222,13 +223,6 @@ class RayExecutor:
                 self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
             finally:
                 live.pop(k, None)
-
-
-def _serial(suite: Suite) -> bool:
-    serial = getattr(suite.tests, "store_output_as", None)
-    if serial is None:
-        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
-    return bool(serial)
 
 
 def _total(suite: Suite, opts: RunOptions) -> int | None:

@@ -24,6 +24,7 @@ from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
+from evalrun.run.serial import serial_reason
 from evalrun.run.serialize import prompt_digest, result_dict
 from evalrun.run.store import open_results, read_at, read_records
 from evalrun.run.tally import Row, Tally
@@ -244,10 +245,8 @@ class Runner:
                 elif not (previous and resumed(item)):
                     finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
-        # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
-        serial = getattr(self.suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
-        if serial is None:
-            serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
+        # storeOutputAs, _conversation: later cases depend on earlier outputs: one at a time, in order (promptfoo)
+        serial = serial_reason(self.suite) is not None
         workers = [asyncio.ensure_future(worker()) for _ in range(1 if serial else opts.max_concurrency)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`

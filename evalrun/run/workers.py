@@ -87,12 +87,9 @@ def single_reason(suite: Suite, opts: RunOptions) -> str | None:
         return "--shard selects over the whole expansion"
     if opts.filter_pattern or opts.filter_failing:
         return "--filter-pattern and --filter-failing select over the whole expansion"
-    serial = getattr(suite.tests, "store_output_as", None)
-    if serial is None:
-        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
-    if serial:
-        return "storeOutputAs makes tests depend on earlier outputs"
-    return None
+    from evalrun.run.serial import serial_reason
+
+    return serial_reason(suite)
 
 
 @dataclass(frozen=True)
