@@ -119,9 +119,11 @@ def _set_loader() -> None:
     variables_of.cache_clear()
 
 
-def set_config_env(env: dict[str, str]) -> None:
-    """Values from the config's `env:` key, consulted before os.environ by `{{ env.NAME }}`."""
-    _config_env.clear()
+def set_config_env(env: dict[str, str], *, add: bool = False) -> None:
+    """Values from the config's `env:` key, consulted before os.environ by `{{ env.NAME }}`; `add` keeps the
+    values set before (a config read after another)."""
+    if not add:
+        _config_env.clear()
     _config_env.update(env)
 
 
@@ -131,9 +133,9 @@ def env_namespace() -> _Env:
     return merged
 
 
-def render_env_only(text: str) -> str:
-    """`{{ env.NAME }}` in a provider id (promptfoo renders them when it loads the config); an unset NAME, or a
-    template reading anything but `env`, is a ConfigError."""
+def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
+    """`{{ env.NAME }}` in a provider id (promptfoo renders them when it loads the config); `extra` (a provider's
+    own `env`) comes first. An unset NAME, or a template reading anything but `env`, is a ConfigError."""
     if not has_template(text):
         return text
     import jinja2
@@ -141,6 +143,10 @@ def render_env_only(text: str) -> str:
     try:
         if variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
+        if extra:
+            env = env_namespace()
+            env.update(extra)
+            return render(text, {"env": env})
         return render(text, {})
     except jinja2.UndefinedError as e:
         raise ConfigError(f"{text!r}: {e.message}", hint="set the variable in the environment or under `env:`") \

@@ -55,6 +55,8 @@ class ProviderSpec:
     loc: Location | None = None
     #: The id as written in the config (`file://prov.py`) when it differs from the resolved `id`.
     written_id: str | None = field(default=None, compare=False)
+    #: promptfoo's per-provider `env`: this provider's credentials and `{{ env.NAME }}` (providers/ids.env_params)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

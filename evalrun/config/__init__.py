@@ -55,6 +55,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
     templating.reset_custom_filters()
     templating.reset_include_dirs()
+    templating.set_config_env({})
     lenient.reset(strict)
     try:
         configs = []

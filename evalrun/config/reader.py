@@ -98,6 +98,8 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     from evalrun import templating
 
     templating.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
+    templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
         templating.add_custom_filters(custom_filters.load(doc["nunjucksFilters"], base_dir,
                                                           doc.loc("nunjucksFilters")))
@@ -112,5 +114,5 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     for key in _SETTINGS:
         if key in doc:
             cfg.settings[key] = doc[key]
-    cfg.env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
+    cfg.env = env
     return cfg

@@ -67,8 +67,11 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "transform": _str("Python expression applied to the output (`output` in scope)."),
             "delay": {"type": "number", "minimum": 0, "maximum": 3_600_000,
                       "description": "Milliseconds to wait before each call (at most an hour)."},
-            "env": {"type": "object", "description": "promptfoo's per-provider environment: not supported by evalrun "
-                                                    "(an error); set variables in the environment or `env:`."},
+            "env": {"type": "object", "description": "promptfoo's per-provider environment: variables for this "
+                                                    "provider's `{{ env.NAME }}` and its credentials "
+                                                    "(`OPENAI_API_KEY`, `OPENAI_BASE_URL`, ...), over `env:` and "
+                                                    "the process environment.",
+                    "additionalProperties": {"type": ["string", "number", "boolean"]}},
         }, required=["id"]),
         "providerMap": {"type": "object", "description": "`{PROVIDER_ID: {label, config, ...}}`.",
                         "minProperties": 1, "maxProperties": 1,

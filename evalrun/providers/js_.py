@@ -51,6 +51,8 @@ class JsProvider:
         self.options: dict[str, Any] = {"id": written, "config": dict(spec.config)}
         if spec.label:
             self.options["label"] = spec.label
+        if spec.env:  # promptfoo hands a provider its own `env:` as options.env
+            self.options["env"] = dict(spec.env)
         try:
             load_js_provider(os.path.abspath(self.path), self.options)
         except AssertionRuntimeError as e:

@@ -345,8 +345,10 @@ class LiteLLMProvider:
         self.label = spec.label or spec.id
         self.transport = transport
         self.model = ids.to_litellm_model(spec.id, loc=spec.loc, key="providers")
-        params = ids.default_params(spec.id)
-        params.update(ids.normalise_params(spec.config, loc=spec.loc, key=f"providers[{spec.id}].config"))
+        env = {**os.environ, **spec.env} if spec.env else None  # promptfoo's per-provider `env` comes first
+        params = ids.default_params(spec.id, env)
+        params.update(ids.env_params(spec.id, spec.env))
+        params.update(ids.normalise_params(spec.config, env=env, loc=spec.loc, key=f"providers[{spec.id}].config"))
         self.params = params
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
