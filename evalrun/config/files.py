@@ -26,7 +26,7 @@ from evalrun.config.yamlsrc import parse_data, read_text
 from evalrun.errors import ConfigError, Location
 
 PREFIX = "file://"
-_CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs")
+_CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
 
 
 def is_ref(value: Any) -> bool:

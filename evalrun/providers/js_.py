@@ -18,8 +18,7 @@ from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers._common import output_from_reply
 from evalrun.providers.base import CallContext
 from evalrun.types import Messages, Output, ProviderSpec
-
-JS_EXTS = (".js", ".cjs", ".mjs")
+from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
 def is_js_provider(provider_id: str) -> bool:
@@ -46,6 +45,9 @@ class JsProvider:
         if not os.path.isfile(self.path):
             raise ConfigError.at(spec.loc, f"provider file not found: {self.path}", key="providers",
                                  hint="paths are relative to the config file's folder")
+        from evalrun import typescript
+
+        typescript.require(self.path, loc=spec.loc, key="providers")
         written = spec.written_id or spec.id
         # promptfoo constructs the class with `{...providerOptions, id: providerOptions.id ?? providerPath}`
         self.options: dict[str, Any] = {"id": written, "config": dict(spec.config)}
