@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from benchmarks.grading import data, relevance
+from benchmarks.grading import data, relevance, supportbot
 
 Loader = Callable[[str, int | None], Iterator[dict[str, Any]]]
 
@@ -27,12 +27,18 @@ def _halueval(name: str) -> Loader:
     return lambda split, limit: data.items(name, split, limit)
 
 
+def _supportbot(kind: str) -> Loader:
+    return lambda split, limit: supportbot.items(split, kind=kind, limit=limit)
+
+
 SETS: dict[str, Loader] = {
     "qa": _halueval("qa"),
     "summarization": _halueval("summarization"),
     "dialogue": _halueval("dialogue"),
     "relevance": relevance.items,
     "relevance-retrieved": lambda split, limit: relevance.items(split, limit, by="passage"),
+    "supportbot": _supportbot("faithfulness"),
+    "supportbot-relevance": _supportbot("context-relevance"),
 }
 
 
