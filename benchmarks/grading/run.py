@@ -72,6 +72,7 @@ def baseline(item: dict[str, Any]) -> float:
 def figures(items: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[str, Any]:
     """AUROC, baseline AUROC, balanced accuracy and pass counts per label (errored items left out of all four)."""
     kept: list[tuple[bool, float, bool, float]] = []  # label, score, passed, baseline
+    by_type: dict[str, list[int]] = {}  # item type -> [passed, total]
     errors, no_score = [], 0
     for it, rec in zip(items, records, strict=True):
         a = rec["assertions"][0] if rec.get("assertions") else {}
@@ -83,6 +84,10 @@ def figures(items: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[
             no_score += 1
             score = 1.0
         kept.append((it["label"], float(score), bool(a["pass"]), baseline(it)))
+        if it.get("type"):
+            counts = by_type.setdefault(f"{it['type']} ({'+' if it['label'] else '-'})", [0, 0])
+            counts[0] += bool(a["pass"])
+            counts[1] += 1
     labels = [k[0] for k in kept]
     pos = [k for k in kept if k[0]]
     neg = [k for k in kept if not k[0]]
@@ -91,7 +96,7 @@ def figures(items: list[dict[str, Any]], records: list[dict[str, Any]]) -> dict[
             "baseline_auroc": metrics.auroc([k[3] for k in kept], labels),
             "balanced_accuracy": metrics.balanced_accuracy([k[2] for k in kept], labels),
             "positives_passed": sum(k[2] for k in pos), "negatives_passed": sum(k[2] for k in neg),
-            "no_score": no_score, "errors": len(errors), "error_samples": errors[:3]}
+            "no_score": no_score, "errors": len(errors), "error_samples": errors[:3], "passed_by_type": by_type}
 
 
 HEADER = ("| set | kind | items (+/-) | AUROC | baseline AUROC | balanced acc. @default | + passed | - passed "
@@ -132,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         report[name] = f
         print(table_row(name, items[0]["kind"] if items else "-", f))
         sys.stdout.flush()
+    breakdown = [f"{name}: " + ", ".join(f"{t} {p}/{n} passed" for t, (p, n) in sorted(f["passed_by_type"].items()))
+                 for name, f in report.items() if f["passed_by_type"]]
+    if breakdown:
+        print("\nBy item type:\n" + "\n".join(f"- {line}" for line in breakdown))
     for name, f in report.items():
         for sample in f["error_samples"]:
             print(f"error in {name}: {sample}", file=sys.stderr)

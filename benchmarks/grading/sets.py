@@ -9,7 +9,7 @@ the query (None when the set has none), `answer` the output under test.
 | qa, summarization, dialogue | faithfulness | HaluEval (data.py) | dev / test / check by row |
 | relevance | context-relevance | HaluEval QA: own passage vs that of the question sharing most words (relevance.py) | as HaluEval |
 | relevance-retrieved | context-relevance | HaluEval QA: own passage vs the other passage holding most of the question's words | as HaluEval |
-| vitaminc | faithfulness | VitaminC claims vs Wikipedia evidence (paraphrase.py) | dev / test / check by claim |
+| vitaminc | faithfulness | VitaminC claims vs Wikipedia evidence (vitaminc.py) | dev / test / check by claim |
 | supportbot, supportbot-relevance | faithfulness / context-relevance | hand-written (supportbot.py) | dev = supportbot_dev.jsonl; test and check = supportbot_heldout.jsonl |
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from benchmarks.grading import data, relevance, supportbot
+from benchmarks.grading import data, relevance, supportbot, vitaminc
 
 Loader = Callable[[str, int | None], Iterator[dict[str, Any]]]
 
@@ -37,6 +37,7 @@ SETS: dict[str, Loader] = {
     "dialogue": _halueval("dialogue"),
     "relevance": relevance.items,
     "relevance-retrieved": lambda split, limit: relevance.items(split, limit, by="passage"),
+    "vitaminc": vitaminc.items,
     "supportbot": _supportbot("faithfulness"),
     "supportbot-relevance": _supportbot("context-relevance"),
 }
