@@ -32,6 +32,8 @@ from evalrun.grading.builtin.tokens import Token, tokenize
 SAME_SUBJECT_MIN = 0.5
 #: A polarity mismatch needs a clause with this weighted share of the claim's keys.
 NEGATION_MIN = 0.8
+#: Prefixes that negate the word they start ("non-refundable", "unlimited", "invalid", "disallowed").
+NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 #: "about X" / "around X" is satisfied by an evidence number within this relative distance of X.
 APPROX_TOLERANCE = 0.1
 
@@ -209,11 +211,31 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
     return f"the claim says {q.text} where the evidence says {e.text}: \"{short(sent.text)}\""
 
 
+def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozenset[str]:
+    """Keys of those `words` (lowercase, as written) that are a negating prefix on a word whose key the other side
+    has, where the other side lacks the word itself: "non-refundable" / "refundable", "invalid" / "valid",
+    "disallowed" / "allowed". Each counts as a negation on its side (and as found, for coverage)."""
+    out = set()
+    for word in words:
+        for prefix in NEGATING_PREFIXES:
+            rest = word[len(prefix):].lstrip("-")
+            if word.startswith(prefix) and len(rest) >= 4 and stem(rest) in other_keys and stem(word) not in other_keys:
+                out.add(stem(word))
+                break
+    return frozenset(out)
+
+
+def _words(toks: tuple[Token, ...]) -> tuple[str, ...]:
+    return tuple(tok.text.lower() for tok in toks if tok.kind == "word")
+
+
 def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
                      toks: tuple[Token, ...]) -> str | None:
     ct = clause.terms
-    if (t.negations % 2) != (ct.negations % 2) and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN \
-            and _same_scope(t, ct, sequence(toks), clause.seq):
+    mine, theirs = affix_negated(_words(toks), ct.keys), affix_negated(_words(tokenize(clause.text)), t.keys)
+    negations, other = t.negations + len(mine), ct.negations + len(theirs)
+    if (negations % 2) != (other % 2) and weighted_coverage(w, total, ct.keys | mine) >= NEGATION_MIN \
+            and (mine or theirs or _same_scope(t, ct, sequence(toks), clause.seq)):
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
     for p in sorted(t.polar - ct.keys):
