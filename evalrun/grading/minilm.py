@@ -85,9 +85,9 @@ def embed(texts: list[str] | tuple[str, ...]) -> Any:
             while len(_cache) > CACHE_SIZE:
                 _cache.popitem(last=False)
     with _lock:
-        rows = [_cache.get(t) for t in texts]
-    if any(r is None for r in rows):  # evicted meanwhile by another thread: encode those again
-        rows = [r if r is not None else _encode([t])[0] for r, t in zip(rows, texts, strict=True)]
+        cached = [_cache.get(t) for t in texts]
+    # a vector evicted meanwhile by another thread is encoded again
+    rows: list[Any] = [v if v is not None else _encode([t])[0] for v, t in zip(cached, texts, strict=True)]
     return np.stack(rows) if rows else np.zeros((0, DIM), dtype=np.float32)
 
 

@@ -5,7 +5,7 @@
    words the best evidence sentence and the whole evidence lack, how much of it the question already gave, and
    whether its words stand together in the evidence. A precise contradiction (conflicts.py: a number, unit, month,
    polarity or antonym that differs) makes it `contradicted` with a score of at most `CONTRADICTED_MAX`.
-3. Else `supported` when the score is at least `SUPPORT_THRESHOLD` (0.7), `unsupported` below it.
+3. Else `supported` when the score is at least `SUPPORT_THRESHOLD`, `unsupported` below it.
 
 `attributes` is the lenient chunk attribution used by noise-sensitivity: a chunk is a plausible source of a claim
 when it supports it, or is not contradicted, has every named entity of the claim, and holds at least
@@ -29,9 +29,9 @@ from evalrun.types import VerdictLabel
 __all__ = ["ATTRIBUTION_MIN", "CONTRADICTED_MAX", "SUPPORT_THRESHOLD", "Evidence", "Judgement", "attributes",
            "claim_terms", "clear_caches", "judge", "prepare", "support_score"]
 
-#: A claim scoring at least this is supported: faithfulness's default threshold, so that a claim labelled
-#: supported would pass on its own and a failing score always has a claim that is not supported.
-SUPPORT_THRESHOLD = 0.7
+#: A claim scoring at least this is supported (more likely than not); a failing assertion's reason names its
+#: weakest claims with their support whatever their labels (assertions/rag.py claims_reason).
+SUPPORT_THRESHOLD = 0.5
 #: Lenient attribution: share of the claim's weight a chunk must hold (see the module docstring).
 ATTRIBUTION_MIN = 0.5
 
@@ -70,9 +70,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
         why = f"every asserted word is in {where}"
     else:
         shown = surface(claim, list(a.unverified[:4])) + (["..."] if len(a.unverified) > 4 else [])
-        why = f"{', '.join(shown)} not in the evidence closest in words ({where})"
-        if a.closest is not None and a.similarity is not None:
-            why += f"; closest in meaning ({a.similarity:.2f}): \"{short(a.closest)}\""
+        why = f"{', '.join(shown)} not in the closest evidence ({where})"
     return Judgement("supported" if score >= SUPPORT_THRESHOLD else "unsupported", score, coverage, why, items)
 
 

@@ -5,6 +5,7 @@ the chunk or its closest sentence: `high` from `HIGH_SIM`, `medium` from `MEDIUM
 `none` ("How long do I have to ask for a refund?" and "You can request a refund within 30 days of delivery." share
 one word and answer each other; a chunk sharing the query's words without answering it stays below). A chunk is
 `used` when the output draws on its words (below) or says what one of its sentences says (`USED_SIM`).
+A chunk that names only the query's subject while other chunks hold what is asked is `low` in both tiers (below).
 Information is *missing* only when no chunk reaches `medium`: the query terms no chunk contains.
 
 Without the semantic tier (lexical only): the query's content terms split into its *topic* (named entities and numbers: "Australia") and its *focus*
@@ -75,15 +76,16 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
         share = sum(weights[k] for k in hit) / total if total else 0.0
         level: RelevanceLevel
         sim = used_sim = None
+        topic_only = bool(topic and answered and share and not (answered & keys))
         if semantic:
             units = _units(chunk)
             sim = max(meaning.similarities(query, units))
-            level = _semantic_level(sim)
+            level = "low" if topic_only and sim >= LOW_SIM else _semantic_level(sim)
             if output.strip():
                 used_sim = max(meaning.similarities(output, units))
         elif share == 0:
             level = "none"
-        elif topic and answered and not (answered & keys):
+        elif topic_only:
             level = "low"  # about the subject, not about what is asked
         elif share >= HIGH_MIN:
             level = "high"

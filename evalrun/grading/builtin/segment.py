@@ -184,7 +184,8 @@ def subject_of(clause: str) -> str | None:
         after_name = prev[:1].isupper() and third_person
         # "Our support team answers ...": a verb after a plain noun (not a determiner, adjective-like or possessive)
         after_noun = i >= 2 and third_person and prev.islower() and prev not in _DETERMINERS \
-            and not prev.endswith(("'s", "s", ",")) and words[i - 2].lower() not in _PREPOSITIONS
+            and not prev.endswith(("'s", "s", ",")) and words[0].lower() in _DETERMINERS \
+            and not any(x.lower() in _PREPOSITIONS for x in words[1:i])
         if after_noun and lw not in _AUX:
             after_name = True
         if lw in _AUX or (w[0].islower() and (lw.endswith(("ed", "es")) or after_name) and len(lw) > 3):
