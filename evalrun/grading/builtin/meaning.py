@@ -1,9 +1,9 @@
 """The builtin grader's semantic tier: how close in meaning a text is to evidence sentences.
 
 Sentence embeddings from the offline model (grading/minilm.py: all-MiniLM-L6-v2, int8 ONNX, part of the default
-install); cosine similarity between unit-length vectors. Used where words alone cannot decide: a claim in other
-words than its evidence (support.py), a chunk that answers a question in other words (relevance.py), a chunk a
-claim came from (entail.attributes). Polarity is not its job (embeddings barely see "not"): conflicts.py keeps it.
+install); cosine similarity between unit-length vectors. Used where words alone cannot decide and meaning does
+(measured on the dev splits, benchmarks/grading/README.md): a chunk that answers a question in other words
+(relevance.py). Polarity is not its job (embeddings barely see "not"): conflicts.py keeps it.
 Without the model (an install that lacks onnxruntime) `available()` is false and the grader is lexical only.
 """
 
