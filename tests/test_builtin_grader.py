@@ -32,7 +32,7 @@ def test_implements_the_grader_protocol() -> None:
     g = BuiltinGrader()
     assert isinstance(g, Grader)
     assert g.id == "builtin"
-    assert g.description == "builtin (offline, lexical)"
+    assert g.description == "builtin (offline, with all-MiniLM-L6-v2)"
 
 
 def test_seed_noise_sensitivity_example_end_to_end() -> None:

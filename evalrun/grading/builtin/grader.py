@@ -1,4 +1,4 @@
-"""`BuiltinGrader`: the Grader protocol without a model (offline, deterministic, standard library only).
+"""`BuiltinGrader`: the Grader protocol without an LLM (offline, deterministic; a small local embedding model).
 
 Each step appends one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail).
 Verification gives each claim a support score (support.py) and says `contradicted` only for precise conflicts; attribution is lenient (a chunk is
@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from evalrun.errors import GraderError
+from evalrun.grading.builtin import meaning
 from evalrun.grading.builtin.entail import attributes, judge
 from evalrun.grading.builtin.relevance import classify
 from evalrun.grading.builtin.segment import claims as split_claims
@@ -39,7 +40,11 @@ class BuiltinGrader:
     """The offline grader. Stateless: safe to share between concurrent assertions."""
 
     id = "builtin"
-    description = "builtin (offline, lexical)"
+
+    @property
+    def description(self) -> str:
+        """What grades, for the run summary: with the semantic tier or words alone."""
+        return "builtin (offline, with all-MiniLM-L6-v2)" if meaning.available() else "builtin (offline, words only)"
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
