@@ -8,6 +8,7 @@ grade free-form rubrics and raises GraderError, so such assertions become ERRORs
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -82,7 +83,8 @@ class BuiltinGrader:
                               trace: GraderTrace) -> ChunkRelevance:
         """Chunk levels from query-term overlap, `used` from overlap with the output (see relevance.py)."""
         started = time.perf_counter()
-        result, raw = classify(query, output, chunks)
+        # in a worker thread: the embedding model (loaded on first use) must not hold up other cases' calls
+        result, raw = await asyncio.to_thread(classify, query, output, chunks)
         _record(trace, "classify", raw, started)
         return result
 
