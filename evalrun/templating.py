@@ -18,7 +18,16 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from evalrun import template_names
 from evalrun.errors import ConfigError
+
+# what a template reads (template_names.py): re-exported, as callers used them from here before the split
+from evalrun.template_names import env_names_of as env_names_of
+from evalrun.template_names import guarded_names as guarded_names
+from evalrun.template_names import included as included
+from evalrun.template_names import parse as parse
+from evalrun.template_names import simple_names as simple_names
+from evalrun.template_names import variables_of as variables_of
 
 if TYPE_CHECKING:
     import jinja2
@@ -87,11 +96,7 @@ def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> Non
 def _clear_caches() -> None:
     compile_template.cache_clear()
     _compile_lenient.cache_clear()
-    parse.cache_clear()
-    variables_of.cache_clear()
-    guarded_names.cache_clear()
-    env_names_of.cache_clear()
-    included.cache_clear()
+    template_names.clear_caches()
 
 
 def reset_include_dirs() -> None:
@@ -115,8 +120,7 @@ def _set_loader() -> None:
         from evalrun.jinja_env import set_search_path
 
         set_search_path(_env, include_dirs())
-    included.cache_clear()  # what they find, and so the variables of the templates that include them
-    variables_of.cache_clear()
+    template_names.clear_caches(includes_only=True)  # what they find, and the variables of what includes them
 
 
 def set_config_env(env: dict[str, str], *, add: bool = False) -> None:
@@ -155,7 +159,7 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
         raise ConfigError(f"{text!r}: template syntax error: {e.message}") from None
 
 
-def _environment() -> Any:
+def environment() -> Any:
     """The Jinja2 environment, made (and Jinja2 imported) on first use."""
     global _env
     if _env is None:
@@ -176,126 +180,7 @@ def has_template(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     """Compile (cached). Raises jinja2.TemplateSyntaxError."""
-    return _environment().from_string(source)
-
-
-#: `{{ name }}` with nothing else inside (spaces around the name allowed).
-_PLAIN_VAR = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\}\}")
-#: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
-#: environment or special in Jinja2: templates using them are left to Jinja2.
-_NOT_PLAIN = frozenset({
-    "true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "elif",
-    "for", "endfor", "recursive", "with", "without", "context", "import", "from", "as", "set", "block",
-    "extends", "include", "macro", "call", "filter", "raw", "loop", "self", "caller", "varargs", "kwargs",
-    "super", "range", "dict", "lipsum", "cycler", "joiner", "namespace", "null", "undefined", "env",
-})
-
-
-@lru_cache(maxsize=4096)
-def simple_names(source: str) -> frozenset[str] | None:
-    """The variables of a template made of plain text and `{{ name }}` substitutions only (the common prompt),
-    found without Jinja2: what Jinja2 finds in it (it parses, reads those names, guards none, reads no `env`).
-    None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
-    whitespace-control dash, or a name in _NOT_PLAIN."""
-    names = _PLAIN_VAR.findall(source)
-    rest = _PLAIN_VAR.sub("", source)
-    if not names or "{" in rest or "}" in rest or not _NOT_PLAIN.isdisjoint(names):
-        return None
-    return frozenset(names)
-
-
-@lru_cache(maxsize=4096)
-def parse(source: str) -> jinja2.nodes.Template:
-    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper).
-
-    Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
-    """
-    import jinja2
-    from jinja2 import nodes
-
-    env = _environment()
-    tree = env.parse(source)
-    for node in tree.find_all(nodes.Filter):
-        if node.name not in env.filters:
-            raise jinja2.TemplateAssertionError(f"No filter named {node.name!r}.", node.lineno)
-    for test in tree.find_all(nodes.Test):
-        if test.name not in env.tests:
-            raise jinja2.TemplateAssertionError(f"No test named {test.name!r}.", test.lineno)
-    return tree
-
-
-@lru_cache(maxsize=4096)
-def variables_of(source: str) -> frozenset[str]:
-    """Top-level variable names a template reads (for checking undefined vars before any call), those of the
-    templates it includes too."""
-    simple = simple_names(source)
-    if simple is not None:
-        return simple
-    from jinja2 import meta
-
-    found = frozenset(meta.find_undeclared_variables(parse(source)))
-    for _, text in included(source):
-        found |= variables_of(text)
-    return found
-
-
-@lru_cache(maxsize=1024)
-def included(source: str) -> tuple[tuple[str, str], ...]:
-    """(name, text) of each template that `source` names in `{% include %}` / `{% import %}` / `{% extends %}`,
-    read from the include folders (add_include_dir). Raises jinja2.TemplateNotFound for a missing one,
-    TemplateSyntaxError for one that does not parse."""
-    if "{%" not in source:
-        return ()
-    import jinja2
-    from jinja2 import meta
-
-    out = []
-    for name in meta.find_referenced_templates(parse(source)):
-        if name is None:  # a name computed at render time: found (or not) then
-            continue
-        text, _, _ = _environment().loader.get_source(_environment(), name)
-        try:
-            parse(text)  # its syntax, now
-        except jinja2.TemplateSyntaxError as e:
-            e.name = name
-            raise
-        out.append((name, text))
-        out.extend(included(text))
-    return tuple(out)
-
-
-@lru_cache(maxsize=4096)
-def guarded_names(source: str) -> frozenset[str]:
-    """Variables the template treats as optional: `x | default(...)` or `x is defined` / `is undefined`."""
-    if simple_names(source) is not None:
-        return frozenset()
-    from jinja2 import nodes
-
-    tree = parse(source)
-    out = {f.node.name for f in tree.find_all(nodes.Filter)
-           if f.name in ("default", "d") and isinstance(f.node, nodes.Name)}
-    out |= {t.node.name for t in tree.find_all(nodes.Test)
-            if t.name in ("defined", "undefined") and isinstance(t.node, nodes.Name)}
-    return frozenset(out)
-
-
-@lru_cache(maxsize=4096)
-def env_names_of(source: str) -> frozenset[str]:
-    """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
-    if simple_names(source) is not None:
-        return frozenset()
-    from jinja2 import nodes
-
-    out: set[str] = set()
-    tree = parse(source)
-    for get in tree.find_all(nodes.Getattr):
-        if isinstance(get.node, nodes.Name) and get.node.name == "env":
-            out.add(get.attr)
-    for item in tree.find_all(nodes.Getitem):
-        if isinstance(item.node, nodes.Name) and item.node.name == "env" and isinstance(item.arg, nodes.Const) \
-                and isinstance(item.arg.value, str):
-            out.add(item.arg.value)
-    return frozenset(out)
+    return environment().from_string(source)
 
 
 def env_has(name: str) -> bool:
@@ -350,7 +235,7 @@ def _compile_lenient(source: str) -> jinja2.Template:
     """The template compiled where undefined variables are empty (jinja_env.lenient), cached apart."""
     from evalrun.jinja_env import lenient
 
-    return lenient(_environment()).from_string(source)
+    return lenient(environment()).from_string(source)
 
 
 def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> Any:

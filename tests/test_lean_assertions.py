@@ -41,8 +41,9 @@ MATRIX: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
     # errors: a value that renders to something the handler refuses is that assertion's ERROR (and the case's)
     ([{"type": "contains", "value": "answer"}, {"type": "contains", "value": "{{ empty }}"}], {}),
     ([{"type": "regex", "value": "{{ bad }}"}, {"type": "not-contains", "value": "{{ empty }}"}], {}),
-    # a template that does not render ends the case as an ERROR, whichever assertion holds it
-    ([{"type": "contains", "value": "answer"}, {"type": "contains", "value": "{{ q.nope.deeper }}"}], {}),
+    # a template that does not render ends the case as an ERROR, whichever assertion holds it (a missing
+    # attribute renders empty, as in promptfoo's Nunjucks; calling one fails)
+    ([{"type": "contains", "value": "answer"}, {"type": "contains", "value": "{{ q.nope.deeper() }}"}], {}),
     # a mixed case (one assertion the lean path does not take) goes through the generic path whole
     ([{"type": "contains", "value": "answer"}, {"type": "is-json"}], {}),
 ]

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _jinja(source: str) -> tuple[str | None, frozenset[str], frozenset[str], frozenset[str]]:
     """(syntax error, variables, guarded names, env names) as the Jinja2 path finds them."""
-    env = templating._environment()
+    env = templating.environment()
     try:
         tree = env.parse(source)
     except jinja2.TemplateSyntaxError as e:

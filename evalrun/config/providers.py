@@ -70,14 +70,17 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
     """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (module docstring)."""
     if isinstance(value, str):
-        from evalrun import templating
+        from evalrun import template_names, templating
 
         if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
             return value
-        try:
-            return templating.render_env_only(value, env)
-        except ConfigError as e:
-            raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+        names = dict(templating.env_namespace())
+        names.update(env)
+        unset = sorted(templating.env_names_of(value) - names.keys() - template_names.env_fallbacks(value))
+        if unset:  # no `or 'fallback'` / `| default(...)` for it: an error now (promptfoo would send it as written)
+            raise ConfigError.at(loc, f"{value!r}: environment variable {unset[0]!r} is not set", key=key,
+                                 hint="set it in the environment, under `env:`, or in this provider's `env:`")
+        return templating.render(value, {"env": names}, lenient=True)
     if isinstance(value, list):
         return [_render_env(v, env, loc, f"{key}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
