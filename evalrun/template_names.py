@@ -168,11 +168,13 @@ def env_fallbacks(source: str) -> frozenset[str]:
 
     tree = parse(source)
     guarded: list[Any] = [o.left for o in tree.find_all(nodes.Or)]
-    guarded += [n.test for n in tree.find_all((nodes.If, nodes.CondExpr))]
+    guarded += [getattr(n, "test", None) for n in tree.find_all((nodes.If, nodes.CondExpr))]
     guarded += [f.node for f in tree.find_all(nodes.Filter) if f.name in ("default", "d")]
     guarded += [t.node for t in tree.find_all(nodes.Test) if t.name in ("defined", "undefined")]
     out: set[str] = set()
     for node in guarded:
+        if node is None:
+            continue
         for get in [node, *node.find_all(nodes.Getattr)]:
             if isinstance(get, nodes.Getattr) and isinstance(get.node, nodes.Name) and get.node.name == "env":
                 out.add(get.attr)
