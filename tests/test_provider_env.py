@@ -71,7 +71,7 @@ def test_a_bad_env_is_an_error_at_the_provider(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as e:
         load([str(cfg)])
     assert e.value.line == 5 and "env" in (e.value.key or "")
-    cfg.write_text("prompts: [hi]\nproviders:\n  - id: openai:gpt-4o-mini\n    config: {apiKey: '{{ env.NOPE_X }}'}\n")
-    with pytest.raises(ConfigError) as e:
-        load([str(cfg)])
-    assert e.value.line == 3 and "NOPE_X" in e.value.message
+    cfg.write_text("prompts: [hi]\nproviders:\n  - id: openai:gpt-4o-mini\n    config:\n"
+                   "      apiKey: '{{ env.NOPE_X }}'\n      apiBaseUrl: \"{{ env.NOPE_Y or 'http://fallback/v1' }}\"\n")
+    config = load([str(cfg)]).providers[0].config  # not set: left as written (promptfoo), or its fallback
+    assert config == {"apiKey": "{{ env.NOPE_X }}", "apiBaseUrl": "http://fallback/v1"}

@@ -6,7 +6,9 @@ path is made absolute so it works from any folder).
 
 `{{ env.NAME }}` in a provider's id and in its config strings that read nothing else is rendered here, as promptfoo
 renders them when it loads providers: the provider's own `env:` first, then the config's `env:`, then the process
-environment. Strings that also read vars (an http body) are rendered per call.
+environment. A config string naming a variable that is not set (without a fallback such as `env.X or 'y'`) is left
+as written, as promptfoo leaves it (an http provider renders it per call, an error then); strings that also read
+vars (an http body) are rendered per call.
 """
 
 from __future__ import annotations
@@ -76,11 +78,12 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
             return value
         names = dict(templating.env_namespace())
         names.update(env)
-        unset = sorted(templating.env_names_of(value) - names.keys() - template_names.env_fallbacks(value))
-        if unset:  # no `or 'fallback'` / `| default(...)` for it: an error now (promptfoo would send it as written)
-            raise ConfigError.at(loc, f"{value!r}: environment variable {unset[0]!r} is not set", key=key,
-                                 hint="set it in the environment, under `env:`, or in this provider's `env:`")
-        return templating.render(value, {"env": names}, lenient=True)
+        if templating.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
+            return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it
+        try:
+            return templating.render(value, {"env": names}, lenient=True)
+        except Exception as e:  # a filter that fails on the value: an error at the provider, now  # noqa: BLE001
+            raise ConfigError.at(loc, f"{value!r}: {e}", key=key) from None
     if isinstance(value, list):
         return [_render_env(v, env, loc, f"{key}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
