@@ -10,6 +10,7 @@ substitutions (checked without Jinja2, see templating.simple_names) never import
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -93,6 +94,24 @@ def set_search_path(env: SandboxedEnvironment, folders: list[str]) -> None:
         overlay.loader = env.loader
 
 
+#: Filters Nunjucks fails on when given an undefined value (the others render it as empty text)
+_FAIL_ON_UNDEFINED = ("join", "first", "last", "sum", "batch", "slice", "groupby", "dictsort", "random", "trim",
+                      "list", "select", "reject", "selectattr", "rejectattr", "string")
+
+
+def _failing_on_undefined(name: str, fn: Any) -> Any:
+    """`fn` (a filter) raising UndefinedError for an undefined input, as Nunjucks throws there."""
+    position = 1 if hasattr(fn, "jinja_pass_arg") else 0  # after the context / eval context / environment
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > position and isinstance(args[position], jinja2.Undefined):
+            raise jinja2.UndefinedError(f"the {name} filter got an undefined value (Nunjucks fails there too)")
+        return fn(*args, **kwargs)
+
+    return checked
+
+
 def make_env() -> SandboxedEnvironment:
     """A new environment: sandboxed, StrictUndefined, values printed as Nunjucks prints them."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
@@ -102,4 +121,6 @@ def make_env() -> SandboxedEnvironment:
     env.filters["dump"] = _dump
     env.filters["tojson"] = _dump
     env.filters["load"] = _load
+    for name in _FAIL_ON_UNDEFINED:
+        env.filters[name] = _failing_on_undefined(name, env.filters[name])
     return env

@@ -116,3 +116,16 @@ def test_a_suite_built_in_code_still_errors_at_run_time() -> None:
     assert templating.render_prompt("hi {{ nope }}{{ a.b }}", {}, lenient=True) == "hi "
     with pytest.raises(jinja2.UndefinedError, match="EVALRUN_UNSET_X"):
         templating.render("{{ env.EVALRUN_UNSET_X }}", {}, lenient=True)
+
+
+def test_filters_treat_an_undefined_value_as_nunjucks_does(tmp_path: Path) -> None:
+    """Most filters render an undefined value as empty text; those Nunjucks throws on (join, first, ...) make the
+    case an ERROR, as promptfoo's case errors (a real config: `{{ profile.interests | join(', ') }}`)."""
+    _write(tmp_path, "prompts: ['{{ who | upper }}:{{ profile.interests | join(\", \") }}', '{{ who | upper }}.']\n"
+                     "providers: [echo]\ntests:\n  - vars: {}\n  - vars: {who: ann, profile: {interests: [a, b]}}\n")
+    out = tmp_path / "out.json"
+    assert main(["eval", str(tmp_path / "promptfooconfig.yaml"), "-o", str(out), "--no-cache"]) == 100
+    rows = sorted(json.loads(out.read_text())["results"], key=lambda r: (r["test_index"], r["prompt_label"]))
+    assert [(r["status"], r["output"]) for r in rows] == [
+        ("pass", "."), ("error", None), ("pass", "ANN."), ("pass", "ANN:a, b")]
+    assert "join filter got an undefined value" in rows[1]["error"]
