@@ -38,7 +38,7 @@ def test_histogram_and_delta_bars_are_inline_svg() -> None:
     svg = html_svg.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
     assert svg.startswith("<svg") and svg.count("<rect") == 10 and "http" not in svg
     assert "0.9–1.0: 5" in svg
-    bars = html_svg.delta_bars([("a", -0.5), ("b", 0.25)])
+    bars = html_svg.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
     assert bars.count("<rect") == 2 and "a: -0.500" in bars
 
 

@@ -30,7 +30,8 @@ class Score:
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
     trace: GraderTrace | None = None  # graded handlers return their grader calls here
-    #: True for lower-is-better metrics: `not-` then flips pass but leaves the score as measured.
+    #: `not-` flips pass but leaves the score as returned (promptfoo's rule for python/javascript scores; a
+    #: lower-is-better handler's scores are always kept, see `Assertion.lower_is_better`).
     keep_score_on_negate: bool = False
 
 
@@ -106,6 +107,11 @@ class Assertion:
     graded: ClassVar[bool] = False
     #: Upper bound of grader calls one evaluation makes (for --dry-run estimates).
     grader_calls: ClassVar[int] = 0
+    #: The direction of this type's score, the one source of truth for it: True when a lower score is better
+    #: (noise-sensitivity, hallucination, bias, toxicity; a plugin may set it). The result is then marked
+    #: `lower_is_better` (unless negated: `not-` keeps the score as measured and flips the direction), the case
+    #: score counts it as 1 - score, and `compare` reads a rise as a regression.
+    lower_is_better: ClassVar[bool] = False
     #: Threshold used when the YAML gives none (None = the handler has no threshold).
     default_threshold: ClassVar[float | None] = None
     #: `value` must be present.

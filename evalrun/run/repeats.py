@@ -77,6 +77,12 @@ def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
     return out
 
 
+def lower_names(rec: dict[str, Any]) -> set[str]:
+    """The score names (as `score_names` gives them) of the assertions whose lower score is better."""
+    return {name for (name, _), a in zip(score_names(rec), rec.get("assertions") or [], strict=True)
+            if a.get("lower_is_better")}
+
+
 @dataclass
 class GroupStats:
     """One group's results over its repeats."""
