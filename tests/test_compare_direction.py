@@ -135,13 +135,13 @@ def test_noise_sensitivity_and_hallucination_end_to_end(
     assert main(["compare", "a.json", "b.json", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     deltas = {m["name"]: m for m in data["cases"][0]["metric_deltas"]}
-    for name in ("noise-sensitivity#1", "hallucination#2"):
+    for name in ("noise-sensitivity[0]", "hallucination[1]"):
         assert deltas[name]["delta"] > 0 and deltas[name]["regressed"] and deltas[name]["lower_is_better"]
-    assert not deltas["python#3"]["regressed"] and "lower_is_better" not in deltas["python#3"]
+    assert not deltas["python[2]"]["regressed"] and "lower_is_better" not in deltas["python[2]"]
     by_metric = {m["name"]: m for m in data["by_metric"]}
-    assert by_metric["noise-sensitivity#1"]["cases_regressed"] == 1
-    assert by_metric["noise-sensitivity#1"]["cases_improved"] == 0
+    assert by_metric["noise-sensitivity[0]"]["cases_regressed"] == 1
+    assert by_metric["noise-sensitivity[0]"]["cases_improved"] == 0
     assert main(["compare", "a.json", "b.json"]) == 0
     text = capsys.readouterr().out
-    line = next(x for x in text.splitlines() if x.startswith("  noise-sensitivity#1 (lower is better): "))
+    line = next(x for x in text.splitlines() if x.startswith("  noise-sensitivity[0] (lower is better): "))
     assert line.endswith("1 case regressed, 0 improved")

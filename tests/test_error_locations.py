@@ -38,7 +38,7 @@ def test_undefined_prompt_var_is_reported_at_the_prompt_naming_the_test(tmp_path
                     "  - description: typo\n    vars: {questoin: x}\n")
     with pytest.raises(ConfigError) as e:
         load([str(path)])
-    assert e.value.line == 3 and "'typo'" in e.value.message and "c.yaml:6" in e.value.message
+    assert e.value.line == 3 and "used by tests[1] ('typo') at " in str(e.value) and "c.yaml:6" in str(e.value)
 
 
 def test_expanding_context_list_read_by_a_graded_assertion_warns(tmp_path: Path,

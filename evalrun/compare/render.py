@@ -70,7 +70,7 @@ def _prompt_notes(data: dict[str, Any]) -> list[str]:
     for i, p in enumerate(data["prompts"]):
         a, b = p["a"], p["b"]
         if p["text_changed"]:
-            out.append(f"prompt {i + 1} ({(b or a or {}).get('label', '')[:60]!r}): text changed")
+            out.append(f"prompts[{i}] ({(b or a or {}).get('label', '')[:60]!r}): text changed")
         elif a is None:
             out.append(f"prompt {(b or {}).get('label', '')[:60]!r}: only in B")
         elif b is None:
@@ -107,7 +107,7 @@ def text(data: dict[str, Any]) -> str:
     tests = [t for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
     if tests:
         lines.append("Tests with changes:")
-        lines += [f"  {t['description'] or 'test ' + str(t['test_index'])}: pass {_pct(t['pass_rate_a'])} -> "
+        lines += [f"  {t['description'] or 'tests[' + str(t['test_index']) + ']'}: pass {_pct(t['pass_rate_a'])} -> "
                   f"{_pct(t['pass_rate_b'])}, {t['regressions']} regressed, {t['newly_passing']} newly passing"
                   for t in tests]
     lines.append(_verdict(data))

@@ -67,7 +67,7 @@ def by_test(diff: Diff) -> list[dict[str, Any]]:
 
 
 def by_metric(diff: Diff) -> list[dict[str, Any]]:
-    """Per assertion name (its metric, else type#position): mean score on each side, and the cases whose score
+    """Per assertion name (its metric, else type[index]): mean score on each side, and the cases whose score
     got worse / better in the metric's direction (`lower_is_better` marks a metric whose rise is worse)."""
     acc: dict[str, dict[str, Any]] = {}
     for c in diff.cases:

@@ -210,7 +210,7 @@ def _from_generator(ref: str, config: Any, ctx: Ctx, loc: Location | None, key: 
     for i, item in enumerate(result):
         ikey = f"{key}[{i}]"
         if not isinstance(item, dict):
-            raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
+            raise ConfigError.at(loc, "a generated test is not a mapping", key=ikey)
         check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)
         validate(item, file=loc.file if loc else str(path), definition="test", prefix=ikey,
                  line=loc.line if loc else 0)

@@ -33,11 +33,11 @@ def test_label(rec: dict[str, Any]) -> str:
     vars_ = rec.get("vars") or {}
     shown = ", ".join(f"{k}={v if isinstance(v, str) else v!r}" for k, v in vars_.items())
     desc = rec.get("description")
-    return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"test {rec.get('test_index', 0)}", 200)
+    return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"tests[{rec.get('test_index', 0)}]", 200)
 
 
 def assertion_name(a: dict[str, Any], i: int) -> str:
-    return str(a.get("metric") or a.get("type") or f"#{i + 1}")
+    return str(a.get("metric") or a.get("type") or f"[{i}]")
 
 
 @dataclass

@@ -60,7 +60,7 @@ def group_label(rec: dict[str, Any]) -> str:
     desc = rec.get("description")
     vars_ = rec.get("vars") or {}
     what = str(desc) if desc else ", ".join(f"{k}={v}" for k, v in vars_.items())[:80] or \
-        f"test {rec.get('test_index', 0)}"
+        f"tests[{rec.get('test_index', 0)}]"
     if desc and vars_:
         what += " [" + ", ".join(f"{k}={v}" for k, v in vars_.items())[:60] + "]"
     prompt = str(rec.get("prompt_label") or "")
@@ -69,10 +69,11 @@ def group_label(rec: dict[str, Any]) -> str:
 
 
 def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
-    """(name, score) of each assertion: the metric name when set, else `type#position`."""
+    """(name, score) of each assertion: the metric name when set, else `type[index]` (its 0-based index among
+    the case's assertions, like the `assert[index]` of a key path)."""
     out: list[tuple[str, float | None]] = []
     for i, a in enumerate(rec.get("assertions") or []):
-        name = a.get("metric") or f"{a.get('type')}#{i + 1}"
+        name = a.get("metric") or f"{a.get('type')}[{i}]"
         out.append((str(name), a.get("score") if isinstance(a.get("score"), (int, float)) else None))
     return out
 
