@@ -10,12 +10,14 @@
 - Query: `vars.query`.
 
 A malformed static chunk list is a ConfigError at load time (`check_chunks`); one that comes from a templated
-var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR).
+var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR). An assertion that needs
+context where none of these sources exists is a ConfigError at its line (`missing_context`); what a provider
+returns (`metadata.retrieved`) reaches an assertion only through its `contextTransform`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from evalrun.errors import AssertionRuntimeError
 
 if TYPE_CHECKING:
     from evalrun.assertions.base import Assertion, AssertionContext
+    from evalrun.types import AssertionSpec
     from evalrun.usercode import UserCode
 
 
@@ -72,6 +75,26 @@ def check_chunks(handler: Assertion, value: Any, key: str) -> None:
     except ValueError as e:
         raise handler.error(str(e), key=key,
                             hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
+
+
+def missing_context(spec: AssertionSpec, var_names: Collection[str]) -> str | None:
+    """Why `spec` can never have context in a test whose vars (its own and defaultTest's, after --var) are
+    `var_names`, or None when it can, might (a templated config), or needs none. Call it only where no code can
+    add vars at run time (transformVars, a stored output)."""
+    handler = spec.handler
+    needs = getattr(handler, "needs_context", None)
+    if spec.context_transform or needs is None or not needs():
+        return None
+    var_keys: tuple[str, ...] = getattr(handler, "context_vars", ("context",))
+    config_keys: tuple[str, ...] = getattr(handler, "context_config", ())
+    if any(v in var_names for v in var_keys) or any(k in spec.config for k in config_keys):
+        return None
+    sources = [f"`vars.{v}`" for v in var_keys] + [f"`config.{k}`" for k in config_keys] + ["`contextTransform`"]
+    return f"{spec.full_type} has no context: no {', no '.join(sources)} in this test or defaultTest"
+
+
+CONTEXT_HINT = ("set `vars.context` (a string or a list of chunks) in the test or defaultTest, or read what the "
+                "provider retrieved with `contextTransform: \"context['metadata']['retrieved']\"` (docs/metrics.md)")
 
 
 def compile_context_transform(handler: Assertion) -> UserCode | None:

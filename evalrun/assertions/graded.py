@@ -36,6 +36,13 @@ class GradedAssertion(Assertion):
     list_steps: ClassVar[tuple[str, ...]] = ()
     #: Reads context (vars.context / contextTransform).
     uses_context: ClassVar[bool] = True
+    #: The vars and `config` keys besides `contextTransform` that can hold its context (assertions/context.py).
+    context_vars: ClassVar[tuple[str, ...]] = ("context",)
+    context_config: ClassVar[tuple[str, ...]] = ()
+
+    def needs_context(self) -> bool:
+        """True when no score can be had without context (every case would be an ERROR, or score alike)."""
+        return self.uses_context
     #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
     judge_step: ClassVar[Step[Any] | None] = None
 

@@ -6,7 +6,7 @@ mappings; not code values), assertion `config` strings and metric names. `env` i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from evalrun import templating
@@ -151,6 +151,32 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             raise err
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
+
+
+def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    for s in specs:
+        yield s
+        yield from _walk(s.children)
+
+
+def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
+    """An error at each graded assertion of this test that can never have context (no `vars.context` in the
+    test or defaultTest, no contextTransform, no chunks; see assertions/context.py). `stored`: the vars earlier
+    tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
+    if test.options.get("transformVars"):
+        return []
+    from evalrun.assertions.context import CONTEXT_HINT, missing_context
+
+    names = set(test.vars).union(stored) if stored else test.vars
+    out = []
+    for spec in _walk(test.asserts):
+        if not getattr(spec.handler, "uses_context", False):
+            continue
+        why = missing_context(spec, names)
+        if why:
+            out.append(ConfigError.at(spec.loc, why, key=spec.key_path or None, hint=CONTEXT_HINT,
+                                      used_by=None if _inside(spec, test) else _used_by(test)))
+    return out
 
 
 def _check_rubric_values(test: TestSpec) -> None:
