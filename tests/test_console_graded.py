@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.report.casetext import brief
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -102,4 +101,6 @@ def test_the_html_report_names_the_failing_assertions_by_the_case_score(
      "context-relevance: ERROR no query: set `vars.query`"),
 ])
 def test_brief(a: dict[str, object], want: str) -> None:
+    from evalrun.report.casetext import brief
+
     assert brief(a) == want

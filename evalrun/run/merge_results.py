@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from evalrun.errors import UsageError
-from evalrun.run.runner import RunOutcome
 from evalrun.run import readback
+from evalrun.run.runner import RunOutcome
 from evalrun.run.store import ResultsWriter, read_at
 from evalrun.run.tally import Tally
 from evalrun.types import Suite
