@@ -68,9 +68,10 @@ def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
     except csv.Error as e:
         raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
                           hint="check the quotes on this line") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {display}: {e}", file=display, line=reader.line_num + 1,
-                          hint="save the file as UTF-8") from None
+    except UnicodeDecodeError:  # only a file read as a stream (text read whole is decoded by read_text)
+        from evalrun.config.yamlsrc import not_utf8
+
+        raise not_utf8(getattr(f, "name", display), display) from None
 
 
 def _check_header(header: list[str], display: str) -> None:

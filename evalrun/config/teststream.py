@@ -137,9 +137,10 @@ class StreamedTests:
                                              hint="a tests file holds one {vars, assert, ...} object per line")
                     yield item, loc, key
                     i += 1
-            except UnicodeDecodeError as e:
-                raise ConfigError(f"cannot read {display}: {e}", file=display, line=n + 1,
-                                  hint="save the file as UTF-8") from None
+            except UnicodeDecodeError:
+                from evalrun.config.yamlsrc import not_utf8
+
+                raise not_utf8(self.path, display) from None
 
     def _csv(self, skip: int = 0) -> Iterator[tuple[dict[str, Any], Location, str]]:
         from evalrun.config.csvtests import iter_rows, row_to_test
