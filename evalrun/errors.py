@@ -147,3 +147,18 @@ class GraderError(EvalrunError):
 
 class AssertionRuntimeError(EvalrunError):
     """An assertion could not be evaluated at run time (a user's python raised, bad rendered value)."""
+
+
+#: Characters of an error message shown in a result's `error` / `reason` (and so in the table and reports).
+SHORT_ERROR = 200
+
+
+def one_line(message: str, limit: int = SHORT_ERROR) -> str:
+    """A provider's or grader's error message as one short line: its first line (whitespace collapsed), cut at
+    `limit` characters. Callers keep the whole message in the result's details (`error_detail`)."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    first = " ".join(lines[0].split()) if lines else ""
+    more = len(lines) > 1
+    if len(first) > limit:
+        first, more = first[: limit - 1].rstrip() + "…", True
+    return first + (" (full text in error_detail)" if more else "")

@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from evalrun.usercode import UserCode
 
 
+class ItemError(ValueError):
+    """A bad item inside a list (or mapping) value: `path` names it below that value (`[1]`, `[1].relevant`), so
+    the config error points at the item's own line, not at the list's key."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 @dataclass
 class Score:
     """What a handler returns: the un-negated verdict."""
@@ -175,7 +184,7 @@ class Assertion:
             try:
                 parsed = self.parse(self.spec.value)
             except ValueError as e:
-                raise self.error(str(e), key="value", hint=self.value_hint) from None
+                raise self.error(str(e), key="value" + getattr(e, "path", ""), hint=self.value_hint) from None
             if not isinstance(parsed, (list, dict, set)):  # immutable: reused by every case (value_of)
                 self._static_value = parsed
 

@@ -43,23 +43,27 @@ def parse_chunks(value: Any, what: str) -> list[Chunk]:
         return [Chunk(value)]
     if not isinstance(value, (list, tuple)):
         raise ValueError(f"{what} must be a string or a list of chunks, not {type(value).__name__}")
+    from evalrun.assertions.base import ItemError
+
     chunks = []
     for i, item in enumerate(value):
         if isinstance(item, str):
             chunks.append(Chunk(item))
             continue
         if not isinstance(item, Mapping):
-            raise ValueError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}")
+            raise ItemError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}",
+                            f"[{i}]")
         text = item.get("text")
         if not isinstance(text, str):
-            raise ValueError(f"{what}[{i}] needs a string `text`")
+            raise ItemError(f"{what}[{i}] needs a string `text`", f"[{i}].text" if "text" in item else f"[{i}]")
         relevant = item.get("relevant")
         if relevant is not None and not isinstance(relevant, bool):
-            raise ValueError(f"{what}[{i}].relevant must be true or false, not {relevant!r}")
+            raise ItemError(f"{what}[{i}].relevant must be true or false, not {relevant!r}", f"[{i}].relevant")
         unknown = set(item) - {"text", "relevant"}
         if unknown:
-            raise ValueError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                             "(allowed: text, relevant)")
+            first = sorted(map(str, unknown))[0]
+            raise ItemError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                            "(allowed: text, relevant)", f"[{i}].{first}")
         chunks.append(Chunk(text, relevant))
     return chunks
 
@@ -72,8 +76,8 @@ def check_chunks(handler: Assertion, value: Any, key: str) -> None:
         return
     try:
         parse_chunks(value, key)
-    except ValueError as e:
-        raise handler.error(str(e), key=key,
+    except ValueError as e:  # an ItemError names the item: the error is at its line (config/asserts.py)
+        raise handler.error(str(e), key=key + getattr(e, "path", ""),
                             hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
 
 

@@ -150,8 +150,14 @@ def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
 
 def _error(spec: AssertionSpec, threshold: float | None, message: str,
            details: dict[str, Any]) -> AssertionResult:
+    """An ERROR result: the message as one short line; the whole of it in `details.error_detail`."""
+    from evalrun.errors import one_line
+
+    short = one_line(message)
+    if short != message:
+        details = {**details, "error_detail": message}
     return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                           weight=spec.weight, reason=message, metric=spec.metric, error=message,
+                           weight=spec.weight, reason=short, metric=spec.metric, error=short,
                            details=details)
 
 

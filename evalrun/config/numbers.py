@@ -69,13 +69,13 @@ PROVIDER_NUMBERS: dict[str, tuple[float, float, bool]] = {
 def check_provider_config(config: dict[str, Any], *, loc: Location | None, key: str,
                           loc_of: Any = None) -> None:
     """ConfigError at a key's own line (`loc_of(config, name)`, else `loc`) for a number of PROVIDER_NUMBERS
-    that is not a number, not finite, not whole where it must be, or outside its range. A templated string is
-    left for run time."""
+    that is not a number, not finite, not whole where it must be, or outside its range (provider config is not
+    templated: a string here would fail at run time)."""
     for name, (low, high, whole) in PROVIDER_NUMBERS.items():
         if name not in config:
             continue
         value = config[name]
-        if value is None or (isinstance(value, str) and ("{{" in value or "{%" in value)):
+        if value is None:
             continue
         where = (loc_of(config, name) if loc_of else None) or loc
         what = "a whole number" if whole else "a number"
