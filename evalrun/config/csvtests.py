@@ -69,7 +69,7 @@ def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
         raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
                           hint="check the quotes on this line") from None
     except UnicodeDecodeError:  # only a file read as a stream (text read whole is decoded by read_text)
-        from evalrun.config.yamlsrc import not_utf8
+        from evalrun.config.encoding import not_utf8
 
         raise not_utf8(getattr(f, "name", display), display) from None
 

@@ -138,7 +138,7 @@ class StreamedTests:
                     yield item, loc, key
                     i += 1
             except UnicodeDecodeError:
-                from evalrun.config.yamlsrc import not_utf8
+                from evalrun.config.encoding import not_utf8
 
                 raise not_utf8(self.path, display) from None
 

@@ -290,40 +290,13 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
         raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
                              hint="use a glob such as dir/*.yaml") from None
     except UnicodeDecodeError as e:
-        raise _not_utf8(e.object, e.start, display) from None
+        from evalrun.config.encoding import bad_byte
+
+        raise bad_byte(e.object, e.start, display) from None
     except OSError as e:
         raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
 
 
-def _not_utf8(data: bytes, start: int, display: str) -> ConfigError:
-    return ConfigError(f"not UTF-8 text: byte 0x{data[start]:02x} cannot be decoded", file=display,
-                       line=data[:start].count(b"\n") + 1,
-                       hint="save the file as UTF-8 (binary files cannot be read as config or text)")
-
-
-def not_utf8(path: str | Path, display: str) -> ConfigError:
-    """The error for a text file, read as a stream, that is not UTF-8: at the line of its first bad byte (a
-    stream's decoder fails a whole buffer ahead, so its position is not that line). Reads in 64 KiB chunks."""
-    lines, carry, first = 0, b"", True
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 16):
-            buf = carry + chunk
-            if first:
-                buf, first = buf.removeprefix(b"\xef\xbb\xbf"), False
-            try:
-                buf.decode("utf-8")
-            except UnicodeDecodeError as e:
-                if e.reason == "unexpected end of data" and e.end == len(buf):  # a character cut by the chunk end
-                    lines += buf.count(b"\n", 0, e.start)
-                    carry = buf[e.start:]
-                    continue
-                err = _not_utf8(buf, e.start, display)
-                err.line += lines
-                return err
-            lines += buf.count(b"\n")
-            carry = b""
-    return ConfigError(f"not UTF-8 text: {display} ends inside a character", file=display, line=lines + 1,
-                       hint="save the file as UTF-8")
 
 
 def parse_json(text: str, file: str) -> Any:

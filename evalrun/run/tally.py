@@ -173,7 +173,7 @@ class Tally:
     def summary(self) -> dict[str, Any]:
         end = self.finished or time.time()
         total = self.total
-        out = {
+        out: dict[str, Any] = {
             "passed": self.passed, "failed": self.failed, "errors": self.errors, "total": total,
             "pass_rate": round(100.0 * self.passed / total, 2) if total else None,
             "duration_s": round(end - self.started, 3),
