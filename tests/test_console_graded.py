@@ -104,3 +104,22 @@ def test_brief(a: dict[str, object], want: str) -> None:
     from evalrun.report.casetext import brief
 
     assert brief(a) == want
+
+
+def test_one_line_rows_stay_compact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text(textwrap.dedent("""
+        prompts: ["{{q}}"]
+        providers: [echo]
+        tests:
+          - vars: {q: one}
+          - vars: {q: two}
+            assert: [{type: contains, value: zzz}, {type: contains, value: yyy}]
+          - vars: {q: three}
+          - vars: {q: four}
+        """))
+    main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-history"])
+    table = [line for line in capsys.readouterr().out.splitlines() if line[:1] in "|+"]
+    body = table[3:-1]  # below the header's === rule, above the closing rule
+    assert [line[:8] for line in body] == ["| q=one ", "+-------", "| q=two ", "|       ", "|       ",
+                                           "+-------", "| q=thre", "| q=four"]
+    assert "✗ contains: " in body[3] and "✗ contains: " in body[4]  # both failing assertions, not the first only

@@ -110,13 +110,14 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
         return out
 
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-    tall = any(len(cell) > 1 for cells in grid.values() for cell in cells.values())
     out = [sep, line(["test", *columns]), sep.replace("-", "=")]
+    previous_tall = False
     for n, (key, raw) in enumerate(grid.items()):
-        if tall and n:
-            out.append(sep)  # rows of several lines: a rule between them
         cells = {c: wrapped(v) for c, v in raw.items()}
         height = max(len(c) for c in cells.values())
+        if n and (previous_tall or height > 1):
+            out.append(sep)  # a row of several lines is ruled off; runs of one-line rows stay compact
+        previous_tall = height > 1
         for i in range(height):
             first = labels[key] if i == 0 else ""
             out.append(line([first, *((cells.get(c) or [""] * height)[i] if i < len(cells.get(c) or [])
