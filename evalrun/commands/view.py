@@ -30,9 +30,9 @@ def state_dir(where: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     from evalrun.view import server
 
-    state = state_dir(args.dir)
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
+    state = state_dir(args.dir)
     srv, note = server.start(state, args.host, args.port)
     if note:
         print(f"evalrun view: {note}", file=sys.stderr)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun import jsonfast
 from evalrun.report.html import run_head
 from evalrun.run.history import History, RunRecord
 from evalrun.view.errors import ViewError
@@ -123,9 +124,9 @@ class Catalogue:
                 "graders": list(rec.graders) if rec else [], "results_file": _shown(run.results_file, self.state),
                 "problem": None}
             summary = self._stored_summary(run, None)
-            if summary is not None and not run.results_file.is_file():
-                row["problem"] = "results file missing"
-            elif summary is None:
+            if summary is not None:
+                row["problem"] = _sniff(run.results_file)
+            else:
                 try:
                     idx = self.index(run)
                     with idx.lock:
@@ -155,6 +156,24 @@ class Catalogue:
                             "version": idx.version, "git_commit": rec.git_commit if rec else None,
                             "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
         return page
+
+
+def _sniff(path: Path) -> str | None:
+    """What is wrong with a finished run's results file, judged by its first line (not reading it all)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except FileNotFoundError:
+        return "results file missing"
+    except OSError:
+        return "unreadable"
+    if not first.strip():
+        return None  # a run that wrote no case
+    try:
+        rec = jsonfast.loads(first)
+    except ValueError:
+        rec = None
+    return None if isinstance(rec, dict) and "id" in rec else "not a results file"
 
 
 def _shown(path: Path, state: Path) -> str:
