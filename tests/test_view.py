@@ -76,6 +76,24 @@ def test_a_runs_page_is_the_reports_data(runs: tuple[Path, str, str], tmp_path: 
                             "problems": {}}
 
 
+def test_cases_that_finished_out_of_order_are_listed_as_the_report_lists_them(folder: Path) -> None:
+    """The matrix lists providers and prompts in expansion order, whatever order the file has them in, and the
+    rows' prompt numbers follow; also while the file grows."""
+    runs = sorted((folder / ".evalrun" / "runs").glob("*.jsonl"))
+    lines = sorted(runs[0].read_bytes().splitlines(keepends=True), key=lambda line: json.loads(line)["index"])
+    shuffled = folder / ".evalrun" / "runs" / "shuffled.jsonl"
+    shuffled.write_bytes(lines[3] + lines[1])  # two cases of the second prompt finished first
+    with serving(folder / ".evalrun") as srv:
+        early = get(srv, "/api/runs/shuffled")
+        with shuffled.open("ab") as f:
+            f.write(b"".join(reversed(lines[4:])) + lines[2] + lines[0])
+        head = get(srv, "/api/runs/shuffled")
+        plain = get(srv, "/api/runs/shuffled/cases?pr=1")
+    assert early["prompts_list"] == ["plain"]
+    assert head["prompts_list"] == ["Note: {{answer}}", "plain"] and head["matrix"][0] == [[122, 0, 0], [121, 1, 0]]
+    assert plain["matched"] == 122 and [it["row"][0] for it in plain["items"][:3]] == [1, 3, 5]
+
+
 def test_cases_come_a_page_at_a_time_with_the_reports_filters(runs: tuple[Path, str, str]) -> None:
     folder, a, _ = runs
     with serving(folder / ".evalrun") as srv:

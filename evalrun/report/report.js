@@ -67,8 +67,8 @@ const SKELETON=`<header><h1 id="title">evalrun report</h1><div class="meta" id="
 <div class="filters" id="filters">
 <input id="q" type="search" placeholder="filter: text in test, output, reason…" size="34" aria-label="text filter">
 <select id="st" aria-label="status filter"></select>
-<select id="pv" aria-label="provider filter"><option value="">all providers</option></select>
-<select id="pr" aria-label="prompt filter"><option value="">all prompts</option></select>
+<select id="pv" aria-label="provider filter"></select>
+<select id="pr" aria-label="prompt filter"></select>
 <label id="flaky-box" hidden><input type="checkbox" id="fl"> flaky only</label>
 <button class="btn" id="clear" type="button">clear filters</button>
 <span id="count" class="muted"></span></div>
@@ -131,9 +131,12 @@ function mount(root,D,source,opt={}){
     else{const n=m[0]+m[1]+m[2],r=n?m[0]/n:null;h+=`<td class="cell"><button data-p="${i}" data-q="${j}" style="background:${colour(r)}" title="${m[0]} passed, ${m[1]} failed, ${m[2]} errors">${pct(r)} <small>(${m[0]}/${n})</small></button></td>`;}});
    h+='</tr>';});
   $('matrix').innerHTML=h;
-  // provider and prompt lists grow while a run is in progress (evalrun view): add the new options
-  for(const [id,list,n] of [['pv',D.providers,0],['pr',D.prompts_list,60]])
-   for(let i=$(id).options.length-1;i<list.length;i++)$(id).insertAdjacentHTML('beforeend',`<option value="${i}">${esc(n?cutText(list[i],n):list[i])}</option>`);
+  // the provider and prompt lists grow (and may be renumbered) while a run is in progress (evalrun view)
+  for(const [id,list,n,all] of [['pv',D.providers,0,'all providers'],['pr',D.prompts_list,60,'all prompts']]){
+   const sel=$(id),was=f[id]===''?null:sel.options[sel.selectedIndex].dataset.name;
+   if(sel.options.length&&[...sel.options].slice(1).map(o=>o.dataset.name).join('\n')===list.join('\n'))continue;
+   sel.innerHTML=`<option value="">${all}</option>`+list.map((p,i)=>`<option value="${i}" data-name="${esc(p)}">${esc(n?cutText(p,n):p)}</option>`).join('');
+   if(was!=null){const i=list.indexOf(was);sel.value=f[id]=i<0?'':String(i);}}
   $('flaky-box').hidden=DIFF||!S.repeats;}
  $('st').innerHTML='<option value="">all</option>'+(DIFF?'<option value="regression">regressions</option>':'')+STATUS.map((s,i)=>`<option value="${i}">${s.replace('_',' ')}</option>`).join('');
  $('head').innerHTML=DIFF?'<tr><th></th><th>case</th><th>provider / prompt</th><th>change</th><th>A</th><th>B</th><th class="num">score A</th><th class="num">score B</th><th class="num">Δ</th></tr>'

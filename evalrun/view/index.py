@@ -73,6 +73,8 @@ class RunIndex:
         self.groups: dict[tuple[Any, ...], int] = {}
         self.group_counts: list[list[int]] = []  # [passed, not passed] per group
         self.max_repeat = 0
+        self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
+        self.first_prompt: dict[int, int] = {}
         self._ordered: list[Entry] | None = None
 
     def refresh(self) -> None:
@@ -97,10 +99,6 @@ class RunIndex:
                 for offset, rec in new:
                     self._add(offset, rec)
                 self._changed()
-
-    def _changed(self) -> None:
-        self.version += 1
-        self._ordered = None
 
     def _scan(self, start: int) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset, record) of each complete line from `start`; bad lines are noted, a partial last line waits."""
@@ -128,18 +126,40 @@ class RunIndex:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
 
     def _load_all(self) -> None:
-        """Read the whole file, then aggregate its cases in expansion order (as the report does: the matrix
-        lists providers and prompts in that order); a case written twice counts once, its last record."""
+        """Read the whole file. A case written twice (a resumed run) counts once, its last record; then, and when
+        repeats show up only after cases without a group were counted, the cases are counted again from their
+        records, in expansion order."""
         self._clear()
         latest: dict[str, tuple[int, int]] = {}
+        again = False
         for offset, rec in self._scan(0):
-            latest[rec["id"]] = (_int(rec.get("index")), offset)
+            again = again or rec["id"] in latest or (bool(rec.get("repeat")) and not self.repeats and bool(latest))
             self.repeats = self.repeats or bool(rec.get("repeat"))
-        if latest:
+            latest[rec["id"]] = (_int(rec.get("index")), offset)
+            if not again:
+                self._add(offset, rec)
+        if again:
+            lines, bad, tail, pos, repeats = self.lines, self.bad, self.tail, self.pos, self.repeats
+            self._clear()
+            self.lines, self.bad, self.tail, self.pos, self.repeats = lines, bad, tail, pos, repeats
             with open(self.path, "rb") as f:
                 for _, offset in sorted(latest.values()):
                     self._add(offset, read_at(f, offset))
         self._changed()
+
+    def _changed(self) -> None:
+        """After cases were added: providers and prompts renumbered in expansion order, as the report lists them
+        (cases finish in another order), and the new version noted."""
+        orders = [sorted(first, key=lambda n: (first[n], n)) for first in (self.first_provider, self.first_prompt)]
+        if any(order != sorted(order) for order in orders):
+            self.agg.reorder(*orders)
+            pnew, qnew = ({old: new for new, old in enumerate(order)} for order in orders)
+            for e in self.entries.values():
+                e.provider, e.prompt = pnew[e.provider], qnew[e.prompt]
+            self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
+            self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
+        self.version += 1
+        self._ordered = None
 
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
@@ -156,7 +176,10 @@ class RunIndex:
                 self.group_counts.append([0, 0])
             self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
             self.max_repeat = max(self.max_repeat, _int(rec.get("repeat")))
-        self.entries[rec["id"]] = Entry(rec["id"], _int(rec.get("index")), offset, row[2], row[3], row[4], group,
+        index = _int(rec.get("index"))
+        self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
+        self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
+        self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
                                         query.run_text(row[1], _snippet(rec), row[7]))
 
     def flaky(self, e: Entry) -> bool:
