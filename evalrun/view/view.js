@@ -55,7 +55,7 @@ function runsPage(n){
 // ------------------------------------------------------------------ one run
 function runPage(n,id,caseId){
  setNav(`<a href="#/">← all runs</a><span class="sep">·</span><span>run <b>${esc(id)}</b></span>`);
- app.innerHTML='<p class="muted" style="padding:24px">loading…</p>';
+ app.innerHTML='<p class="muted" style="padding:24px">reading the results file…</p>';
  const base=`/api/runs/${enc(id)}`;
  api(base).then(D=>{if(n!==route)return;
   app.innerHTML='<div id="banner"></div><div id="report"></div>';
