@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,25 @@ def test_a_results_file_the_history_does_not_name_is_listed_and_read(folder: Pat
     assert row["duration_s"] is None and row["graders"] == ["builtin"]  # as its results name it
     assert head["summary"]["total"] == 244 and head["view"]["status"] == "not in history"
     assert runs[0]["id"] == c  # the newest file is listed first
+
+
+def test_the_list_reads_a_big_file_in_the_background(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the list must read (here one the history does not name) and that is big is read in the background:
+    the list answers at once, saying so, and shows its figures once read."""
+    from evalrun.view import catalogue
+
+    monkeypatch.setattr(catalogue, "INLINE_BYTES", 0)
+    c = run_suite(folder, "Note:", "unrecorded", "--no-history")
+    with serving(folder / ".evalrun") as srv:
+        first = next(r for r in get(srv, "/api/runs")["runs"] if r["id"] == c)
+        deadline = time.monotonic() + 30
+        while True:
+            later = next(r for r in get(srv, "/api/runs")["runs"] if r["id"] == c)
+            if not later["reading"] or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    assert first["reading"] is True and first.get("total") is None
+    assert later["reading"] is False and later["total"] == 244
 
 
 def test_a_runs_page_is_the_reports_data(runs: tuple[Path, str, str], tmp_path: Path) -> None:

@@ -22,6 +22,9 @@ from evalrun.view.errors import ViewError
 from evalrun.view.index import RunIndex, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
+#: A results file the list must read (a run in progress, a file the history does not name) and that was never
+#: read is read in the background above this size: 100,000 cases (88 MB) take 5-15 s, the list must not wait.
+INLINE_BYTES = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class Catalogue:
         self.state = state
         self.history = History(state)
         self._indexes: dict[Path, RunIndex] = {}
+        self._reading: set[Path] = set()  # files being read in the background for the list
         self._lock = threading.Lock()
 
     def runs(self) -> list[Run]:
@@ -95,6 +99,28 @@ class Catalogue:
                 raise bad
         return idx
 
+    def _index_for_list(self, run: Run) -> RunIndex | None:
+        """The run's index, or None while a big file is read for the first time (in the background)."""
+        path = run.results_file
+        with self._lock:
+            if path in self._reading:
+                return None
+            known = path in self._indexes and self._indexes[path].ident is not None
+            if not known and path.is_file() and path.stat().st_size > INLINE_BYTES:
+                self._reading.add(path)
+                threading.Thread(target=self._read_in_background, args=(run,), daemon=True).start()
+                return None
+        return self.index(run)
+
+    def _read_in_background(self, run: Run) -> None:
+        try:
+            self.index(run)
+        except ViewError:
+            pass  # the list asks again, and then says what is wrong
+        finally:
+            with self._lock:
+                self._reading.discard(run.results_file)
+
     def _stored_summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
         """The summary the run recorded when it ended (it has what a results file lacks: derived metrics,
         repeats), while the file still holds exactly those cases."""
@@ -112,8 +138,9 @@ class Catalogue:
         return idx.summary(started, finished)
 
     def listing(self) -> list[dict[str, Any]]:
-        """One row per run for the runs list. A finished run's counts come from its history row (its file is
-        only checked to exist); a run in progress or a file the history does not name is read."""
+        """One row per run for the runs list. A finished run's counts come from its history row (of its file only
+        the first line is checked); a run in progress or a file the history does not name is read (`reading`
+        while a big one is read in the background for the first time)."""
         rows = []
         for run in self.runs():
             rec = run.record
@@ -122,15 +149,17 @@ class Catalogue:
                 "started_at": run.started_at, "finished_at": rec.finished_at if rec else None,
                 "description": rec.description if rec else None, "git_commit": rec.git_commit if rec else None,
                 "graders": list(rec.graders) if rec else [], "results_file": _shown(run.results_file, self.state),
-                "problem": None}
+                "problem": None, "reading": False}
             summary = self._stored_summary(run, None)
             if summary is not None:
                 row["problem"] = _sniff(run.results_file)
             else:
                 try:
-                    idx = self.index(run)
-                    with idx.lock:
-                        summary = self.summary(run, idx)
+                    idx = self._index_for_list(run)
+                    row["reading"] = idx is None
+                    if idx is not None:
+                        with idx.lock:
+                            summary = self.summary(run, idx)
                 except ViewError as e:
                     row["problem"] = {"missing": "results file missing", "corrupt": "not a results file"}.get(
                         e.kind, "unreadable")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from evalrun import jsonfast
 from evalrun.errors import UsageError
 from evalrun.report.html import asset
 from evalrun.view import query
@@ -57,15 +58,21 @@ class ViewServer(ThreadingHTTPServer):
                       "/assets/report.css": ("text/css", asset("report.css")),
                       "/assets/report.js": ("text/javascript", asset("report.js")),
                       "/assets/view.js": ("text/javascript", _view_file("view.js"))}
-        host, port = address[0], self.server_address[1]
-        self.hosts = None if host in ("0.0.0.0", "::") else \
-            {f"{h}:{port}" for h in (host, f"[{host}]", *LOOPBACK, "[::1]")} if host in LOOPBACK else \
-            {f"{host}:{port}", f"[{host}]:{port}"}
+        self.hosts = _hosts(address[0], self.server_address[1])
 
     @property
     def url(self) -> str:
         host = str(self.server_address[0])
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.server_address[1]}/"
+
+
+def _hosts(host: str, port: int) -> set[str] | None:
+    """The Host headers a request may carry: the address served (any name of this machine when that is the
+    loopback); None when listening on every address (the user opened it to the network)."""
+    if host in ("0.0.0.0", "::"):
+        return None
+    names = {host, *LOOPBACK} if host in LOOPBACK else {host}
+    return {f"{name}:{port}" if ":" not in name else f"[{name}]:{port}" for name in names}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -92,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         try:
             data = self._api([unquote(p) for p in url.path.split("/")[2:]], parse_qs(url.query))
-            self._send(200, "application/json", json.dumps(data, ensure_ascii=False, default=str))
+            self._send(200, "application/json", jsonfast.dumps(data))  # NaN as null: JSON the page can parse
         except ViewError as e:
             self._send(e.status, "application/json", json.dumps(e.as_dict(), ensure_ascii=False))
         except Exception:  # a bug: the page says so, the server keeps serving
@@ -139,8 +146,8 @@ class Handler(BaseHTTPRequestHandler):
                     return compared.detail(int(rest[1]))
         raise ViewError("not_found", f"no such endpoint: {self.path}", "the page's own links use the right ones")
 
-    def _send(self, status: int, ctype: str, body: str) -> None:
-        data = body.encode("utf-8")
+    def _send(self, status: int, ctype: str, body: str | bytes) -> None:
+        data = body if isinstance(body, bytes) else body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", f"{ctype}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))

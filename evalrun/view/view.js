@@ -38,13 +38,13 @@ function runsPage(n){
   const shown=runs.filter(r=>(!st||r.status===st)&&(!q||[r.id,r.description,r.status,r.git_commit,r.results_file,(r.graders||[]).join(' '),when(r.started_at)].join(' ').toLowerCase().includes(q)));
   $('runs-rows').innerHTML=shown.map(r=>{const rate=r.pass_rate;
    return `<tr class="run" data-id="${esc(r.id)}"><td><input type="checkbox" class="pick" aria-label="pick ${esc(r.id)} to compare"${picked.includes(r.id)?' checked':''}></td><td>${when(r.started_at)}</td><td><a href="#/run/${esc(enc(r.id))}">${esc(r.id)}</a></td><td class="desc">${esc(r.description||'')}</td><td>${statusBadge(r.status)}${r.problem?` <span class="st fail">${esc(r.problem)}</span>`:''}</td>`
-   +`<td>${rate==null?'–':`<span class="rate"><i style="width:${Math.max(0,Math.min(100,rate))}%"></i></span>${fmt(rate)}%`}</td><td class="num">${r.passed??'–'}</td><td class="num">${r.failed??'–'}</td><td class="num">${r.errors??'–'}</td>`
+   +`<td>${r.reading?'<span class="muted">reading…</span>':rate==null?'–':`<span class="rate"><i style="width:${Math.max(0,Math.min(100,rate))}%"></i></span>${fmt(rate)}%`}</td><td class="num">${r.passed??'–'}</td><td class="num">${r.failed??'–'}</td><td class="num">${r.errors??'–'}</td>`
    +`<td>${esc((r.graders||[]).join(', ')||'–')}</td><td><code>${esc(r.git_commit||'–')}</code></td><td class="num">${duration(r.duration_s)}</td></tr>`;}).join('')
    ||`<tr><td colspan="12" class="muted">${runs.length?'no run matches the filter':'no run recorded here yet: run <code>evalrun eval</code> in this folder'}</td></tr>`;
   $('runs-count').textContent=`${shown.length} of ${runs.length} runs`;
   $('runs-compare').disabled=picked.length!==2;}
  function load(){api('/api/runs').then(d=>{if(n!==route)return;runs=d.runs;$('runs-folder').textContent=d.folder;draw();
-   if(runs.some(r=>r.live))timer=setTimeout(load,POLL_MS);},e=>{if(n===route)problem('The runs cannot be listed',e);});}
+   if(runs.some(r=>r.live||r.reading))timer=setTimeout(load,POLL_MS);},e=>{if(n===route)problem('The runs cannot be listed',e);});}
  $('runs-q').addEventListener('input',draw);$('runs-st').addEventListener('change',draw);
  $('runs-rows').addEventListener('change',e=>{if(!e.target.classList.contains('pick'))return;const id=e.target.closest('tr').dataset.id;
   picked=picked.filter(x=>x!==id);if(e.target.checked)picked.push(id);if(picked.length>2)picked.shift();draw();});
