@@ -67,7 +67,8 @@ def test_runs_list_open_filter_and_compare(chrome: browser.Browser, site: tuple[
     wait(page, "document.querySelectorAll('#runs-rows tr.run').length === 2")
     assert page.eval("[...document.querySelectorAll('#runs-rows tr.run')].map(r => r.dataset.id)") == [b, a]
     row = page.eval("document.querySelector('#runs-rows tr.run').textContent")
-    assert "edited prompt" in row and "FINISHED" in row and "99.18%" in row and "builtin (offline, lexical)" in row
+    grader = History(site[1] / ".evalrun").list()[0].graders[0]  # builtin (offline, ...), as the run named it
+    assert "edited prompt" in row and "FINISHED" in row and "99.18%" in row and grader in row
     page.screenshot(tmp_path / "runs.png")
     # filter the list
     set_value(page, "runs-q", "baseline", "input")
