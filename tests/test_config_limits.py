@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from evalrun.config import load
-from evalrun.config.limits import MAX_DEPTH, may_exceed
-from evalrun.config.yamlsrc import parse_data, parse_jsonl, parse_yaml
+from evalrun.config.readers import parse_data
+from evalrun.config.readers.jsondoc import parse_jsonl
+from evalrun.config.readers.limits import MAX_DEPTH, may_exceed
+from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError
 
 HEAD = 'prompts: ["Say {{x}}"]\nproviders: [echo]\n'
@@ -155,7 +157,7 @@ def test_depth_bound_is_never_below_the_brackets_climb_and_exact_on_balanced_tex
     on where the slices it reads fall."""
     import random
 
-    from evalrun.config import limits
+    from evalrun.config.readers import limits
 
     def climb(text: str) -> int:
         level = low = best = 0

@@ -10,7 +10,7 @@ import pytest
 
 from evalrun import config, expand
 from evalrun.cli import main
-from evalrun.config.testlist import TestList
+from evalrun.config.tests import TestList
 from evalrun.errors import ConfigError
 
 ROWS = [{"description": f"t{i}", "vars": {"q": f"question {i}", "topic": ["a", "b"] if i == 2 else "x"},

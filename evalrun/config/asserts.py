@@ -17,7 +17,7 @@ from typing import Any
 
 from evalrun.config import files
 from evalrun.config.numbers import MAX_WEIGHT, check_threshold
-from evalrun.config.yamlsrc import LList
+from evalrun.config.readers.located import LList, loc_of, loc_of_path
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
 
@@ -314,8 +314,6 @@ def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: 
 
 
 def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
-    from evalrun.config.yamlsrc import loc_of
-
     full_type = str(raw.get("type", ""))
     if not full_type:
         raise ConfigError.at(loc, "an assertion needs a `type`", key=key,
@@ -367,8 +365,6 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
 def _relocate(err: ConfigError, raw: Any, key: str) -> None:
     """Point a handler's error at the line of the key it names (`value`, `config.mode`, ...), not at the
     assertion's first line: the line named is the line the user must edit."""
-    from evalrun.config.yamlsrc import loc_of_path
-
     if not err.key or not err.key.startswith(f"{key}."):
         return
     found, _ = loc_of_path(raw, err.key[len(key) + 1:])

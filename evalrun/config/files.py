@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref
-from evalrun.config.yamlsrc import parse_data, read_text
+from evalrun.config.readers import parse_data, read_text
 from evalrun.errors import ConfigError, Location
 
 PREFIX = "file://"

@@ -10,10 +10,9 @@ from typing import Any
 
 from evalrun.config import checks, filters
 from evalrun.config import prompts as prompt_parser
-from evalrun.config.merge import FileConfig
-from evalrun.config.testcases import TestItem, TestPart
-from evalrun.config.testlist import TestList, iter_specs
-from evalrun.config.teststream import StreamedTests
+from evalrun.config.configfile import FileConfig
+from evalrun.config.testpart import TestPart
+from evalrun.config.tests import TestFile, TestItem, TestList, iter_specs
 from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
 from evalrun.templating import has_template
@@ -117,7 +116,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     needs: dict[int, frozenset[str]] = {}
     for p in prompts:
         needs[id(p)] = checks.prompt_needs(p)
-    streamed = any(isinstance(p, StreamedTests) for p in parts)
+    streamed = any(isinstance(p, TestFile) for p in parts)
     kept: list[TestSpec] = []
     count = cases = 0
     case_counts = array("q")  # streamed: cases per test (8 bytes a test), for splitting a run (run/workers.py)
