@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from json.scanner import NUMBER_RE  # type: ignore[attr-defined]
+from json.scanner import NUMBER_RE
 from typing import Any
 
 from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth
