@@ -47,7 +47,7 @@ def _fields(spec: Any) -> dict[str, Any]:
 
 def _clear() -> None:
     asserts.forget_previous()
-    for cache in (asserts._BUILT, asserts._LISTS, asserts._SHAPES):
+    for cache in (asserts._BUILT, asserts._SHAPES):
         cache.clear()
 
 
