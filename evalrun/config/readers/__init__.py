@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.config.readers.jsondoc import parse_json, parse_jsonl
+from evalrun.config.readers.limits import check_size
 from evalrun.config.readers.located import LDict
 from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError, Location
@@ -52,8 +53,18 @@ def parse_data(text: str, file: str) -> Any:
 
 
 def read_data(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> Any:
-    """A YAML/JSON/JSONL file's data, located."""
+    """A YAML/JSON/JSONL file's data, located (a YAML/JSON file too large to hold is refused before it is read)."""
+    _check_file_size(path, display)
     return parse_data(read_text(path, display=display, loc=loc, key=key), display)
+
+
+def _check_file_size(path: Path, display: str) -> None:
+    if path.suffix.lower() != ".jsonl":
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return  # read_text words it
+        check_size(size, display)
 
 
 _DOLLAR_ESCAPE = re.compile(r"\\(?:u0024|x24|U00000024)", re.IGNORECASE)
@@ -61,6 +72,7 @@ _DOLLAR_ESCAPE = re.compile(r"\\(?:u0024|x24|U00000024)", re.IGNORECASE)
 
 def load_config_file(path: Path, display: str) -> LDict:
     """Read a config file: must exist, be non-empty, and hold a mapping."""
+    _check_file_size(path, display)
     text = read_text(path, display=display)
     data = parse_data(text, display)
     if data is None:
