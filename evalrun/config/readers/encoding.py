@@ -19,9 +19,12 @@ def bad_byte(data: bytes, start: int, display: str) -> ConfigError:
                        hint="save the file as UTF-8 (binary files cannot be read as config or text)")
 
 
-def not_utf8(path: str | Path, display: str) -> ConfigError:
+def not_utf8(path: str | Path | None, display: str) -> ConfigError:
     """The error for a text file, read as a stream, that is not UTF-8: at the line of its first bad byte (a
-    stream's decoder fails a whole buffer ahead, so its position is not that line). Reads in 64 KiB chunks."""
+    stream's decoder fails a whole buffer ahead, so its position is not that line). Reads in 64 KiB chunks.
+    Without a path (a stream of no file) the error names no line."""
+    if path is None:
+        return ConfigError(f"not UTF-8 text: {display}", file=display, hint="save the file as UTF-8")
     lines, carry, first = 0, b"", True
     with open(path, "rb") as f:
         while chunk := f.read(1 << 16):
