@@ -3,7 +3,7 @@
 An import (anywhere in evalrun/, function-level ones included) of a module that is neither the standard library
 nor evalrun must be a distribution in [project].dependencies, or be guarded (inside `try: ... except ImportError`)
 and listed in an extra of [project.optional-dependencies] (`ray`). A package that merely arrives with another
-one (numpy and aiohttp with litellm) does not count: its version is then whatever the other one allows.
+one (as aiohttp does with litellm) does not count: its version is then whatever the other one allows.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 ROOT = Path(__file__).resolve().parent.parent
 #: Imported only where the importer guarantees it: pytest loads evalrun.pytest_plugin itself.
 LOADED_BY_THEIR_HOST = {("pytest", "evalrun/pytest_plugin.py")}
-#: The builtin grader's model packages, declared by the grader branch (issue 22): drop this once it has landed.
-PENDING = {("numpy", "evalrun/grading/minilm.py"), ("tokenizers", "evalrun/grading/minilm.py")}
 
 
 def _norm(name: str) -> str:
@@ -92,7 +90,7 @@ def test_every_imported_package_is_declared() -> None:
     required, extras = _declared()
     missing = []
     for module, file, guarded in third_party_imports():
-        if (module, file) in LOADED_BY_THEIR_HOST | PENDING:
+        if (module, file) in LOADED_BY_THEIR_HOST:
             continue
         dists = _distributions(module)
         if dists & required or (guarded and dists & extras):
