@@ -34,7 +34,7 @@ class PromptSpec:
     #: to build the prompt (evalrun/prompt_functions.py); `raw` then holds the reference as written.
     function: str | None = None
     #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
-    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/filters.py).
+    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/selection.py).
     group: str | None = None
 
     @property
@@ -121,7 +121,7 @@ class Suite:
     description: str | None
     prompts: tuple[PromptSpec, ...]
     providers: tuple[ProviderSpec, ...]
-    tests: Sequence[TestSpec]  # a tuple, or a config.testlist.TestList when tests are streamed from files
+    tests: Sequence[TestSpec]  # a tuple, or a config.tests.TestList when tests are streamed from files
     files: tuple[str, ...]  # the config files loaded
     evaluate_options: dict[str, Any] = field(default_factory=dict)
     output_paths: tuple[str, ...] = ()
@@ -289,3 +289,5 @@ class CaseResult:
     test_index: int = 0
     repeat: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The whole error message when `error` holds only its first line, cut (errors.one_line).
+    error_detail: str | None = None

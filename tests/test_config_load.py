@@ -518,7 +518,6 @@ def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize(("snippet", "fragment"), [
-    ("prompts: [x]\nproviders: [{id: echo, env: {A: b}}]\n", "per-provider `env`"),
     ("prompts: [x]\nproviders: [echo]\ntests: [{provider: openai:gpt-4o}]\n", "per-test `provider`"),
 ])
 def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, snippet: str,

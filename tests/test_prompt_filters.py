@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.config import filters, load
+from evalrun.config import load, selection
 from evalrun.errors import ConfigError
 from evalrun.types import PromptSpec
 from tests.test_promptfoo_compat_features import run_suite, write
@@ -36,7 +36,7 @@ def _load(cfg: Path) -> object:
 ])
 def test_prompt_ref_matching(ref: str, label: str, pid: str, group: str | None, expected: bool) -> None:
     prompt = PromptSpec(raw="x", label=label, id=pid, group=group)
-    assert filters.prompt_matches(ref, prompt) is expected
+    assert selection.prompt_matches(ref, prompt) is expected
 
 
 def test_prompt_objects_with_file_ids_and_labels_are_selected_by_label(tmp_path: Path) -> None:

@@ -174,7 +174,7 @@ def test_tests_that_run_no_case_are_warned_about(tmp_path: Path, capsys: pytest.
     assert main(["validate", "--json", str(path)]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["cases"] == 1 and len(s["warnings"]) == 1
-    assert s["warnings"][0].startswith(f"{path}:6: tests[1] runs no case")
+    assert s["warnings"][0].startswith(f"{path}:6: tests[1] ('excluded') runs no case")
     assert main(["validate", str(path)]) == 0
     assert "  warning: " in capsys.readouterr().out
 
@@ -184,7 +184,7 @@ def test_a_streamed_file_is_read_once_and_summarised_as_a_walk_would(tmp_path: P
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     from evalrun import config as config_pkg
     from evalrun.commands.validate import summarize
-    from evalrun.config.teststream import StreamedTests
+    from evalrun.config.tests import TestFile
 
     rows = [{"vars": {"q": ["a", "b"] if i % 3 == 0 else f"q{i}", "context": "ctx"},
              "assert": [{"type": "contains", "value": "q"}, {"type": "faithfulness"}] if i % 2 else
@@ -194,13 +194,13 @@ def test_a_streamed_file_is_read_once_and_summarised_as_a_walk_would(tmp_path: P
     path = tmp_path / "c.yaml"
     path.write_text(textwrap.dedent(CONFIG).split("tests:")[0] + "tests: file://t.jsonl\n", encoding="utf-8")
     passes: list[int] = []
-    real = StreamedTests._rows
+    real = TestFile._parts
 
-    def counted(self: StreamedTests, skip: int = 0) -> object:
+    def counted(self: TestFile, skip: int = 0) -> object:
         passes.append(1)
         return real(self, skip)
 
-    monkeypatch.setattr(StreamedTests, "_rows", counted)
+    monkeypatch.setattr(TestFile, "_parts", counted)
     assert main(["validate", "--json", str(path)]) == 0
     assert len(passes) == 1
     s = json.loads(capsys.readouterr().out)

@@ -9,7 +9,7 @@ mean `question`?); any other renders as empty text, as promptfoo renders it: a w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from evalrun import templating
@@ -70,18 +70,35 @@ def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
     return out
 
 
-def _test_name(test: TestSpec) -> str:
-    name = f"test {test.index + 1}"
+def test_name(test: TestSpec) -> str:
+    """A test as messages name it: its key path, 0-based like every key path (`tests[4]`, the fifth test), with
+    its description; a streamed row (key path `[4]`) by its file and line."""
+    path = test.key_path
+    if not path or path.startswith("["):
+        name = f"the test at {test.loc}" if test.loc else f"tests[{test.index}]"
+    else:
+        name = path
     return f"{name} ({test.description!r})" if test.description else name
+
+
+def _used_by(test: TestSpec) -> str:
+    name = test_name(test)
+    return f"{name} at {test.loc}" if test.loc and not name.startswith("the test at") else name
+
+
+def _inside(spec: AssertionSpec, test: TestSpec) -> bool:
+    """The assertion is written inside the test (not under defaultTest or in another file)."""
+    return spec.loc is not None and test.loc is not None and spec.loc.file == test.loc.file \
+        and spec.loc.line >= test.loc.line
 
 
 def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
                    spec: AssertionSpec | None = None, close: str | None = None) -> ConfigError:
     hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
-    where = f" (test at {test.loc})" if spec is not None and test.loc else ""
-    msg = f"undefined template variable {name!r} in {what}, used by {_test_name(test)}{where}"
+    msg = f"undefined template variable {name!r} in {what}"
     if spec is not None and spec.loc is not None:
-        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint)
+        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint,
+                              used_by=None if _inside(spec, test) else _used_by(test))
     return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
 
 
@@ -93,8 +110,8 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
 
     close = did_you_mean(name, defined - BUILTIN_VARS)
     err = _missing_error(name, what, test, defined, spec, close)
-    if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it
-        err.message += f" (test at {test.loc})" if test.loc else ""
+    if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
+        err.used_by = _used_by(test)
         err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
     default_prompt = prompt is not None and prompt.loc is None and name == "prompt"
     if default_prompt:  # no `prompts:` and no `prompt` var: promptfoo has no prompt to run either
@@ -107,7 +124,7 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     loc = (prompt.loc if prompt is not None else None) or (spec.loc if spec is not None else None) or test.loc
     key = err.key if err.file == (loc.file if loc else None) else None
     lenient.warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
-                 f"promptfoo (first used by {_test_name(test)})",
+                 f"promptfoo (first used by {_used_by(test)})",
                  f"define `{name}` under the test's `vars:` (or defaultTest.vars) if it should have a value",
                  once=(loc, name, what))
 
@@ -155,6 +172,32 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt)
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
+
+
+def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    for s in specs:
+        yield s
+        yield from _walk(s.children)
+
+
+def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
+    """An error at each graded assertion of this test that can never have context (no `vars.context` in the
+    test or defaultTest, no contextTransform, no chunks; see assertions/context.py). `stored`: the vars earlier
+    tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
+    if test.options.get("transformVars"):
+        return []
+    from evalrun.assertions.context import CONTEXT_HINT, missing_context
+
+    names = set(test.vars).union(stored) if stored else test.vars
+    out = []
+    for spec in _walk(test.asserts):
+        if not getattr(spec.handler, "uses_context", False):
+            continue
+        why = missing_context(spec, names)
+        if why:
+            out.append(ConfigError.at(spec.loc, why, key=spec.key_path or None, hint=CONTEXT_HINT,
+                                      used_by=None if _inside(spec, test) else _used_by(test)))
+    return out
 
 
 def _check_rubric_values(test: TestSpec) -> None:

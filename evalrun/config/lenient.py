@@ -37,10 +37,6 @@ def note(loc: Location | None, key: str, message: str) -> None:
     if is_strict():
         raise ConfigError.at(loc, message, key=key,
                              hint="promptfoo ignores this key; remove it (--strict makes ignored keys errors)")
-    if loc and loc.file:  # inside a large .json read shallowly: the key's exact line
-        from evalrun.config import jsonlines
-
-        loc = jsonlines.locate(loc, key)
     where = f"{loc.file}:{loc.line}: " if loc and loc.file else ""
     warnings = _STATE["warnings"]
     assert isinstance(warnings, list)
@@ -54,10 +50,6 @@ def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once
     ConfigError with `hint` under --strict."""
     if is_strict():
         raise ConfigError.at(loc, message, key=key, hint=f"{hint} (--strict makes this an error)")
-    if loc and loc.file and key:  # inside a large .json read shallowly: the key's exact line
-        from evalrun.config import jsonlines
-
-        loc = jsonlines.locate(loc, key)
     where = f"{loc.file}:{loc.line}: " if loc and loc.file and loc.line else (f"{loc.file}: " if loc else "")
     text = f"{where}{key + ': ' if key else ''}{message}; {hint} (--strict makes it an error)"
     seen = _STATE["seen"]

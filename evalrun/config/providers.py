@@ -17,9 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from evalrun.config import files
+from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import check_keys
 from evalrun.config.schema_source import PROVIDER_KEYS
-from evalrun.config.yamlsrc import loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.types import ProviderSpec
 
@@ -100,6 +100,9 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
     config = opts.get("config") or {}
     if not isinstance(config, dict):
         raise ConfigError.at(loc, "provider `config` must be a mapping", key=f"{key}.config")
+    from evalrun.config.numbers import check_provider_config
+
+    check_provider_config(config, loc=loc_of(opts, "config") or loc, key=f"{key}.config", loc_of=loc_of)
     return ProviderSpec(id=id_, label=opts.get("label"), config=_render_env(dict(config), env, loc, f"{key}.config"),
                         prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
                         transform=opts.get("transform"), delay_ms=int(delay), loc=loc, env=env)
