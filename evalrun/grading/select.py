@@ -171,46 +171,59 @@ class GraderResolver:
         ConfigError at the assertion; returns the embedders chosen (described, in first-use order)."""
         chosen_all: list[str] = []
         for test in tests:
-            for spec in _all(test.asserts):
-                if not getattr(spec.handler, "needs_embedder", False):
-                    continue
-                from evalrun.grading.embeddings import HINT, choose, litellm_target
-
-                key = f"{spec.key_path}.provider" if spec.key_path else "provider"
-                try:
-                    chosen = choose(spec.provider, test.options.get("provider"))
-                    if chosen is not None and not chosen.offline:
-                        litellm_target(chosen.id, chosen.config)
-                except ConfigError as e:
-                    raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
-                if chosen is None:
-                    raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
-                                         key=key, hint=HINT)
-                if chosen.describe() not in chosen_all:
-                    chosen_all.append(chosen.describe())
+            self._check_test_embedders(test, chosen_all)
         return chosen_all
+
+    def check_before_run(self, tests: Iterable[TestSpec]) -> None:
+        """check_support and check_embedders in one pass over the tests (`eval`: a streamed file is read once)."""
+        chosen: list[str] = []
+        for test in tests:
+            self._check_test_support(test)
+            self._check_test_embedders(test, chosen)
+
+    def _check_test_embedders(self, test: TestSpec, chosen_all: list[str]) -> None:
+        for spec in _all(test.asserts):
+            if not getattr(spec.handler, "needs_embedder", False):
+                continue
+            from evalrun.grading.embeddings import HINT, choose, litellm_target
+
+            key = f"{spec.key_path}.provider" if spec.key_path else "provider"
+            try:
+                chosen = choose(spec.provider, test.options.get("provider"))
+                if chosen is not None and not chosen.offline:
+                    litellm_target(chosen.id, chosen.config)
+            except ConfigError as e:
+                raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
+            if chosen is None:
+                raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
+                                     key=key, hint=HINT)
+            if chosen.describe() not in chosen_all:
+                chosen_all.append(chosen.describe())
 
     def check_support(self, tests: Iterable[TestSpec]) -> None:
         """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
         at the assertion (`validate`): e.g. llm-rubric with the builtin grader. No model is called."""
+        for test in tests:
+            self._check_test_support(test)
+
+    def _check_test_support(self, test: TestSpec) -> None:
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
-        for test in tests:
-            for spec in _graded(test.asserts):
-                needed = getattr(spec.handler, "grading_steps", None)
-                if needed is None:
-                    continue
-                chosen, _, loc, key = self._winner(spec, test)
-                try:
-                    grader = self._grader(chosen)
-                except ConfigError as e:  # a provider grader's bad config, where the grader was named
-                    if e.file:
-                        raise
-                    raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
-                message = unsupported(grader, spec.type, needed())
-                if message:
-                    key = f"{spec.key_path}.type" if spec.key_path else "type"
-                    raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
+        for spec in _graded(test.asserts):
+            needed = getattr(spec.handler, "grading_steps", None)
+            if needed is None:
+                continue
+            chosen, _, loc, key = self._winner(spec, test)
+            try:
+                grader = self._grader(chosen)
+            except ConfigError as e:  # a provider grader's bad config, where the grader was named
+                if e.file:
+                    raise
+                raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+            message = unsupported(grader, spec.type, needed())
+            if message:
+                key = f"{spec.key_path}.type" if spec.key_path else "type"
+                raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
 
     def _winner(self, spec: AssertionSpec | None,
                 test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:
