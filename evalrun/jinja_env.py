@@ -18,7 +18,6 @@ import jinja2.lexer
 from jinja2.sandbox import SandboxedEnvironment
 
 
-
 class _NunjucksCompatEnv(SandboxedEnvironment):
     """Jinja2 with the Nunjucks (JavaScript) spellings promptfoo templates use: `xs.length`."""
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 import jinja2
@@ -43,12 +41,6 @@ class Transport(Protocol):
 
     async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
         ...
-
-
-@cache
-def builtin_template(name: str) -> str:
-    """The text of grading/prompts/<name>.j2."""
-    return resources.files("evalrun.grading").joinpath(f"prompts/{name}.j2").read_text(encoding="utf-8")
 
 
 def _render(source: str, variables: dict[str, Any], what: str) -> str:
@@ -169,7 +161,7 @@ class LLMGrader:
 
     # ------------------------------------------------------------ machinery
     def _system(self) -> str:
-        return builtin_template("system").strip()
+        return steps.builtin_template("system").strip()
 
     async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
                    trace: GraderTrace) -> R:
@@ -177,7 +169,7 @@ class LLMGrader:
         source = self._prompts.get(step.name)
         what = f"rubricPrompt for step {step.name!r}" if source is not None else f"prompt template {step.template}.j2"
         if source is None:
-            rendered = _render(builtin_template(step.template), variables, what)
+            rendered = _render(steps.builtin_template(step.template), variables, what)
         else:
             rendered = _render(source, {**self._extra, **variables}, what)
         reply = await self._ask(step.name, _as_messages(rendered, self._system()), step.schema(*sizes), trace)
@@ -189,7 +181,7 @@ class LLMGrader:
         data, error = parse_reply(out.text, schema)
         if data is not None:
             return data
-        repair = _render(builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
+        repair = _render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
         messages = [*messages, {"role": "assistant", "content": out.text or ""},
                     {"role": "user", "content": repair}]
         out = await self._call(step, messages, schema, trace, repair=True)
@@ -214,7 +206,7 @@ class LLMGrader:
             else:
                 if level == 2:
                     params["response_format"] = {"type": "json_object"}
-                hint = _render(builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
+                hint = _render(steps.builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
                 msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
             try:
                 out = await self._transport.chat(self.model, msgs, params)
