@@ -10,7 +10,7 @@ the same server = 3 calls, one after the other):
   2. real `evalrun eval --executor ray` runs on a local Ray instance (this machine has 2 CPUs: 1 and 2 tasks),
      without and with a provider rate limit (a token bucket of `--rate` requests/s answering 429 + Retry-After
      past it), their throughput read from the server's own clock, next to what the model below predicts;
-  3. the driver's own ceiling: records/s it takes in (Collector) and merges (merge_results), on synthetic records.
+  3. the driver's own ceiling: records/s it takes in (Collector) and merges (split.merge), on synthetic records.
 Then the model gives the wall time of 1,000,000 cases over N workers for typical provider rate limits:
 
     per task   X_task = min(j / L_case, 1 / (calls x cpu_call))           cases/s (latency-bound or CPU-bound)
@@ -128,7 +128,7 @@ def model_rate(tasks: int, j: int, cpu_call: float, rate: float | None, l_case: 
 
 def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
     """(records/s the Collector takes in, records/s merge writes in order) on synthetic graded records."""
-    from evalrun.run.merge_results import merge
+    from evalrun.run.split import merge
     from evalrun.run.progress import Progress
     from evalrun.run.ray_collect import Collector
 

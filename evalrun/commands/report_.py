@@ -22,7 +22,7 @@ class _Suite:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
-    from evalrun.run.runner import RunOutcome
+    from evalrun.run.outcome import RunOutcome
     from evalrun.run.store import read_records
     from evalrun.run.tally import Tally
 
