@@ -17,8 +17,8 @@ case of its window it did not deliver becomes an ERROR naming the cause. Ctrl-C 
 run does, keeping every finished case, and the run ends as interrupted (exit 130/143, --resume continues it).
 
 Runs that stay in one process, with a note on stderr (single_reason): storeOutputAs (tests depend on earlier
-outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), suites
-whose cases belong to one test, and platforms without fork (Windows).
+outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), and
+platforms without fork (Windows).
 """
 
 from __future__ import annotations
