@@ -60,6 +60,7 @@ ALLOWED_PRIVATE: dict[tuple[str, str, str], str] = {
     **{("evalrun.config.docitems", "evalrun.config.jsonlines", n): "config/ readers (readers helper)"
        for n in ("_SCAN", "_WS", "_Duplicate", "_Reader")},
     ("evalrun.config.docstream", "evalrun.config.yamlsrc", "_Loader"): "config/ readers (readers helper)",
+    ("evalrun.config.docstream", "evalrun.config.lenient", "_STATE"): "config/ readers (readers helper)",
     ("evalrun.config.docstream", "evalrun.config.testcases", "_from_file_data"): "config/ readers (readers helper)",
     ("evalrun.config.schema_errors", "evalrun.config.schema", "_runtime_schema"): "config/ schema (readers helper)",
 }

@@ -91,7 +91,8 @@ class LLMGrader:
     """Grader protocol (grading/base.py) over an LLM. One instance per distinct grader spec."""
 
     def __init__(self, model: str, transport: Transport, *, grader_id: str | None = None,
-                 params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None) -> None:
+                 params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None,
+                 response_format: bool = True) -> None:
         self.model = model
         self.id = grader_id or model
         self.description = f"{self.id} (LLM grader)"
@@ -101,7 +102,8 @@ class LLMGrader:
         self._extra: dict[str, Any] = {}
         #: Reply format the model accepts: 0 json_schema, 1 json_object + schema, 2 json_object, 3 none (see _LEVELS).
         #: Shared with with_prompts() views: a property of the model, learnt on its first rejection.
-        self._format = {"level": 0}
+        #: `response_format=False` (a provider, not a model: it takes none) starts at "none".
+        self._format = {"level": 0 if response_format else _LEVELS - 1}
 
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
         """A view of this grader whose step templates are replaced by `overrides` (step -> template).
