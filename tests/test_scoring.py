@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun import scoring
+from evalrun.grading.scoring import claims as scoring
 
 T, F = True, False
 

@@ -1,4 +1,4 @@
-"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/judge_scoring.py).
+"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/grading/scoring/verdicts.py).
 
 Each needs an LLM grader (`validate` says so when the builtin grader would grade it). Mastra's `input` is
 `vars.query` when present, else the rendered prompt; `output` is the provider's output. `config.scale`
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evalrun import judge_scoring
 from evalrun.assertions import reasons
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion, plural, quote
@@ -19,6 +18,7 @@ from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, ask, judge_step
 
 

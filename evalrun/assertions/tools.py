@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalrun import judge_scoring, text_scoring
 from evalrun.assertions import reasons
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
@@ -19,6 +18,8 @@ from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
+from evalrun.grading.scoring import deterministic as text_scoring
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, ask, judge_step
 
 _EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
