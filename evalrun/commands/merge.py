@@ -16,7 +16,7 @@ DEFAULT_MERGED = Path(".evalrun") / "merged.jsonl"
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
-    from evalrun.commands.eval_ import check_env, exit_code
+    from evalrun.commands.evaluate import check_env, exit_code
     from evalrun.report import console
     from evalrun.run.split import merge
 
