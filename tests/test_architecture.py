@@ -276,3 +276,18 @@ def test_no_private_names_across_modules() -> None:
            for key, i in sorted(found.items()) if key not in ALLOWED_PRIVATE]
     assert bad == []
     assert set(ALLOWED_PRIVATE) - set(found) == set()
+
+
+def test_the_checks_find_what_they_look_for() -> None:
+    """The detectors themselves: a cycle through three modules, a layer of each kind of name, a private name."""
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(edges) == [frozenset({"a", "b", "c"})]
+    assert layer_of("evalrun.run.split") > layer_of("evalrun.assertions.base") > layer_of("evalrun.grading.llm")
+    assert layer_of("evalrun.run") == layer_of("evalrun.run.runner") and layer_of("evalrun.cli") == len(LAYERS) - 1
+    assert layer_of("evalrun.nowhere") == -1
+    assert _private("_x") and not _private("__version__") and not _private("x") and not _private(None)
+    found = {(i.importer, i.target, i.name) for i in imports()}
+    assert ("evalrun.run.runner", "evalrun.run.split", None) in found  # a module imported by name
+    assert ("evalrun.run.split", "evalrun.expand", None) in found
+    # an import inside a function body counts
+    assert any(i.importer == "evalrun.grading.steps" and i.target == "evalrun.templating" for i in imports())
