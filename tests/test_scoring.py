@@ -1,4 +1,4 @@
-"""Table-driven tests of evalrun.scoring, including every worked example of metrics.md."""
+"""Table-driven tests of evalrun.grading.scoring.claims, including every worked example of metrics.md."""
 
 from __future__ import annotations
 
