@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evalrun.frozen_init import fast_init
 from evalrun.types import Messages, Output
 
 
+@fast_init  # made per case
 @dataclass(frozen=True)
 class CallContext:
     """What a provider may know about the call besides the prompt."""
