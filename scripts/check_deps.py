@@ -1,12 +1,12 @@
 """Test evalrun against other dependency versions than constraints.txt pins, and say which package broke what.
 
-    python scripts/check_deps.py newest [--extras dev,ray,embed] [--venv DIR]
+    python scripts/check_deps.py newest [--extras dev,ray,embed] [--venv DIR] [--constraints FILE] [TEST ...]
         A fresh venv with constraints.txt's versions (what CI tests), then every dependency upgraded to its newest
         release and the whole test suite run. When tests fail: back to the baseline, then each upgraded package
         alone at its newest version (all others pinned), rerunning the failing tests, so the report names the
         package that broke each test (or says that only a combination of upgrades breaks it, or that the test
-        fails at the baseline too).
-    python scripts/check_deps.py oldest [--venv DIR]
+        fails at the baseline too). TEST arguments (pytest's) narrow the run; default: the whole suite.
+    python scripts/check_deps.py oldest [--venv DIR] [TEST ...]
         [project].dependencies at their lower bounds (`name==lower`), the dev tools at their newest: whether the
         ranges pyproject.toml states really work.
     python scripts/check_deps.py freeze
@@ -94,8 +94,9 @@ def failing_tests(pytest_output: str) -> dict[str, str]:
 
 
 class Venv:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, tests: list[str]) -> None:
         self.path = path
+        self.tests = tests
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
         self.python = str(path / "bin" / "python")
 
@@ -115,7 +116,7 @@ class Venv:
 
     def pytest(self, *node_ids: str) -> dict[str, str]:
         """Failing tests (node id -> reason); an empty dict when every test passed."""
-        cmd = [self.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *node_ids]
+        cmd = [self.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *(node_ids or self.tests)]
         done = subprocess.run(cmd, cwd=ROOT, text=True, capture_output=True)
         print("   ", (done.stdout.strip().splitlines() or ["(no output)"])[-1])
         failed = failing_tests(done.stdout)
@@ -130,10 +131,10 @@ def pin_file(pins: dict[str, str], folder: Path, name: str) -> str:
     return str(path)
 
 
-def newest(venv: Venv, extras: str, work: Path) -> int:
+def newest(venv: Venv, extras: str, work: Path, constraints: Path) -> int:
     target = f".[{extras}]"
-    print(f"== baseline: -c constraints.txt -e '{target}'")
-    venv.must_pip("-c", str(CONSTRAINTS), "-e", target)
+    print(f"== baseline: -c {constraints.name} -e '{target}'")
+    venv.must_pip("-c", str(constraints), "-e", target)
     baseline = venv.freeze()
     print("== every dependency at its newest release")
     venv.must_pip("--upgrade", "--upgrade-strategy", "eager", "-e", target)
@@ -169,7 +170,7 @@ def newest(venv: Venv, extras: str, work: Path) -> int:
     print("\nREPORT: tests that fail with the newest releases")
     for test, reason in failed.items():
         if test in at_baseline:
-            cause = "fails at the baseline (constraints.txt) too: not an upgrade"
+            cause = f"fails at the baseline ({constraints.name}) too: not an upgrade"
         elif test in culprits:
             cause = "broken by " + ", ".join(culprits[test])
         else:
@@ -214,12 +215,14 @@ def main() -> int:
     parser.add_argument("mode", choices=["newest", "oldest", "freeze"])
     parser.add_argument("--extras", default="dev,ray,embed", help="extras installed for `newest` (dev,ray,embed)")
     parser.add_argument("--venv", type=Path, help="where to build the venv (default: a temporary folder)")
-    args = parser.parse_args()
+    parser.add_argument("--constraints", type=Path, default=CONSTRAINTS, help="the baseline of `newest`")
+    parser.add_argument("tests", nargs="*", help="pytest arguments narrowing the run (default: every test)")
+    args = parser.parse_intermixed_args()
     with tempfile.TemporaryDirectory(prefix="evalrun-deps-") as tmp:
         work = Path(tmp)
-        venv = Venv(args.venv or work / "venv")
+        venv = Venv(args.venv or work / "venv", args.tests)
         if args.mode == "newest":
-            return newest(venv, args.extras, work)
+            return newest(venv, args.extras, work, args.constraints.resolve())
         if args.mode == "oldest":
             return oldest(venv, work)
         return freeze(venv)
