@@ -116,7 +116,8 @@ class Venv:
 
     def pytest(self, *node_ids: str) -> dict[str, str]:
         """Failing tests (node id -> reason); an empty dict when every test passed."""
-        cmd = [self.python, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *(node_ids or self.tests)]
+        cmd = [self.python, "-m", "pytest", "-o", "addopts=", "-q", "-rfE", "-p", "no:cacheprovider",
+               *(node_ids or self.tests)]
         done = subprocess.run(cmd, cwd=ROOT, text=True, capture_output=True)
         print("   ", (done.stdout.strip().splitlines() or ["(no output)"])[-1])
         failed = failing_tests(done.stdout)
