@@ -13,11 +13,11 @@ start and config loading included). Suites (NAME):
             same run with `--workers N` for each N of --workers (default 1 2), memory summed over the processes
 - json10k / yaml10k  `validate`, 10,000 inline tests in a `.json` / YAML config
 - million   `eval`, 1,000 tests x 1,000 var values (1,000,000 cases) as rows of a JSONL file (streamed);
-            `million-yaml`: the same tests inline in the YAML config (read whole, built from libyaml events with
-            equal strings shared: config/yamlevents.py); neither runs unless named
+            `million-yaml`: the same tests inline in the YAML config (read whole, every value with its line:
+            memory grows with the file; big suites belong in JSONL/CSV); neither runs unless named
 - flatness  in-process tracemalloc peaks of loading and running 5k / 20k / 80k-row JSONL files (not run unless
             named): flat peaks mean the rows are streamed, not held; `flatness-yaml` / `flatness-json`: the same
-            tests as a list in a `file://` YAML / JSON tests file (large ones stream: config/docstream.py)
+            tests as a list in a `file://` YAML / JSON tests file (read whole: peaks grow with the file)
 
 Targets (issue 14): 10k JSONL/CSV wall <= 0.1x and peak memory <= 0.2x promptfoo's; 100k JSONL <= 10 s and
 <= 100 MB; 10k inline tests validate in <= 1 s; 1,000,000 cases in < 100 MB.

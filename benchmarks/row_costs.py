@@ -10,7 +10,7 @@ The suite is big_suites.py's JSONL suite (echo provider, one prompt, each row {v
 - check     `config.load`: every row parsed, schema-checked, its specs built, defaultTest merged, its templates
             checked and its cases counted (config/suite.py build_suite)
 - run pass  one iteration of `suite.tests` after loading: each row parsed again and made a TestSpec (what the run
-            does before expanding a test into cases; config/rowspec.py)
+            does before expanding a test into cases; config/tests.py TestFile.specs)
 
 Targets (issue 14, per row of this suite): check <= 25 µs, run pass <= 10 µs.
 """

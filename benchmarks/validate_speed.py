@@ -134,7 +134,7 @@ def bench(n_tests: int, values: int, runs: int) -> None:
 
 READ = """
 import gc, sys, time
-from evalrun.config.yamlsrc import load_config_file
+from evalrun.config.readers import load_config_file
 from pathlib import Path
 gc.disable()  # as config.load does
 best = min(_timed(load_config_file, Path(sys.argv[1]), sys.argv[1]) for _ in range(int(sys.argv[2])))

@@ -1,4 +1,4 @@
-"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare`. The only place that prints
+"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`. The only place that prints
 besides report/.
 
 Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
@@ -122,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare_args.add_parsers(sub)
 
+    vw = sub.add_parser("view", help="browse the runs and their results in a local web page (read-only)")
+    vw.add_argument("dir", nargs="?", default=".", metavar="DIR",
+                    help="the folder of the config, its .evalrun folder, or the config file (default: here)")
+    vw.add_argument("--port", type=int, default=None, metavar="N",
+                    help="port (default 15500, or a free one when that is taken; 0: any free port)")
+    vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
+                    help="address to listen on (default 127.0.0.1: this machine only)")
+    vw.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
     ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
@@ -129,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _COMMANDS = {"eval": "eval_", "merge": "merge", "validate": "validate", "list": "list_", "cache": "cache_",
-             "init": "init_", "report": "report_", "runs": "runs_", "compare": "compare_"}
+             "init": "init_", "report": "report_", "runs": "runs_", "compare": "compare_", "view": "view"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

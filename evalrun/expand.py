@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from evalrun.config.filters import prompt_allowed, provider_allowed
+from evalrun.config.selection import prompt_allowed, provider_allowed
 from evalrun.types import Case, PromptSpec, ProviderSpec, Suite, TestSpec
 
 

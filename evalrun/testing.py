@@ -48,7 +48,7 @@ class _FixedOutput:
 
 def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -> Any:
     from evalrun.config.schema import validate
-    from evalrun.config.testcases import Ctx, part_from_node
+    from evalrun.config.testpart import part_from_node
     from evalrun.types import TestSpec
 
     if isinstance(assertions, Mapping):
@@ -60,7 +60,7 @@ def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -
     if vars:
         node["vars"] = dict(vars)
     validate(node, file="check()", definition="test")
-    part = part_from_node(node, Ctx(base_dir), loc=None, key="")
+    part = part_from_node(node, base_dir, loc=None, key="")
     return TestSpec(index=0, description="check()", vars=part.vars, asserts=tuple(part.asserts),
                     options=part.options, key_path="")
 

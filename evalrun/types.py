@@ -113,7 +113,7 @@ class Suite:
     description: str | None
     prompts: tuple[PromptSpec, ...]
     providers: tuple[ProviderSpec, ...]
-    tests: Sequence[TestSpec]  # a tuple, or a config.testlist.TestList when tests are streamed from files
+    tests: Sequence[TestSpec]  # a tuple, or a config.tests.TestList when tests are streamed from files
     files: tuple[str, ...]  # the config files loaded
     evaluate_options: dict[str, Any] = field(default_factory=dict)
     output_paths: tuple[str, ...] = ()

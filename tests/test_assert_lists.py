@@ -47,7 +47,7 @@ def _fields(spec: Any) -> dict[str, Any]:
 
 def _clear() -> None:
     asserts.forget_previous()
-    for cache in (asserts._BUILT, asserts._LISTS, asserts._SHAPES):
+    for cache in (asserts._BUILT, asserts._SHAPES):
         cache.clear()
 
 
@@ -103,14 +103,12 @@ def test_a_bad_value_in_a_later_yaml_test_names_its_line(tmp_path: Path) -> None
 
 
 def test_to_spec_copies_every_field_of_a_part() -> None:
-    from evalrun.config import rowspec
-    from evalrun.config.testcases import TestPart
+    from evalrun.config.testpart import TestPart, to_spec
     from evalrun.types import TestSpec
 
-    assert rowspec._SPEC_IS_PART  # the fast copy is taken (TestSpec = TestPart's fields + index)
     part = TestPart(description="d", vars={"a": 1}, options={"x": 1}, threshold=0.5, metadata={"m": 2},
                     providers=("p",), prompts=("q",), loc=Location("c.yaml", 4), key_path="tests[0]")
-    spec = rowspec.to_spec(part, 7)
+    spec = to_spec(part, 7)
     assert spec == TestSpec(index=7, description="d", vars={"a": 1}, asserts=(), options={"x": 1}, threshold=0.5,
                             metadata={"m": 2}, providers=("p",), prompts=("q",), loc=Location("c.yaml", 4),
                             key_path="tests[0]")
@@ -155,22 +153,24 @@ def _part(part: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("plain", [False, True])
 def test_inline_tests_collected_are_part_from_node_of_each(plain: bool, tmp_path: Path) -> None:
-    """collect's inlined lean path gives, test by test, what part_from_node gives for the same mapping (`plain`:
-    the tests as plain dicts and lists, as a large .json config's tests are read)."""
+    """collect gives, test by test, what part_from_node gives for the same mapping alone (`plain`: the tests as
+    plain dicts and lists, as a Python generator returns them)."""
     import json
 
-    from evalrun.config import testcases, yamlsrc
+    from evalrun.config import tests as test_sources
+    from evalrun.config.readers.yamldoc import parse_yaml
+    from evalrun.config.testpart import part_from_node
 
     (tmp_path / "v.txt").write_text("from the file", encoding="utf-8")
-    doc = yamlsrc.parse_yaml(INLINE, "c.yaml")
+    doc = parse_yaml(INLINE, "c.yaml")
     tests = json.loads(json.dumps(doc["tests"])) if plain else doc["tests"]
-    ctx = testcases.Ctx(str(tmp_path))
+    base_dir = str(tmp_path)
     _clear()
-    collected = testcases.collect(tests, ctx, key="tests", loc=doc.loc("tests"))
+    collected = test_sources.collect(tests, base_dir, key="tests", loc=doc.loc("tests"))
     locs = asserts.item_locs(tests, doc.loc("tests"))
     for i, node in enumerate(tests):
         _clear()
-        alone = testcases.part_from_node(node, ctx, loc=locs[i], key=f"tests[{i}]")
+        alone = part_from_node(node, base_dir, loc=locs[i], key=f"tests[{i}]")
         assert _part(collected[i]) == _part(alone), i
     assert collected[3].vars == {"q": "from the file"}
     if not plain:

@@ -32,7 +32,7 @@ def test_implements_the_grader_protocol() -> None:
     g = BuiltinGrader()
     assert isinstance(g, Grader)
     assert g.id == "builtin"
-    assert g.description == "builtin (offline, lexical)"
+    assert g.description == "builtin (offline, with all-MiniLM-L6-v2)"
 
 
 def test_seed_noise_sensitivity_example_end_to_end() -> None:
@@ -78,7 +78,13 @@ def test_attribute_shape_with_no_claims_or_no_chunks() -> None:
     assert asyncio.run(g.attribute(["A claim about Rome."], [], _trace())) == [[]]
 
 
-def test_classify_chunks_levels_used_and_missing() -> None:
+@pytest.fixture()
+def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grader as installed without the semantic tier (no onnxruntime): levels from shared words."""
+    monkeypatch.setattr("evalrun.grading.builtin.relevance.meaning.available", lambda: False)
+
+
+def test_classify_chunks_levels_used_and_missing(lexical_only: None) -> None:
     g = BuiltinGrader()
     trace = _trace()
     query = "What are the main features of Python?"
@@ -93,8 +99,22 @@ def test_classify_chunks_levels_used_and_missing() -> None:
     assert json.loads(trace.calls[-1].raw or "")["missing"] == list(rel.missing)
 
 
-def test_classify_topic_only_chunks_are_low_when_others_answer_the_focus() -> None:
+def test_classify_by_meaning_levels_used_and_missing() -> None:
+    """The default (semantic) tier: the chunk about Python's features is relevant in other words too."""
+    query = "What are the main features of Python?"
+    output = "Python is known for simplicity and readability."
+    rel = asyncio.run(BuiltinGrader().classify_chunks(query, output, [c for c, _ in CHUNKS], _trace()))
+    assert [c.level for c in rel.chunks] == ["high", "none", "high", "none"]
+    assert [c.used for c in rel.chunks] == [True, False, False, False]
+    assert rel.missing == ()  # chunks answer it: nothing is missing
+
+
+@pytest.mark.parametrize("tier", ["semantic", "lexical"])
+def test_classify_topic_only_chunks_are_low_when_others_answer_the_focus(tier: str,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Mastra's Canberra example: one chunk answers, the others only name Australia or nothing."""
+    if tier == "lexical":
+        monkeypatch.setattr("evalrun.grading.builtin.relevance.meaning.available", lambda: False)
     chunks = ["The Great Barrier Reef is located in Australia.", "Coral reefs need warm water to survive.",
               "Many fish species live in coral reefs.", "Australia has six states and two territories.",
               "The capital of Australia is Canberra."]

@@ -1,5 +1,5 @@
-"""Large `.json` configs and test files are read with lines for their top levels only (config/jsonlines.py
-parse_shallow): values, errors and warnings must be exactly those of the full line-tracking reader."""
+"""Large `.json` configs and test files (a few MB): every value keeps its line, so errors and warnings deep in
+them name the exact line (config/readers/jsondoc.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from evalrun.config import jsonlines, load
+from evalrun.config import load
 from evalrun.errors import ConfigError
 
-N = 3_000  # over SHALLOW_MIN_CHARS once indented
+N = 3_000  # ~1 MB once indented
 
 
 def _tests(n: int = N) -> list[dict[str, Any]]:
@@ -29,7 +29,7 @@ def _write(tmp_path: Path, tests: list[dict[str, Any]], *, raw_tail: str = "") -
         text = text.replace('"description": "big"', raw_tail, 1)
     path = tmp_path / "evalrun.json"
     path.write_text(text, encoding="utf-8")
-    assert len(text) >= jsonlines.SHALLOW_MIN_CHARS
+    assert len(text) >= 900_000
     return path
 
 
@@ -42,18 +42,12 @@ def _outcome(path: Path) -> tuple[str, Any]:
                    for t in suite.tests], suite.warnings)
 
 
-def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple[str, Any], tuple[str, Any]]:
-    shallow = _outcome(path)
-    monkeypatch.setattr(jsonlines, "SHALLOW_MIN_CHARS", 10**12)  # the full reader, every line
-    full = _outcome(path)
-    monkeypatch.undo()
-    return shallow, full
 
 
-def test_large_json_loads_the_same_tests_and_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shallow, full = _both(_write(tmp_path, _tests()), monkeypatch)
-    assert shallow[0] == "ok" and shallow == full
-    tests = shallow[1][0]
+def test_large_json_loads_the_same_tests_and_lines(tmp_path: Path) -> None:
+    outcome = _outcome(_write(tmp_path, _tests()))
+    assert outcome[0] == "ok"
+    tests = outcome[1][0]
     text = (tmp_path / "evalrun.json").read_text().splitlines()
     line = tests[1234][2].line  # each test keeps its own line
     assert text[line - 1].strip() == "{" and '"test 1234"' in text[line]
@@ -72,47 +66,45 @@ def _bad(i: int, change: dict[str, Any]) -> list[dict[str, Any]]:
     (_bad(2800, {"weight": -1}), "tests[2800].assert[1].weight"),  # schema / range
     (_bad(2900, {"threshold": "high"}), "tests[2900].assert[1].threshold"),
 ])
-def test_errors_deep_in_a_large_json_name_the_exact_line(tests: list[dict[str, Any]], key: str, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_deep_in_a_large_json_name_the_exact_line(tests: list[dict[str, Any]], key: str, tmp_path: Path) -> None:
     path = _write(tmp_path, tests)
-    shallow, full = _both(path, monkeypatch)
-    assert shallow[0] == "error" and shallow == full, (shallow, full)
-    assert "evalrun.json:" in shallow[1] and key in shallow[1]
-    line = int(shallow[1].split("evalrun.json:", 1)[1].split(":", 1)[0])
+    outcome = _outcome(path)
+    assert outcome[0] == "error"
+    assert "evalrun.json:" in outcome[1] and key in outcome[1]
+    line = int(outcome[1].split("evalrun.json:", 1)[1].split(":", 1)[0])
     text = path.read_text().splitlines()
     field = key.rsplit(".", 1)[-1]
     assert (f'"{field}"' in text[line - 1]) if not field.endswith("]") else text[line - 1].strip() == "{"
     assert line > 2000 * 10  # deep in the file, not the test's first line
 
 
-def test_an_ignored_key_warning_names_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_ignored_key_warning_names_its_line(tmp_path: Path) -> None:
     path = _write(tmp_path, _bad(1500, {"ignoreCase": True}))
-    shallow, full = _both(path, monkeypatch)
-    assert shallow[0] == "ok" and shallow == full
-    [warning] = shallow[1][1]
+    outcome = _outcome(path)
+    assert outcome[0] == "ok"
+    [warning] = outcome[1][1]
     line = int(warning.split("evalrun.json:", 1)[1].split(":", 1)[0])
     assert '"ignoreCase"' in path.read_text().splitlines()[line - 1]
 
 
-def test_a_duplicate_key_deep_in_a_large_json_names_both_lines(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_duplicate_key_deep_in_a_large_json_names_both_lines(tmp_path: Path) -> None:
     path = _write(tmp_path, _tests())
     text = path.read_text()
     needle = '"value": "number 2222"'
     path.write_text(text.replace(needle, f'{needle}, "value": "again"'), encoding="utf-8")
-    shallow, full = _both(path, monkeypatch)
-    assert shallow[0] == "error" and shallow == full
-    assert "duplicate key 'value'" in shallow[1]
+    outcome = _outcome(path)
+    assert outcome[0] == "error"
+    assert "duplicate key 'value'" in outcome[1]
 
 
-def test_a_large_json_tests_file_reports_the_row_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_json_tests_file_reports_the_row_line(tmp_path: Path) -> None:
     tests = _bad(2100, {"type": "not-containz"})
     (tmp_path / "tests.json").write_text(json.dumps(tests, indent=2), encoding="utf-8")
     path = tmp_path / "c.yaml"
     path.write_text("providers: [echo]\nprompts: ['{{question}} {{topic}}']\ntests: file://tests.json\n")
-    shallow, full = _both(path, monkeypatch)
-    assert shallow[0] == "error" and shallow == full
-    assert "tests.json:" in shallow[1] and "[2100].assert[1].type" in shallow[1]
+    outcome = _outcome(path)
+    assert outcome[0] == "error"
+    assert "tests.json:" in outcome[1] and "[2100].assert[1].type" in outcome[1]
 
 
 @pytest.mark.parametrize("old,new", [
@@ -122,14 +114,14 @@ def test_a_large_json_tests_file_reports_the_row_line(tmp_path: Path, monkeypatc
     ('"providers"', '"description": "twice", "providers"'),  # a duplicate key at the top
 ])
 def test_syntax_errors_in_a_large_json_are_worded_as_json_loads_words_them(
-        old: str, new: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        old: str, new: str, tmp_path: Path) -> None:
     path = _write(tmp_path, _tests())
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
-    shallow, full = _both(path, monkeypatch)
-    assert shallow[0] == "error" and shallow == full
-    assert "invalid JSON" in shallow[1] or "duplicate key" in shallow[1]
+    outcome = _outcome(path)
+    assert outcome[0] == "error"
+    assert "invalid JSON" in outcome[1] or "duplicate key" in outcome[1]
 
 
 def test_a_large_json_with_text_after_it_is_an_error(tmp_path: Path) -> None:
@@ -151,14 +143,13 @@ def test_a_ref_written_with_an_escaped_dollar_is_still_resolved(name: str, ref_k
     assert [(a.type, a.value) for a in test.asserts] == [("icontains", "A")]
 
 
-def test_several_errors_in_one_test_of_a_large_json_are_all_at_their_lines(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_several_errors_in_one_test_of_a_large_json_are_all_at_their_lines(tmp_path: Path) -> None:
     tests = _tests()
     tests[2500]["assert"][2].update({"weight": -1})
     tests[2500]["assert"][0].update({"weight": -5, "threshold": "high"})
     tests[2700]["assert"][1].update({"weight": -1})
-    shallow, full = _both(_write(tmp_path, tests), monkeypatch)
-    assert shallow[0] == "error" and shallow == full, (shallow, full)
-    lines = [int(t.split("evalrun.json:", 1)[1].split(":", 1)[0]) for t in shallow[1].splitlines()
+    outcome = _outcome(_write(tmp_path, tests))
+    assert outcome[0] == "error"
+    lines = [int(t.split("evalrun.json:", 1)[1].split(":", 1)[0]) for t in outcome[1].splitlines()
              if "evalrun.json:" in t]
     assert len(lines) >= 3 and lines == sorted(lines) and len(set(lines)) == len(lines)

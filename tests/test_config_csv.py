@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalrun.config import load
-from evalrun.config.csvtests import read_rows, row_to_test
+from evalrun.config.csvtests import check_header, row_to_test
+from evalrun.config.readers import csvrows
 from evalrun.config.shorthand import from_shorthand
 from evalrun.errors import ConfigError
 
@@ -101,6 +102,11 @@ def test_multiline_cells_keep_the_row_start_line(tmp_path: Path) -> None:
     assert e.value.file == "t.csv" and e.value.line >= 4
     path.write_text('q,a\n"line one\nline two",x\nsecond,y\n', encoding="utf-8")
     assert [r.line for r in read_rows(path, "t.csv")] == [2, 4]
+
+
+def read_rows(path: Path, display: str) -> list[csvrows.CsvRow]:
+    """A tests CSV's rows, as the tests reader reads them (promptfoo's `__` columns checked)."""
+    return csvrows.read_rows(path, display, check_header=check_header)
 
 
 @pytest.mark.parametrize(("text", "line", "fragment"), [

@@ -11,12 +11,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evalrun.config import load
-from evalrun.config.limits import MAX_DEPTH, may_exceed
-from evalrun.config.yamlsrc import parse_data, parse_jsonl, parse_yaml
+from evalrun.config.readers import parse_data
+from evalrun.config.readers.jsondoc import parse_jsonl
+from evalrun.config.readers.limits import MAX_DEPTH, may_exceed
+from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError
 
 HEAD = 'prompts: ["Say {{x}}"]\nproviders: [echo]\n'
@@ -155,7 +158,7 @@ def test_depth_bound_is_never_below_the_brackets_climb_and_exact_on_balanced_tex
     on where the slices it reads fall."""
     import random
 
-    from evalrun.config import limits
+    from evalrun.config.readers import limits
 
     def climb(text: str) -> int:
         level = low = best = 0
@@ -183,3 +186,66 @@ def test_depth_bound_is_never_below_the_brackets_climb_and_exact_on_balanced_tex
         text = balanced(rnd, rnd.randint(0, 8))
         assert limits._bracket_rise_bound(text, 100) == climb(text), text
         assert limits._bracket_rise_bound(text, 2) == min(climb(text), 3), text
+
+
+@pytest.mark.parametrize("name,text,line", [
+    ("deep.json", '{"prompts": ["x"],\n "providers": ["echo"],\n "tests": ' + "[" * 1000 + "]" * 1000 + "}\n", 3),
+    ("deep.yaml", HEAD + "tests:\n  - vars: {v: " + "[" * 1000 + "]" * 1000 + "}\n", 4),
+    ("deep.yml", HEAD + "tests:\n  - vars:\n      v:\n        " + "- " * 1000 + "x\n", 6),
+])
+def test_validate_of_a_1000_level_nested_file_is_a_config_error_with_its_line(name: str, text: str, line: int,
+                                                                              tmp_path: Path) -> None:
+    """Issue 23: whatever the PyYAML version (libyaml >= 0.2.5 stops at 1,000 levels with its own words), the
+    CLI reports FILE:LINE, exit 2, no traceback."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "evalrun", "validate", str(path)], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert f"{name}:{line}:" in r.stderr and "Traceback" not in r.stderr
+    assert "nest" in r.stderr
+
+
+def test_validate_of_a_1000_level_nested_jsonl_row_is_a_config_error_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text('{"vars": {"x": 1}}\n{"vars": {"x": ' + "[" * 1000 + "]" * 1000 + "}}\n")
+    (tmp_path / "c.yaml").write_text(HEAD + "tests: file://t.jsonl\n")
+    r = subprocess.run([sys.executable, "-m", "evalrun", "validate", "c.yaml"], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and "t.jsonl:2:" in r.stderr and "nested" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_any_parser_error_is_a_config_error_at_its_line_whatever_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parser that stops where evalrun's own checks would not (as newer libyaml does at its nesting limit) is
+    worded from its mark, not its message: FILE:LINE and a hint."""
+    import yaml
+
+    from evalrun.config.readers import yamldoc
+
+    class Stopping(yamldoc._Loader):
+        def get_single_node(self) -> Any:
+            raise yaml.scanner.ScannerError("while doing something new", None, "words never seen before",
+                                            yaml.Mark("f", 0, 2, 7, None, None))
+
+    monkeypatch.setattr(yamldoc, "_Loader", Stopping)
+    with pytest.raises(ConfigError) as e:
+        yamldoc.parse_yaml("a: 1\nb: 2\nc: [[[x]]]\n", "f.yaml")
+    assert (e.value.file, e.value.line) == ("f.yaml", 3) and e.value.hint
+
+
+def test_a_yaml_or_json_document_too_large_to_hold_names_the_file_and_the_streamed_formats(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalrun.config.readers import limits
+
+    monkeypatch.setattr(limits, "MAX_DOC_CHARS", 2000)
+    rows = "".join(f"  - vars: {{x: 'question {i}'}}\n" for i in range(200))
+    for name, text in (("t.yaml", rows), ("t.json", json.dumps([{"vars": {"x": i}} for i in range(200)]))):
+        (tmp_path / name).write_text(text)
+        (tmp_path / "c.yaml").write_text(HEAD + f"tests: file://{name}\n")
+        with pytest.raises(ConfigError) as e:
+            load([str(tmp_path / "c.yaml")])
+        assert e.value.file and e.value.file.endswith(name) and e.value.line == 1
+        assert "too large" in e.value.message and "JSONL" in (e.value.hint or "")
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps({"vars": {"x": i}}) + "\n" for i in range(200)))
+    (tmp_path / "c.yaml").write_text(HEAD + "tests: file://t.jsonl\n")
+    assert len(load([str(tmp_path / "c.yaml")]).tests) == 200  # streamed: no size limit

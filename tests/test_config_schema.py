@@ -13,8 +13,8 @@ import pytest
 
 from evalrun.assertions import registry
 from evalrun.config import schema
+from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.config.schema_source import build_schema
-from evalrun.config.yamlsrc import parse_yaml
 from evalrun.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

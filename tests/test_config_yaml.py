@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.config.yamlsrc import LDict, LList, load_config_file, loc_of, parse_data, parse_jsonl, parse_yaml
+from evalrun.config.readers import load_config_file, parse_data
+from evalrun.config.readers.jsondoc import parse_jsonl
+from evalrun.config.readers.located import LDict, LList, loc_of
+from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError
 
 

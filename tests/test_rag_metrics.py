@@ -34,7 +34,7 @@ def test_faithfulness_scores_supported_share(fake_openai: FakeOpenAI, type_: str
     assert result.score == pytest.approx(1 / 3)
     assert result.pass_ is False and result.threshold == 0.7
     assert steps_called(fake_openai) == ["extract", "verify"]
-    assert "3 claims, 2 not supported by the context ('Paris has 9 million people.'" in result.reason
+    assert "3 claims, 2 not supported by the context: 'Paris has 9 million people.' unsupported" in result.reason
     assert result.reason.endswith("0.33 < threshold 0.70")
     assert result.details["claims"][0]["chunks"] == [0] and result.details["claims"][2]["verdict"] == "contradicted"
     verify_request = next(b for b in fake_openai.requests if "<<<EVIDENCE 2>>>" in user_text(b))
@@ -71,7 +71,7 @@ def test_hallucination_is_lower_is_better(fake_openai: FakeOpenAI) -> None:
           verify=verdicts("supported", "supported", "supported", "contradicted"))
     result = evaluate(spec("hallucination"), "...", {"context": CONTEXT}, make_grader(fake_openai))
     assert result.score == 0.25 and result.pass_ is True
-    assert result.reason == "4 claims, 1 hallucinated ('d' contradicted): 0.25 <= threshold 0.30"
+    assert result.reason == "4 claims, 1 hallucinated: 'd' contradicted (because 3): 0.25 <= threshold 0.30"
     negated = evaluate(spec("hallucination", negate=True), "...", {"context": CONTEXT}, make_grader(fake_openai))
     assert negated.score == 0.25 and negated.pass_ is False
 

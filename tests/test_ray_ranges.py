@@ -75,7 +75,7 @@ def test_a_streamed_suite_is_cut_by_its_counts_without_building_other_rows(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repeat: int | None, first_n: int | None) -> None:
     import json
 
-    from evalrun.config import rowspec
+    from evalrun.config import tests as test_sources
 
     rows = [{"vars": {"q": [f"a{i}", f"b{i}"] if i % 4 == 0 else f"q{i}"}} for i in range(40)]
     (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -84,13 +84,13 @@ def test_a_streamed_suite_is_cut_by_its_counts_without_building_other_rows(
     suite = config.load([str(tmp_path / "c.yaml")])
     every = [_key(c) for c in expand.iter_cases(suite, repeat=repeat)][:first_n]
     built: list[int] = []
-    real = rowspec.RowSpecs.spec
+    real = test_sources.to_spec
 
-    def counting(self: Any, row: Any, i: int, *args: Any, **kwargs: Any) -> Any:
+    def counting(part: Any, i: int) -> Any:
         built.append(i)
-        return real(self, row, i, *args, **kwargs)
+        return real(part, i)
 
-    monkeypatch.setattr(rowspec.RowSpecs, "spec", counting)
+    monkeypatch.setattr(test_sources, "to_spec", counting)
     for n in (1, 2, 5, 7):
         shards = [[_key(c) for c in ray_ranges.cases(suite, repeat, k, n, first_n)] for k in range(1, n + 1)]
         assert [c for s in shards for c in s] == every  # contiguous, in order, each case once

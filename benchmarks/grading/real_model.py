@@ -174,9 +174,8 @@ def main() -> int:
             st = step_stats(recs)
             f.update(st, seconds=elapsed)
             report[name] = f
-            fa = f["faithfulness"]
-            print(f"{name} ({len(items)} items, {args.split}): faithfulness AUROC {fa['auroc']:.3f}, "
-                  f"balanced accuracy {fa['balanced_accuracy']:.3f}, errors {fa['errors']}, baseline "
+            print(f"{name} ({len(items)} items, {args.split}): faithfulness AUROC {f['auroc']:.3f}, "
+                  f"balanced accuracy {f['balanced_accuracy']:.3f}, errors {f['errors']}, baseline "
                   f"{f['baseline_auroc']:.3f}; {st['calls_per_assertion']:.2f} calls/assertion, "
                   f"{st['seconds_per_call']:.2f} s/call")
             for step, c in st["steps"].items():

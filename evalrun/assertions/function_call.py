@@ -19,7 +19,7 @@ from evalrun.assertions.structured import call_problem
 def _functions(ctx: AssertionContext, base_dir: str) -> Any:
     funcs = ctx.case.provider.config.get("functions")
     if isinstance(funcs, str) and funcs.startswith("file://"):
-        from evalrun.config.yamlsrc import parse_data
+        from evalrun.config.readers import parse_data
 
         path = funcs[len("file://"):]
         path = path if os.path.isabs(path) else os.path.join(base_dir, path)

@@ -26,6 +26,30 @@ def _number(handler: GradedAssertion, cfg: dict[str, Any], key: str, path: str) 
         raise handler.error(f"{key} must be a non-negative number", key=path)
 
 
+def claims_reason(claims: list[str], verdicts: list[Verdict], passed: bool, bad_word: str, shown: int = 3) -> str:
+    """What decided a claim-based score: the claims not supported, weakest first, each with its verdict, support
+    and the grader's reason (which quotes the closest evidence). A failing score always names the claims that
+    pulled it down, also when the grader labelled each of them supported."""
+    support = scoring.claim_support([v.verdict for v in verdicts], [v.support for v in verdicts])
+    order = sorted(range(len(claims)), key=lambda i: (support[i], i))
+    bad = [i for i in order if verdicts[i].verdict != "supported"]
+    if bad:
+        head, named = f"{plural(len(claims), 'claim')}, {len(bad)} {bad_word}: ", bad
+    elif not passed:
+        head, named = f"{plural(len(claims), 'claim')}, each supported but not firmly enough; weakest: ", order[:1]
+    else:
+        return f"{plural(len(claims), 'claim')}, all supported"
+    parts = []
+    for i in named[:shown]:
+        v = verdicts[i]
+        label = v.verdict if v.support is None else f"{v.verdict}, support {support[i]:.2f}"
+        why = " ".join(v.reason.split())
+        parts.append(f"{quote(claims[i])} {label}" + (f" ({why[:157] + '...' if len(why) > 160 else why})"
+                                                      if why else ""))
+    more = f"; and {len(named) - shown} more" if len(named) > shown else ""
+    return head + "; ".join(parts) + more
+
+
 class _ContextClaims(GradedAssertion):
     """Claims of the output verified against the context (faithfulness, hallucination): 2 grader calls."""
 
@@ -76,10 +100,8 @@ class Faithfulness(_ContextClaims):
                                      support=[v.support for v in verdicts])
         assert value is not None
         passed, comparison = self.verdict(value)
-        bad = [c for c, v in zip(claims, labels, strict=True) if v != "supported"]
-        listed = f" ({'; '.join(quote(c) for c in bad[:3])}{'; ...' if len(bad) > 3 else ''})" if bad else ""
-        reason = f"{plural(len(claims), 'claim')}, {len(bad)} not supported by the context{listed}: {comparison}"
-        return self.score(passed, value, reason, details, trace)
+        reason = claims_reason(claims, verdicts, passed, "not supported by the context")
+        return self.score(passed, value, f"{reason}: {comparison}", details, trace)
 
 
 @register("hallucination")
@@ -103,9 +125,7 @@ class Hallucination(_ContextClaims):
         value = scoring.hallucination([v.verdict for v in verdicts], support=[v.support for v in verdicts])
         assert value is not None
         passed, comparison = self.verdict(value)
-        bad = [(c, v.verdict) for c, v in zip(claims, verdicts, strict=True) if v.verdict != "supported"]
-        listed = "; ".join(f"{quote(c)} {v}" for c, v in bad[:3]) + ("; ..." if len(bad) > 3 else "")
-        reason = f"{plural(len(claims), 'claim')}, {len(bad)} hallucinated" + (f" ({listed})" if bad else "")
+        reason = claims_reason(claims, verdicts, passed, "hallucinated")
         return self.score(passed, value, f"{reason}: {comparison}", details, trace)
 
 

@@ -6,9 +6,7 @@ Reads YAML with line numbers, resolves file://, merges several configs (and `ext
 schema (schemas/evalrun.schema.json), builds every assertion (assertions.engine.build), checks templates, and
 raises ConfigError (file, line, key path, hint) on the first user mistake. Calls no model, never imports litellm.
 
-Modules: yamlsrc (YAML/JSON with lines), files (file:// refs), schema_source/schema (JSON Schema),
-prompts, providers, testcases + csvtests (tests from every source), asserts (assertion specs), merge (defaultTest,
-scenarios, several configs), reader (one file), suite (final Suite), checks (templates), filters.
+The layout (which module owns what): docs/design-notes.md, "config/".
 """
 
 from __future__ import annotations
@@ -45,8 +43,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
 
     from evalrun import templating
     from evalrun.config import lenient
-    from evalrun.config.merge import merge_configs
-    from evalrun.config.reader import read
+    from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
 
     if not paths:
@@ -68,20 +65,10 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         suite = build_suite(merged, cli_vars, on_progress, on_test)
         warnings = lenient.take()
         return replace(suite, warnings=warnings) if warnings else suite
-    except ConfigError as e:
-        from evalrun.config import jsonlines
-
-        jsonlines.relocate(e)  # an error inside a large .json read shallowly: the exact line, read now
-        raise
-    except RecursionError:  # a safety net behind the depth limit (config/limits.py): never a traceback
+    except RecursionError:  # a safety net behind the depth limit (readers/limits.py): never a traceback
         raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
                           hint="flatten its lists and mappings") from None
     finally:
-        import sys
-
-        read_json = sys.modules.get("evalrun.config.jsonlines")  # only a .json file read imports it
-        if read_json is not None:
-            read_json.forget()
         if was_enabled:
             gc.enable()
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from evalrun.config import files
 from evalrun.config.numbers import MAX_WEIGHT, check_threshold
-from evalrun.config.yamlsrc import LList
+from evalrun.config.readers.located import LList, loc_of, loc_of_path
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec
 
@@ -26,21 +26,9 @@ CODE_TYPES = frozenset({"python", "javascript"})
 
 
 def _build_handler(spec: AssertionSpec) -> Any:
-    build = _ENGINE_BUILD
-    if build is None:  # imported at the first assertion (an import statement per call costs ~1 µs)
-        from evalrun.assertions import engine
+    from evalrun.assertions import engine  # a later stage: imported when the first assertion is built
 
-        build = _set_engine_build(engine.build)
-    return build(spec)
-
-
-_ENGINE_BUILD: Any = None
-
-
-def _set_engine_build(build: Any) -> Any:
-    global _ENGINE_BUILD
-    _ENGINE_BUILD = build
-    return build
+    return engine.build(spec)
 
 
 def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location | None, key: str) -> Any:
@@ -127,10 +115,6 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     return spec
 
 
-#: Built lists by shape: (base dir, each item's shape key, or its cache key when it has none) -> the items' cache
-#: keys and specs. A list of that shape reuses each spec whose item is equal and rebuilds only the handler of an
-#: item whose string value differs (the common big suite: same assertions, one value per test).
-_LISTS: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Any, ...], tuple[AssertionSpec, ...]]] = {}
 #: Built specs by shape (see _keys): two assertions of one shape differ only in a string value, so the second
 #: is the first's spec with the new value and a handler built for it (which checks the value): no config,
 #: threshold or weight work again.
@@ -238,7 +222,7 @@ def forget_previous() -> None:
 
 def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: str) -> list[AssertionSpec]:
     """A test's `assert:` list; a list like the previous one (`_from_previous`) costs a comparison per item and a
-    copy per spec; a list of a shape seen before a key per item and a copy per spec."""
+    copy per spec; other lists a key per item and, for an assertion built before, a copy of its spec."""
     prefix = f"{key}.assert[" if key else "assert["
     if items:
         found = _from_previous(items, base_dir, loc, prefix)
@@ -251,24 +235,10 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
         both.append(_keys(a, base_dir))
+    specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
     ckeys = tuple([b[0] for b in both])
-    if not items or None in ckeys:
-        return [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
-    lkey = (base_dir, tuple([b[1] if b[1] is not None else b[0] for b in both]))
-    known = _LISTS.get(lkey)
-    if known is not None:
-        known_keys, known_specs = known
-        if known_keys == ckeys:
-            specs = [_located(k, lc, ky) for k, lc, ky in zip(known_specs, locs, keys, strict=True)]
-        else:
-            specs = [_located(k, lc, ky) if ck == kk else _with_value(k, a, lc, ky)
-                     for k, a, lc, ky, ck, kk in zip(known_specs, items, locs, keys, ckeys, known_keys, strict=True)]
-    else:
-        specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
-        if len(_LISTS) >= _BUILT_MAX:
-            _LISTS.clear()
-        _LISTS[lkey] = (ckeys, tuple(specs))
-    _remember(base_dir, items, ckeys, specs)
+    if items and None not in ckeys:
+        _remember(base_dir, items, ckeys, specs)
     return specs
 
 
@@ -314,8 +284,6 @@ def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: 
 
 
 def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
-    from evalrun.config.yamlsrc import loc_of
-
     full_type = str(raw.get("type", ""))
     if not full_type:
         raise ConfigError.at(loc, "an assertion needs a `type`", key=key,
@@ -367,8 +335,6 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
 def _relocate(err: ConfigError, raw: Any, key: str) -> None:
     """Point a handler's error at the line of the key it names (`value`, `config.mode`, ...), not at the
     assertion's first line: the line named is the line the user must edit."""
-    from evalrun.config.yamlsrc import loc_of_path
-
     if not err.key or not err.key.startswith(f"{key}."):
         return
     found, _ = loc_of_path(raw, err.key[len(key) + 1:])

@@ -1,4 +1,5 @@
-"""Tests from CSV: plain columns are vars; promptfoo's `__` columns set assertions, description, options.
+"""Tests from CSV rows (readers/csvrows.py): plain columns are vars; promptfoo's `__` columns set assertions,
+description, options.
 
 Columns: `__expected`, `__expected1..N` (assertion shorthand), `__description`, `__prefix`, `__suffix`,
 `__metric`, `__threshold`, `__metadata:key` (`__metadata:key[]` splits on commas; `\\,` keeps a comma),
@@ -8,16 +9,11 @@ assertion, as promptfoo numbers them; also copied into metadata). Errors name th
 
 from __future__ import annotations
 
-import csv
-import io
-import os
 import re
-from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
-from evalrun.config.yamlsrc import read_text
-from evalrun.errors import ConfigError, Location
+from evalrun.config.readers.csvrows import CsvRow
+from evalrun.errors import ConfigError
 from evalrun.suggest import did_you_mean
 
 _SPECIAL = ("__expected", "__description", "__prefix", "__suffix", "__metric", "__threshold", "__metadata:")
@@ -27,57 +23,9 @@ _CONFIG_KEYS = ("threshold",)
 _UNESCAPED_COMMA = re.compile(r"(?<!\\),")
 
 
-class CsvRow:
-    """One data row: its line in the CSV file and the cells by column name."""
-
-    __slots__ = ("line", "cells")
-
-    def __init__(self, line: int, cells: dict[str, str]) -> None:
-        self.line = line
-        self.cells = cells
-
-
-def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> list[CsvRow]:
-    """Parse a CSV file with a header row; a row with the wrong number of cells is an error at its line."""
-    text = read_text(path, display=display, loc=loc, key=key)
-    return list(iter_rows(io.StringIO(text, newline=""), display))
-
-
-def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
-    """The data rows of an open CSV file (header checked first), one at a time, each with its line."""
-    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
-    reader = csv.reader(f, delimiter=delimiter, strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise ConfigError("the CSV file is empty", file=display, line=1,
-                              hint="the first row names the columns (vars and __expected ...)")
-        header = [h.strip() for h in header]
-        _check_header(header, display)
-        width = len(header)
-        start = reader.line_num + 1
-        for record in reader:
-            line, start = start, reader.line_num + 1
-            if not record or all(not c.strip() for c in record) and len(record) <= 1:
-                continue
-            if len(record) != width:
-                raise ConfigError(f"this row has {len(record)} cells but the header has {width} columns",
-                                  file=display, line=line,
-                                  hint="quote cells that contain the delimiter (\"a, b\") or fix the row")
-            yield CsvRow(line, dict(zip(header, record, strict=True)))
-    except csv.Error as e:
-        raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
-                          hint="check the quotes on this line") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {display}: {e}", file=display, line=reader.line_num + 1,
-                          hint="save the file as UTF-8") from None
-
-
-def _check_header(header: list[str], display: str) -> None:
-    for i, h in enumerate(header):
-        if not h:
-            raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
-                              hint="every column needs a header (a var name or __expected ...)")
+def check_header(header: list[str], display: str) -> None:
+    """The `__` columns must be promptfoo's; no column twice."""
+    for h in header:
         if h.startswith("__config:"):
             _check_config_column(h, display)
         elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):

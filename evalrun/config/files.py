@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref
-from evalrun.config.yamlsrc import parse_data, read_text
+from evalrun.config.readers import read_data, read_text
 from evalrun.errors import ConfigError, Location
 
 PREFIX = "file://"
@@ -90,10 +90,9 @@ def is_data_file(path: Path) -> bool:
 
 def read_value(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> Any:
     """A referenced value: .json/.jsonl/.yaml/.yml parsed, any other file read as text."""
-    text = read_text(path, display=display, loc=loc, key=key)
-    if path.suffix.lower() in (".json", ".jsonl", ".yaml", ".yml"):
-        return parse_data(text, display)
-    return text
+    if is_data_file(path):
+        return read_data(path, display, loc=loc, key=key)
+    return read_text(path, display=display, loc=loc, key=key)
 
 
 _MODULE_CACHE: dict[str, Any] = {}

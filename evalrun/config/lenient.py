@@ -34,10 +34,6 @@ def note(loc: Location | None, key: str, message: str) -> None:
     if is_strict():
         raise ConfigError.at(loc, message, key=key,
                              hint="promptfoo ignores this key; remove it (--strict makes ignored keys errors)")
-    if loc and loc.file:  # inside a large .json read shallowly: the key's exact line
-        from evalrun.config import jsonlines
-
-        loc = jsonlines.locate(loc, key)
     where = f"{loc.file}:{loc.line}: " if loc and loc.file else ""
     warnings = _STATE["warnings"]
     assert isinstance(warnings, list)

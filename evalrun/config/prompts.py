@@ -16,7 +16,8 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.config import files
-from evalrun.config.yamlsrc import loc_of
+from evalrun.config.readers import read_text
+from evalrun.config.readers.located import loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.types import Messages, PromptSpec
 
@@ -75,8 +76,6 @@ def _csv_prompts(path: Any, display: str, loc: Location | None, key: str) -> tup
     import csv
     import io
 
-    from evalrun.config.yamlsrc import read_text
-
     rows = [r for r in csv.reader(io.StringIO(read_text(path, display=display, loc=loc, key=key), newline=""))
             if any(c.strip() for c in r)]
     if not rows:
@@ -92,8 +91,6 @@ def _csv_prompts(path: Any, display: str, loc: Location | None, key: str) -> tup
 
 def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -> Any:
     if path.suffix.lower() == ".json":
-        from evalrun.config.yamlsrc import read_text
-
         text = read_text(path, display=display, loc=loc, key=key)
         if templating.has_template(text):
             try:

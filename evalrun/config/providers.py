@@ -11,9 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from evalrun.config import files
+from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import check_keys
 from evalrun.config.schema_source import PROVIDER_KEYS
-from evalrun.config.yamlsrc import loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.types import ProviderSpec
 

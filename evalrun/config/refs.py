@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.config.yamlsrc import LDict, loc_of
+from evalrun.config.readers.located import LDict, loc_of
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
 

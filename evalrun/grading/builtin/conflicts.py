@@ -32,6 +32,11 @@ from evalrun.grading.builtin.tokens import Token, tokenize
 SAME_SUBJECT_MIN = 0.5
 #: A polarity mismatch needs a clause with this weighted share of the claim's keys.
 NEGATION_MIN = 0.8
+#: Prefixes that negate the word they start ("non-refundable", "unlimited", "invalid", "disallowed").
+NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+#: Time relations that exclude each other (function words, so not in the antonym table of content words).
+OPPOSITE_RELATIONS = tuple((a, b) for x, y in (("before", "after"), ("within", "after"), ("earlier", "later"))
+                           for a, b in ((x, y), (y, x)))
 #: "about X" / "around X" is satisfied by an evidence number within this relative distance of X.
 APPROX_TOLERANCE = 0.1
 
@@ -118,9 +123,22 @@ def satisfies(q: Quantity, e: Quantity) -> bool:
     return value == x
 
 
+#: Durations in days: "24 months" states what "two years" does, "60 minutes" what "one hour" does.
+DAYS = {stem("minute"): 1 / 1440, stem("hour"): 1 / 24, stem("day"): 1.0, stem("week"): 7.0, stem("fortnight"): 14.0,
+        stem("month"): 30.44, stem("year"): 365.25, stem("decade"): 3652.5}
+
+
 def _same_quantity(a: Quantity, b: Quantity) -> bool:
     """Could `b` state the value of what `a` counts (same kind; the same unit of measure where both have one)?"""
     return a.kind == b.kind and (a.unit is None or b.unit is None or a.unit == b.unit)
+
+
+def same_duration(q: Quantity, e: Quantity) -> bool:
+    """Do `q` and `e` state one duration in different units (within 3%: a month is 30 or 31 days)?"""
+    if q.unit is None or e.unit is None or q.unit == e.unit or q.unit not in DAYS or e.unit not in DAYS:
+        return False
+    a, b = q.value * DAYS[q.unit], e.value * DAYS[e.unit]
+    return q.relation == e.relation and abs(a - b) <= 0.03 * max(a, b)
 
 
 def unit_quantities(unit: Unit) -> list[Quantity]:
@@ -145,7 +163,8 @@ def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...
     out = set()
     for q in claim_q:
         ids = set(near) | set(ev.sentence_index.get(q.key, ()))
-        if any(_same_quantity(q, e) and satisfies(q, e) for i in ids for e in unit_quantities(ev.sentences[i])):
+        if any((_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)
+               for i in ids for e in unit_quantities(ev.sentences[i])):
             out.add(q.key)
     return frozenset(out)
 
@@ -209,13 +228,41 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
     return f"the claim says {q.text} where the evidence says {e.text}: \"{short(sent.text)}\""
 
 
+def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozenset[str]:
+    """Keys of those `words` (lowercase, as written) that are a negating prefix on a word whose key the other side
+    has, where the other side lacks the word itself: "non-refundable" / "refundable", "invalid" / "valid",
+    "disallowed" / "allowed". Each counts as a negation on its side (and as found, for coverage)."""
+    out = set()
+    for word in words:
+        for prefix in NEGATING_PREFIXES:
+            rest = word[len(prefix):].lstrip("-")
+            if word.startswith(prefix) and len(rest) >= 4 and stem(rest) in other_keys and stem(word) not in other_keys:
+                out.add(stem(word))
+                break
+    return frozenset(out)
+
+
+def _words(toks: tuple[Token, ...]) -> tuple[str, ...]:
+    return tuple(tok.text.lower() for tok in toks if tok.kind == "word")
+
+
 def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
                      toks: tuple[Token, ...]) -> str | None:
     ct = clause.terms
-    if (t.negations % 2) != (ct.negations % 2) and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN \
-            and _same_scope(t, ct, sequence(toks), clause.seq):
+    mine, theirs = affix_negated(_words(toks), ct.keys), affix_negated(_words(tokenize(clause.text)), t.keys)
+    negations, other = t.negations + len(mine), ct.negations + len(theirs)
+    cseq = sequence(toks)
+    flipped = _flipped_head(cseq, clause.seq)
+    if ((negations % 2) != (other % 2) and (mine or theirs or _same_scope(t, ct, cseq, clause.seq))
+            or flipped) and weighted_coverage(w, total, ct.keys | mine) >= NEGATION_MIN:
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
+    said = {tok.text.lower() for tok in toks}
+    there = {tok.text.lower() for tok in tokenize(clause.text)}
+    for a, b in OPPOSITE_RELATIONS:
+        if a in said and b in there and b not in said and a not in there \
+                and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN:
+            return f"the claim says '{a}' where the evidence says '{b}': \"{short(clause.text)}\""
     for p in sorted(t.polar - ct.keys):
         opposite = (ANTONYMS[p] & ct.keys) - t.keys
         if opposite and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
@@ -227,6 +274,32 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
 def _negated_heads(seq: tuple[str, ...]) -> list[str]:
     """The content key right after each negation ("did not *win*", "no *pilots*"): what is negated."""
     return [seq[i + 1] for i, k in enumerate(seq[:-1]) if k == "~not" and seq[i + 1][0] != "~"]
+
+
+#: Words between a negation and what it negates ("can *no longer* be modified").
+_NEGATION_FILLERS = frozenset({"longer", "long", "more", "any"})
+
+
+def _scoped_heads(seq: tuple[str, ...]) -> tuple[set[str], set[str]]:
+    """(negated, affirmed) content keys of a sequence: the first content key after a negation is negated ("can no
+    longer be *modified*", "points never *expire*"); every other content key is affirmed."""
+    negated: set[str] = set()
+    pending = False
+    for k in seq:
+        if k == "~not":
+            pending = True
+        elif k[0] != "~" and pending and k not in _NEGATION_FILLERS:
+            negated.add(k)
+            pending = False
+    return negated, {k for k in seq if k[0] != "~"} - negated
+
+
+def _flipped_head(claim_seq: tuple[str, ...], evidence_seq: tuple[str, ...]) -> bool:
+    """Is a word negated on one side and affirmed, never negated, on the other ("points never expire" against
+    "points expire 12 months after ... and cannot be transferred")? Scope-aware where parity is not."""
+    c_neg, c_aff = _scoped_heads(claim_seq)
+    e_neg, e_aff = _scoped_heads(evidence_seq)
+    return bool((c_neg & e_aff) - e_neg) or bool((e_neg & c_aff) - c_neg)
 
 
 def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:

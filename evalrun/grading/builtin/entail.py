@@ -29,7 +29,8 @@ from evalrun.types import VerdictLabel
 __all__ = ["ATTRIBUTION_MIN", "CONTRADICTED_MAX", "SUPPORT_THRESHOLD", "Evidence", "Judgement", "attributes",
            "claim_terms", "clear_caches", "judge", "prepare", "support_score"]
 
-#: A claim scoring at least this is supported.
+#: A claim scoring at least this is supported (more likely than not); a failing assertion's reason names its
+#: weakest claims with their support whatever their labels (assertions/rag.py claims_reason).
 SUPPORT_THRESHOLD = 0.5
 #: Lenient attribution: share of the claim's weight a chunk must hold (see the module docstring).
 ATTRIBUTION_MIN = 0.5
@@ -66,10 +67,10 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
         return Judgement("contradicted", min(score, CONTRADICTED_MAX), coverage, a.conflict, items)
     where = f"\"{short(ev.sentences[a.best[0]].text)}\"" if a.best else "nothing"
     if not a.unverified:
-        why = f"support {score:.2f}: every asserted word is in {where}"
+        why = f"every asserted word is in {where}"
     else:
         shown = surface(claim, list(a.unverified[:4])) + (["..."] if len(a.unverified) > 4 else [])
-        why = f"support {score:.2f}: not in the best evidence ({where}): {', '.join(shown)}"
+        why = f"{', '.join(shown)} not in the closest evidence ({where})"
     return Judgement("supported" if score >= SUPPORT_THRESHOLD else "unsupported", score, coverage, why, items)
 
 

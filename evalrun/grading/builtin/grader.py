@@ -1,4 +1,4 @@
-"""`BuiltinGrader`: the Grader protocol without a model (offline, deterministic, standard library only).
+"""`BuiltinGrader`: the Grader protocol without an LLM (offline, deterministic; a small local embedding model).
 
 Each step appends one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail).
 Verification gives each claim a support score (support.py) and says `contradicted` only for precise conflicts; attribution is lenient (a chunk is
@@ -8,11 +8,13 @@ grade free-form rubrics and raises GraderError, so such assertions become ERRORs
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
 
 from evalrun.errors import GraderError
+from evalrun.grading.builtin import meaning
 from evalrun.grading.builtin.entail import attributes, judge
 from evalrun.grading.builtin.relevance import classify
 from evalrun.grading.builtin.segment import claims as split_claims
@@ -39,7 +41,11 @@ class BuiltinGrader:
     """The offline grader. Stateless: safe to share between concurrent assertions."""
 
     id = "builtin"
-    description = "builtin (offline, lexical)"
+
+    @property
+    def description(self) -> str:
+        """What grades, for the run summary: with the semantic tier or words alone."""
+        return "builtin (offline, with all-MiniLM-L6-v2)" if meaning.available() else "builtin (offline, words only)"
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
@@ -77,7 +83,8 @@ class BuiltinGrader:
                               trace: GraderTrace) -> ChunkRelevance:
         """Chunk levels from query-term overlap, `used` from overlap with the output (see relevance.py)."""
         started = time.perf_counter()
-        result, raw = classify(query, output, chunks)
+        # in a worker thread: the embedding model (loaded on first use) must not hold up other cases' calls
+        result, raw = await asyncio.to_thread(classify, query, output, chunks)
         _record(trace, "classify", raw, started)
         return result
 

@@ -36,7 +36,7 @@ case fact point number group area world year day week month side end kind sort f
 """)
 
 #: Words that negate their clause (after contractions are expanded: "didn't" -> "did not").
-NEGATIONS = words("not no never none nobody nothing nowhere neither nor cannot "
+NEGATIONS = words("not no never none nobody nothing nowhere neither nor cannot non "
                   "absent outside lack lacks lacked lacking without")  # the last: negation without "not"
 
 MONTHS = {
@@ -286,6 +286,10 @@ ANTONYM_PAIRS: tuple[tuple[str, str], ...] = (
     ("deep", "shallow"), ("wide", "narrow"), ("heavy", "light"), ("rich", "poor"), ("good", "bad"),
     ("full", "empty"), ("import", "export"), ("buy", "sell"), ("arrive", "leave"),
     ("include", "exclude"), ("allow", "ban"), ("agree", "disagree"), ("like", "dislike"),
-    ("majority", "minority"), ("maximum", "minimum"),
+    ("majority", "minority"), ("maximum", "minimum"), ("always", "sometimes"),
+    ("required", "optional"), ("mandatory", "optional"), ("permit", "prohibit"), ("allow", "prohibit"),
+    ("allow", "forbid"), ("valid", "void"), ("automatic", "manual"), ("temporary", "permanent"),
+    ("earliest", "latest"), ("charge", "free"), ("refuse", "accept"), ("lend", "borrow"),
+    ("enable", "disable"), ("add", "remove"), ("add", "deduct"), ("credit", "debit"),
     ("better", "worse"), ("urban", "rural"), ("modern", "ancient"),
 )

@@ -1,6 +1,14 @@
 """Chunk relevance for the builtin grader (context-relevance): levels, `used`, missing information.
 
-The query's content terms split into its *topic* (named entities and numbers: "Australia") and its *focus*
+With the semantic tier (meaning.py, the default install) a chunk's level is how close in meaning the query is to
+the chunk or its closest sentence: `high` from `HIGH_SIM`, `medium` from `MEDIUM_SIM`, `low` from `LOW_SIM`, else
+`none` ("How long do I have to ask for a refund?" and "You can request a refund within 30 days of delivery." share
+one word and answer each other; a chunk sharing the query's words without answering it stays below). A chunk is
+`used` when the output draws on its words (below) or says what one of its sentences says (`USED_SIM`).
+A chunk that names only the query's subject while other chunks hold what is asked is `low` in both tiers (below).
+Information is *missing* only when no chunk reaches `medium`: the query terms no chunk contains.
+
+Without the semantic tier (lexical only): the query's content terms split into its *topic* (named entities and numbers: "Australia") and its *focus*
 (the other content words: "capital"). A chunk's share of the query is weighted like verification (topic
 terms weigh 2, focus terms 1).
 
@@ -17,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalrun.grading.builtin import meaning
 from evalrun.grading.builtin.coverage import MATERIAL_WEIGHT
 from evalrun.grading.builtin.evidence import prepare
 from evalrun.grading.builtin.terms import analyse, content_words
@@ -28,6 +37,22 @@ HIGH_MIN = 0.75
 MEDIUM_MIN = 0.4
 #: Content words (beyond the query's) the output must share with a chunk to count it as used.
 USED_MIN_SHARED = 2
+#: Cosine similarity of the query to a chunk (or its closest sentence) for each level (semantic tier), fitted on
+#: the dev splits of benchmarks/grading (context relevance).
+HIGH_SIM = 0.55
+MEDIUM_SIM = 0.45
+LOW_SIM = 0.25
+#: Cosine similarity of the output to a chunk sentence that counts the chunk as used.
+USED_SIM = 0.7
+
+
+def _semantic_level(sim: float) -> RelevanceLevel:
+    return "high" if sim >= HIGH_SIM else "medium" if sim >= MEDIUM_SIM else "low" if sim >= LOW_SIM else "none"
+
+
+def _units(chunk: str) -> list[str]:
+    """The chunk itself and its sentences (a long chunk can answer in one of them)."""
+    return list(dict.fromkeys([chunk, *(u.text for u in prepare((chunk,)).sentences)]))
 
 
 def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance, dict[str, Any]]:
@@ -44,14 +69,23 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
     judgements: list[ChunkJudgement] = []
     record: list[dict[str, Any]] = []
     covered: set[str] = set()
-    for keys in chunk_keys:
+    semantic = meaning.available() and bool(query.strip())
+    for chunk, keys in zip(chunks, chunk_keys, strict=True):
         hit = [k for _, k in q_words if k in keys]
         covered.update(hit)
         share = sum(weights[k] for k in hit) / total if total else 0.0
         level: RelevanceLevel
-        if share == 0:
+        sim = used_sim = None
+        topic_only = bool(topic and answered and share and not (answered & keys))
+        if semantic:
+            units = _units(chunk)
+            sim = max(meaning.similarities(query, units))
+            level = "low" if topic_only and sim >= LOW_SIM else _semantic_level(sim)
+            if output.strip():
+                used_sim = max(meaning.similarities(output, units))
+        elif share == 0:
             level = "none"
-        elif topic and answered and not (answered & keys):
+        elif topic_only:
             level = "low"  # about the subject, not about what is asked
         elif share >= HIGH_MIN:
             level = "high"
@@ -61,11 +95,18 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
             level = "low"
         own = keys - set(weights)
         shared = own & out_keys
-        used = len(shared) >= USED_MIN_SHARED or (bool(shared) and len(shared) * 2 >= len(own))
+        used = len(shared) >= USED_MIN_SHARED or (bool(shared) and len(shared) * 2 >= len(own)) \
+            or (used_sim is not None and used_sim >= USED_SIM)
         hit_words = [w for w, k in q_words if k in hit]
-        reason = (f"{share:.0%} of the query terms" + (f" ({', '.join(hit_words)})" if hit_words else "")
-                  + f"; shares {len(shared)} other term(s) with the output")
+        if sim is not None:
+            reason = f"meaning {sim:.2f} close to the query"
+        else:
+            reason = f"{share:.0%} of the query terms" + (f" ({', '.join(hit_words)})" if hit_words else "")
+        reason += f"; shares {len(shared)} other term(s) with the output"
         judgements.append(ChunkJudgement(level=level, used=used, reason=reason))
-        record.append({"level": level, "used": used, "query_share": round(share, 4), "shared": len(shared)})
-    missing = tuple(f"no context mentions '{w}'" for w, k in q_words if k not in covered) if chunks else ()
+        record.append({"level": level, "used": used, "query_share": round(share, 4), "shared": len(shared),
+                       **({"similarity": round(sim, 4)} if sim is not None else {})})
+    answered_somewhere = any(j.level in ("high", "medium") for j in judgements)
+    missing = tuple(f"no context mentions '{w}'" for w, k in q_words if k not in covered) \
+        if chunks and not (semantic and answered_somewhere) else ()
     return ChunkRelevance(chunks=tuple(judgements), missing=missing), {"chunks": record, "missing": list(missing)}

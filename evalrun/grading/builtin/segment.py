@@ -72,7 +72,9 @@ _WH = words("what where when who whom whose which why how did does do is are was
                 "will would should")
 _MAX_SUBJECT_WORDS = 8
 _PERSONAL = frozenset({"he", "she", "his", "her"})
-_DETERMINERS = words("the a an this that these those")
+_DETERMINERS = words("the a an this that these those our your my their")
+#: Words that open a subordinate clause: not part of its subject ("Once your refund is approved").
+_SUBORDINATORS = words("once when whenever if after before because since although though while unless until as")
 
 
 def sentences(text: str) -> list[str]:
@@ -169,13 +171,23 @@ def _is_abbreviation(before: str) -> bool:
 def subject_of(clause: str) -> str | None:
     """The words before the clause's first auxiliary or finite-looking verb (a heuristic), or None."""
     words = clause.split()
+    while words and words[0].lower() in _SUBORDINATORS:
+        words = words[1:]
     if not words or words[0].lower().strip(",") in _PREPOSITIONS:
         return None
     for i, w in enumerate(words[: _MAX_SUBJECT_WORDS + 1]):
         lw = w.lower().strip(",.")
         if i == 0:
             continue
-        after_name = words[i - 1][:1].isupper() and lw.endswith("s") and not lw.endswith(("ss", "us", "is"))
+        prev = words[i - 1]
+        third_person = lw.endswith("s") and not lw.endswith(("ss", "us", "is", "'s"))
+        after_name = prev[:1].isupper() and third_person
+        # "Our support team answers ...": a verb after a plain noun (not a determiner, adjective-like or possessive)
+        after_noun = i >= 2 and third_person and prev.islower() and prev not in _DETERMINERS \
+            and not prev.endswith(("'s", "s", ",")) and words[0].lower() in _DETERMINERS \
+            and not any(x.lower() in _PREPOSITIONS for x in words[1:i])
+        if after_noun and lw not in _AUX:
+            after_name = True
         if lw in _AUX or (w[0].islower() and (lw.endswith(("ed", "es")) or after_name) and len(lw) > 3):
             # an appositive ("Anna, a young doctor," / "A young doctor, Anna,"): prefer the name
             pieces = [p.strip() for p in " ".join(words[:i]).split(",") if p.strip()]

@@ -1,24 +1,30 @@
-"""Resource limits for config text: nesting depth (checked before libyaml sees the text) and alias expansion.
+"""Resource limits for config text, in one place: nesting depth, alias expansion, size of a document read whole.
 
-    json_depth(value)                       depth of parsed JSON data (no recursion)
-    check_depth(text, file, parse_events)   ConfigError at the first line nested deeper than MAX_DEPTH
-    AliasBudget(file).spend(n, line)        ConfigError once aliases have expanded to more than MAX_ALIAS_VALUES
+    may_exceed(text)                   False when the text surely nests no deeper than MAX_DEPTH (no parsing)
+    json_depth(value)                  depth of parsed JSON data (no recursion)
+    AliasBudget(file).spend(n, line)   ConfigError once aliases have expanded to more than MAX_ALIAS_VALUES
+    check_size(chars, file)            ConfigError for a YAML/JSON document too large to hold (hint: JSONL/CSV)
 
 libyaml's composer recurses in C, so a flow mapping nested 100,000 levels deep crashes the process (SIGSEGV)
-before Python can catch anything. A cheap upper bound of the depth (`may_exceed`) runs on every file; only when it exceeds the limit is the
-text walked event by event (libyaml's parser is iterative, so safe) to find the exact line, or to clear it.
+on older libyaml versions before Python can catch anything (newer ones stop at 1,000 levels with their own
+error). `may_exceed` runs on every YAML file; only when it says so is the text walked event by event
+(readers/yamldoc.py) to find the exact line. JSON is read by evalrun's own reader, which counts as it goes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from typing import Any
 
 from evalrun.errors import ConfigError
 
 #: Deepest nesting of lists/mappings a config may hold (promptfoo configs rarely exceed 10).
 MAX_DEPTH = 100
+#: Characters of a YAML/JSON document read whole (a config, a `file://` tests or vars file). Reading holds the
+#: whole document with a line for every key and item: a block-style YAML test suite peaks at ~60x its text while
+#: it is built (1.5 MB: 92 MB), flow-style ~22x (22 MB, 1,000,000 values: 481 MB), JSON ~18x. Past this, a suite
+#: belongs in a JSONL or CSV file, which is read row by row in flat memory.
+MAX_DOC_CHARS = 32 * 1024 * 1024
 #: Values that YAML aliases (`*name`) may add to a document once expanded (the anchored copies are free).
 MAX_ALIAS_VALUES = 1_000_000
 
@@ -28,18 +34,15 @@ _CHUNK = 1 << 20
 _ONE_KIND = bytes.maketrans(b"{}", b"[]")
 
 
-def may_exceed(text: str, limit: int = MAX_DEPTH, *, brackets_only: bool = False) -> bool:
+def may_exceed(text: str, limit: int = MAX_DEPTH) -> bool:
     """False when the text surely nests no deeper than `limit` (cheap: no parsing).
 
     An upper bound: a bound of the deepest climb of brackets above an earlier low, plus the longest run of spaces and
-    `-`/`?` indicators that starts a line (block nesting needs one of them per level; `brackets_only`: JSON,
-    which nests by brackets alone).
+    `-`/`?` indicators that starts a line (block nesting needs one of them per level).
     """
     rise = _bracket_rise_bound(text, limit)
     if rise > limit:
         return True
-    if brackets_only:
-        return False
     run = rf"[ \-?]{{{limit - rise + 1},}}"  # a line starting with that many indicators (`\n` first: a fast scan)
     return re.match(run, text) is not None or re.search(rf"\n{run}", text) is not None
 
@@ -60,27 +63,6 @@ def _bracket_rise_bound(text: str, limit: int) -> int:
         brackets = brackets.replace(b"[]", b"")
         passes += 1
     return passes + brackets.count(b"[")
-
-
-def check_depth(text: str, file: str, parse_events: Callable[[str], Iterable[Any]], *,
-                brackets_only: bool = False) -> None:
-    """ConfigError at the first line where lists/mappings nest deeper than MAX_DEPTH."""
-    if not may_exceed(text, brackets_only=brackets_only):
-        return
-    import yaml
-
-    opens = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-    closes = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    depth = 0
-    for event in parse_events(text):
-        if isinstance(event, opens):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
-                                  line=event.start_mark.line + 1 if event.start_mark else 0,
-                                  hint="flatten the data")
-        elif isinstance(event, closes):
-            depth -= 1
 
 
 def json_depth(value: Any) -> int:
@@ -110,3 +92,12 @@ class AliasBudget:
                               line=line, key=None,
                               hint="an alias copies its whole anchored value: nested aliases multiply "
                                    "(an 'alias bomb'); write the data out, or reuse less")
+
+
+def check_size(chars: int, file: str) -> None:
+    """ConfigError when a YAML/JSON document of `chars` characters is too large to read whole."""
+    if chars > MAX_DOC_CHARS:
+        raise ConfigError(f"this YAML/JSON file has {chars / 2**20:,.0f} MB: too large to read whole "
+                          f"(the limit is {MAX_DOC_CHARS // 2**20} MB)", file=file, line=1,
+                          hint="put a large test suite in a JSONL file (one test per line) or a CSV file, "
+                               "referenced as `tests: file://tests.jsonl`: they are read row by row")

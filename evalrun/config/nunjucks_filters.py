@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evalrun.config import files
-from evalrun.config.yamlsrc import loc_of
+from evalrun.config.readers.located import loc_of
 from evalrun.errors import ConfigError, Location
 
 

@@ -1,4 +1,4 @@
-"""Prompt and provider filters (`providers[].prompts`, test `prompts` / `providers`).
+"""Which prompts and providers a test or provider selects (`providers[].prompts`, test `prompts` / `providers`).
 
 A filter entry matches a prompt's label or id (a provider's label, its id as written in the config, or its
 resolved id: `file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a

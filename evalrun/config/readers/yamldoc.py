@@ -1,21 +1,23 @@
-"""Read YAML / JSON / JSONL with a line number kept for every mapping key and list item.
+"""YAML with a line for every mapping key and list item: LDict / LList (readers/located.py) and plain scalars.
 
-Mappings become `LDict` and sequences `LList`: plain dict/list subclasses that also know their file, their
-own line and the line of each key / item, so any error can be reported as FILE:LINE. Duplicate keys are an
-error (PyYAML accepts them silently). Scalars are plain Python values.
+    parse_yaml(text, file) -> Any     ConfigError at FILE:LINE for any parser error, with a hint
+
+Scalars follow YAML 1.2's core schema, as promptfoo's js-yaml reads them. The text is composed into libyaml's
+node tree and walked once (`_Converter`): duplicate keys are an error (PyYAML keeps the last silently), an alias
+shares its anchor's value and counts against the alias budget, merge keys (`<<`) are resolved. Nesting deeper
+than MAX_DEPTH is found before the composer runs (it recurses in C).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from evalrun.config.limits import MAX_DEPTH, AliasBudget, check_depth, json_depth, may_exceed
-from evalrun.errors import ConfigError, Location
+from evalrun.config.readers.limits import MAX_DEPTH, AliasBudget, check_size, may_exceed
+from evalrun.config.readers.located import LDict, LList, located
+from evalrun.errors import ConfigError
 
 try:  # libyaml is much faster; fall back to the pure-Python loader
     from yaml import CSafeLoader as _BaseLoader
@@ -81,68 +83,8 @@ def _core_scalar(tag: str, value: str) -> Any:
     return float("nan") if lower == ".nan" else float(value)
 
 
-class LDict(dict[str, Any]):
-    """A mapping that remembers where it and each of its keys came from."""
-
-    file: str = ""
-    line: int = 0
-    key_lines: dict[str, int]
-    ref_free: bool = False  # a config file whose text holds no `$ref` (set by load_config_file)
-
-    def loc(self, key: str | None = None) -> Location:
-        """Location of `key` (or of the mapping itself)."""
-        lines = getattr(self, "key_lines", {})
-        return Location(self.file, lines.get(key, self.line) if key is not None else self.line)
-
-
-class LList(list[Any]):
-    """A sequence that remembers where it and each of its items came from."""
-
-    file: str = ""
-    line: int = 0
-    item_lines: list[int]
-
-    def loc(self, index: int | None = None) -> Location:
-        lines = getattr(self, "item_lines", [])
-        if index is not None and 0 <= index < len(lines):
-            return Location(self.file, lines[index])
-        return Location(self.file, self.line)
-
-
-def loc_of(node: Any, key: str | int | None = None) -> Location | None:
-    """Location of `node[key]` (or `node`) when `node` came from a tracked file, else None."""
-    if isinstance(node, LDict):
-        return node.loc(key if isinstance(key, str) else None)
-    if isinstance(node, LList):
-        return node.loc(key if isinstance(key, int) else None)
-    return None
-
-
-_KEY_PART = re.compile(r"[^.\[\]]+|\[\d+\]")
-
-
-def loc_of_path(node: Any, path: str) -> tuple[Location | None, int]:
-    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value") found in `node`,
-    how many parts were found); (None, 0) when not even the first is there."""
-    found, depth = None, 0
-    for part in _KEY_PART.findall(path):
-        if isinstance(node, LDict) and part in node:
-            found, node = node.loc(part), node[part]
-        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
-            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
-        else:
-            break
-        depth += 1
-    return found, depth
-
-
 _MERGE = "tag:yaml.org,2002:merge"
 _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
-
-
-def _tag(obj: Any, file: str, line: int) -> Any:
-    obj.file, obj.line = file, line
-    return obj
 
 
 class _Converter:
@@ -191,7 +133,7 @@ class _Converter:
         if isinstance(node, yaml.MappingNode):
             return self.mapping(node)
         own_line = node.start_mark.line + 1
-        lst = _tag(LList(), self.file, own_line)
+        lst = located(LList(), self.file, own_line)
         self.memo[key] = lst
         lst.item_lines = [n.start_mark.line + 1 for n in node.value]
         lst.extend(self.convert(n, own_line) for n in node.value)
@@ -199,7 +141,7 @@ class _Converter:
         return lst
 
     def mapping(self, node: yaml.MappingNode) -> LDict:
-        d = _tag(LDict(), self.file, node.start_mark.line + 1)
+        d = located(LDict(), self.file, node.start_mark.line + 1)
         lines: dict[str, int] = {}
         d.key_lines = lines
         self.memo[id(node)] = d
@@ -236,25 +178,42 @@ class _Converter:
         return d
 
 
-_EVENTS_MIN_CHARS = 256 * 1024  # = yamlevents.MIN_CHARS (not imported: yamlevents imports this module)
+def check_depth(text: str, file: str) -> bool:
+    """ConfigError at the first line where lists/mappings nest deeper than MAX_DEPTH; False when the cheap bound
+    clears the text. libyaml's parser is iterative, so the walk is safe at any depth. A parser error stops the
+    walk (True): everything before it nests within the limit, so the composer reaches the same error and words it
+    (libyaml >= 0.2.5 also stops by itself at 1,000 levels, in a look-ahead the walk may not get past)."""
+    if not may_exceed(text):
+        return False
+    opens = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closes = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            if isinstance(event, opens):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
+                                      line=event.start_mark.line + 1 if event.start_mark else 1,
+                                      hint="flatten the data")
+            elif isinstance(event, closes):
+                depth -= 1
+    except yaml.YAMLError:
+        pass
+    return True
 
 
 def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text; ConfigError with the line for syntax errors (tabs get a specific hint)."""
+    check_size(len(text), file)
+    deep = check_depth(text, file)
     loader = _Loader(text)
     try:
-        check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader))
-        if len(text) >= _EVENTS_MIN_CHARS:  # large: built from parser events, no node tree (yamlevents.py)
-            from evalrun.config import yamlevents
-
-            built = yamlevents.build(text, file)
-            if built is not yamlevents.FALLBACK:
-                return built
         node = loader.get_single_node()
         return None if node is None else _Converter(loader, file).convert(node)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark else 0
+        line = mark.line + 1 if mark else 1
         problem = e.problem or str(e)
         hint = "check the indentation and quoting around this line"
         lines = text.splitlines()
@@ -262,6 +221,8 @@ def parse_yaml(text: str, file: str) -> Any:
         if "\t" in bad_line[: mark.column + 1 if mark else 0] or "\t" in problem:
             problem = "a tab character is not allowed here"
             hint = "YAML indentation must use spaces, not tabs"
+        if deep:  # whatever the parser's words: it may have stopped at its own nesting limit
+            hint = f"lists and mappings may nest at most {MAX_DEPTH} levels deep; {hint}"
         ctx = f" ({e.context})" if e.context else ""
         raise ConfigError(f"invalid YAML: {problem}{ctx}", file=file, line=line, hint=hint) from None
     except yaml.reader.ReaderError as e:  # a control character, NUL byte or lone surrogate
@@ -270,108 +231,12 @@ def parse_yaml(text: str, file: str) -> Any:
         raise ConfigError(f"invalid YAML: {char} is not allowed in a YAML file", file=file, line=line,
                           hint="remove it, or write it as an escape such as \"\\u0000\" in a double-quoted "
                                "string") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"invalid YAML: {e}", file=file, hint="check the file's syntax") from None
+    except yaml.YAMLError as e:  # any other parser error, whatever its words
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        raise ConfigError(f"invalid YAML: {e}", file=file, line=mark.line + 1 if mark else 1,
+                          hint="check the file's syntax") from None
     except RecursionError:  # a safety net: the depth limit should make this unreachable
         raise ConfigError("the file is nested too deeply to read", file=file, line=1,
                           hint="flatten its lists and mappings") from None
     finally:
         loader.dispose()
-
-
-def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
-    """Read a UTF-8 text file; missing/unreadable files are ConfigErrors at `loc`."""
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError.at(loc, f"file not found: {display}", key=key,
-                             hint="paths are relative to the config file's folder") from None
-    except IsADirectoryError:
-        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
-                             hint="use a glob such as dir/*.yaml") from None
-    except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise ConfigError(f"not UTF-8 text: byte 0x{e.object[e.start]:02x} cannot be decoded",
-                          file=display, line=line,
-                          hint="save the file as UTF-8 (binary files cannot be read as config or text)") from None
-    except OSError as e:
-        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
-
-
-def parse_json(text: str, file: str) -> Any:
-    """Parse JSON (json.loads words the syntax errors), then read it again with line numbers (jsonlines.py)."""
-    check_depth(text, file, lambda t: yaml.parse(t, Loader=_BaseLoader), brackets_only=True)
-    from evalrun.config import jsonlines
-
-    if len(text) >= jsonlines.SHALLOW_MIN_CHARS:  # large: lines for the top levels, errors located on demand
-        shallow = jsonlines.parse_shallow(text, file)
-        if shallow is not jsonlines.FALLBACK:
-            return shallow
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"invalid JSON: {e.msg}", file=file, line=e.lineno,
-                          hint="check commas, quotes and brackets") from None
-    except RecursionError:
-        raise ConfigError("the file is nested too deeply to read", file=file, line=1,
-                          hint="flatten its lists and mappings") from None
-    del data
-    return jsonlines.parse(text, file)  # the same data, with line numbers (duplicate keys are an error)
-
-
-def parse_jsonl(text: str, file: str) -> LList:
-    """One JSON value per non-blank line; each item's line is its own line."""
-    out = _tag(LList(), file, 1)
-    out.item_lines = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-            too_deep = may_exceed(line) and json_depth(value) > MAX_DEPTH
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=file, line=n,
-                              hint="JSONL needs one complete JSON object per line") from None
-        except RecursionError:
-            too_deep = True
-        if too_deep:
-            raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
-                              line=n, hint="flatten the data")
-        if isinstance(value, dict):
-            ld = _tag(LDict(value), file, n)
-            ld.key_lines = {k: n for k in value}
-            value = ld
-        out.append(value)
-        out.item_lines.append(n)
-    return out
-
-
-def parse_data(text: str, file: str) -> Any:
-    """Parse by extension: .json, .jsonl, else YAML."""
-    lower = file.lower()
-    if lower.endswith(".jsonl"):
-        return parse_jsonl(text, file)
-    if lower.endswith(".json"):
-        return parse_json(text, file)
-    return parse_yaml(text, file)
-
-
-def load_config_file(path: Path, display: str) -> LDict:
-    """Read a config file: must exist, be non-empty, and hold a mapping."""
-    text = read_text(path, display=display)
-    data = parse_data(text, display)
-    if data is None:
-        raise ConfigError("the config file is empty", file=display, line=1,
-                          hint="a config needs at least `prompts`, `providers` and `tests`")
-    if not isinstance(data, LDict):
-        kind = "list" if isinstance(data, list) else type(data).__name__
-        raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
-                          file=display, line=getattr(data, "line", 1) or 1,
-                          hint="start the file with keys such as `prompts:`")
-    # `$ref` cannot be written without those four characters in a row, an escape of `$` or an escaped line break
-    # inside a quoted YAML key: without them, refs.resolve need not walk the document
-    data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None and "\\\n" not in text
-    return data
-
-
-_DOLLAR_ESCAPE = re.compile(r"\\(?:u0024|x24|U00000024)", re.IGNORECASE)

@@ -1,0 +1,49 @@
+"""`evalrun view [DIR]`: serve the runs of DIR's `.evalrun` folder as a local, read-only web page until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evalrun.errors import UsageError
+
+
+def state_dir(where: str) -> Path:
+    """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
+    from evalrun.run.history import DB_NAME
+    from evalrun.run.rundir import STATE_DIR
+
+    d = Path(where)
+    if d.is_file():
+        d = d.resolve().parent
+    if not d.is_dir():
+        raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
+    if d.name != STATE_DIR and not (d / DB_NAME).exists():
+        d = d / STATE_DIR
+    if not d.is_dir():
+        raise UsageError(f"no runs in {where!r}: it has no {STATE_DIR} folder", key="DIR",
+                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
+    return d.resolve()
+
+
+def run(args: argparse.Namespace) -> int:
+    from evalrun.view import server
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
+    state = state_dir(args.dir)
+    srv, note = server.start(state, args.host, args.port)
+    if note:
+        print(f"evalrun view: {note}", file=sys.stderr)
+    if args.host not in server.LOOPBACK:
+        print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these results",
+              file=sys.stderr)
+    print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.server_close()
+    return 0

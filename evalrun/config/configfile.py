@@ -1,0 +1,183 @@
+"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder.
+
+    read(path) -> [FileConfig, ...]      the config at `path` preceded by the configs it `extends`
+    merge_configs(configs) -> FileConfig several configs as one (for `extends`, the base comes first)
+
+Merging several configs: prompts and providers concatenated without duplicates, tests and scenarios
+concatenated, defaultTest merged (the later file wins), other settings: the later file wins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalrun.config import files, nunjucks_filters, prompts, providers, refs
+from evalrun.config.readers import load_config_file
+from evalrun.config.readers.located import LDict, loc_of
+from evalrun.config.schema import validate
+from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scenario_tests
+from evalrun.config.tests import TestItem, collect, each_part
+from evalrun.errors import ConfigError, Location
+from evalrun.types import PromptSpec, ProviderSpec
+
+
+@dataclass
+class FileConfig:
+    """One config file after reading and resolving its references (its own folder is the base of file://)."""
+
+    files: list[str]
+    description: str | None = None
+    prompts: list[PromptSpec] = field(default_factory=list)
+    providers: list[ProviderSpec] = field(default_factory=list)
+    tests: list[TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
+    scenario_tests: list[TestPart] = field(default_factory=list)
+    has_scenarios: bool = False
+    default: TestPart | None = None
+    settings: dict[str, Any] = field(default_factory=dict)  # evaluateOptions, outputPath, grader, ...
+    env: dict[str, str] = field(default_factory=dict)
+
+
+_SETTINGS = ("evaluateOptions", "outputPath", "derivedMetrics", "grader", "metadata", "tags")
+
+
+def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None) -> list[FileConfig]:
+    """The config at `path` preceded by the configs it extends."""
+    display = files.display_path(path)
+    if not path.exists():
+        raise ConfigError.at(loc, f"config file not found: {display}",
+                             hint="give the path of a YAML or JSON config" if loc is None else
+                             "`extends` paths are relative to the config file's folder")
+    resolved = str(path.resolve())
+    if resolved in stack:
+        raise ConfigError.at(loc, f"`extends` loops back to {display}", hint="remove the circular extends")
+    doc = load_config_file(path, display)
+    refs.resolve(doc)
+    validate(doc, file=display)
+    base_dir = str(path.parent)
+    out: list[FileConfig] = []
+    ext = doc.get("extends")
+    for i, ref in enumerate([ext] if isinstance(ext, str) else ext or []):
+        eloc = loc_of(ext, i) if isinstance(ext, list) else doc.loc("extends")
+        for p in files.expand(files.strip_prefix(ref), base_dir, loc=eloc, key="extends"):
+            out.extend(read(p, stack=(*stack, resolved), loc=eloc))
+    out.append(_read_one(doc, display, base_dir))
+    return out
+
+
+def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> TestPart:
+    """defaultTest or a scenario entry: inline, or `file://` to a YAML/JSON mapping."""
+    if isinstance(node, str):
+        found = files.expand(node, base_dir, loc=loc, key=key)[0]
+        display = files.display_path(found)
+        data = files.read_value(found, display, loc=loc, key=key)
+        if not isinstance(data, dict):
+            raise ConfigError.at(loc, f"{display} must hold a mapping", key=key)
+        validate(data, file=display, definition=definition)
+        return part_from_node(data, str(found.parent), loc=loc_of(data) or Location(display, 1), key=key)
+    return part_from_node(node, base_dir, loc=loc, key=key)
+
+
+def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> tuple[list[Any], str]:
+    """A list given inline or as `file://list.yaml` (validated item by item against `definition`), and the folder
+    its relative paths start from."""
+    if not isinstance(node, str):
+        return list(node or []), base_dir
+    found = files.expand(node, base_dir, loc=loc, key=key)[0]
+    display = files.display_path(found)
+    data = files.read_value(found, display, loc=loc, key=key)
+    items = data if isinstance(data, list) else [data]
+    for i, item in enumerate(items):
+        validate(item, file=display, definition=definition, prefix=f"[{i}]")
+    return items, str(found.parent)
+
+
+def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[TestPart]:
+    out: list[TestPart] = []
+    scenarios, sdir = _load_list(node, base_dir, loc, "scenarios", "scenario")
+    for i, sc in enumerate(scenarios):
+        key = f"scenarios[{i}]"
+        sloc = loc_of(scenarios, i) or loc
+        if isinstance(sc, str):
+            out.extend(_scenarios(sc, sdir, sloc))
+            continue
+        entries_node, edir = _load_list(sc.get("config"), sdir, loc_of(sc, "config") or sloc, f"{key}.config",
+                                        "scenarioEntry")
+        entries = [_test_node(e, edir, loc_of(entries_node, j) or sloc, f"{key}.config[{j}]", "scenarioEntry")
+                   for j, e in enumerate(entries_node)]
+        parts = list(each_part(collect(sc.get("tests"), sdir, key=f"{key}.tests",
+                                                   loc=loc_of(sc, "tests") or sloc)))
+        out.extend(scenario_tests(entries, parts, sc.get("description")))
+    return out
+
+
+def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
+    if "providers" in doc and "targets" in doc:
+        raise ConfigError.at(doc.loc("targets"), "give either `providers` or `targets`, not both", key="targets",
+                             hint="`targets` is an alias of `providers`")
+    pkey = "targets" if "targets" in doc else "providers"
+    cfg = FileConfig(files=[display], description=doc.get("description"))
+    if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
+        from evalrun import templating
+
+        templating.add_custom_filters(nunjucks_filters.load(doc["nunjucksFilters"], base_dir,
+                                                          doc.loc("nunjucksFilters")))
+    cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
+    cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
+    if doc.get("defaultTest") is not None:
+        cfg.default = _test_node(doc["defaultTest"], base_dir, doc.loc("defaultTest"), "defaultTest", "test")
+    cfg.tests = collect(doc.get("tests"), base_dir, key="tests", loc=doc.loc("tests"))
+    if doc.get("scenarios") is not None:
+        cfg.has_scenarios = True
+        cfg.scenario_tests = _scenarios(doc["scenarios"], base_dir, doc.loc("scenarios"))
+    for key in _SETTINGS:
+        if key in doc:
+            cfg.settings[key] = doc[key]
+    cfg.env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
+    return cfg
+
+
+def _unique(items: list[Any], key: Any) -> list[Any]:
+    seen: set[Any] = set()
+    out = []
+    for it in items:
+        k = key(it)
+        if k not in seen:
+            seen.add(k)
+            out.append(it)
+    return out
+
+
+def _provider_key(p: ProviderSpec) -> Any:
+    return (p.id, p.label, json.dumps(p.config, sort_keys=True, default=str), p.prompts, p.transform, p.delay_ms)
+
+
+def merge_configs(configs: list[FileConfig]) -> FileConfig:
+    """Combine several configs (in order; for `extends`, the base comes first)."""
+    if len(configs) == 1:
+        return configs[0]
+    out = FileConfig(files=[f for c in configs for f in c.files])
+    for c in configs:
+        out.description = c.description or out.description
+        out.prompts.extend(c.prompts)
+        out.providers.extend(c.providers)
+        out.tests.extend(c.tests)
+        out.scenario_tests.extend(c.scenario_tests)
+        out.has_scenarios = out.has_scenarios or c.has_scenarios
+        if c.default is not None:
+            out.default = merge_tests(out.default, c.default) if out.default else c.default
+        for k, v in c.settings.items():
+            if k == "evaluateOptions":
+                out.settings[k] = {**out.settings.get(k, {}), **v}
+            else:
+                out.settings[k] = v
+        out.env.update(c.env)
+    out.prompts = _unique(out.prompts, lambda p: (p.id, json_key(p.raw), p.label))
+    out.providers = _unique(out.providers, _provider_key)
+    return out
+
+
+def json_key(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)

@@ -1,0 +1,92 @@
+"""Located data from YAML, JSON, JSONL and CSV text: every mapping key and list item knows its FILE:LINE.
+
+    read_text(path, display=)          a UTF-8 text file; missing, unreadable or undecodable: ConfigError
+    parse_data(text, file)             by extension: .json, .jsonl, else YAML
+    read_data(path, display)           read_text + parse_data
+    load_config_file(path, display)    a config file: a non-empty mapping
+
+Modules: located (LDict / LList, the located types: a leaf), limits (depth, aliases, size: every limit),
+yamldoc (YAML), jsondoc (JSON and JSONL rows), csvrows (CSV rows). YAML and JSON documents are read whole (at
+most limits.MAX_DOC_CHARS); JSONL and CSV test files are read row by row (config/tests.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from evalrun.config.readers.jsondoc import parse_json, parse_jsonl
+from evalrun.config.readers.limits import check_size
+from evalrun.config.readers.located import LDict
+from evalrun.config.readers.yamldoc import parse_yaml
+from evalrun.errors import ConfigError, Location
+
+
+def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
+    """Read a UTF-8 text file; missing/unreadable files are ConfigErrors at `loc`."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError.at(loc, f"file not found: {display}", key=key,
+                             hint="paths are relative to the config file's folder") from None
+    except IsADirectoryError:
+        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
+                             hint="use a glob such as dir/*.yaml") from None
+    except UnicodeDecodeError as e:
+        line = e.object[: e.start].count(b"\n") + 1
+        raise ConfigError(f"not UTF-8 text: byte 0x{e.object[e.start]:02x} cannot be decoded",
+                          file=display, line=line,
+                          hint="save the file as UTF-8 (binary files cannot be read as config or text)") from None
+    except OSError as e:
+        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
+
+
+def parse_data(text: str, file: str) -> Any:
+    """Parse by extension: .json, .jsonl, else YAML."""
+    lower = file.lower()
+    if lower.endswith(".jsonl"):
+        return parse_jsonl(text, file)
+    if lower.endswith(".json"):
+        return parse_json(text, file)
+    return parse_yaml(text, file)
+
+
+def read_data(path: Path, display: str, *, loc: Location | None = None, key: str | None = None) -> Any:
+    """A YAML/JSON/JSONL file's data, located (a YAML/JSON file too large to hold is refused before it is read)."""
+    _check_file_size(path, display)
+    return parse_data(read_text(path, display=display, loc=loc, key=key), display)
+
+
+def _check_file_size(path: Path, display: str) -> None:
+    if path.suffix.lower() != ".jsonl":
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return  # read_text words it
+        check_size(size, display)
+
+
+_DOLLAR_ESCAPE = re.compile(r"\\(?:u0024|x24|U00000024)", re.IGNORECASE)
+
+
+def load_config_file(path: Path, display: str) -> LDict:
+    """Read a config file: must exist, be non-empty, and hold a mapping."""
+    _check_file_size(path, display)
+    text = read_text(path, display=display)
+    data = parse_data(text, display)
+    if data is None:
+        raise ConfigError("the config file is empty", file=display, line=1,
+                          hint="a config needs at least `prompts`, `providers` and `tests`")
+    if not isinstance(data, LDict):
+        kind = "list" if isinstance(data, list) else type(data).__name__
+        raise ConfigError(f"the config must be a mapping of keys (prompts, providers, tests, ...), not a {kind}",
+                          file=display, line=getattr(data, "line", 1) or 1,
+                          hint="start the file with keys such as `prompts:`")
+    # `$ref` cannot be written without those four characters in a row, an escape of `$` or an escaped line break
+    # inside a quoted YAML key: without them, refs.resolve need not walk the document
+    data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None and "\\\n" not in text
+    return data
+
+
+__all__ = ["load_config_file", "parse_data", "read_data", "read_text"]

@@ -1,0 +1,73 @@
+"""CSV rows with their lines: a header row names the columns; each data row is a CsvRow (line, cells by name).
+
+    iter_rows(f, display, check_header=None) -> Iterator[CsvRow]    an open file, row by row
+    read_rows(path, display) -> list[CsvRow]                         a whole file
+
+The delimiter is `,` unless PROMPTFOO_CSV_DELIMITER says otherwise (as in promptfoo). An empty file, a header
+cell without a name, a row with the wrong number of cells, bad quoting or undecodable text is a ConfigError at
+its line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from evalrun.config.readers import read_text
+from evalrun.errors import ConfigError, Location
+
+
+class CsvRow:
+    """One data row: its line in the CSV file and the cells by column name."""
+
+    __slots__ = ("line", "cells")
+
+    def __init__(self, line: int, cells: dict[str, str]) -> None:
+        self.line = line
+        self.cells = cells
+
+
+def iter_rows(f: Iterable[str], display: str,
+              check_header: Callable[[list[str], str], None] | None = None) -> Iterator[CsvRow]:
+    """The data rows of an open CSV file (header checked first), one at a time, each with its line."""
+    delimiter = os.environ.get("PROMPTFOO_CSV_DELIMITER", ",")
+    reader = csv.reader(f, delimiter=delimiter, strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ConfigError("the CSV file is empty", file=display, line=1,
+                              hint="the first row names the columns (vars and __expected ...)")
+        header = [h.strip() for h in header]
+        for i, h in enumerate(header):
+            if not h:
+                raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
+                                  hint="every column needs a header (a var name or __expected ...)")
+        if check_header is not None:
+            check_header(header, display)
+        width = len(header)
+        start = reader.line_num + 1
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not record or all(not c.strip() for c in record) and len(record) <= 1:
+                continue
+            if len(record) != width:
+                raise ConfigError(f"this row has {len(record)} cells but the header has {width} columns",
+                                  file=display, line=line,
+                                  hint="quote cells that contain the delimiter (\"a, b\") or fix the row")
+            yield CsvRow(line, dict(zip(header, record, strict=True)))
+    except csv.Error as e:
+        raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
+                          hint="check the quotes on this line") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"cannot read {display}: {e}", file=display, line=reader.line_num + 1,
+                          hint="save the file as UTF-8") from None
+
+
+def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None,
+              check_header: Callable[[list[str], str], None] | None = None) -> list[CsvRow]:
+    """Every data row of a CSV file (see iter_rows)."""
+    text = read_text(path, display=display, loc=loc, key=key)
+    return list(iter_rows(io.StringIO(text, newline=""), display, check_header))

@@ -1,0 +1,310 @@
+"""The tests of a config: every source, one path from a test mapping to a TestSpec (owner of test loading).
+
+    collect(node, base_dir, key=, loc=) -> list[TestItem]    `tests:` in any form, in order
+    each_part(items) -> Iterator[TestPart]                   the parts, streamed files read through
+    iter_specs(items, default, lo, hi) -> Iterator[TestSpec] defaultTest merged, numbered
+    TestList(items, default, count=, ...)                    Suite.tests when a file is streamed
+
+Sources: inline mappings (checked with the whole config); paths or globs (with or without `file://`) to test
+files; Python generators `file://gen.py[:fn]` (default `generate_tests`) or `{path, config}`; lists mixing them.
+Each file format plugs in as a reader of test mappings with their locations (`_FORMATS`): YAML / JSON files are
+read whole (a list of tests or one test), JSONL and CSV files row by row on every pass (`TestFile`: never held,
+so a suite of any size runs in flat memory; its rows are counted and checked on the first pass). Every mapping
+then takes one path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from evalrun.config import csvtests, files
+from evalrun.config.readers.csvrows import iter_rows
+from evalrun.config.readers.jsondoc import iter_jsonl
+from evalrun.config.readers.located import LList, loc_of
+from evalrun.config.schema import check_keys, validate
+from evalrun.config.schema_source import TEST_KEYS
+from evalrun.config.testpart import TestPart, merge_tests, part_from_node, to_spec
+from evalrun.errors import ConfigError, Location
+from evalrun.types import TestSpec
+
+#: A test mapping as a format reads it: (mapping, its location, its key path).
+Raw = tuple[Any, Location, str]
+
+
+def _checked(raw: Raw, base_dir: str) -> TestPart:
+    node, loc, key = raw
+    if not isinstance(node, dict):
+        raise ConfigError.at(loc, f"expected a test mapping, got {type(node).__name__}", key=key or None,
+                             hint="a tests file holds a list of {vars, assert, ...} mappings")
+    validate(node, file=loc.file, definition="test", prefix=key, line=loc.line)
+    return part_from_node(node, base_dir, loc=loc_of(node) or loc, key=key)
+
+
+# ---- formats: each reads a file's test mappings ----------------------------------------------------------------
+
+def _document(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
+    """A YAML / JSON file read whole: a list of tests, or one test."""
+    data = files.read_value(path, display, loc=loc, key=key)
+    if data is None:
+        return
+    if not isinstance(data, list):
+        yield data, loc_of(data) or Location(display, 1), ""
+        return
+    for i, item in enumerate(data):
+        yield item, (loc_of(data, i) if isinstance(data, LList) else None) or Location(display, 1), f"[{i}]"
+
+
+def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
+    with _open(path, display, loc, key) as f:
+        for i, (row, n) in enumerate(iter_jsonl(f, display, skip), skip):
+            if not isinstance(row, dict):
+                raise ConfigError(f"expected a test mapping, got {type(row).__name__}", file=display, line=n,
+                                  key=f"[{i}]", hint="a tests file holds one {vars, assert, ...} object per line")
+            yield row, Location(display, n), f"[{i}]"
+
+
+def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
+    names = _type_names()
+    with _open(path, display, loc, key) as f:
+        for row in iter_rows(f, display, csvtests.check_header):
+            if skip:  # a row before a worker's window: not made a test
+                skip -= 1
+                continue
+            yield csvtests.row_to_test(row, display, names), Location(display, row.line), ""
+
+
+def _type_names() -> tuple[str, ...]:
+    """Registered assertion types (for the CSV `__expected` shorthand)."""
+    from evalrun.assertions import registry
+
+    return tuple(registry.names())
+
+
+def _open(path: Path, display: str, loc: Location | None, key: str) -> Any:
+    try:
+        return open(path, encoding="utf-8-sig", newline="")
+    except FileNotFoundError:
+        raise ConfigError.at(loc, f"file not found: {display}", key=key,
+                             hint="paths are relative to the config file's folder") from None
+    except IsADirectoryError:
+        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
+                             hint="use a glob such as dir/*.jsonl") from None
+    except OSError as e:
+        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
+
+
+Format = Callable[[Path, str, "Location | None", str, int], Iterator[Raw]]
+#: File suffix -> (reader of its test mappings, read row by row on every pass)
+_FORMATS: dict[str, tuple[Format, bool]] = {
+    ".yaml": (_document, False), ".yml": (_document, False), ".json": (_document, False),
+    ".jsonl": (_jsonl, True), ".csv": (_csv, True),
+}
+
+
+class TestFile:
+    """The tests of one JSONL or CSV file, produced on demand: each pass reads the file again, row by row."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, path: Path, display: str, base_dir: str, *, loc: Location | None, key: str) -> None:
+        self.path = path
+        self.display = display
+        self.base_dir = base_dir
+        self.loc = loc  # where the file was referenced (for "file not found" and the like)
+        self.key = key
+        self.checked = False  # True after one complete, error-free pass (later passes skip the schema check)
+        self.rows: int | None = None  # the number of rows, once a pass has read them all
+
+    def __repr__(self) -> str:
+        return f"<TestFile {self.display}>"
+
+    def __iter__(self) -> Iterator[TestPart]:
+        """The rows as TestParts (not merged with defaultTest)."""
+        return self._parts(0)
+
+    def _parts(self, skip: int) -> Generator[TestPart, None, None]:
+        read, _ = _FORMATS[self.path.suffix.lower()]
+        check, count = not self.checked, skip
+        for raw in read(self.path, self.display, self.loc, self.key, skip):
+            yield _checked(raw, self.base_dir) if check else part_from_node(raw[0], self.base_dir, loc=raw[1],
+                                                                            key=raw[2])
+            count += 1
+        self.checked, self.rows = True, count
+
+    def specs(self, start: int, default: TestPart | None, *, lo: int = 0,
+              hi: int | None = None) -> Generator[TestSpec, None, int]:
+        """The rows as TestSpecs numbered from `start`, `default` merged; only those numbered lo..hi-1 (in a
+        file counted before, the rows ahead of `lo` are skipped unparsed and a file outside the window is not
+        opened). Returns the number after this file's last row."""
+        n = self.rows
+        if n is not None and (start + n <= lo or (hi is not None and start >= hi)):
+            return start + n
+        skip = max(0, lo - start) if n is not None else 0
+        i = start + skip
+        parts = self._parts(skip)
+        try:
+            for part in parts:
+                if hi is not None and i >= hi:
+                    break
+                if i >= lo:
+                    yield to_spec(merge_tests(default, part), i)
+                i += 1
+        finally:
+            parts.close()
+        return i if n is None else start + n
+
+
+#: One entry of `tests:` after reading: a test, or a JSONL/CSV file whose tests are read as a stream.
+TestItem = TestPart | TestFile
+
+
+# ---- sources ---------------------------------------------------------------------------------------------------
+
+def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
+    path_s, fn_name = files.split_ref(ref)
+    path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
+    fn = files.load_function(path, fn_name or "generate_tests", loc=loc, key=key)
+    try:
+        result = fn(config) if config is not None else fn()
+    except Exception as e:  # the user's generator failed
+        raise ConfigError.at(loc, f"test generator {path.name}:{fn.__name__} raised {type(e).__name__}: {e}",
+                             key=key, hint="run the generator by hand to debug it") from e
+    if not isinstance(result, list):
+        raise ConfigError.at(loc, f"test generator must return a list of tests, got {type(result).__name__}",
+                             key=key)
+    where = loc or Location(str(path))
+    out = []
+    for i, item in enumerate(result):
+        ikey = f"{key}[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
+        check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)  # generated: no key is dropped
+        out.append(_checked((item, where, ikey), base_dir))
+    return out
+
+
+def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> list[TestItem]:
+    path_s, fn = files.split_ref(ref)
+    if path_s.startswith(("http://", "https://")):
+        raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
+                             hint="download the sheet as CSV and reference the file")
+    if path_s.lower().endswith(".py"):
+        return list[TestItem](_from_generator(ref, None, base_dir, loc, key))
+    out: list[TestItem] = []
+    for path in files.expand(path_s, base_dir, loc=loc, key=key):
+        display, suffix, folder = files.display_path(path), path.suffix.lower(), str(path.parent)
+        if suffix == ".py":
+            out.extend(_from_generator(files.PREFIX + str(path) + (f":{fn}" if fn else ""), None, base_dir, loc,
+                                       key))
+        elif suffix not in _FORMATS:
+            raise ConfigError.at(loc, f"cannot read tests from {display}", key=key,
+                                 hint="tests files are .yaml, .yml, .json, .jsonl, .csv or a .py generator")
+        elif _FORMATS[suffix][1]:
+            out.append(TestFile(path, display, folder, loc=loc, key=key))
+        else:
+            out.extend(_checked(raw, folder) for raw in _FORMATS[suffix][0](path, display, loc, key, 0))
+    return out
+
+
+def collect(node: Any, base_dir: str, *, key: str, loc: Location | None) -> list[TestItem]:
+    """`tests:` in any of its forms -> TestParts (and streamed JSONL/CSV files) in order."""
+    if node is None:
+        return []
+    if isinstance(node, str):
+        return _from_source(node, base_dir, loc, key)
+    out: list[TestItem] = []
+    for i, item in enumerate(node):
+        ikey, iloc = f"{key}[{i}]", loc_of(node, i) or loc
+        if isinstance(item, str):
+            out.extend(_from_source(item, base_dir, iloc, ikey))
+        elif isinstance(item, dict) and "path" in item and not (set(item) - {"path", "config"}):
+            out.extend(_from_generator(str(item["path"]), item.get("config"), base_dir, iloc, ikey))
+        else:  # inline: checked with the config
+            out.append(part_from_node(item, base_dir, loc=iloc, key=ikey))
+    return out
+
+
+def each_part(items: list[TestItem]) -> Iterator[TestPart]:
+    """The TestParts of `items` in order, streamed files read row by row."""
+    for item in items:
+        if isinstance(item, TestFile):
+            yield from item
+        else:
+            yield item
+
+
+def iter_specs(items: list[TestItem], default: TestPart | None, lo: int = 0,
+               hi: int | None = None) -> Iterator[TestSpec]:
+    """TestSpecs in order (defaultTest merged); with `lo` / `hi`, only the tests numbered lo..hi-1 (the rows
+    before them skipped unparsed, the file left at `hi`)."""
+    i = 0
+    for item in items:
+        if hi is not None and i >= hi:
+            return
+        if isinstance(item, TestFile):
+            i = yield from item.specs(i, default, lo=lo, hi=hi)
+        else:
+            if i >= lo:
+                yield to_spec(merge_tests(default, item), i)
+            i += 1
+
+
+class TestList(Sequence[TestSpec]):
+    """`Suite.tests` when a test file is streamed: produced again on each iteration (memory flat in the number of
+    tests); `len()` and the case counts come from the checking pass at load time (config/suite.py)."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
+                 cases_per_repeat: int, graded: bool = True, store_output_as: bool = False,
+                 case_counts: Sequence[int] | None = None, window: tuple[int, int] | None = None) -> None:
+        self._items = items
+        self._default = default
+        self._count = count
+        #: Cases per test, one repeat (expand.test_case_counts reads it).
+        self.case_counts = case_counts
+        self._window = window  # (lo, hi): only tests lo..hi-1 (a worker's share, window())
+        #: Cases one repeat expands to (expand.count_cases reads it).
+        self.cases_per_repeat = cases_per_repeat
+        #: False when no test has a graded assertion (the runner then skips a pass that checks grader ids).
+        self.graded = graded
+        #: True when a test sets options.storeOutputAs (the runner then runs cases one at a time).
+        self.store_output_as = store_output_as
+
+    def __repr__(self) -> str:
+        return f"<TestList of {self._count} tests>"
+
+    def __iter__(self) -> Iterator[TestSpec]:
+        return iter_specs(self._items, self._default, *(self._window or (0, None)))
+
+    def window(self, lo: int, hi: int) -> TestList:
+        """Tests lo..hi-1 only, numbered as here (a worker's share of the run: run/workers.py)."""
+        counts = self.case_counts
+        part = counts[lo:hi] if counts is not None else None
+        return TestList(self._items, self._default, count=hi - lo,
+                        cases_per_repeat=sum(part) if part is not None else 0, graded=self.graded,
+                        store_output_as=self.store_output_as, case_counts=part, window=(lo, hi))
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> TestSpec: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TestSpec]: ...
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(self)[index]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        index += self._window[0] if self._window else 0
+        for spec in self:
+            if spec.index == index:
+                return spec
+        raise IndexError(index)  # pragma: no cover - the file shrank since it was checked

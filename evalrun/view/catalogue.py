@@ -1,0 +1,212 @@
+"""The runs of one `.evalrun` folder, as the view lists and opens them: the history's rows
+(run/history.py), and the results files there that no row names (a run with --no-history, the
+`merged.jsonl` of `evalrun merge`), each with its RunIndex, built on first use and kept.
+
+    Catalogue(state).runs() -> [Run] newest first      .get(run_id) -> Run
+    .listing() -> rows of the runs list                 .head(run) -> a run page's data but its cases
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalrun import jsonfast
+from evalrun.report.html import run_head
+from evalrun.run.history import History, RunRecord
+from evalrun.view.errors import ViewError
+from evalrun.view.index import RunIndex, epoch
+
+LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
+#: A results file the list must read (a run in progress, a file the history does not name) and that was never
+#: read is read in the background above this size: 100,000 cases (88 MB) take 5-15 s, the list must not wait.
+INLINE_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    results_file: Path
+    record: RunRecord | None  # None: a results file the history does not name
+    modified: float  # the file's mtime (0 when it is missing)
+
+    @property
+    def started_at(self) -> str:
+        return self.record.started_at if self.record else time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                          time.gmtime(self.modified))
+
+    @property
+    def live(self) -> bool:
+        """Cases may still be added: a run the history says is running, or a file modified just now."""
+        if self.record is not None:
+            return self.record.status == "running"
+        return time.time() - self.modified < LIVE_S
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+class Catalogue:
+    def __init__(self, state: Path) -> None:
+        self.state = state
+        self.history = History(state)
+        self._indexes: dict[Path, RunIndex] = {}
+        self._reading: set[Path] = set()  # files being read in the background for the list
+        self._lock = threading.Lock()
+
+    def runs(self) -> list[Run]:
+        records: list[RunRecord] = []
+        if self.history.path.exists():
+            try:
+                records = self.history.list()
+            except sqlite3.Error as e:
+                raise ViewError("unreadable", f"cannot read the history {str(self.history.path)!r}: {e}",
+                                "the results files are still in .evalrun/runs/") from None
+        out = [Run(r.id, r.results_file, r, _mtime(r.results_file)) for r in records]
+        named = {r.results_file.resolve() for r in records}
+        ids = {r.id for r in records}
+        for path in sorted(self.state.glob("runs/*.jsonl")) + sorted(self.state.glob("*.jsonl")):
+            if path.is_symlink() or not path.is_file() or path.resolve() in named:
+                continue  # last-run.jsonl points at a run listed already
+            run_id = path.stem if path.stem not in ids else f"{path.parent.name}/{path.stem}"
+            ids.add(run_id)
+            out.append(Run(run_id, path, None, _mtime(path)))
+        return sorted(out, key=lambda r: (r.started_at, r.record.seq if r.record else 0), reverse=True)
+
+    def get(self, run_id: str) -> Run:
+        for r in self.runs():
+            if r.id == run_id:
+                return r
+        raise ViewError("not_found", f"no run {run_id!r} in {str(self.state)!r}",
+                        "the list of runs shows the runs recorded there")
+
+    def index(self, run: Run) -> RunIndex:
+        """The run's index, brought up to date with its results file (ViewError when the file is missing)."""
+        with self._lock:
+            idx = self._indexes.setdefault(run.results_file, RunIndex(run.results_file))
+        with idx.lock:
+            idx.refresh()
+            bad = idx.corrupt(growing=run.live)
+            if bad is not None:
+                raise bad
+        return idx
+
+    def _index_for_list(self, run: Run) -> RunIndex | None:
+        """The run's index, or None while a big file is read for the first time (in the background)."""
+        path = run.results_file
+        with self._lock:
+            if path in self._reading:
+                return None
+            known = path in self._indexes and self._indexes[path].ident is not None
+            if not known and path.is_file() and path.stat().st_size > INLINE_BYTES:
+                self._reading.add(path)
+                threading.Thread(target=self._read_in_background, args=(run,), daemon=True).start()
+                return None
+        return self.index(run)
+
+    def _read_in_background(self, run: Run) -> None:
+        try:
+            self.index(run)
+        except ViewError:
+            pass  # the list asks again, and then says what is wrong
+        finally:
+            with self._lock:
+                self._reading.discard(run.results_file)
+
+    def _stored_summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
+        """The summary the run recorded when it ended (it has what a results file lacks: derived metrics,
+        repeats), while the file still holds exactly those cases."""
+        s = run.record.summary if run.record and not run.live else None
+        if s is None or (idx is not None and s.get("total") != len(idx.entries)):
+            return None
+        return s
+
+    def summary(self, run: Run, idx: RunIndex) -> dict[str, Any]:
+        stored = self._stored_summary(run, idx)
+        if stored is not None:
+            return stored
+        started = epoch(run.record.started_at) if run.record else None
+        finished = None if run.live else epoch(run.record.finished_at) if run.record else None
+        return idx.summary(started, finished)
+
+    def listing(self) -> list[dict[str, Any]]:
+        """One row per run for the runs list. A finished run's counts come from its history row (of its file only
+        the first line is checked); a run in progress or a file the history does not name is read (`reading`
+        while a big one is read in the background for the first time)."""
+        rows = []
+        for run in self.runs():
+            rec = run.record
+            row: dict[str, Any] = {
+                "id": run.id, "status": rec.status if rec else "not in history", "live": run.live,
+                "started_at": run.started_at, "finished_at": rec.finished_at if rec else None,
+                "description": rec.description if rec else None, "git_commit": rec.git_commit if rec else None,
+                "graders": list(rec.graders) if rec else [], "results_file": _shown(run.results_file, self.state),
+                "problem": None, "reading": False}
+            summary = self._stored_summary(run, None)
+            if summary is not None:
+                row["problem"] = _sniff(run.results_file)
+            else:
+                try:
+                    idx = self._index_for_list(run)
+                    row["reading"] = idx is None
+                    if idx is not None:
+                        with idx.lock:
+                            summary = self.summary(run, idx)
+                except ViewError as e:
+                    row["problem"] = {"missing": "results file missing", "corrupt": "not a results file"}.get(
+                        e.kind, "unreadable")
+            if summary:
+                row.update({k: summary.get(k) for k in ("total", "passed", "failed", "errors", "pass_rate",
+                                                        "duration_s")})
+                if not row["graders"]:
+                    row["graders"] = list(summary.get("graders") or [])
+            rows.append(row)
+        return rows
+
+    def head(self, run: Run) -> dict[str, Any]:
+        """A run page's data but its cases (report.html.run_head), plus what the view adds: the run's status,
+        whether it may still grow, the index version (changes when cases are added) and file problems."""
+        idx = self.index(run)
+        rec = run.record
+        with idx.lock:
+            meta = {"description": rec.description if rec else None,
+                    "config_files": list(rec.config_files) if rec else [],
+                    "results_file": str(run.results_file), "run_id": run.id}
+            page = run_head(meta, self.summary(run, idx), idx.agg)
+            page["view"] = {"status": rec.status if rec else "not in history", "live": run.live,
+                            "version": idx.version, "git_commit": rec.git_commit if rec else None,
+                            "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
+        return page
+
+
+def _sniff(path: Path) -> str | None:
+    """What is wrong with a finished run's results file, judged by its first line (not reading it all)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 20)
+    except FileNotFoundError:
+        return "results file missing"
+    except OSError:
+        return "unreadable"
+    if not first.strip():
+        return None  # a run that wrote no case
+    try:
+        rec = jsonfast.loads(first)
+    except ValueError:
+        rec = None
+    return None if isinstance(rec, dict) and "id" in rec else "not a results file"
+
+
+def _shown(path: Path, state: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(state.resolve().parent))
+    except ValueError:
+        return str(path)

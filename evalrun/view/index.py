@@ -1,0 +1,267 @@
+"""One results file as the view reads it: incrementally (a run in progress appends a line per finished case),
+into the HTML report's aggregates (report.html_data.Aggregates: matrix, histograms) and the run's totals
+(run.tally.Tally), plus one small entry per case for filtering and paging; records themselves are re-read
+by offset for the 100 cases of a page.
+
+    RunIndex(path).refresh()       read what was appended since the last call; the whole file the first time,
+                                   or again when it was replaced, a case was written twice (a resumed run) or
+                                   repeats appear; ViewError when the file is missing or unreadable
+    .problems()                    lines that are not result records, a cut-off last line
+    .summary(started, finished)    the report's summary of the cases so far
+    .page(filters) / .detail(id)   one page of table rows / one opened case, as the report shows them
+"""
+
+from __future__ import annotations
+
+import calendar
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalrun import jsonfast
+from evalrun.report import html_data
+from evalrun.run.repeats import group_key
+from evalrun.run.store import read_at
+from evalrun.run.tally import Tally
+from evalrun.view import query
+from evalrun.view.errors import ViewError
+
+SNIPPET = 160  # output characters in a table row (report.js shows the same)
+
+
+@dataclass(slots=True)
+class Entry:
+    id: str
+    index: int
+    offset: int
+    provider: int
+    prompt: int
+    status: int
+    group: int  # -1: the run has no repeats
+    text: str  # what the text filter searches: test label, output snippet, reason snippet
+
+
+def epoch(iso: str | None) -> float | None:
+    """Seconds since the epoch of a history time (`2026-11-23T10:15:47Z`), None when absent or malformed."""
+    try:
+        return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ"))) if iso else None
+    except ValueError:
+        return None
+
+
+class RunIndex:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        self.ident: tuple[int, int] | None = None
+        self.version = 0
+        self._clear()
+
+    def _clear(self) -> None:
+        self.pos = 0  # bytes read (complete lines)
+        self.lines = 0
+        self.tail = 0  # bytes after the last complete line (a line being written, or cut off)
+        self.bad: list[int] = []  # line numbers that are not result records
+        self.entries: dict[str, Entry] = {}
+        self.agg = html_data.Aggregates()
+        self.tally = Tally()
+        self.graders: list[str] = []
+        self.repeats = False
+        self.groups: dict[tuple[Any, ...], int] = {}
+        self.group_counts: list[list[int]] = []  # [passed, not passed] per group
+        self.max_repeat = 0
+        self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
+        self.first_prompt: dict[int, int] = {}
+        self._ordered: list[Entry] | None = None
+
+    def refresh(self) -> None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            raise ViewError("missing", f"the results file {str(self.path)!r} is missing",
+                            "it was deleted or moved; `evalrun runs` lists the runs and their files") from None
+        except OSError as e:
+            raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
+        if not self.path.is_file():
+            raise ViewError("unreadable", f"{str(self.path)!r} is not a file")
+        ident = (st.st_dev, st.st_ino)
+        if ident != self.ident or st.st_size < self.pos:  # a new file, or one rewritten
+            self.ident = ident
+            self._load_all()
+        elif st.st_size != self.pos + self.tail:
+            new = list(self._scan(self.pos))
+            if any(rec["id"] in self.entries or (rec.get("repeat") and not self.repeats) for _, rec in new):
+                self._load_all()
+            else:
+                for offset, rec in new:
+                    self._add(offset, rec)
+                self._changed()
+
+    def _scan(self, start: int) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(offset, record) of each complete line from `start`; bad lines are noted, a partial last line waits."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                self.tail = 0
+                for line in f:
+                    if not line.endswith(b"\n"):
+                        self.tail = len(line)
+                        return
+                    at, self.pos = self.pos, self.pos + len(line)
+                    self.lines += 1
+                    if not line.strip():
+                        continue
+                    try:
+                        rec = jsonfast.loads(line)
+                    except ValueError:
+                        rec = None
+                    if isinstance(rec, dict) and _well_formed(rec):
+                        yield at, rec
+                    else:
+                        self.bad.append(self.lines)
+        except OSError as e:
+            raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
+
+    def _load_all(self) -> None:
+        """Read the whole file. A case written twice (a resumed run) counts once, its last record; then, and when
+        repeats show up only after cases without a group were counted, the cases are counted again from their
+        records, in expansion order."""
+        self._clear()
+        latest: dict[str, tuple[int, int]] = {}
+        again = False
+        for offset, rec in self._scan(0):
+            again = again or rec["id"] in latest or (bool(rec.get("repeat")) and not self.repeats and bool(latest))
+            self.repeats = self.repeats or bool(rec.get("repeat"))
+            latest[rec["id"]] = (_int(rec.get("index")), offset)
+            if not again:
+                self._add(offset, rec)
+        if again:
+            lines, bad, tail, pos, repeats = self.lines, self.bad, self.tail, self.pos, self.repeats
+            self._clear()
+            self.lines, self.bad, self.tail, self.pos, self.repeats = lines, bad, tail, pos, repeats
+            with open(self.path, "rb") as f:
+                for _, offset in sorted(latest.values()):
+                    self._add(offset, read_at(f, offset))
+        self._changed()
+
+    def _changed(self) -> None:
+        """After cases were added: providers and prompts renumbered in expansion order, as the report lists them
+        (cases finish in another order), and the new version noted."""
+        orders = [sorted(first, key=lambda n: (first[n], n)) for first in (self.first_provider, self.first_prompt)]
+        if any(order != sorted(order) for order in orders):
+            self.agg.reorder(*orders)
+            pnew, qnew = ({old: new for new, old in enumerate(order)} for order in orders)
+            for e in self.entries.values():
+                e.provider, e.prompt = pnew[e.provider], qnew[e.prompt]
+            self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
+            self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
+        self.version += 1
+        self._ordered = None
+
+    def _add(self, offset: int, rec: dict[str, Any]) -> None:
+        self.agg.add(rec)
+        self.tally.add(rec, offset)
+        for a in rec.get("assertions") or ():
+            grader = a.get("grader") if isinstance(a, dict) else None
+            if grader and grader not in self.graders:
+                self.graders.append(str(grader))
+        row = html_data.row(0, rec, self.agg)
+        group = -1
+        if self.repeats:
+            group = self.groups.setdefault(group_key(rec), len(self.groups))
+            if group == len(self.group_counts):
+                self.group_counts.append([0, 0])
+            self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
+            self.max_repeat = max(self.max_repeat, _int(rec.get("repeat")))
+        index = _int(rec.get("index"))
+        self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
+        self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
+        self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
+                                        query.run_text(row[1], _snippet(rec), row[7]))
+
+    def flaky(self, e: Entry) -> bool:
+        if e.group < 0:
+            return False
+        passed, other = self.group_counts[e.group]
+        return passed > 0 and other > 0
+
+    def ordered(self) -> list[Entry]:
+        """Entries in expansion order."""
+        if self._ordered is None:
+            self._ordered = sorted(self.entries.values(), key=lambda e: e.index)
+        return self._ordered
+
+    def problems(self, *, growing: bool) -> dict[str, Any]:
+        """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
+        out: dict[str, Any] = {}
+        if self.bad:
+            out["bad_lines"] = len(self.bad)
+            out["first_bad_lines"] = self.bad[:10]
+        if self.tail and not growing:
+            out["cut_line"] = self.lines + 1
+        return out
+
+    def corrupt(self, *, growing: bool) -> ViewError | None:
+        """Not a results file at all: no record, and lines that are not records (or one cut-off line)."""
+        if self.entries or not (self.bad or (self.tail and not growing)):
+            return None
+        where = f"line {self.bad[0]} is not a JSON result record" if self.bad else \
+            f"line {self.lines + 1} is cut off (no line end)"
+        return ViewError("corrupt", f"{str(self.path)!r} is not a results file: {where}",
+                         "a results file holds one JSON object per line, each with an `id` (as `evalrun eval` "
+                         "writes them); rebuild reports from an intact copy with `evalrun report`")
+
+    def summary(self, started: float | None, finished: float | None) -> dict[str, Any]:
+        """The report's summary of the cases read so far; start and end from the history (None: unknown)."""
+        self.tally.started = started or time.time()
+        self.tally.finished = finished
+        s = self.tally.summary()
+        if started is None:
+            s["started_at"] = s["finished_at"] = s["duration_s"] = None
+        s["graders"] = list(self.graders)
+        if self.repeats:
+            s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
+                            "flaky_count": sum(p > 0 and o > 0 for p, o in self.group_counts)}
+        return s
+
+    def page(self, f: query.Filters) -> dict[str, Any]:
+        keep = query.keep_run(f)
+        shown = [e for e in self.ordered() if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
+        chosen, counts = query.paged(shown, f, lambda e: e.id)
+        items = []
+        with open(self.path, "rb") as fh:
+            for e in chosen:
+                rec = read_at(fh, e.offset)
+                row = html_data.row(e.index, rec, self.agg, self.flaky(e))
+                row[6] = _snippet(rec)
+                items.append({"key": e.id, "row": row})
+        return {"items": items, "total": len(self.entries), **counts}
+
+    def detail(self, case_id: str) -> dict[str, Any]:
+        e = self.entries.get(case_id)
+        if e is None:
+            raise ViewError("not_found", f"no case {case_id!r} in {str(self.path)!r}",
+                            "the run's page lists its cases")
+        with open(self.path, "rb") as fh:
+            return html_data.detail(read_at(fh, e.offset))
+
+
+def _well_formed(rec: dict[str, Any]) -> bool:
+    """The fields the report reads have the types it reads them as (a hand-edited or foreign line may not)."""
+    assertions = rec.get("assertions") or []
+    return (isinstance(rec.get("id"), str) and isinstance(rec.get("index", 0), int)
+            and isinstance(rec.get("repeat") or 0, int) and isinstance(rec.get("vars") or {}, dict)
+            and isinstance(rec.get("tokens") or {}, dict) and isinstance(assertions, list)
+            and all(isinstance(a, dict) and isinstance(a.get("tokens") or {}, dict) for a in assertions))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def _snippet(rec: dict[str, Any]) -> str:
+    out = rec.get("output")
+    return ("" if out is None else str(out))[:SNIPPET]

@@ -1,0 +1,174 @@
+"""`evalrun view`'s HTTP server: the standard library's ThreadingHTTPServer, read-only, on 127.0.0.1 by default.
+
+    GET /                                   the page (app.html)      /assets/report.css, report.js, view.js
+    GET /api/runs                           the runs, newest first
+    GET /api/runs/RUN                       a run's page data but its cases (summary, matrix, charts, status)
+    GET /api/runs/RUN/cases?FILTERS         one page of its cases (query.py)   /api/runs/RUN/cases/CASE  one case
+    GET /api/compare?a=RUN&b=RUN            the compare page's data and `evalrun compare`'s text
+    GET /api/compare/cases?a=&b=&FILTERS    one page of the changed cases      /api/compare/cases/N?a=&b=
+
+GET and HEAD only (anything else: 405). A request whose Host header is not the address served gets 403: a web
+page elsewhere cannot read the results through DNS rebinding. Every answer says no-store and nosniff, and the
+Content-Security-Policy lets the page load and fetch from this server only.
+
+    start(state, host, port) -> (server, note)   a bound server; `note` says when the default port was taken
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import socket
+import sys
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from evalrun import jsonfast
+from evalrun.errors import UsageError
+from evalrun.report.html import asset
+from evalrun.view import query
+from evalrun.view.catalogue import Catalogue
+from evalrun.view.diffs import Diffs
+from evalrun.view.errors import ViewError
+
+DEFAULT_PORT = 15500  # promptfoo view's
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _view_file(name: str) -> str:
+    return resources.files("evalrun.view").joinpath(name).read_text(encoding="utf-8")
+
+
+class ViewServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], state: Path) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, Handler)
+        self.catalogue = Catalogue(state)
+        self.diffs = Diffs(self.catalogue)
+        self.files = {"/": ("text/html", _view_file("app.html")),
+                      "/assets/report.css": ("text/css", asset("report.css")),
+                      "/assets/report.js": ("text/javascript", asset("report.js")),
+                      "/assets/view.js": ("text/javascript", _view_file("view.js"))}
+        self.hosts = _hosts(address[0], self.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self.server_address[0])
+        return f"http://{'[' + host + ']' if ':' in host else host}:{self.server_address[1]}/"
+
+
+def _hosts(host: str, port: int) -> set[str] | None:
+    """The Host headers a request may carry: the address served (any name of this machine when that is the
+    loopback); None when listening on every address (the user opened it to the network)."""
+    if host in ("0.0.0.0", "::"):
+        return None
+    names = {host, *LOOPBACK} if host in LOOPBACK else {host}
+    return {f"{name}:{port}" if ":" not in name else f"[{name}]:{port}" for name in names}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ViewServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass  # quiet: the terminal shows the address and errors only
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        if self.server.hosts is not None and self.headers.get("Host", "") not in self.server.hosts:
+            self._send(403, "text/plain", "evalrun view answers requests addressed to "
+                       f"{self.server.url} only\n")
+            return
+        url = urlsplit(self.path)
+        if url.path in self.server.files:
+            self._send(200, *self.server.files[url.path])
+            return
+        if not url.path.startswith("/api/"):
+            self._send(404, "text/plain", "not found\n")
+            return
+        try:
+            data = self._api([unquote(p) for p in url.path.split("/")[2:]], parse_qs(url.query))
+            self._send(200, "application/json", jsonfast.dumps(data))  # NaN as null: JSON the page can parse
+        except ViewError as e:
+            self._send(e.status, "application/json", json.dumps(e.as_dict(), ensure_ascii=False))
+        except Exception:  # a bug: the page says so, the server keeps serving
+            traceback.print_exc(file=sys.stderr)
+            self._send(500, "application/json", json.dumps({"error": "internal error in evalrun view (the "
+                       "terminal shows the traceback)", "hint": "please report it", "kind": "internal"}))
+
+    def _refuse(self) -> None:
+        self.close_connection = True  # a body it did not read must not pass for the next request
+        self.send_response(405)
+        self.send_header("Allow", "GET, HEAD")
+        self.send_header("Connection", "close")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
+
+    def _api(self, parts: list[str], params: dict[str, list[str]]) -> Any:
+        catalogue, diffs = self.server.catalogue, self.server.diffs
+        match parts:
+            case ["runs"]:
+                return {"folder": str(catalogue.state), "runs": catalogue.listing()}
+            case ["runs", run_id]:
+                return catalogue.head(catalogue.get(run_id))
+            case ["runs", run_id, "cases"]:
+                f = query.Filters.parse(params)
+                idx = catalogue.index(catalogue.get(run_id))
+                with idx.lock:
+                    return idx.page(f)
+            case ["runs", run_id, "cases", case_id]:
+                idx = catalogue.index(catalogue.get(run_id))
+                with idx.lock:
+                    return idx.detail(case_id)
+            case ["compare", *rest] if len(rest) <= 2:
+                a, b = (params.get(k, [""])[-1] for k in ("a", "b"))
+                if not a or not b:
+                    raise ViewError("bad_request", "compare needs two runs: ?a=RUN&b=RUN", "pick two runs in the list")
+                compared = diffs.get(a, b)
+                if not rest:
+                    return compared.head
+                if rest == ["cases"]:
+                    return compared.page(query.Filters.parse(params))
+                if rest[0] == "cases" and rest[1].isdigit():
+                    return compared.detail(int(rest[1]))
+        raise ViewError("not_found", f"no such endpoint: {self.path}", "the page's own links use the right ones")
+
+    def _send(self, status: int, ctype: str, body: str | bytes) -> None:
+        data = body if isinstance(body, bytes) else body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", f"{ctype}; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Content-Security-Policy", CSP)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+
+def start(state: Path, host: str = "127.0.0.1", port: int | None = None) -> tuple[ViewServer, str]:
+    """A server bound to host:port; with no port, the default one, or a free one when that is taken."""
+    try:
+        return ViewServer((host, DEFAULT_PORT if port is None else port), state), ""
+    except OSError as e:
+        if port is None and e.errno == errno.EADDRINUSE:
+            server = ViewServer((host, 0), state)
+            return server, f"port {DEFAULT_PORT} is in use (another evalrun view?); using port " \
+                           f"{server.server_address[1]} instead"
+        where = f"{host}:{DEFAULT_PORT if port is None else port}"
+        raise UsageError(f"cannot listen on {where}: {e.strerror or e}", key="--port" if port else "--host",
+                         hint="choose another port with --port (0: any free port), or leave --port out") from None
