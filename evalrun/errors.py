@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_INDEX = re.compile(r"\[\d+\]")
+#: Places listed after a repeated error ("and 39 more tests: ...").
+SHOWN = 5
 
 
 class EvalrunError(Exception):
@@ -34,6 +39,7 @@ class ConfigError(EvalrunError):
         line: int = 0,
         key: str | None = None,
         hint: str | None = None,
+        used_by: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -41,21 +47,36 @@ class ConfigError(EvalrunError):
         self.line = line
         self.key = key
         self.hint = hint
+        #: The test the error is about when the location is elsewhere (a prompt read by it): `tests[4]
+        #: (FILE:LINE)`. Kept out of `message`, so the same mistake in many tests groups into one error.
+        self.used_by = used_by
 
     @classmethod
     def at(cls, loc: Location | None, message: str, *, key: str | None = None,
-           hint: str | None = None) -> ConfigError:
-        return cls(message, file=loc.file if loc else None, line=loc.line if loc else 0, key=key, hint=hint)
+           hint: str | None = None, used_by: str | None = None) -> ConfigError:
+        return cls(message, file=loc.file if loc else None, line=loc.line if loc else 0, key=key, hint=hint,
+                   used_by=used_by)
+
+    @property
+    def where(self) -> str:
+        """FILE:LINE (or FILE), or '' when unknown."""
+        if not self.file:
+            return ""
+        return f"{self.file}:{self.line}" if self.line else self.file
 
     def __str__(self) -> str:
-        where = ""
-        if self.file:
-            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        where = f"{self.where}: " if self.where else ""
         key = f"{self.key}: " if self.key else ""
-        text = f"{where}{key}{self.message}"
+        text = f"{where}{key}{self.message}" + (f", used by {self.used_by}" if self.used_by else "")
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
+
+    def group_key(self) -> tuple[str | None, str, str | None, str | None]:
+        """Errors with equal keys are one mistake repeated (a variable used by 40 rows): file, message, key path
+        with its list indices left out, hint."""
+        key = _INDEX.sub("[]", self.key) if self.key else self.key
+        return self.file, self.message, key, self.hint
 
 
 class ConfigErrors(ConfigError):
@@ -83,7 +104,19 @@ class ConfigErrors(ConfigError):
         return unique[0] if len(unique) == 1 else cls(unique)
 
     def __str__(self) -> str:
-        return "\n".join(str(e) for e in self.errors) + f"\n{len(self.errors)} errors"
+        """Each error once: a mistake repeated in several tests (same file, message, key path but for its list
+        indices, and hint) is shown at its first place, then `and N more tests: FILE:LINE, ...`."""
+        groups: dict[tuple[str | None, str, str | None, str | None], list[ConfigError]] = {}
+        for e in self.errors:
+            groups.setdefault(e.group_key(), []).append(e)
+        lines = []
+        for same in groups.values():
+            lines.append(str(same[0]))
+            if len(same) > 1:
+                places = [(e.used_by or "").removeprefix("the test at ") or e.where or e.key or "?" for e in same[1:]]
+                shown = ", ".join(places[:SHOWN]) + (", ..." if len(places) > SHOWN else "")
+                lines.append(f"  and {len(places)} more test{'s' if len(places) > 1 else ''}: {shown}")
+        return "\n".join(lines) + f"\n{len(self.errors)} errors"
 
 
 class UsageError(ConfigError):
@@ -114,3 +147,18 @@ class GraderError(EvalrunError):
 
 class AssertionRuntimeError(EvalrunError):
     """An assertion could not be evaluated at run time (a user's python raised, bad rendered value)."""
+
+
+#: Characters of an error message shown in a result's `error` / `reason` (and so in the table and reports).
+SHORT_ERROR = 200
+
+
+def one_line(message: str, limit: int = SHORT_ERROR) -> str:
+    """A provider's or grader's error message as one short line: its first line (whitespace collapsed), cut at
+    `limit` characters. Callers keep the whole message in the result's details (`error_detail`)."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    first = " ".join(lines[0].split()) if lines else ""
+    more = len(lines) > 1
+    if len(first) > limit:
+        first, more = first[: limit - 1].rstrip() + "…", True
+    return first + (" (full text in error_detail)" if more else "")

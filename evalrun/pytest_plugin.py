@@ -75,14 +75,14 @@ def case_names(cases: list[Case], suite: Suite) -> list[str]:
     names: list[str] = []
     seen: dict[str, int] = {}
     for c in cases:
-        base = _clean(c.test.description) if c.test.description else f"test {c.test.index + 1}"
+        base = _clean(c.test.description) if c.test.description else f"tests[{c.test.index}]"
         params = [_clean(c.provider.name, 40)]
         if several_prompts:
             params.append(_clean(c.prompt.label, 40))
         if combos[(c.test.index, c.provider.name, c.prompt.label, c.repeat)] > 1:
             params.append(_clean(", ".join(f"{k}={v}" for k, v in c.vars.items()), 60))
         if c.repeat:
-            params.append(f"#{c.repeat + 1}")
+            params.append(f"#{c.repeat}")  # the record's `repeat` (0-based), as in JUnit names
         name = f"{base}[{'-'.join(params)}]"
         n = seen.get(name, 0) + 1
         seen[name] = n

@@ -1,4 +1,5 @@
-"""The retry policy for model calls: bounded attempts, exponential back-off with jitter, Retry-After honoured.
+"""The retry policy for model calls: bounded attempts, tenacity's exponential back-off with jitter, Retry-After
+honoured.
 
 Only errors marked retryable are retried: rate limits (429), 408, 5xx, connection errors and timeouts. Every
 other error (400, 401, 403, 404, 422, ...) fails at once. The policy works on `ProviderError`s; the litellm
@@ -12,13 +13,18 @@ from __future__ import annotations
 
 import email.utils
 import os
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from evalrun.errors import ConfigError, ProviderError
 
@@ -26,9 +32,9 @@ T = TypeVar("T")
 
 #: Total attempts per request (the first call included) unless EVALRUN_MAX_RETRIES says otherwise.
 DEFAULT_ATTEMPTS = 5
-#: First back-off in seconds; doubles on each retry (tests patch this small).
+#: First back-off in seconds; doubles on each retry, plus up to as much again of jitter (tests patch this small).
 BASE_DELAY = 0.5
-#: Longest back-off we compute ourselves.
+#: Longest exponential back-off.
 MAX_DELAY = 30.0
 #: Longest Retry-After we honour; a server asking for more is waited on for this long.
 MAX_RETRY_AFTER = 120.0
@@ -90,17 +96,19 @@ class RetryPolicy:
                               hint="it is the total number of attempts per request, e.g. 5; 1 disables retries")
         return cls(attempts=attempts)
 
-    def backoff(self, retry_number: int, error: ProviderError | None = None) -> float:
-        """Seconds to wait before retry `retry_number` (1 = the first retry).
-
-        The server's Retry-After wins when given; otherwise full-jitter exponential back-off:
-        uniform(base/2, base * 2**(n-1)) capped at max_delay.
-        """
-        if error is not None and error.retry_after is not None:
-            return min(max(error.retry_after, 0.0), MAX_RETRY_AFTER)
+    def wait(self) -> Callable[[RetryCallState], float]:
+        """tenacity's wait for this policy: the server's Retry-After when the error carries one (at most
+        MAX_RETRY_AFTER), else `wait_exponential_jitter`: base * 2**(n-1) + uniform(0, base), at most max_delay."""
         base = BASE_DELAY if self.base_delay is None else self.base_delay
-        ceiling = min(self.max_delay, base * 2 ** max(retry_number - 1, 0))
-        return random.uniform(min(base / 2, ceiling), ceiling)
+        exponential = wait_exponential_jitter(multiplier=base, max=self.max_delay, jitter=base)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, ProviderError) and exc.retry_after is not None:
+                return min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER)
+            return exponential(state)
+
+        return wait
 
 
 def describe_retry(attempt: int, total: int, error: ProviderError, wait: float) -> str:
@@ -143,11 +151,6 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
             raise first.pop()
         return await fn()
 
-    def wait(state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        err = exc if isinstance(exc, ProviderError) else None
-        return policy.backoff(state.attempt_number, err)
-
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         if on_retry is not None and isinstance(exc, ProviderError):
@@ -156,7 +159,7 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(max(policy.attempts, 1)),
-        wait=wait,
+        wait=policy.wait(),
         retry=retry_if_exception(lambda e: isinstance(e, ProviderError) and e.retryable),
         before_sleep=before_sleep,
         reraise=True,

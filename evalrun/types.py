@@ -278,3 +278,5 @@ class CaseResult:
     test_index: int = 0
     repeat: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The whole error message when `error` holds only its first line, cut (errors.one_line).
+    error_detail: str | None = None

@@ -1,4 +1,4 @@
-"""is-json, contains-json, is-valid-openai-tools-call, XML, HTML and SQL assertions."""
+"""is-json, contains-json, is-valid-openai-tools-call, XML and HTML assertions (SQL: test_assertions_sql.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from evalrun.assertions.sql import split_statements, sql_problem, tables_in
 from evalrun.assertions.structured import extract_json_objects
 from evalrun.types import Output, ProviderSpec
 from tests.test_assertions_helpers import bad, run
@@ -59,29 +58,6 @@ SCHEMA = {"type": "object", "required": ["name"], "properties": {"age": {"type":
     ("contains-html", "see <b>bold</b>", None, True),
     ("contains-html", "a &amp; b &lt; c", None, False),      # one signal only
     ("contains-html", "1 < 2 and 3 > 2", None, False),
-    ("is-sql", "SELECT id, name FROM users WHERE age > 21 ORDER BY name LIMIT 10", None, True),
-    ("is-sql", "select * from `orders` o join users u on o.uid = u.id;", None, True),
-    ("is-sql", "WITH t AS (SELECT 1 AS x) SELECT x FROM t", None, True),
-    ("is-sql", "SHOW TABLES", None, True),
-    ("is-sql", "USE shop", None, True),
-    ("is-sql", "Use: the query", None, False),
-    ("is-sql", "UPDATE users SET name = 'a' WHERE id = 1; DELETE FROM logs", None, True),
-    ("is-sql", "SELEC id FROM users", None, False),
-    ("is-sql", "SELECT a::int FROM t FOR UPDATE", None, True),   # MySQL/PostgreSQL forms rewritten for SQLite
-    ("is-sql", "INSERT INTO t SET a = 1", None, True),
-    ("is-sql", "SELECT a FROM t WHERE a = ANY (SELECT b FROM u)", None, True),
-    ("is-sql", "SELECT * FROM generate_series(1, 3)", None, False),
-    ("is-sql", "SELECT id name age FROM users", None, False),
-    ("is-sql", "SELECT id, FROM users", None, False),
-    ("is-sql", "SELECT 'unterminated FROM users", None, False),
-    ("is-sql", "SELECT (a FROM users", None, False),
-    ("is-sql", "Here is the query", None, False),
-    ("is-sql", "SELECT * FROM orders", {"allowedTables": ["select::null::orders"]}, True),
-    ("is-sql", "SELECT * FROM secrets", {"allowedTables": ["orders"]}, False),
-    ("contains-sql", "Use:\n```sql\nSELECT name FROM users\n```\n", None, True),
-    ("contains-sql", "Use:\n```python\nprint(1)\n```\n", None, False),
-    ("contains-sql", "SELECT 1", None, True),
-    ("contains-sql", "I cannot write that.", None, False),
 ])
 def test_pass_fail_and_not(type_: str, output: str, value: object, expected: bool) -> None:
     r = run(type_, output, value)
@@ -98,12 +74,6 @@ def test_extract_json_objects_skips_nested_and_reads_in_order() -> None:
 def test_schema_failure_reason_names_the_path() -> None:
     r = run("is-json", '{"name": "x", "age": -3}', SCHEMA)
     assert "age" in r.reason and "minimum" in r.reason
-
-
-def test_sql_helpers() -> None:
-    assert split_statements("SELECT 1; SELECT ';'; ") == ["SELECT 1;", "SELECT ';';"]
-    assert tables_in("SELECT * FROM a JOIN b ON a.x = b.y WHERE c = 'FROM d'") == ["a", "b"]
-    assert sql_problem("ATTACH DATABASE '/tmp/x.db' AS x") is None       # compiled, never executed
 
 
 TOOLS = [{"type": "function", "function": {
@@ -143,10 +113,6 @@ def test_openai_tools_call_without_tools_configured() -> None:
     ("contains-json", [1, 2], "must be a mapping"),
     ("is-xml", 5, "must be a string, a list"),
     ("contains-xml", {"other": 1}, "must be a string, a list"),
-    ("is-sql", "MySQL", "must be a mapping"),
-    ("is-sql", {"allowedTables": "orders"}, "list of strings"),
-    ("is-sql", {"allowedColumns": ["a"]}, "not supported"),
-    ("contains-sql", {"databse": "x"}, "unknown keys"),
     ("is-html", "<p>", "takes no value"),
     ("contains-html", True, "takes no value"),
     ("is-valid-openai-tools-call", "x", "takes no value"),

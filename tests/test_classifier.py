@@ -163,6 +163,20 @@ def test_huggingface_failures_are_errors(tmp_path: Path, fake_openai: FakeOpenAI
     assert a[0]["error"] and not a[0]["pass"]
 
 
+def test_huggingface_unreachable_endpoint_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    a = _run(tmp_path, "x", f"""\
+        - type: not-classifier
+          provider: {{id: "huggingface:text-classification:sst2", config: {{apiEndpoint: 'http://127.0.0.1:{port}/m'}}}}
+          value: POSITIVE
+        """, capsys)
+    assert a[0]["error"] and "cannot reach http://127.0.0.1:" in a[0]["error"] and not a[0]["pass"]
+
+
 def _validate(tmp_path: Path, asserts: str, capsys: pytest.CaptureFixture[str], extra: str = "") -> tuple[int, str]:
     code = main(["validate", str(_suite(tmp_path, "x", asserts, extra))])
     return code, capsys.readouterr().err

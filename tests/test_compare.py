@@ -86,7 +86,7 @@ def test_an_edited_prompt_names_exactly_the_cases_whose_verdict_changed(
     tests = {t["description"]: t for t in data["by_test"]}
     assert tests["wants Answer"]["regressions"] == 1 and tests["wants dogs"]["regressions"] == 0
     metrics = {m["name"]: m for m in data["by_metric"]}
-    assert metrics["contains#1"]["cases_regressed"] == 1
+    assert metrics["contains[0]"]["cases_regressed"] == 1
 
     assert main(["compare", "latest~1", "latest", "--fail-on", "regression"]) == 100
     text = capsys.readouterr().out
@@ -134,7 +134,7 @@ def test_a_score_drop_is_a_regression_only_beyond_the_tolerance(folder: Path,
     assert code == 100
     case = data["cases"][0]
     assert case["kind"] == "unchanged" and case["score_regressed"] and case["score_delta"] == -0.5
-    assert [m["name"] for m in case["metric_deltas"] if m["regressed"]] == ["contains#2"]
+    assert [m["name"] for m in case["metric_deltas"] if m["regressed"]] == ["contains[1]"]
     code, data = _compare(capsys, "--fail-on", "regression", "--tolerance", "0.6")
     case = data["cases"][0]  # the case score fell by 0.5 (inside), its second assertion by 1 (beyond)
     assert code == 100 and not case["score_regressed"] and case["metric_deltas"][1]["regressed"]

@@ -19,8 +19,8 @@ def test_wilson_interval(k: int, n: int, lo: float, hi: float) -> None:
 
 
 def test_mean_ci() -> None:
-    mean, lo, hi = mean_ci([1.0, 2.0, 3.0])
-    assert mean == 2 and hi - mean == pytest.approx(4.303 / math.sqrt(3)) and mean - lo == pytest.approx(hi - mean)
+    mean, lo, hi = mean_ci([1.0, 2.0, 3.0])  # percentile bootstrap: inside [min, max], about symmetric here
+    assert mean == 2 and 1.0 <= lo < 1.7 and 2.3 < hi <= 3.0 and hi - mean == pytest.approx(mean - lo, abs=0.1)
     assert mean_ci([0.5]) == (0.5, 0.5, 0.5)
     assert all(math.isnan(x) for x in mean_ci([]))
 

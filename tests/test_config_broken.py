@@ -45,7 +45,7 @@ def test_undefined_variable_names_variable_and_test(monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(BROKEN)
     with pytest.raises(ConfigError) as e:
         load(["undefined_var.yaml"])
-    assert "'question'" in e.value.message and "test 2 ('no question')" in e.value.message
+    assert "'question'" in e.value.message and e.value.used_by == "tests[1] ('no question') at undefined_var.yaml:5"
     assert "questoin" in (e.value.hint or "")
 
 

@@ -253,9 +253,12 @@ def test_lower_is_better_scores_enter_the_case_score_as_their_complement() -> No
 
 
 def test_the_engine_marks_lower_is_better_results_unless_negated() -> None:
-    low = Score(True, 0.2, "low noise", keep_score_on_negate=True)
-    plain = engine._result(spec("contains", "x"), None, low, None)
-    negated = engine._result(spec("not-contains", "x"), None, low, None)
+    """The handler's `lower_is_better` decides the direction (one source of truth); `keep_score_on_negate`
+    alone (python's rule for returned scores) marks nothing: a python score of 0.8 enters a case as 0.8."""
+    low = Score(True, 0.2, "low noise")
+    plain = engine._result(spec("contains", "x"), None, low, None, True)
+    negated = engine._result(spec("not-contains", "x"), None, low, None, True)
     assert plain.lower_is_better and plain.score == 0.2
     assert not negated.lower_is_better and negated.score == 0.2 and not negated.pass_
-    assert not engine._result(spec("contains", "x"), None, Score(True, 0.2, "r"), None).lower_is_better
+    kept = engine._result(spec("contains", "x"), None, Score(True, 0.8, "r", keep_score_on_negate=True), None)
+    assert not kept.lower_is_better and engine.oriented(kept) == 0.8

@@ -47,7 +47,7 @@ def test_exit_100_on_failure_and_outputs_written(tmp_path: Path, capsys: pytest.
     out_json, out_xml = tmp_path / "r.json", tmp_path / "r.xml"
     assert _eval(tmp_path, cfg, "-o", str(out_json), "-o", str(out_xml)) == 100
     text = capsys.readouterr().out
-    assert "[PASS] Say hello" in text and "[FAIL] Output does not contain" in text
+    assert "[PASS] Say hello" in text and "[FAIL] " in text and "✗ contains: Output does not contain" in text
     assert "1 passed, 1 failed, 0 errors of 2 cases" in text
     data = json.loads(out_json.read_text())
     assert data["summary"]["total"] == 2 and data["meta"]["description"] == "cli test"

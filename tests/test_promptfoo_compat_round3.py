@@ -174,8 +174,9 @@ def test_validate_reports_every_error_at_once(tmp_path: Path) -> None:
         load([str(cfg)])
     assert [err.line for err in e.value.errors] == [5, 7, 9, 11, 13, 15]
     done = _validate(cfg)
-    assert done.returncode == 2 and done.stderr.count("unknown key 'asert'") == 6
-    assert done.stderr.count("did you mean `assert`?") == 6 and "6 errors" in done.stderr
+    assert done.returncode == 2 and done.stderr.count("unknown key 'asert'") == 1  # one mistake, shown once
+    assert done.stderr.count("did you mean `assert`?") == 1 and "6 errors" in done.stderr
+    assert "and 5 more tests: promptfooconfig.yaml:7, promptfooconfig.yaml:9, " in done.stderr
 
 
 def test_validate_reports_every_test_with_an_undefined_variable(tmp_path: Path) -> None:
@@ -185,7 +186,8 @@ def test_validate_reports_every_test_with_an_undefined_variable(tmp_path: Path) 
     with pytest.raises(ConfigErrors) as e:
         load([str(cfg)])
     assert len(e.value.errors) == 2 and all("'x'" in err.message for err in e.value.errors)
-    assert "promptfooconfig.yaml:4)" in str(e.value) and "promptfooconfig.yaml:6)" in str(e.value)
+    assert "used by tests[0] at " in str(e.value) and "promptfooconfig.yaml:4\n" in str(e.value)
+    assert "and 1 more test: tests[2] at " in str(e.value) and str(e.value).endswith("promptfooconfig.yaml:6\n2 errors")
 
 
 def test_several_unknown_keys_of_one_mapping_are_each_reported(tmp_path: Path) -> None:

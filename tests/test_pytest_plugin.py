@@ -65,7 +65,7 @@ def test_mixed_suite_outcomes_and_messages(tmp_path: Path) -> None:
     assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::capital fails[echo]" in out
     assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::csv fails[echo]" in out
     assert "FAILED tests/fixtures/pytest_plugin/mixed.yaml::jsonl fails[echo]" in out
-    assert "PASSED tests/fixtures/pytest_plugin/mixed.yaml::test 8[echo]" in out  # no description: its number
+    assert "PASSED tests/fixtures/pytest_plugin/mixed.yaml::tests[7][echo]" in out  # no description: its key path
     assert 'Output does not contain "paris" (ignoring case)' in out
     # graded details: claims with their verdicts and reasons
     assert re.search(r"\[FAIL\] faithfulness \(score 0(\.\d+)?\) \[grader builtin\]", out), out
@@ -111,10 +111,10 @@ def test_pattern_collects_matching_files_only(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
     proc = _pytest(["--collect-only", "-q"], tmp_path, tmp_path / "res")
     ids = sorted(line for line in proc.stdout.splitlines() if "::" in line)
-    assert ids == ["evalrun_smoke.yaml::test 1[echo]", "test_plain.py::test_one"], proc.stdout
+    assert ids == ["evalrun_smoke.yaml::tests[0][echo]", "test_plain.py::test_one"], proc.stdout
     proc = _pytest(["--collect-only", "-q", "-o", "evalrun_files=other.*"], tmp_path, tmp_path / "res")
     ids = sorted(line for line in proc.stdout.splitlines() if "::" in line)
-    assert ids == ["other.yaml::test 1[echo]", "test_plain.py::test_one"], proc.stdout
+    assert ids == ["other.yaml::tests[0][echo]", "test_plain.py::test_one"], proc.stdout
 
 
 def test_fixture_folder_of_yaml_files_is_not_collected(tmp_path: Path) -> None:

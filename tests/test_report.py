@@ -108,10 +108,14 @@ def test_html_is_self_contained_and_carries_the_results(outcome: Any, tmp_path: 
 def test_console_table_and_summary(outcome: Any) -> None:
     table = console.table(outcome, width=120)
     assert "[PASS] hello <world>" in table and "[FAIL]" in table and "[ERROR] provider my-echo: 503" in table
-    assert table.count("\n") == 4 + 3  # header, separators, 4 rows
+    # header and rules, then 4 rows: the failing one shows its assertion, the graded one its score; rules
+    # between rows once a row takes several lines
+    assert len(table.splitlines()) == 3 + 1 + 1 + 2 + 1 + 1 + 1 + 2 + 1
+    assert "  ✗ contains: Output does not contain \"hello\"" in table and "  ✓ faithfulness 1.00 ≥ 0.70" in table
     text = console.summary(outcome)
-    assert "1 passed" not in text and "2 passed, 1 failed, 1 error of 4 cases (50.00% pass rate)" in text
+    assert "Results: 1 passed" not in text and "2 passed, 1 failed, 1 error of 4 cases (50.00% pass rate)" in text
     assert "Graded by builtin" in text and "--grader MODEL" in text
+    assert "Graded means: faithfulness 1.00 [1/1 passed]" in text
 
 
 def test_table_rows_are_capped(outcome: Any) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from evalrun.cli import main
 from evalrun.report import html_data, html_svg
+from evalrun.report.html import dumps
 
 
 def test_spans_highlight_the_supporting_sentence() -> None:
@@ -20,6 +21,13 @@ def test_spans_highlight_the_supporting_sentence() -> None:
     decimal = "A total eclipse can last up to 7.5 minutes. Totality is short."
     [[s, e]] = html_data.spans("An eclipse lasts up to 7.5 minutes.", decimal)
     assert decimal[s:e] == "A total eclipse can last up to 7.5 minutes."
+
+
+def test_data_cannot_close_its_script_element() -> None:
+    hostile = {"output": "</script><script>alert(1)</script><!-- & 'q' \u2028 é", "n": [1, 2.5, None]}
+    text = dumps(hostile)
+    assert not any(c in text for c in "<>&'")  # nothing the HTML parser could read as markup
+    assert json.loads(text) == hostile and "é" in text  # plain JSON, non-ASCII kept as is
 
 
 def test_detail_shows_the_rendered_prompt_and_rounded_scores() -> None:
@@ -38,7 +46,7 @@ def test_histogram_and_delta_bars_are_inline_svg() -> None:
     svg = html_svg.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
     assert svg.startswith("<svg") and svg.count("<rect") == 10 and "http" not in svg
     assert "0.9–1.0: 5" in svg
-    bars = html_svg.delta_bars([("a", -0.5), ("b", 0.25)])
+    bars = html_svg.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
     assert bars.count("<rect") == 2 and "a: -0.500" in bars
 
 

@@ -7,6 +7,7 @@ import email.utils
 import time
 
 import pytest
+from tenacity import RetryCallState
 
 import evalrun.retry as retry
 from evalrun.errors import ConfigError, ProviderError
@@ -40,18 +41,33 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(date, now=now) == pytest.approx(30, abs=1.5)
 
 
+def _waits(policy: RetryPolicy, retry_number: int, error: ProviderError | None = None, n: int = 50) -> list[float]:
+    """What `policy.wait()` gives before retry `retry_number` (1 = the first retry) after `error`."""
+    wait = policy.wait()
+    out = []
+    for _ in range(n):
+        state = RetryCallState(None, None, (), {})
+        state.attempt_number = retry_number
+        if error is not None:
+            state.set_exception((type(error), error, None))
+        out.append(wait(state))
+    return out
+
+
 def test_backoff_grows_with_jitter_and_is_capped() -> None:
     policy = RetryPolicy(base_delay=1.0, max_delay=5.0)
-    for n, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (4, 5.0), (9, 5.0)]:
-        waits = [policy.backoff(n) for _ in range(50)]
-        assert all(0.5 <= w <= ceiling for w in waits)
-        assert len(set(waits)) > 1  # jittered
-    assert max(policy.backoff(3) for _ in range(200)) > 2.0
+    for n, low, high in [(1, 1.0, 2.0), (2, 2.0, 3.0), (3, 4.0, 5.0), (4, 5.0, 5.0), (9, 5.0, 5.0)]:
+        waits = _waits(policy, n)
+        assert all(low <= w <= high for w in waits), (n, waits)
+        assert n >= 4 or len(set(waits)) > 1  # jittered below the cap
+    assert max(_waits(RetryPolicy(base_delay=0.01), 1, ProviderError("x", retryable=True, status=500))) <= 0.02
 
 
 def test_backoff_prefers_retry_after() -> None:
     err = ProviderError("x", retryable=True, status=429, retry_after=3.0)
-    assert RetryPolicy(base_delay=0.01).backoff(1, err) == 3.0
+    assert _waits(RetryPolicy(base_delay=0.01), 1, err) == [3.0] * 50
+    huge = ProviderError("x", retryable=True, status=429, retry_after=10_000.0)
+    assert _waits(RetryPolicy(), 1, huge, n=1) == [retry.MAX_RETRY_AFTER]
 
 
 def test_from_env(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,7 +174,7 @@ def test_tests_that_run_no_case_are_warned_about(tmp_path: Path, capsys: pytest.
     assert main(["validate", "--json", str(path)]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["cases"] == 1 and len(s["warnings"]) == 1
-    assert s["warnings"][0].startswith(f"{path}:6: tests[1] runs no case")
+    assert s["warnings"][0].startswith(f"{path}:6: tests[1] ('excluded') runs no case")
     assert main(["validate", str(path)]) == 0
     assert "  warning: " in capsys.readouterr().out
 

@@ -21,6 +21,15 @@ if TYPE_CHECKING:
     from evalrun.usercode import UserCode
 
 
+class ItemError(ValueError):
+    """A bad item inside a list (or mapping) value: `path` names it below that value (`[1]`, `[1].relevant`), so
+    the config error points at the item's own line, not at the list's key."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 @dataclass
 class Score:
     """What a handler returns: the un-negated verdict."""
@@ -30,7 +39,8 @@ class Score:
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
     trace: GraderTrace | None = None  # graded handlers return their grader calls here
-    #: True for lower-is-better metrics: `not-` then flips pass but leaves the score as measured.
+    #: `not-` flips pass but leaves the score as returned (promptfoo's rule for python/javascript scores; a
+    #: lower-is-better handler's scores are always kept, see `Assertion.lower_is_better`).
     keep_score_on_negate: bool = False
 
 
@@ -106,6 +116,11 @@ class Assertion:
     graded: ClassVar[bool] = False
     #: Upper bound of grader calls one evaluation makes (for --dry-run estimates).
     grader_calls: ClassVar[int] = 0
+    #: The direction of this type's score, the one source of truth for it: True when a lower score is better
+    #: (noise-sensitivity, hallucination, bias, toxicity; a plugin may set it). The result is then marked
+    #: `lower_is_better` (unless negated: `not-` keeps the score as measured and flips the direction), the case
+    #: score counts it as 1 - score, and `compare` reads a rise as a regression.
+    lower_is_better: ClassVar[bool] = False
     #: Threshold used when the YAML gives none (None = the handler has no threshold).
     default_threshold: ClassVar[float | None] = None
     #: `value` must be present.
@@ -169,7 +184,7 @@ class Assertion:
             try:
                 parsed = self.parse(self.spec.value)
             except ValueError as e:
-                raise self.error(str(e), key="value", hint=self.value_hint) from None
+                raise self.error(str(e), key="value" + getattr(e, "path", ""), hint=self.value_hint) from None
             if not isinstance(parsed, (list, dict, set)):  # immutable: reused by every case (value_of)
                 self._static_value = parsed
 

@@ -10,12 +10,14 @@
 - Query: `vars.query`.
 
 A malformed static chunk list is a ConfigError at load time (`check_chunks`); one that comes from a templated
-var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR).
+var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR). An assertion that needs
+context where none of these sources exists is a ConfigError at its line (`missing_context`); what a provider
+returns (`metadata.retrieved`) reaches an assertion only through its `contextTransform`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from evalrun.errors import AssertionRuntimeError
 
 if TYPE_CHECKING:
     from evalrun.assertions.base import Assertion, AssertionContext
+    from evalrun.types import AssertionSpec
     from evalrun.usercode import UserCode
 
 
@@ -40,23 +43,27 @@ def parse_chunks(value: Any, what: str) -> list[Chunk]:
         return [Chunk(value)]
     if not isinstance(value, (list, tuple)):
         raise ValueError(f"{what} must be a string or a list of chunks, not {type(value).__name__}")
+    from evalrun.assertions.base import ItemError
+
     chunks = []
     for i, item in enumerate(value):
         if isinstance(item, str):
             chunks.append(Chunk(item))
             continue
         if not isinstance(item, Mapping):
-            raise ValueError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}")
+            raise ItemError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}",
+                            f"[{i}]")
         text = item.get("text")
         if not isinstance(text, str):
-            raise ValueError(f"{what}[{i}] needs a string `text`")
+            raise ItemError(f"{what}[{i}] needs a string `text`", f"[{i}].text" if "text" in item else f"[{i}]")
         relevant = item.get("relevant")
         if relevant is not None and not isinstance(relevant, bool):
-            raise ValueError(f"{what}[{i}].relevant must be true or false, not {relevant!r}")
+            raise ItemError(f"{what}[{i}].relevant must be true or false, not {relevant!r}", f"[{i}].relevant")
         unknown = set(item) - {"text", "relevant"}
         if unknown:
-            raise ValueError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                             "(allowed: text, relevant)")
+            first = sorted(map(str, unknown))[0]
+            raise ItemError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                            "(allowed: text, relevant)", f"[{i}].{first}")
         chunks.append(Chunk(text, relevant))
     return chunks
 
@@ -69,9 +76,29 @@ def check_chunks(handler: Assertion, value: Any, key: str) -> None:
         return
     try:
         parse_chunks(value, key)
-    except ValueError as e:
-        raise handler.error(str(e), key=key,
+    except ValueError as e:  # an ItemError names the item: the error is at its line (config/asserts.py)
+        raise handler.error(str(e), key=key + getattr(e, "path", ""),
                             hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
+
+
+def missing_context(spec: AssertionSpec, var_names: Collection[str]) -> str | None:
+    """Why `spec` can never have context in a test whose vars (its own and defaultTest's, after --var) are
+    `var_names`, or None when it can, might (a templated config), or needs none. Call it only where no code can
+    add vars at run time (transformVars, a stored output)."""
+    handler = spec.handler
+    needs = getattr(handler, "needs_context", None)
+    if spec.context_transform or needs is None or not needs():
+        return None
+    var_keys: tuple[str, ...] = getattr(handler, "context_vars", ("context",))
+    config_keys: tuple[str, ...] = getattr(handler, "context_config", ())
+    if any(v in var_names for v in var_keys) or any(k in spec.config for k in config_keys):
+        return None
+    sources = [f"`vars.{v}`" for v in var_keys] + [f"`config.{k}`" for k in config_keys] + ["`contextTransform`"]
+    return f"{spec.full_type} has no context: no {', no '.join(sources)} in this test or defaultTest"
+
+
+CONTEXT_HINT = ("set `vars.context` (a string or a list of chunks) in the test or defaultTest, or read what the "
+                "provider retrieved with `contextTransform: \"context['metadata']['retrieved']\"` (docs/metrics.md)")
 
 
 def compile_context_transform(handler: Assertion) -> UserCode | None:

@@ -67,7 +67,7 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
         score = handler.judge_text(ctx.output, ctx.value) if handler.pure_text else await handler.evaluate(ctx)
     except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
         return _failed(spec, handler.threshold, e)
-    return _result(spec, handler.threshold, score, _metric(spec, ctx.vars))
+    return _result(spec, handler.threshold, score, _metric(spec, ctx.vars), handler.lower_is_better)
 
 
 def lean(spec: AssertionSpec) -> bool:
@@ -84,7 +84,8 @@ def evaluate_text(spec: AssertionSpec, output: str, value: Any, vars: dict[str, 
         score = handler.judge_text(output, value)
     except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
         return _failed(spec, handler.threshold, e)
-    return _result(spec, handler.threshold, score, _metric(spec, vars) if spec.metric else None)
+    return _result(spec, handler.threshold, score, _metric(spec, vars) if spec.metric else None,
+                   handler.lower_is_better)
 
 
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
@@ -111,15 +112,18 @@ def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
         return spec.metric
 
 
-def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str | None) -> AssertionResult:
+def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str | None,
+            lower: bool = False) -> AssertionResult:
+    """`lower`: the handler's `lower_is_better` (kept on the result unless negated)."""
     passed, value = s.pass_, s.score
     if spec.negate:
         passed = not passed
-        if value is not None and not s.keep_score_on_negate:
+        if value is not None and not (s.keep_score_on_negate or lower):
             value = 1.0 - value
+    lower = lower and not spec.negate
     if s.trace is None and not s.details:  # a plain verdict (deterministic assertions): nothing to carry over
         return AssertionResult(spec.full_type, passed, value, threshold, spec.weight, s.reason, metric, None, {},
-                               None, NO_TOKENS, 0.0, (), s.keep_score_on_negate and not spec.negate)
+                               None, NO_TOKENS, 0.0, (), lower)
     details = dict(s.details) if s.details else {}
     grader, tokens, cost = None, NO_TOKENS, 0.0
     if s.trace is not None:
@@ -136,7 +140,7 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=s.reason, metric=metric, details=details,
                            grader=grader, tokens=tokens, cost=cost, children=children,
-                           lower_is_better=s.keep_score_on_negate and not spec.negate)
+                           lower_is_better=lower)
 
 
 def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
@@ -146,8 +150,14 @@ def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
 
 def _error(spec: AssertionSpec, threshold: float | None, message: str,
            details: dict[str, Any]) -> AssertionResult:
+    """An ERROR result: the message as one short line; the whole of it in `details.error_detail`."""
+    from evalrun.errors import one_line
+
+    short = one_line(message)
+    if short != message:
+        details = {**details, "error_detail": message}
     return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                           weight=spec.weight, reason=message, metric=spec.metric, error=message,
+                           weight=spec.weight, reason=short, metric=spec.metric, error=short,
                            details=details)
 
 

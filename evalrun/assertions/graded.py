@@ -34,10 +34,15 @@ class GradedAssertion(Assertion):
     steps: ClassVar[tuple[str, ...]] = ()
     #: Step order of the list form of rubricPrompt (default: `steps`).
     list_steps: ClassVar[tuple[str, ...]] = ()
-    #: Lower scores are better (pass when score <= threshold; `not-` keeps the score).
-    lower_is_better: ClassVar[bool] = False
     #: Reads context (vars.context / contextTransform).
     uses_context: ClassVar[bool] = True
+    #: The vars and `config` keys besides `contextTransform` that can hold its context (assertions/context.py).
+    context_vars: ClassVar[tuple[str, ...]] = ("context",)
+    context_config: ClassVar[tuple[str, ...]] = ()
+
+    def needs_context(self) -> bool:
+        """True when no score can be had without context (every case would be an ERROR, or score alike)."""
+        return self.uses_context
     #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
     judge_step: ClassVar[Step[Any] | None] = None
 
@@ -164,7 +169,7 @@ class GradedAssertion(Assertion):
     def score(self, passed: bool, value: float | None, reason: str, details: dict[str, Any],
               trace: GraderTrace) -> Score:
         details.setdefault("grader", trace.grader)
-        return Score(passed, value, reason, details, trace=trace, keep_score_on_negate=self.lower_is_better)
+        return Score(passed, value, reason, details, trace=trace)
 
 
 def plural(n: int, word: str) -> str:

@@ -37,6 +37,14 @@ class NoiseSensitivity(GradedAssertion):
     config_keys = frozenset({"mode", "formula", "contextChunks", "noiseContext"})
     steps = ("verify", "extract", "attribute")
     value_hint = "give the ground-truth answer as a string"
+    context_vars = ("context", "contextChunks")
+    context_config = ("contextChunks", "noiseContext")
+
+    def needs_context(self) -> bool:
+        """The default (relevant mode, default formula) counts wrong claims against the ground truth even with
+        no chunk; the irrelevant mode and the ragas formula count only claims a chunk entails: 0 without one."""
+        cfg = self.spec.config
+        return cfg.get("mode") == "irrelevant" or cfg.get("formula") == "ragas"
 
     def parse(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():

@@ -1,112 +1,133 @@
-"""SQL assertions: is-sql, contains-sql. A standard-library check, not a full dialect parser.
+"""SQL assertions: is-sql, contains-sql, with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`.
 
-How a statement is judged (promptfoo uses node-sql-parser; evalrun has no dependency for this):
-1. it must be non-empty, with balanced quotes, backticks and parentheses, no doubled commas or a trailing comma;
-2. statements only some dialects know (`SHOW`, `DESCRIBE`, `USE`, `SET`, ...) are accepted on their keyword;
-3. everything else is compiled by SQLite (`EXPLAIN`, in memory, nothing executed): a syntax error fails it,
-   while unknown tables, columns or functions do not (the schema is unknown).
-Limits: dialect-only syntax SQLite rejects (e.g. PostgreSQL `::` casts, `ILIKE`, `TOP n`) fails.
-`allowedTables` is checked on the table names after FROM/JOIN/INTO/UPDATE/TABLE.
+promptfoo parses with node-sql-parser; evalrun with sqlglot in the matching dialect (sql_statements.py), then
+applies promptfoo's own checks on top: an empty output, an odd number of backticks, a likely missing comma
+(`SELECT id name FROM t`) and, for `databaseType: MySQL`, `generate_series(`, all fail. `allowedTables` and
+`allowedColumns` entries are node-sql-parser whitelist entries: regular expressions matched, whole and ignoring
+case, against `operation::schema::table` and `operation::table::column` (see sql_statements.py).
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
+from evalrun.assertions.sql_access import columns, tables
+from evalrun.assertions.sql_statements import DIALECTS, SqlSyntaxError, likely_missing_comma, statements
 
-_KEYWORD_ONLY = ("SHOW", "DESCRIBE", "DESC", "USE", "SET", "GRANT", "REVOKE", "LOCK", "UNLOCK", "CALL",
-                 "TRUNCATE", "RENAME", "OPTIMIZE", "FLUSH", "KILL")
-_OK_ERRORS = ("no such table", "no such column", "no such function", "not authorized", "no such collation",
-              "no such module", "unknown database", "already exists", "no tables specified", "no such view",
-              "no such index", "no such trigger")
-#: MySQL syntax SQLite lacks, rewritten to an equivalent SQLite form before compiling (syntax check only).
-_REWRITES = (
-    (re.compile(r"^\s*EXPLAIN\s+(?:QUERY\s+PLAN\s+)?", re.I), ""),
-    (re.compile(r"\s+(?:FOR\s+(?:UPDATE|SHARE)(?:\s+(?:NOWAIT|SKIP\s+LOCKED))?|LOCK\s+IN\s+SHARE\s+MODE)\s*$",
-                re.I), ""),
-    (re.compile(r"::\s*[A-Za-z_]\w*(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?"), ""),
-    (re.compile(r"(?:=|<>|!=|<=|>=|<|>)\s*(?:ANY|SOME|ALL)\s*\(", re.I), " IN ("),
-    (re.compile(r"^\s*(?:INSERT|REPLACE)\s+(?:IGNORE\s+)?(?:INTO\s+)?([`\"\w.]+)\s+SET\s+", re.I), r"UPDATE \1 SET "),
-)
+#: promptfoo's spelling of node-sql-parser's databases, for messages (the lookup ignores case).
+DATABASES = ("MySQL", "MariaDB", "PostgreSQL", "Sqlite", "TransactSQL", "BigQuery", "Snowflake", "Redshift",
+             "Hive", "Athena", "Trino", "Db2", "FlinkSQL", "Noql")
+_KEYS = ("databaseType", "allowedTables", "allowedColumns")
+_PLAIN_NAME = re.compile(r"[\w$ ]+")
+_EXAMPLE = {"allowedTables": ("select::null::orders", "(select|insert|update|delete)::.*::orders"),
+            "allowedColumns": ("select::null::id", "select::orders::id")}
 
 
-def to_sqlite(stmt: str) -> str:
-    """Rewrite the MySQL-only constructs node-sql-parser accepts into SQLite syntax."""
-    for rx, repl in _REWRITES:
-        stmt = rx.sub(repl, stmt)
-    return stmt
-_TABLE_REF = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:IF\s+(?:NOT\s+)?EXISTS\s+)?"
-                        r"([`\"\[]?[\w.$]+[`\"\]]?)", re.I)
+@dataclass(frozen=True)
+class Whitelist:
+    """One allowedTables/allowedColumns list: the entries as written and compiled as node-sql-parser does."""
+
+    entries: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+
+    def denied(self, authorities: list[str]) -> str | None:
+        """The first authority no entry matches (node-sql-parser's whiteListCheck), or None."""
+        for authority in authorities:
+            if not any(p.search(authority) for p in self.patterns):
+                return authority
+        return None
 
 
-def _authorizer(action: int, *_: Any) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_PRAGMA):
-        return sqlite3.SQLITE_DENY
-    return sqlite3.SQLITE_OK
+@dataclass(frozen=True)
+class SqlRules:
+    """A parsed `value`: the database (promptfoo's spelling), its sqlglot dialect, the whitelists."""
+
+    database: str = "MySQL"
+    dialect: str = "mysql"
+    tables: Whitelist | None = None
+    columns: Whitelist | None = None
 
 
-def _strip_literals(sql: str) -> str:
-    return re.sub(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|--[^\n]*|/\*.*?\*/", "''", sql, flags=re.S)
+def _whitelist(key: str, entries: Any) -> Whitelist | None:
+    if entries is None:
+        return None
+    if not (isinstance(entries, list) and all(isinstance(e, str) for e in entries)):
+        raise ValueError(f"{key} must be a list of strings, got {entries!r}")
+    if not entries:
+        raise ValueError(f"{key} is empty: promptfoo then checks nothing (every {key[7:-1].lower()} passes); "
+                         f"omit {key} or list what the SQL may use")
+    items = list(entries)
+    if key == "allowedColumns":  # promptfoo: `op::table::col` also allows an unqualified `op::null::col`
+        for e in entries:
+            parts = e.split("::")
+            if len(parts) == 3 and parts[1] != "null" and f"{parts[0]}::null::{parts[2]}" not in items:
+                items.append(f"{parts[0]}::null::{parts[2]}")
+    patterns = []
+    for e in entries:
+        if _PLAIN_NAME.fullmatch(e):
+            first, second = _EXAMPLE[key]
+            raise ValueError(f"{key} entry {e!r} matches nothing: each entry is matched against "
+                             f"'operation::{'schema::table' if key == 'allowedTables' else 'table::column'}' "
+                             f"(as in promptfoo), e.g. {first!r} or {second!r}")
+    for e in items:
+        try:
+            patterns.append(re.compile(f"^{e}$", re.IGNORECASE))
+        except re.error as err:
+            raise ValueError(f"{key} entry {e!r} is not a valid regular expression: {err}") from None
+    return Whitelist(tuple(entries), tuple(patterns))
 
 
-def split_statements(sql: str) -> list[str]:
-    """Split on `;` outside quotes/comments (sqlite3.complete_statement decides statement ends)."""
-    out, buf = [], ""
-    for part in re.split(r"(;)", sql):
-        buf += part
-        if part == ";" and sqlite3.complete_statement(buf):
-            if buf.strip(" \t\r\n;"):
-                out.append(buf.strip())
-            buf = ""
-    if buf.strip(" \t\r\n;"):
-        out.append(buf.strip())
-    return out
+def parse_rules(value: Any) -> SqlRules:
+    """The `value` of is-sql / contains-sql (None, or a mapping of _KEYS) -> SqlRules; ValueError when invalid."""
+    if value is None:
+        return SqlRules()
+    if not isinstance(value, dict):
+        raise ValueError(f"the value must be a mapping, got {value!r}")
+    unknown = sorted(set(value) - set(_KEYS))
+    if unknown:
+        from evalrun.suggest import did_you_mean
+
+        hint = did_you_mean(unknown[0], _KEYS)
+        raise ValueError(f"unknown keys {unknown}; allowed: {', '.join(_KEYS)}" + (f" ({hint})" if hint else ""))
+    database = value.get("databaseType") or "MySQL"  # promptfoo: `value.databaseType || 'MySQL'`
+    if not isinstance(database, str) or database.lower() not in DIALECTS:
+        raise ValueError(f"databaseType {database!r} is not a database node-sql-parser (promptfoo) knows; "
+                         f"one of: {', '.join(DATABASES)}")
+    return SqlRules(database, DIALECTS[database.lower()], _whitelist("allowedTables", value.get("allowedTables")),
+                    _whitelist("allowedColumns", value.get("allowedColumns")))
 
 
-def sql_problem(sql: str) -> str | None:
-    """Why `sql` is not valid SQL, or None when it is."""
+def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
+    """promptfoo's is-sql verdict on `sql` and its reason."""
     text = sql.strip()
+    syntax = f"SQL statement does not conform to the provided {rules.database} database syntax"
     if not text:
-        return "Output is empty"
+        return False, f"{syntax}: the output is empty."
     if text.count("`") % 2:
-        return "Unbalanced backtick"
-    if not sqlite3.complete_statement(text + "\n;"):
-        return "Unterminated string literal or comment"
-    bare = _strip_literals(text)
-    if bare.count("(") != bare.count(")"):
-        return "Unbalanced parentheses"
-    if re.search(r",\s*,", bare) or re.search(r",\s*(\)|\bFROM\b|;|$)", bare, re.I):
-        return "Misplaced comma"
-    if re.search(r"\bgenerate_series\s*\(", bare, re.I):  # promptfoo: not MySQL, its default dialect
-        return "generate_series is not MySQL"
-    conn = sqlite3.connect(":memory:")
+        return False, f"{syntax}: unbalanced backtick."
+    if rules.database == "MySQL" and re.search(r"\bgenerate_series\s*\(", text, re.IGNORECASE):
+        return False, f"{syntax}: generate_series is not MySQL."
     try:
-        conn.set_authorizer(_authorizer)
-        for stmt in split_statements(text):
-            first = re.match(r"\s*(\w+)(\s+[@`\"\w])?", stmt)
-            if first and first.group(1).upper() in _KEYWORD_ONLY:
-                if first.group(2) and "```" not in stmt:
-                    continue
-                return f"Incomplete {first.group(1).upper()} statement"
-            try:
-                conn.execute("EXPLAIN " + to_sqlite(stmt.rstrip(";")))
-            except sqlite3.Warning as e:  # pragma: no cover - several statements
-                return str(e)
-            except sqlite3.Error as e:
-                msg = str(e)
-                if not any(ok in msg for ok in _OK_ERRORS):
-                    return f"SQL syntax error: {msg}"
-    finally:
-        conn.close()
-    return None
-
-
-def tables_in(sql: str) -> list[str]:
-    return sorted({m.group(1).strip("`\"[]").split(".")[-1] for m in _TABLE_REF.finditer(_strip_literals(sql))})
+        if likely_missing_comma(text, rules.dialect, mysql_family=rules.database in ("MySQL", "MariaDB")):
+            return False, f"{syntax}: a comma seems to be missing between two column names."
+        trees = statements(text, rules.dialect)
+    except SqlSyntaxError as e:
+        return False, f"{syntax}: {e}."
+    reasons = []
+    for what, whitelist, found in (("table", rules.tables, tables), ("column", rules.columns, columns)):
+        if whitelist is None:
+            continue
+        listed = found(trees)
+        if whitelist.denied(listed) is not None:
+            reasons.append(f"SQL references unauthorized {what}(s). Found: [{', '.join(listed)}]. "
+                           f"Allowed: [{', '.join(whitelist.entries)}].")
+    if reasons:
+        return False, " ".join(reasons)
+    return True, f"Output is valid {rules.database} SQL"
 
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\r\n]*)$")
@@ -133,47 +154,28 @@ def sql_blocks(text: str) -> list[str]:
     return blocks
 
 
-class _SqlBase(Assertion):
-    value_hint = "write `value: {databaseType: MySQL, allowedTables: [a, b]}` or omit value"
+class _SqlBase(TextAssertion):
+    value_hint = ("write `value: {databaseType: PostgreSQL, allowedTables: ['select::null::orders'], "
+                  "allowedColumns: ['select::orders::id']}` or omit value")
 
-    def parse(self, value: Any) -> list[str] | None:
-        if value is None:
-            return None
-        if not isinstance(value, dict):
-            raise ValueError(f"{self.spec.type} value must be a mapping, got {value!r}")
-        unknown = set(value) - {"databaseType", "allowedTables", "allowedColumns"}
-        if unknown:
-            raise ValueError(f"unknown keys {sorted(unknown)}; allowed: databaseType, allowedTables")
-        if "allowedColumns" in value:
-            raise ValueError("allowedColumns is not supported by evalrun's SQL check")
-        tables = value.get("allowedTables")
-        if tables is not None and not (isinstance(tables, list) and all(isinstance(t, str) for t in tables)):
-            raise ValueError("allowedTables must be a list of strings")
-        return [t.split("::")[-1].lower() for t in tables] if tables is not None else None
-
-    def judge(self, sql: str, allowed: list[str] | None) -> tuple[bool, str]:
-        problem = sql_problem(sql)
-        if problem:
-            return False, problem
-        if allowed is not None:
-            bad = [t for t in tables_in(sql) if t.lower() not in allowed]
-            if bad:
-                return False, f"SQL references tables outside allowedTables: {bad}"
-        return True, "Output is valid SQL"
+    def parse(self, value: Any) -> SqlRules:
+        return parse_rules(value)
 
 
 @register("is-sql")
 class IsSql(_SqlBase):
-    """The whole output is valid SQL (see the module notes for how it is checked).
+    """The whole output is valid SQL in `databaseType`, touching only the allowed tables and columns.
 
-    YAML keys: `value` (optional): `{databaseType, allowedTables}`; `databaseType` is accepted for
-    compatibility (one checker serves every dialect); `allowedTables` lists the tables the SQL may name.
+    YAML keys: `value` (optional) with `databaseType` (default MySQL; node-sql-parser's names: PostgreSQL,
+    TransactSQL, Sqlite, BigQuery, ...), `allowedTables` (entries such as `select::null::orders`, regular
+    expressions matched against `operation::schema::table`), `allowedColumns` (`select::orders::id`, matched
+    against `operation::table::column`).
     """
 
-    summary = "output is valid SQL (optional allowedTables)"
+    summary = "output is valid SQL (databaseType, allowedTables, allowedColumns)"
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = self.judge(ctx.output, self.value_of(ctx))
+    def judge_text(self, output: str, value: Any) -> Score:
+        ok, reason = judge_sql(output, self.parsed(value))
         return binary(ok, reason)
 
 
@@ -181,18 +183,18 @@ class IsSql(_SqlBase):
 class ContainsSql(_SqlBase):
     """The output contains valid SQL: a ```sql (or untagged) fenced block, else the whole output.
 
-    YAML keys: `value` (optional): `{databaseType, allowedTables}` as for is-sql.
+    YAML keys: `value` (optional): `{databaseType, allowedTables, allowedColumns}` as for is-sql.
     """
 
     summary = "output contains valid SQL (fenced block or whole output)"
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        allowed = self.value_of(ctx)
+    def judge_text(self, output: str, value: Any) -> Score:
+        rules = self.parsed(value)
         reason = "Output does not contain valid SQL"
-        for cand in sql_blocks(ctx.output) or [ctx.output]:
+        for cand in sql_blocks(output) or [output]:
             if not cand.strip():
                 continue
-            ok, why = self.judge(cand, allowed)
+            ok, why = judge_sql(cand, rules)
             if ok:
                 return binary(True, "Output contains valid SQL")
             reason = why

@@ -74,7 +74,9 @@ class Tally:
         self.cases += n_cases
         if n_cases == 0:
             where = f"{test.loc}: " if test.loc else ""
-            self.no_case.append(f"{where}{test.key_path or f'test {test.index + 1}'} runs no case "
+            from evalrun.config.checks import test_name
+
+            self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
         # equal handlers are equal assertions (one handler per distinct assertion): counted alike
         counts, by_handler = self.counts, self._by_handler

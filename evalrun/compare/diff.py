@@ -6,7 +6,9 @@ Rules (docs/compare.md):
   error, fail/error -> pass newly passing); a score drop by more than the tolerance is a regression.
 - Repeats on either side: the pass rate moved beyond the tolerance AND the 95% Wilson intervals of the two
   pass rates do not overlap, else the change is "within noise"; a score (the case's or an assertion's)
-  regressed when its mean fell by more than the tolerance and its 95% t intervals do not overlap.
+  regressed when its mean got worse by more than the tolerance and its 95% intervals do not overlap.
+- An assertion's score is read in its own direction (`lower_is_better` on its results): for noise-sensitivity,
+  hallucination and every lower-is-better metric, a rise is the regression and a fall the improvement.
 - A case that errored in no repeat of A and in some repeat of B is a new error (errors are not noise).
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.compare import match
-from evalrun.run.repeats import group_label, mean_ci, score_names, wilson
+from evalrun.run.repeats import group_label, lower_names, mean_ci, score_names, wilson
 
 EPS = 1e-9
 
@@ -33,12 +35,15 @@ class Side:
     names: dict[str, tuple[float, float, float]]
     error: str | None
     claims: list[tuple[str, dict[str, str | None]]]  # (assertion name, {claim text: verdict}) of repeat 0
+    lower: set[str] = field(default_factory=set)  # names whose lower score is better (result `lower_is_better`)
 
     @classmethod
     def of(cls, recs: list[dict[str, Any]]) -> Side:
         scores = [float(r["score"]) for r in recs if isinstance(r.get("score"), (int, float))]
         by_name: dict[str, list[float]] = {}
+        lower: set[str] = set()
         for r in recs:
+            lower |= lower_names(r)
             for name, value in score_names(r):
                 if value is not None:
                     by_name.setdefault(name, []).append(float(value))
@@ -51,7 +56,7 @@ class Side:
         return cls(n=len(recs), passed=sum(r.get("status") == "pass" for r in recs),
                    errors=sum(r.get("status") not in ("pass", "fail") for r in recs), status=str(first.get("status")),
                    score=mean_ci(scores) if scores else None,
-                   names={k: mean_ci(v) for k, v in by_name.items()}, error=error, claims=claims)
+                   names={k: mean_ci(v) for k, v in by_name.items()}, error=error, claims=claims, lower=lower)
 
     @property
     def rate(self) -> float:
@@ -151,6 +156,18 @@ def claim_flips(a: Side, b: Side) -> list[dict[str, Any]]:
     return flips
 
 
+def metric_delta(name: str, a: tuple[float, float, float], b: tuple[float, float, float], tol: float,
+                 lower: bool) -> dict[str, Any]:
+    """One assertion's score A -> B. `regressed` / `improved` follow its direction: for a lower-is-better
+    metric (noise-sensitivity, hallucination, ...) a rise beyond the tolerance (and the noise) is the regression."""
+    worse, better = (_rose(a, b, tol), _dropped(a, b, tol)) if lower else (_dropped(a, b, tol), _rose(a, b, tol))
+    out: dict[str, Any] = {"name": name, "a": round(a[0], 4), "b": round(b[0], 4), "delta": round(b[0] - a[0], 4),
+                           "regressed": worse, "improved": better}
+    if lower:
+        out["lower_is_better"] = True
+    return out
+
+
 def case_diff(key: match.Key, recs_a: list[dict[str, Any]] | None, recs_b: list[dict[str, Any]] | None,
               tol: float) -> CaseDiff:
     ref = (recs_b or recs_a or [{}])[0]
@@ -167,8 +184,7 @@ def case_diff(key: match.Key, recs_a: list[dict[str, Any]] | None, recs_b: list[
     for name, sa in a.names.items():
         sb = b.names.get(name)
         if sb is not None:
-            d.metric_deltas.append({"name": name, "a": round(sa[0], 4), "b": round(sb[0], 4),
-                                    "delta": round(sb[0] - sa[0], 4), "regressed": _dropped(sa, sb, tol)})
+            d.metric_deltas.append(metric_delta(name, sa, sb, tol, name in a.lower or name in b.lower))
     d.claim_flips = claim_flips(a, b)
     return d
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,25 +40,16 @@ def _slim_assertion(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_file(path: Path) -> list[dict[str, Any]]:
-    from evalrun.run.store import read_records
+    from evalrun.run import readback
 
-    if path.suffix.lower() == ".jsonl":
-        return [slim(rec) for _, rec in read_records(path)]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise UsageError(f"cannot read results from {str(path)!r}: {e}",
-                         hint="pass a results .jsonl file, a .json report written by -o, or a run id") from None
-    results = data.get("results") if isinstance(data, dict) else data
-    if not isinstance(results, list):
-        raise UsageError(f"{str(path)!r} holds no `results` list", hint="pass a .json report written by -o")
-    return [slim(r) for r in results if isinstance(r, dict)]
+    return [slim(rec) for rec in readback.records(path, key="RUN",
+                                                  hint=f"pass {readback.ACCEPTED}, or a run id")]
 
 
 def load(ref: str, history: History) -> LoadedRun:
     """A results file when `ref` names an existing file, else a run from the history."""
     path = Path(ref)
-    if path.suffix.lower() in (".json", ".jsonl") and path.is_file():
+    if path.is_file() and (path.suffix or "/" in ref or "\\" in ref):  # any file: readback refuses the wrong kind
         return LoadedRun(ref, path.name, _read_file(path))
     if path.suffix.lower() in (".json", ".jsonl") and not path.exists() and ("/" in ref or "\\" in ref):
         raise UsageError(f"no results file {ref!r}", hint="pass an existing results file or a run id")

@@ -38,7 +38,7 @@ def _case_line(c: dict[str, Any]) -> str:
         text += f"; error: {str(b['error'])[:200]}"
     worse = [m for m in c["metric_deltas"] if m["regressed"]]
     if worse:
-        text += "; " + ", ".join(f"{m['name']} {m['a']:.2f} -> {m['b']:.2f}" for m in worse)
+        text += "; " + ", ".join(f"{_metric_name(m)} {m['a']:.2f} -> {m['b']:.2f}" for m in worse)
     return text
 
 
@@ -70,7 +70,7 @@ def _prompt_notes(data: dict[str, Any]) -> list[str]:
     for i, p in enumerate(data["prompts"]):
         a, b = p["a"], p["b"]
         if p["text_changed"]:
-            out.append(f"prompt {i + 1} ({(b or a or {}).get('label', '')[:60]!r}): text changed")
+            out.append(f"prompts[{i}] ({(b or a or {}).get('label', '')[:60]!r}): text changed")
         elif a is None:
             out.append(f"prompt {(b or {}).get('label', '')[:60]!r}: only in B")
         elif b is None:
@@ -101,16 +101,26 @@ def text(data: dict[str, Any]) -> str:
                      f"{r['new_error']} new errors")
     if data["by_metric"]:
         lines.append("By metric:")
-        lines += [f"  {m['name']}: {_num(m['score_a'])} -> {_num(m['score_b'])} ({_num(m['delta'], True)}); "
-                  f"{m['cases_regressed']} cases regressed" for m in data["by_metric"]]
+        lines += [f"  {_metric_name(m)}: {_num(m['score_a'])} -> {_num(m['score_b'])} ({_num(m['delta'], True)}); "
+                  f"{_cases(m['cases_regressed'])} regressed, {m['cases_improved']} improved"
+                  for m in data["by_metric"]]
     tests = [t for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
     if tests:
         lines.append("Tests with changes:")
-        lines += [f"  {t['description'] or 'test ' + str(t['test_index'])}: pass {_pct(t['pass_rate_a'])} -> "
+        lines += [f"  {t['description'] or 'tests[' + str(t['test_index']) + ']'}: pass {_pct(t['pass_rate_a'])} -> "
                   f"{_pct(t['pass_rate_b'])}, {t['regressions']} regressed, {t['newly_passing']} newly passing"
                   for t in tests]
     lines.append(_verdict(data))
     return "\n".join(lines)
+
+
+def _metric_name(m: dict[str, Any]) -> str:
+    """The name, with `(lower is better)` for a metric whose rise is a regression."""
+    return m["name"] + (" (lower is better)" if m.get("lower_is_better") else "")
+
+
+def _cases(n: int) -> str:
+    return f"{n} case{'' if n == 1 else 's'}"
 
 
 def _md(s: Any) -> str:
@@ -130,9 +140,9 @@ def markdown(data: dict[str, Any]) -> str:
                    f"{_num(r['score_a'])} | {_num(r['score_b'])} | {r['newly_failing']} | {r['newly_passing']} | "
                    f"{r['new_error']} |")
     if data["by_metric"]:
-        out += ["", "| metric | A | B | Δ | cases regressed |", "|---|---:|---:|---:|---:|"]
-        out += [f"| {_md(m['name'])} | {_num(m['score_a'])} | {_num(m['score_b'])} | {_num(m['delta'], True)} | "
-                f"{m['cases_regressed']} |" for m in data["by_metric"]]
+        out += ["", "| metric | A | B | Δ | cases regressed | cases improved |", "|---|---:|---:|---:|---:|---:|"]
+        out += [f"| {_md(_metric_name(m))} | {_num(m['score_a'])} | {_num(m['score_b'])} | {_num(m['delta'], True)} | "
+                f"{m['cases_regressed']} | {m['cases_improved']} |" for m in data["by_metric"]]
     for title, cases in _groups(data):
         if cases:
             out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(cases)})"

@@ -67,7 +67,8 @@ def by_test(diff: Diff) -> list[dict[str, Any]]:
 
 
 def by_metric(diff: Diff) -> list[dict[str, Any]]:
-    """Per assertion name (its metric, else type#position): mean score on each side, regressions."""
+    """Per assertion name (its metric, else type[index]): mean score on each side, and the cases whose score
+    got worse / better in the metric's direction (`lower_is_better` marks a metric whose rise is worse)."""
     acc: dict[str, dict[str, Any]] = {}
     for c in diff.cases:
         for side_name in ("a", "b"):
@@ -75,16 +76,21 @@ def by_metric(diff: Diff) -> list[dict[str, Any]]:
             if side is None:
                 continue
             for name, (mean, _lo, _hi) in side.names.items():
-                acc.setdefault(name, {"a": [], "b": [], "regressed": 0, "improved": 0})[side_name].append(mean)
+                v = acc.setdefault(name, {"a": [], "b": [], "regressed": 0, "improved": 0, "lower": False})
+                v[side_name].append(mean)
+                v["lower"] = v["lower"] or name in side.lower
         for m in c.metric_deltas:
             acc[m["name"]]["regressed"] += m["regressed"]
-            acc[m["name"]]["improved"] += m["delta"] > 0
+            acc[m["name"]]["improved"] += m["improved"]
     rows = []
     for name, v in acc.items():
         ma, mb = _mean(v["a"]), _mean(v["b"])
-        rows.append({"name": name, "score_a": ma, "score_b": mb,
-                     "delta": round(mb - ma, 4) if ma is not None and mb is not None else None,
-                     "cases_regressed": v["regressed"], "cases_improved": v["improved"]})
+        row = {"name": name, "score_a": ma, "score_b": mb,
+               "delta": round(mb - ma, 4) if ma is not None and mb is not None else None,
+               "cases_regressed": v["regressed"], "cases_improved": v["improved"]}
+        if v["lower"]:
+            row["lower_is_better"] = True
+        rows.append(row)
     return rows
 
 

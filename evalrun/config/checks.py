@@ -6,7 +6,7 @@ mappings; not code values), assertion `config` strings and metric names. `env` i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from evalrun import templating
@@ -64,9 +64,26 @@ def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
     return out
 
 
-def _test_name(test: TestSpec) -> str:
-    name = f"test {test.index + 1}"
+def test_name(test: TestSpec) -> str:
+    """A test as messages name it: its key path, 0-based like every key path (`tests[4]`, the fifth test), with
+    its description; a streamed row (key path `[4]`) by its file and line."""
+    path = test.key_path
+    if not path or path.startswith("["):
+        name = f"the test at {test.loc}" if test.loc else f"tests[{test.index}]"
+    else:
+        name = path
     return f"{name} ({test.description!r})" if test.description else name
+
+
+def _used_by(test: TestSpec) -> str:
+    name = test_name(test)
+    return f"{name} at {test.loc}" if test.loc and not name.startswith("the test at") else name
+
+
+def _inside(spec: AssertionSpec, test: TestSpec) -> bool:
+    """The assertion is written inside the test (not under defaultTest or in another file)."""
+    return spec.loc is not None and test.loc is not None and spec.loc.file == test.loc.file \
+        and spec.loc.line >= test.loc.line
 
 
 def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
@@ -75,10 +92,10 @@ def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
 
     close = did_you_mean(name, defined - BUILTIN_VARS)
     hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
-    where = f" (test at {test.loc})" if spec is not None and test.loc else ""
-    msg = f"undefined template variable {name!r} in {what}, used by {_test_name(test)}{where}"
+    msg = f"undefined template variable {name!r} in {what}"
     if spec is not None and spec.loc is not None:
-        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint)
+        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint,
+                              used_by=None if _inside(spec, test) else _used_by(test))
     return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
 
 
@@ -126,15 +143,40 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
             if name.startswith("env."):
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             err = _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
-            if prompt.loc is not None and prompt.loc.line:  # the line that reads it; the message names the test
-                where = f" (test at {test.loc})" if test.loc else ""
-                err.message += where
+            if prompt.loc is not None and prompt.loc.line:  # the line that reads it; the error names the test
+                err.used_by = _used_by(test)
                 err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
             if prompt.loc is None and name == "prompt":  # the default prompt
                 err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
             raise err
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
+
+
+def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    for s in specs:
+        yield s
+        yield from _walk(s.children)
+
+
+def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
+    """An error at each graded assertion of this test that can never have context (no `vars.context` in the
+    test or defaultTest, no contextTransform, no chunks; see assertions/context.py). `stored`: the vars earlier
+    tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
+    if test.options.get("transformVars"):
+        return []
+    from evalrun.assertions.context import CONTEXT_HINT, missing_context
+
+    names = set(test.vars).union(stored) if stored else test.vars
+    out = []
+    for spec in _walk(test.asserts):
+        if not getattr(spec.handler, "uses_context", False):
+            continue
+        why = missing_context(spec, names)
+        if why:
+            out.append(ConfigError.at(spec.loc, why, key=spec.key_path or None, hint=CONTEXT_HINT,
+                                      used_by=None if _inside(spec, test) else _used_by(test)))
+    return out
 
 
 def _check_rubric_values(test: TestSpec) -> None:

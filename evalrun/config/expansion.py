@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from evalrun.config.checks import test_name
 from evalrun.types import AssertionSpec, Suite, TestSpec
 
 #: The var graded assertions read as their context when no contextTransform is given.
@@ -37,7 +38,7 @@ def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = 
         if not graded:
             continue
         where = f"{test.loc}: " if test.loc else ""
-        name = test.key_path or f"test {test.index + 1}"
+        name = test_name(test)
         out.append(f"{where}{name}: vars.{CONTEXT_VAR} is a list of {len(value)} strings, so it expands into "
                    f"{len(value)} cases of one chunk each, and {graded[0].full_type} grades each chunk alone; "
                    "to grade all chunks together set `options.disableVarExpansion: true` on the test "

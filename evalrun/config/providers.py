@@ -62,6 +62,9 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
     config = opts.get("config") or {}
     if not isinstance(config, dict):
         raise ConfigError.at(loc, "provider `config` must be a mapping", key=f"{key}.config")
+    from evalrun.config.numbers import check_provider_config
+
+    check_provider_config(config, loc=loc_of(opts, "config") or loc, key=f"{key}.config", loc_of=loc_of)
     return ProviderSpec(id=id_, label=opts.get("label"), config=dict(config),
                         prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
                         transform=opts.get("transform"), delay_ms=int(delay), loc=loc)

@@ -127,6 +127,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     passed: set[tuple[Any, ...]] = set()  # tests whose template check passed, by what the check reads
     akeys: dict[Any, Any] = {}  # what the check reads of an assertion, by its handler
     errors: list[ConfigError] = []  # every test is checked: all their errors are reported at once
+    stored: set[str] = set()  # vars that earlier tests' outputs define at run time (options.storeOutputAs)
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         fkey = (test.providers, test.prompts)
         used = used_memo.get(fkey)
@@ -156,6 +157,9 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         if ckey not in passed:
             try:
                 checks.check_test(test, [(p, needs[id(p)]) for p in used])
+                missing = checks.check_context(test, stored)  # stored only grows: a passed key stays passed
+                if missing:
+                    raise ConfigErrors.of(missing)
             except ConfigError as e:
                 errors.append(e)
                 if len(errors) >= MAX_ERRORS:
@@ -165,6 +169,9 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 passed.clear()
             passed.add(ckey)
             graded = graded or _has_graded(test.asserts)
+        store_as = test.options.get("storeOutputAs")
+        if store_as:
+            stored.add(str(store_as))
         count += 1
         if streamed or on_test is not None:
             n_pairs = pairs_memo.get(fkey)

@@ -179,7 +179,7 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
     for i, item in enumerate(result):
         ikey = f"{key}[{i}]"
         if not isinstance(item, dict):
-            raise ConfigError.at(loc, f"generated test {i} is not a mapping", key=ikey)
+            raise ConfigError.at(loc, "a generated test is not a mapping", key=ikey)
         check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)  # generated: no key is dropped
         out.append(_checked((item, where, ikey), base_dir))
     return out

@@ -127,7 +127,7 @@ async def classify(c: ClassifierSpec, text: str) -> Scores:
     """Class scores of `text` from the classifier `c` (GraderError when it fails or replies malformed)."""
     if c.id.startswith(("file://", "python:")):
         return await _call_python(c, text)
-    return await asyncio.to_thread(_call_hf, c, text)
+    return await _call_hf(c, text)
 
 
 async def _call_python(c: ClassifierSpec, text: str) -> Scores:
@@ -155,9 +155,10 @@ def _scores(raw: Mapping[Any, Any], who: str) -> Scores:
     return out
 
 
-def _call_hf(c: ClassifierSpec, text: str) -> Scores:
-    import urllib.error  # lazily: validate and runs without a classifier never import them
-    import urllib.request
+async def _call_hf(c: ClassifierSpec, text: str) -> Scores:
+    import aiohttp  # lazily: validate and runs without a classifier never import it
+
+    from evalrun.providers.http_session import proxy_for
 
     model = c.id.split(":", 2)[2]
     token_kind = ":token-classification:" in c.id
@@ -172,15 +173,15 @@ def _call_hf(c: ClassifierSpec, text: str) -> Scores:
     key = c.config.get("apiKey") or os.environ.get("HF_TOKEN") or os.environ.get("HF_API_TOKEN")
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - a configured endpoint
-            raw = resp.read()
-    except urllib.error.HTTPError as e:
-        detail = e.read(300).decode("utf-8", "replace")
-        raise GraderError(f"{c.id}: HTTP {e.code} from {url}: {detail}") from None
-    except (urllib.error.URLError, OSError) as e:
-        raise GraderError(f"{c.id}: cannot reach {url}: {getattr(e, 'reason', e)}") from None
+        async with aiohttp.ClientSession(trust_env=False) as session, \
+                session.post(url, data=json.dumps(body).encode(), headers=headers, proxy=proxy_for(url),
+                             timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as resp:
+            status, raw = resp.status, await resp.read()
+    except (asyncio.TimeoutError, aiohttp.ClientError) as e:
+        raise GraderError(f"{c.id}: cannot reach {url}: {type(e).__name__}: {e}") from None
+    if status >= 400:
+        raise GraderError(f"{c.id}: HTTP {status} from {url}: {raw[:300].decode('utf-8', 'replace')}")
     try:
         data = json.loads(raw)
     except ValueError:

@@ -17,6 +17,8 @@ Retries (evalrun/retry.py, shared with model calls) use exponential back-off wit
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import time
 from collections.abc import Callable
@@ -26,6 +28,7 @@ from evalrun import templating
 from evalrun.errors import ConfigError, ProviderError
 from evalrun.providers._common import as_text
 from evalrun.providers.base import CallContext
+from evalrun.providers.http_session import LoopSession, proxy_for
 from evalrun.retry import (
     RetryPolicy,
     call_with_retries,
@@ -129,10 +132,10 @@ class HttpProvider:
         except ValueError as e:
             raise ConfigError.at(spec.loc, str(e), key="config.responsePath",
                                  hint="write a path like json.choices[0].message.content") from None
-        self._client: Any = None
+        self._sessions = LoopSession()
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
-        import httpx
+        import aiohttp
 
         variables = {**ctx.vars, "prompt": prompt}
         try:
@@ -142,41 +145,54 @@ class HttpProvider:
             body = templating.render_value(self.body, variables)
         except Exception as e:  # jinja errors
             raise ProviderError(f"http: cannot render the request: {e}") from None
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.timeout)
-        kwargs: dict[str, Any] = {"headers": headers, "params": query or None}
+        has_type = any(k.lower() == "content-type" for k in headers)
+        kwargs: dict[str, Any] = {"headers": headers, "params": query or None, "allow_redirects": False,
+                                  "timeout": aiohttp.ClientTimeout(total=self.timeout), "proxy": proxy_for(url)}
         if self.method != "GET":
             if isinstance(body, (dict, list)):
-                kwargs["json"] = body
+                kwargs["data"] = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+                if not has_type:
+                    headers["Content-Type"] = "application/json"
             else:
-                kwargs["content"] = str(body).encode()
+                kwargs["data"] = str(body).encode()
+            if not has_type:
+                kwargs["skip_auto_headers"] = ("Content-Type",)  # a text body goes without one, as it is given
 
-        async def attempt() -> Any:
+        async def attempt() -> tuple[int, str]:
             try:
-                resp = await self._client.request(self.method, url, **kwargs)
-            except (httpx.TimeoutException, httpx.TransportError) as e:
+                session = await self._sessions.get()
+                async with session.request(self.method, url, **kwargs) as resp:
+                    status, raw = resp.status, await resp.read()
+                    retry_after = resp.headers.get("Retry-After")
+                    charset = resp.charset or "utf-8"
+            except aiohttp.InvalidURL as e:
+                raise ProviderError(f"http: invalid URL {e}") from None
+            except (asyncio.TimeoutError, aiohttp.ClientError) as e:
                 raise ProviderError(f"http: {type(e).__name__}: {e}", retryable=True) from None
-            status = resp.status_code
+            try:
+                text = raw.decode(charset, errors="replace")
+            except LookupError:  # a charset Python does not know
+                text = raw.decode("utf-8", errors="replace")
             if is_retryable_status(status):
                 raise ProviderError(f"http {status}", retryable=True, status=status,
-                                    retry_after=parse_retry_after(resp.headers.get("Retry-After")))
+                                    retry_after=parse_retry_after(retry_after))
             if status >= 400:
-                raise ProviderError(f"http {status}: {resp.text[:300]}", status=status)
-            return resp
+                raise ProviderError(f"http {status}: {text[:300]}", status=status)
+            return status, text
 
         def on_retry(n: int, total: int, err: ProviderError, wait: float) -> None:
             if self.on_event:
                 self.on_event(describe_retry(n, total, err, wait) + f" [{self.label}]")
 
         start = time.perf_counter()
-        resp = await call_with_retries(attempt, self.policy, on_retry)
+        _, text = await call_with_retries(attempt, self.policy, on_retry)
         latency = (time.perf_counter() - start) * 1000.0
         try:
-            data: Any = resp.json()
+            data: Any = json.loads(text)
         except ValueError:
             if self.response_path:
-                raise ProviderError(f"http: reply is not JSON: {resp.text[:200]!r}") from None
-            return Output(text=resp.text, raw=resp.text, latency_ms=latency)
+                raise ProviderError(f"http: reply is not JSON: {text[:200]!r}") from None
+            return Output(text=text, raw=text, latency_ms=latency)
         meta: dict[str, Any] = {}
         if self.context_path is not None:
             meta["context"] = follow(data, self.context_path)
@@ -185,7 +201,7 @@ class HttpProvider:
             from evalrun.jsnode import call_js_args
 
             try:
-                value = await call_js_args(self.transform_js, [data, resp.text, {"vars": ctx.vars}],
+                value = await call_js_args(self.transform_js, [data, text, {"vars": ctx.vars}],
                                            base_dir=self.base_dir, what="transformResponse",
                                            params=["json", "text", "context"])
             except AssertionRuntimeError as e:
@@ -196,6 +212,4 @@ class HttpProvider:
                       value=None if isinstance(value, str) or value is None else value)
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        await self._sessions.aclose()

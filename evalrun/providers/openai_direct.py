@@ -12,17 +12,17 @@ timeouts, connection failures, bad JSON). `EVALRUN_LLM_TRANSPORT=litellm` turns 
 
 Only model names litellm has no price for take this path (so the cost is None on both paths: a self-hosted
 model has no price); `Output.raw` is the server's JSON as sent (litellm's adds null fields).
-aiohttp is a dependency of litellm, so nothing new is installed.
+The session is evalrun's one HTTP client (http_session.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
-from collections.abc import AsyncIterator
 from typing import Any
+
+from evalrun.providers.http_session import LoopSession, proxy_for
 
 #: Request-body parameters litellm forwards unchanged to an OpenAI-compatible chat completions endpoint.
 BODY_PARAMS = frozenset({
@@ -60,18 +60,6 @@ def enabled() -> bool:
     return os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() != "litellm"
 
 
-@functools.lru_cache(maxsize=64)
-def _proxy(url: str) -> str | None:
-    """The proxy for `url` from the environment (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), None for a direct line."""
-    import urllib.parse
-    import urllib.request
-
-    parts = urllib.parse.urlsplit(url)
-    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
-        return None
-    return urllib.request.getproxies().get(parts.scheme)
-
-
 _PRICED: frozenset[str] | None = None
 
 
@@ -100,23 +88,12 @@ class NotAChatCompletion(Exception):
     """The server answered 2xx with JSON that has no `choices` (not a chat completion)."""
 
 
-async def _close_with_loop(session: Any) -> AsyncIterator[None]:
-    """Started once per session: asyncio.run's shutdown_asyncgens closes it, so the session is closed with its
-    event loop even when nobody calls aclose() (a transport used by a bare asyncio.run)."""
-    try:
-        yield
-    finally:
-        if not session.closed:
-            await session.close()
-
-
 class DirectOpenAI:
     """One aiohttp session per event loop (connections kept alive), created on the first call."""
 
     def __init__(self) -> None:
-        self._session: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closer: Any = None
+        # No connection limit of our own: the transport's semaphore bounds the requests in flight.
+        self._sessions = LoopSession(limit=0)
 
     @staticmethod
     def accepts(model: str, kwargs: dict[str, Any]) -> bool:
@@ -132,25 +109,8 @@ class DirectOpenAI:
         priced = priced_models()
         return name not in priced and model not in priced
 
-    async def _client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._session is None or self._loop is not loop or self._session.closed:
-            import aiohttp
-
-            # No connection limit of our own: the transport's semaphore bounds the requests in flight.
-            # trust_env=False: aiohttp would look the proxy up in a thread on every request; _proxy() does it
-            # once per URL, honouring HTTP(S)_PROXY and NO_PROXY the same way.
-            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                                  json_serialize=json.dumps, trust_env=False)
-            self._loop = loop
-            self._closer = _close_with_loop(self._session)
-            await self._closer.asend(None)
-        return self._session
-
     async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
-            await self._session.close()
-        self._session = None
+        await self._sessions.aclose()
 
     async def complete(self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
         """POST {api_base}/chat/completions; the reply's JSON (raises the exceptions above)."""
@@ -169,9 +129,9 @@ class DirectOpenAI:
         url = str(kwargs["api_base"]).rstrip("/") + "/chat/completions"
         timeout = aiohttp.ClientTimeout(total=float(kwargs.get("timeout") or 600.0))
         try:
-            session = await self._client()
+            session = await self._sessions.get()
             async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout,
-                                    proxy=_proxy(url)) as resp:
+                                    proxy=proxy_for(url)) as resp:
                 data = await resp.read()
                 status = resp.status
                 resp_headers = dict(resp.headers)

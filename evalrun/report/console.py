@@ -1,22 +1,35 @@
 """The console table promptfoo users know, and the run summary.
 
-Table: one row per test x var combination (x repeat), one column per provider x prompt; cells `[PASS] output`,
-`[FAIL] reason`, `[ERROR] message`, cut to fit the terminal. Long runs show the first `max_rows` rows; the
-records are re-read from the results file (only those shown are kept in memory).
+Table: one row per test x var combination (x repeat), one column per provider x prompt. A cell's first line is
+`[PASS] output`, `[FAIL] output` or `[ERROR] message`; below it, one line per graded assertion (its score
+against its threshold and the claim that decided it) and per failing assertion (casetext.brief), at most
+`CELL_LINES` lines. Every line is cut to fit the terminal. Long runs show the first `max_rows` rows; the records
+are re-read from the results file (only those shown are kept in memory). The summary ends with each graded
+type's mean score.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from typing import Any
+
+from evalrun.report.casetext import brief
 
 MAX_ROWS = 200
 CELL_MAX = 160
+CELL_LINES = 6
+WRAP = 2  # physical lines an assertion's line may take in its column
 
 
 def shorten(text: str, limit: int = CELL_MAX) -> str:
     text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fit(text: str, limit: int) -> str:
+    """Cut to `limit` characters, its leading indent kept (cell lines are one line each already)."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -25,13 +38,27 @@ def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
     return shorten(", ".join(parts), limit)
 
 
-def cell_text(rec: dict[str, Any]) -> str:
+def cell_lines(rec: dict[str, Any]) -> list[str]:
+    """The cell of one case: its verdict line, then each graded or failing assertion in brief."""
     status = rec.get("status")
-    if status == "pass":
-        return "[PASS] " + shorten(str(rec.get("output") or ""))
-    if status == "fail":
-        return "[FAIL] " + shorten(str(rec.get("reason") or ""))
-    return "[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""))
+    asserts = rec.get("assertions") or []
+    if status == "error":  # the error first; the other assertions' results below it
+        lines = ["[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""))]
+        asserts = [a for a in asserts if not a.get("error")]
+    else:
+        lines = [f"[{'PASS' if status == 'pass' else 'FAIL'}] " + shorten(str(rec.get("output") or ""))]
+    shown = [a for a in asserts if a.get("grader") or a.get("error") or not a.get("pass")]
+    lines += ["  " + ("✓ " if a.get("pass") else "✗ ") + shorten(brief(a)) for a in shown[:CELL_LINES - 1]]
+    if len(shown) > CELL_LINES - 1:
+        lines.append(f"  ... {len(shown) - CELL_LINES + 1} more assertions (-o report.html shows them)")
+    if status == "fail" and not any(not a.get("pass") for a in shown):  # failed on the test's threshold
+        lines.append("  ✗ " + shorten(str(rec.get("reason") or "")))
+    return lines
+
+
+def cell_text(rec: dict[str, Any]) -> str:
+    """The cell as one line (its first)."""
+    return cell_lines(rec)[0]
 
 
 def _row_key(rec: dict[str, Any]) -> str:
@@ -49,7 +76,7 @@ def _row_label(rec: dict[str, Any]) -> str:
 def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
     """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows."""
     columns: list[str] = []
-    grid: dict[str, dict[str, str]] = {}
+    grid: dict[str, dict[str, list[str]]] = {}
     labels: dict[str, str] = {}
     shown = 0
     for rec in outcome.iter_results():
@@ -62,7 +89,7 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
         column = f"[{rec.get('provider')}] {rec.get('prompt_label') or ''}".rstrip()
         if column not in columns:
             columns.append(column)
-        grid[key][column] = cell_text(rec)
+        grid[key][column] = cell_lines(rec)
         shown += 1
     if not grid:
         return "No cases ran."
@@ -72,11 +99,29 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     widths = [first_w] + [col_w] * len(columns)
 
     def line(values: list[str]) -> str:
-        return "| " + " | ".join(shorten(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
+        return "| " + " | ".join(_fit(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
+
+    def wrapped(cell: list[str]) -> list[str]:
+        """The verdict line cut to the column; an assertion line wrapped onto at most WRAP lines."""
+        out = cell[:1]
+        for text in cell[1:]:
+            parts = textwrap.wrap(text, col_w, subsequent_indent="      ") or [""]
+            out += parts[:WRAP - 1] + (["".join(parts[WRAP - 1:])] if len(parts) >= WRAP else [])
+        return out
 
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [sep, line(["test", *columns]), sep.replace("-", "=")]
-    out += [line([labels[key], *(cells.get(c, "") for c in columns)]) for key, cells in grid.items()]
+    previous_tall = False
+    for n, (key, raw) in enumerate(grid.items()):
+        cells = {c: wrapped(v) for c, v in raw.items()}
+        height = max(len(c) for c in cells.values())
+        if n and (previous_tall or height > 1):
+            out.append(sep)  # a row of several lines is ruled off; runs of one-line rows stay compact
+        previous_tall = height > 1
+        for i in range(height):
+            first = labels[key] if i == 0 else ""
+            out.append(line([first, *((cells.get(c) or [""] * height)[i] if i < len(cells.get(c) or [])
+                                      else "" for c in columns)]))
     out.append(sep)
     more = len(outcome.rows()) - shown
     if more > 0:
@@ -120,6 +165,11 @@ def summary(outcome: Any) -> str:
     if named:
         lines.append("Metrics: " + ", ".join(
             f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} n/a" for k, v in named.items()))
+    graded = s.get("graded")
+    if graded:
+        lines.append("Graded means: " + ", ".join(
+            f"{name} {g['mean']:.2f}{' (lower is better)' if g.get('lower_is_better') else ''} "
+            f"[{g['passed']}/{g['count']} passed]" for name, g in graded.items()))
     lines.append(grader_line(s["graders"]))
     rep = s.get("repeats")
     if rep:

@@ -77,7 +77,7 @@ def error_commands(outcome: Any) -> list[str]:
         ti = int(rec.get("test_index") or 0)
         t = by_test.get(ti)
         if t is None:
-            t = by_test[ti] = _Test(ti, str(rec.get("description") or f"test {ti + 1}"))
+            t = by_test[ti] = _Test(ti, str(rec.get("description") or f"tests[{ti}]"))
         t.errors += status == "error"
         t.failed += status != "error"
         t.lines.append(f"{_case_label(rec)}: {_case_reason(rec)}")
@@ -117,7 +117,7 @@ def step_summary(outcome: Any) -> str:
         status = rec.get("status")
         counts[0 if status == "pass" else 1 if status == "fail" else 2] += 1
         if status != "pass" and len(failing) < 50:
-            name = rec.get("description") or f"test {int(rec.get('test_index') or 0) + 1}"
+            name = rec.get("description") or f"tests[{int(rec.get('test_index') or 0)}]"
             failing.append(f"- **{_cell(name)}** {_cell(_case_label(rec))}: {_cell(_case_reason(rec))[:300]}")
     title = outcome.suite.description or ", ".join(outcome.suite.files) or "evalrun"
     rate = f"{s['pass_rate']:.2f}%" if s.get("pass_rate") is not None else "n/a"

@@ -10,10 +10,11 @@ html_data.TEXT_MAX are cut (the .json report keeps them whole); grader raw repli
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
+
+from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.report import html_data, html_svg
 
@@ -21,12 +22,9 @@ PLACEHOLDER = "/*__EVALRUN_DATA__*/"
 ASSETS = ("report.css", "report.js")  # the rendering, shared with the compare page and `evalrun view`
 
 
-def script_safe(text: str) -> str:
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
 def dumps(obj: Any) -> str:
-    return script_safe(json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
+    """JSON safe inside the page's <script> element: Jinja2 escapes <, >, & and ' as \\u003c etc."""
+    return str(htmlsafe_json_dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
 
 
 def asset(name: str) -> str:

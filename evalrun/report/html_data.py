@@ -33,11 +33,11 @@ def test_label(rec: dict[str, Any]) -> str:
     vars_ = rec.get("vars") or {}
     shown = ", ".join(f"{k}={v if isinstance(v, str) else v!r}" for k, v in vars_.items())
     desc = rec.get("description")
-    return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"test {rec.get('test_index', 0)}", 200)
+    return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"tests[{rec.get('test_index', 0)}]", 200)
 
 
 def assertion_name(a: dict[str, Any], i: int) -> str:
-    return str(a.get("metric") or a.get("type") or f"#{i + 1}")
+    return str(a.get("metric") or a.get("type") or f"[{i}]")
 
 
 @dataclass
@@ -105,11 +105,15 @@ def _bin(score: float) -> int:
 
 
 def row(i: int, rec: dict[str, Any], agg: Aggregates, flaky: bool = False) -> list[Any]:
-    """[index, test label, provider #, prompt #, status 0/1/2, score, None, reason snippet, flaky]; the page fills
-    slot 6 with the output's first characters from the case detail (kept once in the file)."""
+    """[index, test label, provider #, prompt #, status 0/1/2, score, None, reason snippet, flaky, failed]; the page
+    fills slot 6 with the output's first characters from the case detail (kept once in the file); `failed` names
+    the assertions that failed the case, with their scores against their thresholds (shown by the case score)."""
+    from evalrun.report.casetext import failed_briefs
+
     p, q = agg.index(rec)
     return [rec.get("index", i), test_label(rec), p, q, STATUS.get(str(rec.get("status")), 2), rnd(rec.get("score")),
-            None, cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky)]
+            None, cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky),
+            cut("; ".join(failed_briefs(rec)), SNIPPET) if rec.get("status") != "pass" else ""]
 
 
 def _words(text: str) -> set[str]:

@@ -34,7 +34,8 @@ def head(data: dict[str, Any]) -> dict[str, Any]:
             providers.append(r["provider"])
     for r in data["by_provider_prompt"]:
         matrix[(providers.index(r["provider"]), max(0, r["prompt_pair"]))] = r
-    deltas = [(m["name"], m["delta"]) for m in data["by_metric"] if m["delta"] is not None]
+    deltas = [(m["name"], m["delta"], bool(m.get("lower_is_better"))) for m in data["by_metric"]
+              if m["delta"] is not None]
     return {"kind": "diff", "a": {k: data["a"][k] for k in ("ref", "label")},
             "b": {k: data["b"][k] for k in ("ref", "label")}, "tolerance": data["tolerance"],
             "summary": data["summary"], "prompts": data["prompts"], "providers": providers, "prompts_list": prompts,

@@ -41,19 +41,21 @@ def status_bar(passed: int, failed: int, errors: int, width: int = 320, height: 
             f'height="{height}" viewBox="0 0 {width} {height}">{"".join(parts)}</svg>')
 
 
-def delta_bars(items: list[tuple[str, float]], width: int = 360, row: int = 16) -> str:
-    """Horizontal bars of signed deltas (-1..1) around a centre line, one per named item."""
+def delta_bars(items: list[tuple[str, float, bool]], width: int = 360, row: int = 16) -> str:
+    """Horizontal bars of signed deltas (-1..1) around a centre line, one per named item: (name, delta, lower is
+    better). A change for the better is green whichever its sign (a fall, for a lower-is-better metric)."""
     if not items:
         return ""
     label_w, value_w = 150, 44
     mid = label_w + (width - label_w - value_w) / 2
     half = (width - label_w - value_w) / 2 - 4
     rows = []
-    for i, (name, delta) in enumerate(items):
+    for i, (name, delta, lower) in enumerate(items):
         y = i * row
         w = min(1.0, abs(delta)) * half
         x = mid if delta >= 0 else mid - w
-        colour = PASS if delta > 0 else FAIL
+        colour = PASS if (delta < 0 if lower else delta > 0) else FAIL
+        name = name + (" ↓" if lower else "")
         rows.append(f'<text x="0" y="{y + 11}" font-size="10">{escape(name[:26])}</text>'
                     f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 0.5):.1f}" height="{row - 6}" fill="{colour}">'
                     f"<title>{escape(name)}: {delta:+.3f}</title></rect>"

@@ -48,7 +48,7 @@ function diffDetail(d,link){let h='';
  h+=`<h4>A → B</h4><pre>A: ${esc(sideText(d.a))}${d.a&&d.a.score!=null?' · score '+fmt(d.a.score):''}\nB: ${esc(sideText(d.b))}${d.b&&d.b.score!=null?' · score '+fmt(d.b.score):''}${d.b&&d.b.error?'\nB error: '+esc(d.b.error):''}</pre>`;
  if(d.vars_changed)h+='<div class="muted">matched by position: this case\'s vars were edited</div>';
  if(d.metric_deltas.length){h+='<h4>Assertion scores</h4><table class="claims"><tr><th>assertion</th><th>A</th><th>B</th><th>Δ</th><th></th></tr>';
-  for(const m of d.metric_deltas)h+=`<tr><td>${esc(m.name)}</td><td class="num">${fmt(m.a)}</td><td class="num">${fmt(m.b)}</td><td class="num ${m.delta<0?'down':m.delta>0?'up':''}">${m.delta>0?'+':''}${fmt(m.delta)}</td><td>${m.regressed?stBadge('newly_failing').replace('NEWLY FAILING','REGRESSED'):''}</td></tr>`;
+  for(const m of d.metric_deltas)h+=`<tr><td>${esc(m.name)}</td><td class="num">${fmt(m.a)}</td><td class="num">${fmt(m.b)}</td><td class="num ${(m.lower_is_better?-m.delta:m.delta)<0?'down':(m.lower_is_better?-m.delta:m.delta)>0?'up':''}">${m.delta>0?'+':''}${fmt(m.delta)}${m.lower_is_better?' <span class="muted">(lower is better)</span>':''}</td><td>${m.regressed?stBadge('newly_failing').replace('NEWLY FAILING','REGRESSED'):''}</td></tr>`;
   h+='</table>';}
  if(d.claim_flips.length){h+='<h4>Claims that flipped</h4><table class="claims"><tr><th>assertion</th><th>claim</th><th>A</th><th>B</th></tr>';
   for(const f of d.claim_flips)h+=`<tr><td>${esc(f.assertion)}</td><td>${esc(f.claim)}</td><td class="v-${esc(f.a)}">${esc(f.a)}</td><td class="v-${esc(f.b)}">${esc(f.b)}</td></tr>`;
@@ -143,7 +143,7 @@ function mount(root,D,source,opt={}){
   :'<tr><th></th><th>#</th><th>test</th><th>provider / prompt</th><th>status</th><th class="num">score</th><th>output</th><th>reason</th></tr>';
  function rowHtml(r){const prompt=D.prompts_list[DIFF?r[2]:r[3]]??'';
   if(DIFF)return `<td><span class="tog">▸</span></td><td>${esc(r[0])}</td><td>${esc(D.providers[r[1]])}<br><span class="muted">${esc(prompt)}</span></td><td>${stBadge(r[3])}${r[4]?' <span class="st fail">REGRESSION</span>':''}</td><td>${esc(r[5])}</td><td>${esc(r[6])}</td><td class="num">${fmt(r[7])}</td><td class="num">${fmt(r[8])}</td><td class="num ${r[9]<0?'down':r[9]>0?'up':''}">${r[9]==null?'–':(r[9]>0?'+':'')+fmt(r[9])}</td>`;
-  return `<td><span class="tog">▸</span></td><td>${esc(r[0])}</td><td>${esc(r[1])}${r[8]?'<span class="flaky">flaky</span>':''}</td><td>${esc(D.providers[r[2]])}<br><span class="muted">${esc(cutText(prompt,80))}</span></td><td>${stBadge(STATUS[r[4]])}</td><td class="num">${fmt(r[5])}</td><td class="out">${esc(r[6])}</td><td>${esc(r[7])}</td>`;}
+  return `<td><span class="tog">▸</span></td><td>${esc(r[0])}</td><td>${esc(r[1])}${r[8]?'<span class="flaky">flaky</span>':''}</td><td>${esc(D.providers[r[2]])}<br><span class="muted">${esc(cutText(prompt,80))}</span></td><td>${stBadge(STATUS[r[4]])}</td><td class="num">${fmt(r[5])}${r[9]?`<div class="failed">✗ ${esc(r[9])}</div>`:''}</td><td class="out">${esc(r[6])}</td><td>${esc(r[7])}</td>`;}
  function query(){const n=++seq,ask={...f};if(openKey!=null)ask.at=openKey;
   when(source.page(ask),r=>{if(n===seq)draw(r);});}
  function draw(r){f.page=r.page;const rows=$('rows');rows.textContent='';

@@ -15,7 +15,7 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
-from evalrun.errors import ConfigError, EvalrunError, ProviderError
+from evalrun.errors import ConfigError, EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.prompts import render_prompt
@@ -136,14 +136,11 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except CaseFailure as e:
+    except (CaseFailure, ConfigError, EvalrunError) as e:  # one short line; the whole message in error_detail
         msg = str(e)
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, msg,
-                       msg, ())
-    except (ConfigError, EvalrunError) as e:
-        msg = str(e)
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, msg,
-                       msg, ())
+        short = one_line(msg)
+        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, short,
+                       short, (), None if short == msg else msg)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
         msg_or_none = user_exit_message(e)
         if msg_or_none is None:
@@ -154,7 +151,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
 
 def error_result(case: Case, message: str) -> CaseResult:
     """An ERROR result for a case that could not finish (e.g. its timeout expired)."""
-    return _result(case, "", None, None, "error", False, None, message, message, ())
+    short = one_line(message)
+    return _result(case, "", None, None, "error", False, None, short, short, (),
+                   None if short == message else message)
 
 
 def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult, ...] | None:
@@ -243,7 +242,7 @@ class _AssertRun:
 
 def _result(case: Case, prompt: str, text: str | None, output: Output | None, status: Any, pass_: bool,
             score: float | None, reason: str, error: str | None,
-            assertions: tuple[AssertionResult, ...]) -> CaseResult:
+            assertions: tuple[AssertionResult, ...], detail: str | None = None) -> CaseResult:
     # positional, in CaseResult's field order: keyword arguments cost ~2 µs more per case
     test = case.test
     if output is None:
@@ -252,4 +251,4 @@ def _result(case: Case, prompt: str, text: str | None, output: Output | None, st
         latency, cached, tokens, cost = output.latency_ms, output.cached, output.tokens, output.cost
     return CaseResult(case.id, case.index, status, pass_, score, reason or "", error, case.provider.name,
                       case.prompt.label, prompt, case.vars, test.description, text, latency, cached, tokens, cost,
-                      assertions, test.index, case.repeat, dict(test.metadata) if test.metadata else {})
+                      assertions, test.index, case.repeat, dict(test.metadata) if test.metadata else {}, detail)

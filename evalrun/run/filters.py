@@ -18,39 +18,17 @@ def _key(provider: str, prompt_label: str, vars: Any) -> str:
     return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
 
 
-SUPPORTED_FAILING = (".json", ".jsonl")
-
-
 def failing_keys(path: str) -> tuple[set[str], set[str]]:
-    """(ids, fallback keys) of the failed or errored cases in a results .json or .jsonl file.
+    """(ids, fallback keys) of the failed or errored cases in a results .jsonl file or a -o .json report.
 
     A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
     only records without one fall back to (provider, prompt label, vars)."""
-    p = Path(path)
-    if p.suffix.lower() not in SUPPORTED_FAILING:
-        raise UsageError(f"--filter-failing {path!r}: unsupported file type {p.suffix or '(none)'!r}; "
-                         "supported: .json (a -o report) and .jsonl (a results file)", key="--filter-failing",
-                         hint="pass the JSON report written by `-o results.json` or the results file "
-                              "(.evalrun/last-run.jsonl)")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot read --filter-failing file: {e}", file=path) from None
-    records: list[dict[str, Any]] = []
-    try:
-        data = json.loads(text)
-        if isinstance(data, dict):
-            records = list(data.get("results") or [])
-        elif isinstance(data, list):
-            records = data
-    except ValueError:  # JSONL
-        for line in text.splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict):
-                records.append(rec)
+    from evalrun.run import readback
+
+    if not Path(path).is_file():
+        raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
+                         hint=f"pass {readback.ACCEPTED}")
+    records = readback.records(Path(path), key="--filter-failing", hint=f"pass {readback.ACCEPTED}")
     ids: set[str] = set()
     keys: set[str] = set()
     for r in records:

@@ -1,5 +1,6 @@
 """Statistics over repeats (`--repeat N`): per group of repeated cases, the pass rate with its Wilson
-interval, the mean of each score with its Student-t interval, and whether the group is flaky.
+interval, the mean of each score with its percentile-bootstrap interval (seeded), and whether the group is
+flaky. Both intervals stay inside the range of what they measure.
 
 A group is one test x var combination x provider x prompt: the N cases that differ only in their repeat
 index. Flaky: passed in some repeats and failed or errored in others. Pure functions, no I/O.
@@ -17,10 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Z95 = 1.959964
-# two-sided 95% Student-t quantiles for 1..30 degrees of freedom
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042)
+#: Bootstrap resamples of a mean's interval, and the fixed seed that makes the interval a function of the values.
+RESAMPLES = 2000
+SEED = 25
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
@@ -35,17 +35,21 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 def mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95% t interval; a single value is its own interval (no spread is known)."""
+    """Mean and 95% percentile-bootstrap interval (RESAMPLES resamples, seeded: the same values give the same
+    interval). It stays inside [min, max] of the values, so a score in [0, 1] never gets an interval outside it
+    (a Student-t interval on five 0/1 scores reached [-0.08, 1.28]); equal values are their own interval."""
     n = len(values)
     if n == 0:
         return math.nan, math.nan, math.nan
     mean = sum(values) / n
-    if n == 1:
+    if n == 1 or min(values) == max(values):
         return mean, mean, mean
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    t = _T95[n - 2] if n - 1 <= len(_T95) else Z95
-    half = t * math.sqrt(var / n)
-    return mean, mean - half, mean + half
+    import random  # only for repeated runs with differing scores
+
+    draws = random.Random(SEED).choices(values, k=n * RESAMPLES)
+    means = sorted(math.fsum(draws[i:i + n]) / n for i in range(0, n * RESAMPLES, n))
+    lo, hi = means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1]
+    return mean, min(lo, mean), max(hi, mean)
 
 
 def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
@@ -60,7 +64,7 @@ def group_label(rec: dict[str, Any]) -> str:
     desc = rec.get("description")
     vars_ = rec.get("vars") or {}
     what = str(desc) if desc else ", ".join(f"{k}={v}" for k, v in vars_.items())[:80] or \
-        f"test {rec.get('test_index', 0)}"
+        f"tests[{rec.get('test_index', 0)}]"
     if desc and vars_:
         what += " [" + ", ".join(f"{k}={v}" for k, v in vars_.items())[:60] + "]"
     prompt = str(rec.get("prompt_label") or "")
@@ -69,12 +73,19 @@ def group_label(rec: dict[str, Any]) -> str:
 
 
 def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
-    """(name, score) of each assertion: the metric name when set, else `type#position`."""
+    """(name, score) of each assertion: the metric name when set, else `type[index]` (its 0-based index among
+    the case's assertions, like the `assert[index]` of a key path)."""
     out: list[tuple[str, float | None]] = []
     for i, a in enumerate(rec.get("assertions") or []):
-        name = a.get("metric") or f"{a.get('type')}#{i + 1}"
+        name = a.get("metric") or f"{a.get('type')}[{i}]"
         out.append((str(name), a.get("score") if isinstance(a.get("score"), (int, float)) else None))
     return out
+
+
+def lower_names(rec: dict[str, Any]) -> set[str]:
+    """The score names (as `score_names` gives them) of the assertions whose lower score is better."""
+    return {name for (name, _), a in zip(score_names(rec), rec.get("assertions") or [], strict=True)
+            if a.get("lower_is_better")}
 
 
 @dataclass

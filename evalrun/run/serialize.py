@@ -38,7 +38,7 @@ def assertion_dict(a: AssertionResult) -> dict[str, Any]:
 
 
 def result_dict(r: CaseResult) -> dict[str, Any]:
-    return {
+    d = {
         "id": r.case_id, "index": r.index, "test_index": r.test_index, "repeat": r.repeat,
         "description": r.description, "provider": r.provider, "prompt_label": r.prompt_label,
         "prompt": r.prompt, "vars": r.vars, "output": r.output, "status": r.status, "pass": r.pass_,
@@ -46,6 +46,9 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
         "cached": r.cached, "tokens": tokens_dict(r.tokens), "cost": r.cost,
         "assertions": [assertion_dict(a) for a in r.assertions], "metadata": r.metadata,
     }
+    if r.error_detail is not None:  # the whole message of an error cut to one line in `error`
+        d["error_detail"] = r.error_detail
+    return d
 
 
 def error_records(suite: Suite, cases: Iterable[Case], message: str) -> Iterator[dict[str, Any]]:

@@ -89,6 +89,8 @@ class Tally:
     graders: list[str] = field(default_factory=list)
     metrics: MetricTotals = field(default_factory=MetricTotals)
     derived: tuple[DerivedMetric, ...] = ()
+    #: per graded assertion type: [sum of scores, scored results, passed, lower is better]
+    graded: dict[str, list[float]] = field(default_factory=dict)
     #: set after a run with --repeat N > 1: {"repeat", "groups", "flaky_count", "flaky": [...]}
     repeat_summary: dict[str, Any] | None = None
 
@@ -119,6 +121,15 @@ class Tally:
         for a in assertions:
             if not named and (a.get("metric") or a.get("children")):
                 named = True
+            if "grader" in a:  # a graded result: its score counts in the type's mean
+                score = a.get("score")
+                if isinstance(score, (int, float)):
+                    g = self.graded.get(a["type"])
+                    if g is None:
+                        g = self.graded[a["type"]] = [0.0, 0, 0, bool(a.get("lower_is_better"))]
+                    g[0] += score
+                    g[1] += 1
+                    g[2] += bool(a.get("pass"))
             if a.get("cost"):
                 self.grader_cost += a["cost"]
             atok = a.get("tokens")
@@ -148,6 +159,9 @@ class Tally:
         self.interrupted = self.interrupted or other.interrupted
         self.graders.extend(g for g in other.graders if g not in self.graders)
         self.metrics.absorb(other.metrics)
+        for name, (total, n, passed, lower) in other.graded.items():
+            g = self.graded.setdefault(name, [0.0, 0, 0, lower])
+            g[0], g[1], g[2] = g[0] + total, g[1] + n, g[2] + passed
         put = self.rows.put
         for row in other.rows:
             put(row.index, row.status, row.offset + shift)
@@ -159,7 +173,7 @@ class Tally:
     def summary(self) -> dict[str, Any]:
         end = self.finished or time.time()
         total = self.total
-        out = {
+        out: dict[str, Any] = {
             "passed": self.passed, "failed": self.failed, "errors": self.errors, "total": total,
             "pass_rate": round(100.0 * self.passed / total, 2) if total else None,
             "duration_s": round(end - self.started, 3),
@@ -174,6 +188,10 @@ class Tally:
             "derived_metrics": {k: (round(v, 6) if v is not None and v == v else None)
                                 for k, v in self.metrics.derived(self.derived).items()},
         }
+        if self.graded:  # each graded type's mean score over the run
+            out["graded"] = {name: {"mean": round(total / n, 6), "count": int(n), "passed": int(passed),
+                                    **({"lower_is_better": True} if lower else {})}
+                             for name, (total, n, passed, lower) in sorted(self.graded.items()) if n}
         if self.repeat_summary is not None:
             out["repeats"] = self.repeat_summary
         return out

@@ -6,7 +6,8 @@
     load_config_file(path, display)    a config file: a non-empty mapping
 
 Modules: located (LDict / LList, the located types: a leaf), limits (depth, aliases, size: every limit),
-yamldoc (YAML), jsondoc (JSON and JSONL rows), csvrows (CSV rows). YAML and JSON documents are read whole (at
+yamldoc (YAML), jsondoc (JSON and JSONL rows), csvrows (CSV rows), encoding (text that is not UTF-8: the line
+of its first bad byte). YAML and JSON documents are read whole (at
 most limits.MAX_DOC_CHARS); JSONL and CSV test files are read row by row (config/tests.py).
 """
 
@@ -34,10 +35,9 @@ def read_text(path: Path, *, display: str, loc: Location | None = None, key: str
         raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
                              hint="use a glob such as dir/*.yaml") from None
     except UnicodeDecodeError as e:
-        line = e.object[: e.start].count(b"\n") + 1
-        raise ConfigError(f"not UTF-8 text: byte 0x{e.object[e.start]:02x} cannot be decoded",
-                          file=display, line=line,
-                          hint="save the file as UTF-8 (binary files cannot be read as config or text)") from None
+        from evalrun.config.readers.encoding import bad_byte
+
+        raise bad_byte(e.object, e.start, display) from None
     except OSError as e:
         raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
 

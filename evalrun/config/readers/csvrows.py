@@ -61,9 +61,10 @@ def iter_rows(f: Iterable[str], display: str,
     except csv.Error as e:
         raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
                           hint="check the quotes on this line") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {display}: {e}", file=display, line=reader.line_num + 1,
-                          hint="save the file as UTF-8") from None
+    except UnicodeDecodeError:  # a file read as a stream: its decoder failed a buffer ahead of the bad byte
+        from evalrun.config.readers.encoding import not_utf8
+
+        raise not_utf8(getattr(f, "name", None), display) from None
 
 
 def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None,

@@ -166,8 +166,10 @@ def iter_jsonl(lines: Iterable[str], file: str, skip: int = 0) -> Iterator[tuple
                 raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
                                   line=n, hint="flatten the data")
             yield value, n
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"cannot read {file}: {e}", file=file, line=n + 1, hint="save the file as UTF-8") from None
+    except UnicodeDecodeError:  # a file read as a stream: its decoder failed a buffer ahead of the bad byte
+        from evalrun.config.readers.encoding import not_utf8
+
+        raise not_utf8(getattr(lines, "name", None), file) from None
 
 
 def _decode_error(line: str) -> json.JSONDecodeError:
