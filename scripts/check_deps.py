@@ -184,8 +184,23 @@ def newest(venv: Venv, extras: str, work: Path, constraints: Path) -> int:
     return 1
 
 
+def numeric(version: str) -> tuple[int, ...]:
+    """"1.89.2" -> (1, 89, 2); the numeric release part only (enough to order these projects' releases)."""
+    return tuple(int(x) for x in re.findall(r"\d+", version.split("+")[0])[:4])
+
+
+def lowest_release(venv: Venv, name: str, bound: str) -> str:
+    """The oldest release on the index at or above `bound` (a bound like "9.2" when the first release is 9.2.1)."""
+    out = subprocess.run([venv.python, "-m", "pip", "index", "versions", name], text=True, capture_output=True).stdout
+    listed = re.search(r"Available versions: (.*)", out)
+    releases = [v.strip() for v in listed.group(1).split(",")] if listed else []
+    above = sorted((v for v in releases if numeric(v) >= numeric(bound)), key=numeric)
+    return above[0] if above else bound
+
+
 def oldest(venv: Venv, work: Path) -> int:
     bounds = lower_bounds(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8")))
+    bounds = {name: lowest_release(venv, name, bound) for name, bound in bounds.items()}
     print("== [project].dependencies at their lower bounds: " + ", ".join(f"{n}=={v}" for n, v in bounds.items()))
     done = venv.pip("-c", pin_file(bounds, work, "lowest.txt"), "-e", ".[dev]")
     if done.returncode:

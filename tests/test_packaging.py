@@ -131,6 +131,7 @@ def test_check_deps_reads_pins_bounds_upgrades_and_failures() -> None:
                                      "tests/test_z.py::test_w": "ERROR"}
     assert cd.pip_error("WARNING: Location 'x' is ignored: no\nboom\nThe conflict is caused by:\n  a needs b\n") == \
         "The conflict is caused by:\n  a needs b"
+    assert cd.numeric("1.89.2") == (1, 89, 2) and cd.numeric("9.2") < cd.numeric("9.2.1") < cd.numeric("9.10")
     assert set(cd.lower_bounds(PYPROJECT)) == {canonicalize_name(Requirement(r).name)
                                               for r in PYPROJECT["project"]["dependencies"]
                                               if ">=" in str(Requirement(r).specifier)}
