@@ -48,7 +48,7 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise UsageError("--executor ray needs Ray, which is not installed", key="--executor",
-                         hint="pip install 'evalrun[ray]' (or run without --executor ray)") from None
+                         hint="pip install 'evalrun-llm[ray]' (or run without --executor ray)") from None
     return ray
 
 
@@ -65,7 +65,7 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
     """The Ray options checked against each other and the run's (usage errors, exit 2); Ray imported."""
     if executor != "ray":
         raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
-                         hint="add --executor ray (pip install 'evalrun[ray]')")
+                         hint="add --executor ray (pip install 'evalrun-llm[ray]')")
     if shard is not None:
         raise UsageError("--shard and --executor ray do not combine: the Ray executor makes the shards itself",
                          key="--shard", hint="set their number with --ray-tasks N")
