@@ -3,4 +3,6 @@
 from __future__ import annotations
 
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+#: The name on the package index (`pip install evalrun-llm`): "evalrun" there is another project (docs/install.md).
+DISTRIBUTION = "evalrun-llm"
+__all__ = ["DISTRIBUTION", "__version__"]

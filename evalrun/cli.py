@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from evalrun import __version__
+from evalrun import DISTRIBUTION, __version__
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -39,7 +39,7 @@ def _configs(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="evalrun", description="Evaluate LLM output against YAML-declared assertions.")
-    parser.add_argument("--version", action="version", version=f"evalrun {__version__}")
+    parser.add_argument("--version", action="version", version=f"evalrun {__version__} ({DISTRIBUTION})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     ev = sub.add_parser("eval", help="run a suite and report results")
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "run; for big CPU-bound suites (default 1)")
     ev.add_argument("--executor", choices=["local", "ray"], default=None,
                     help="ray: run the cases as Ray tasks, one shard each, on a Ray cluster or a local instance "
-                         "(needs `pip install 'evalrun[ray]'`); results, reports and exit code as without")
+                         "(needs `pip install 'evalrun-llm[ray]'`); results, reports and exit code as without")
     ev.add_argument("--ray-address", metavar="ADDR", default=None,
                     help="the Ray cluster to use (default: RAY_ADDRESS, else a local instance)")
     ev.add_argument("--ray-tasks", type=int, default=None, metavar="N",
@@ -137,8 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = {"eval": "eval_", "merge": "merge", "validate": "validate", "list": "list_", "cache": "cache_",
-             "init": "init_", "report": "report_", "runs": "runs_", "compare": "compare_", "view": "view"}
+#: command -> its module in evalrun/commands/
+_COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list": "list_types",
+             "cache": "cache_admin", "init": "init_suite", "report": "rebuild_reports", "runs": "list_runs",
+             "compare": "compare_runs", "view": "view"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """What a template reads, found before it renders: variables, guarded ones, `env.NAME`s, included templates.
 
-    simple_names(src)   the variables of a plain `{{ name }}` template, without Jinja2 (None for any other)
+    plain_parts(src)    (text pieces, names) of a plain `{{ name }}` template, without Jinja2 (None for any other)
+    simple_names(src)   its variables
     parse(src)          the checked syntax tree (unknown filters and tests are errors)
     variables_of(src)   top-level variables read (those of included templates too)
     guarded_names(src)  variables read only optionally (`x | default(..)`, `x is defined`)
@@ -38,8 +39,8 @@ def clear_caches(*, includes_only: bool = False) -> None:
         env_names_of.cache_clear()
 
 
-#: `{{ name }}` with nothing else inside (spaces around the name allowed).
-_PLAIN_VAR = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\}\}")
+#: `{{ name }}` with nothing else inside (whitespace around the name allowed).
+_PLAIN_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
 #: environment or special in Jinja2: templates using them are left to Jinja2.
 _NOT_PLAIN = frozenset({
@@ -51,16 +52,23 @@ _NOT_PLAIN = frozenset({
 
 
 @lru_cache(maxsize=4096)
-def simple_names(source: str) -> frozenset[str] | None:
-    """The variables of a template made of plain text and `{{ name }}` substitutions only (the common prompt),
-    found without Jinja2: what Jinja2 finds in it (it parses, reads those names, guards none, reads no `env`).
+def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(literal pieces, variable names) of a template made of plain text and `{{ name }}` substitutions only (the
+    common prompt), found without Jinja2; the pieces are what Jinja2 prints around the names (len(names) + 1).
     None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
-    whitespace-control dash, or a name in _NOT_PLAIN."""
-    names = _PLAIN_VAR.findall(source)
-    rest = _PLAIN_VAR.sub("", source)
-    if not names or "{" in rest or "}" in rest or not _NOT_PLAIN.isdisjoint(names):
+    whitespace-control dash, a name in _NOT_PLAIN, or a carriage return (Jinja2 rewrites line ends in text)."""
+    split = _PLAIN_VAR.split(source)
+    literals, names = tuple(split[0::2]), tuple(split[1::2])
+    if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
         return None
-    return frozenset(names)
+    return literals, names
+
+
+def simple_names(source: str) -> frozenset[str] | None:
+    """The variables of a plain template (see plain_parts): what Jinja2 finds in it (it parses, reads those names,
+    guards none, reads no `env`); None for any other template."""
+    parts = plain_parts(source)
+    return None if parts is None else frozenset(parts[1])
 
 
 @lru_cache(maxsize=4096)

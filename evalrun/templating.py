@@ -26,6 +26,7 @@ from evalrun.template_names import env_names_of as env_names_of
 from evalrun.template_names import guarded_names as guarded_names
 from evalrun.template_names import included as included
 from evalrun.template_names import parse as parse
+from evalrun.template_names import plain_parts as plain_parts
 from evalrun.template_names import simple_names as simple_names
 from evalrun.template_names import variables_of as variables_of
 
@@ -46,25 +47,6 @@ class _Env(dict[str, str]):
             import jinja2
 
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
-
-
-def as_text(value: Any) -> Any:
-    """How a value prints inside a template, as promptfoo's Nunjucks prints it (JavaScript's String()).
-
-    true/false for booleans, nothing for null, `1` for 1.0, lists joined with commas; mappings (which
-    JavaScript would print as "[object Object]") print as JSON. Strings and other values are unchanged.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(as_text(v)) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return value
 
 
 _env: Any = None  # the Jinja2 environment (jinja_env.make_env), made at the first template that needs it
@@ -165,7 +147,7 @@ def environment() -> Any:
     if _env is None:
         from evalrun.jinja_env import make_env
 
-        env = make_env()
+        env = make_env()  # jinja_env never imports this module: no cycle
         _builtin_filters.update(env.filters)
         env.filters.update(_custom_filters)
         _env = env
@@ -212,11 +194,30 @@ def include_dirs() -> list[str]:
     return [*_include_dirs, os.getcwd()]
 
 
+def _fill(parts: tuple[tuple[str, ...], tuple[str, ...]], vars: dict[str, Any]) -> str | None:
+    """A plain template rendered by joining its pieces, when every variable it reads is a string (what Jinja2
+    prints then, autoescape off); None otherwise (a number, a list, a missing var: Jinja2 decides)."""
+    literals, names = parts
+    out = [literals[0]]
+    for name, literal in zip(names, literals[1:], strict=True):
+        value = vars.get(name)
+        if type(value) is not str:
+            return None
+        out.append(value)
+        out.append(literal)
+    return "".join(out)
+
+
 def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:
     """Render a template string with vars (plus `env`). Raises jinja2 errors to the caller; with `lenient` an
     undefined variable renders as empty text (an unset `env.NAME` still raises)."""
     if not has_template(source):
         return source
+    parts = plain_parts(source)
+    if parts is not None:  # no Jinja2 context per render for the common prompt (same text: tests check it)
+        text = _fill(parts, vars)
+        if text is not None:
+            return text
     ns = dict(vars)
     if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
         ns["env"] = env_namespace()

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.config import load
-from evalrun.run.serial import serial_reason
+from evalrun.run.split import serial_reason
 from tests.fakeserver import FakeOpenAI
 from tests.test_promptfoo_compat_features import run_suite, write
 

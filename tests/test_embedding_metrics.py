@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from evalrun import judge_scoring as js
 from evalrun.cli import main
 from evalrun.grading.embeddings import CREDENTIAL_VARS, promptfoo_default
+from evalrun.grading.scoring import verdicts as js
 from tests.fakeserver import FakeOpenAI, bag_of_words
 from tests.graderfakes import route
 

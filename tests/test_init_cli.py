@@ -1,4 +1,5 @@
-"""`evalrun init`: a scaffold that passes offline, a valid workflow naming the README's commands, no overwrite."""
+"""`evalrun init`: a scaffold that passes offline, a valid workflow installing this evalrun (never the index's other
+"evalrun") with the commands docs/integrations.md gives, no overwrite."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from evalrun import DISTRIBUTION
 from evalrun.cli import main
+from evalrun.commands import init_suite as init_
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+DOC = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
 
 
 @pytest.mark.parametrize("template", ["rag", "basic"])
@@ -35,19 +38,21 @@ def test_workflow_is_valid_yaml_and_runs_the_readme_commands(tmp_path: Path, mon
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / ".git").mkdir()  # a repository root: the suite goes into evals/, the workflow at the root
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(init_, "_installed_from", lambda: ("0.1.0", None))  # as from the package index
     assert main(["init", "evals"]) == 0
     assert (tmp_path / "evals" / "evalrun.yaml").exists()
     flow = yaml.safe_load((tmp_path / ".github" / "workflows" / "evalrun.yml").read_text())
     steps = flow["jobs"]["evalrun"]["steps"]
     runs = {s["name"]: s for s in steps if "run" in s}
-    assert runs["Install evalrun"]["run"] == "pip install evalrun"
+    assert runs["Install evalrun"]["run"] == 'pip install "evalrun-llm==0.1.0"'
+    assert "note:" not in capsys.readouterr().out
     run = runs["Run the suite"]
     assert run["working-directory"] == "evals"
     assert run["run"] == "evalrun eval evalrun.yaml -o evalrun-results.xml -o evalrun-report.html"
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
     assert upload["with"]["path"].split() == ["evals/evalrun-results.xml", "evals/evalrun-report.html"]
     for command in (runs["Install evalrun"]["run"], run["run"]):
-        assert command in README  # the README gives the same commands
+        assert command in DOC  # docs/integrations.md gives the same commands
     assert ".evalrun/" in (tmp_path / ".gitignore").read_text()
 
 
@@ -64,3 +69,35 @@ def test_refuses_to_overwrite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     (tmp_path / "evalrun.yaml").unlink()
     assert main(["init"]) == 0
     assert (tmp_path / ".gitignore").read_text() == "node_modules/\n.evalrun/\n"  # appended, not replaced
+
+
+@pytest.mark.parametrize(("direct_url", "requirement", "noted"), [
+    (None, "evalrun-llm==0.2.0", False),  # from the package index: no direct_url.json
+    ({"url": "https://github.com/acme/evalrun.git",
+      "vcs_info": {"vcs": "git", "commit_id": "0123abc", "requested_revision": "main"}},
+     "evalrun-llm @ git+https://github.com/acme/evalrun.git@0123abc", False),  # pinned to the commit, not `main`
+    ({"url": "https://example.com/evalrun_llm-0.2.0-py3-none-any.whl", "archive_info": {"hashes": {}}},
+     "evalrun-llm @ https://example.com/evalrun_llm-0.2.0-py3-none-any.whl", False),
+    ({"url": "file:///home/me/evalrun", "dir_info": {"editable": True}}, "evalrun-llm==0.2.0", True),
+    ({"url": "file:///tmp/dist/evalrun_llm-0.2.0-py3-none-any.whl", "archive_info": {}}, "evalrun-llm==0.2.0",
+     True),
+])
+def test_workflow_installs_the_source_this_evalrun_came_from(direct_url: dict[str, object] | None,
+                                                            requirement: str, noted: bool) -> None:
+    got, note = init_.install_requirement("0.2.0", direct_url)
+    assert got == requirement and got.startswith(DISTRIBUTION)
+    assert (note is not None) == noted
+    if note:
+        assert direct_url and direct_url["url"] in note and "git commit" in note
+
+
+def test_init_from_a_local_install_says_ci_cannot_reach_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    local = {"url": "file:///src/evalrun", "dir_info": {"editable": True}}
+    monkeypatch.setattr(init_, "_installed_from", lambda: ("0.3.0", local))
+    assert main(["init", "--template", "basic"]) == 0
+    assert "note: this evalrun was installed from file:///src/evalrun" in capsys.readouterr().out
+    flow = yaml.safe_load((tmp_path / ".github" / "workflows" / "evalrun.yml").read_text())
+    install = next(s for s in flow["jobs"]["evalrun"]["steps"] if s.get("name") == "Install evalrun")
+    assert install["run"] == 'pip install "evalrun-llm==0.3.0"'

@@ -30,7 +30,7 @@ def test_without_ray_the_executor_is_a_usage_error_naming_the_extra(
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, installed or not
     assert main(["eval", str(tmp_path / "c.yaml"), "--executor", "ray"]) == 2
     err = capsys.readouterr().err
-    assert "pip install 'evalrun[ray]'" in err and "Traceback" not in err
+    assert "pip install 'evalrun-llm[ray]'" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(("extra", "says"), [

@@ -9,7 +9,7 @@ As promptfoo 0.121.20 does (src/evaluator.ts): a thread is one provider, one pro
 `{prompt, input, output, metadata}`: `prompt` the rendered prompt (the message list of a chat prompt), `input`
 its last message's content (else the whole prompt), `output` the provider's output ("" when it failed). A test
 with `options.disableConversationVar`, or the environment variable PROMPTFOO_DISABLE_CONVERSATION_VAR, leaves
-`_conversation` unset (an empty list). A run whose prompts read it runs one case at a time (run/serial.py).
+`_conversation` unset (an empty list). A run whose prompts read it runs one case at a time (run/split.py serial).
 """
 
 from __future__ import annotations

@@ -7,15 +7,23 @@ Writes into DIR (default: the current folder):
                                     repository root
     .github/workflows/evalrun.yml   at the git repository's root when DIR is inside one, else in DIR
 
+The workflow installs this very evalrun: `evalrun-llm==VERSION` from the package index, or the pinned git commit
+or URL it was installed from (PEP 610's direct_url.json). A copy installed from a local folder or file has no
+source CI can reach: init says so and the workflow names the version on the index.
+
 Refuses to overwrite: when any file it would create exists, it writes nothing and exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
+from evalrun import DISTRIBUTION, __version__
 from evalrun.errors import UsageError
 
 TEMPLATES = ("rag", "basic")
@@ -39,7 +47,34 @@ def _git_root(start: Path) -> Path | None:
     return None
 
 
-def plan(target: Path, template: str) -> dict[Path, str]:
+def install_requirement(version: str, direct_url: dict[str, Any] | None) -> tuple[str, str | None]:
+    """(what the workflow pip-installs, a note for the user or None), from how this evalrun was installed."""
+    on_index = f"{DISTRIBUTION}=={version}"
+    url = (direct_url or {}).get("url", "")
+    if not url:
+        return on_index, None
+    vcs = direct_url.get("vcs_info") if direct_url else None
+    if vcs and vcs.get("commit_id") and not url.startswith("file:"):
+        return f"{DISTRIBUTION} @ {vcs['vcs']}+{url}@{vcs['commit_id']}", None
+    if "archive_info" in (direct_url or {}) and url.startswith(("https:", "http:")):
+        return f"{DISTRIBUTION} @ {url}", None
+    return on_index, (f"this evalrun was installed from {url}, which CI cannot reach: the workflow installs "
+                      f"{on_index} from the package index; if that version is not published, point its "
+                      "`Install evalrun` step at a git commit or wheel URL your CI can fetch")
+
+
+def _installed_from() -> tuple[str, dict[str, Any] | None]:
+    """(version, PEP 610 direct_url.json or None) of the installed distribution; the module's version when the
+    package runs from a source tree that is not installed under DISTRIBUTION."""
+    try:
+        dist = metadata.distribution(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return __version__, None
+    text = dist.read_text("direct_url.json")
+    return dist.version, (json.loads(text) if text else None)
+
+
+def plan(target: Path, template: str, requirement: str | None = None) -> dict[Path, str]:
     """The files to create and their text (pure apart from reading the templates)."""
     suite = (_HERE / f"{template}.evalrun.yaml").read_text(encoding="utf-8")
     files = {target / "evalrun.yaml": suite.replace("__SCHEMA__", _schema_ref(target))}
@@ -47,7 +82,9 @@ def plan(target: Path, template: str) -> dict[Path, str]:
         files[target / "app.py"] = (_HERE / "rag.app.py.tmpl").read_text(encoding="utf-8")
     root = _git_root(target) or target
     workdir = Path(os.path.relpath(target.resolve(), root.resolve())).as_posix()
+    requirement = requirement or install_requirement(*_installed_from())[0]
     workflow = (_HERE / "workflow.yml").read_text(encoding="utf-8").replace("__WORKDIR__", workdir)
+    workflow = workflow.replace("__REQUIREMENT__", requirement)
     files[root / ".github" / "workflows" / "evalrun.yml"] = workflow
     return files
 
@@ -70,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if target.exists() and not target.is_dir():
         raise UsageError(f"{args.dir!r} is a file, not a folder", hint="give a folder: evalrun init evals/")
     target.mkdir(parents=True, exist_ok=True)
-    files = plan(target, args.template)
+    requirement, note = install_requirement(*_installed_from())
+    files = plan(target, args.template, requirement)
     existing = [p for p in files if p.exists()]
     if existing:
         names = ", ".join(os.path.relpath(p) for p in existing)
@@ -82,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"created {os.path.relpath(path)}")
     root = _git_root(target) or target
     print(f"{os.path.relpath(root / '.gitignore')}: {_gitignore(root)}")
+    if note:
+        print(f"note: {note}")
     suite = os.path.relpath(target / "evalrun.yaml")
     print(f"\nNext:\n  evalrun eval {suite}          # runs offline; add --grader MODEL for an LLM grader\n"
           f"  pytest {suite}                # the same suite as pytest tests")
