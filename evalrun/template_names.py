@@ -9,7 +9,7 @@
     env_fallbacks(src)  of those, the ones whose absence the template handles (`env.X or 'y'`, `| default`, `if`)
     included(src)       (name, text) of each template it includes, read from the include folders
 
-All cached by source; templating.py clears the caches when filters or include folders change.
+All cached by source, and cleared when the filters or the include folders change (template_env.on_change).
 """
 
 from __future__ import annotations
@@ -18,25 +18,10 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from evalrun.template_env import environment, on_change
+
 if TYPE_CHECKING:
     import jinja2.nodes
-
-
-def _env() -> Any:
-    from evalrun.templating import environment
-
-    return environment()
-
-
-def clear_caches(*, includes_only: bool = False) -> None:
-    """Forget cached results (filters changed: all; include folders changed: what includes read)."""
-    included.cache_clear()
-    variables_of.cache_clear()
-    env_fallbacks.cache_clear()
-    if not includes_only:
-        parse.cache_clear()
-        guarded_names.cache_clear()
-        env_names_of.cache_clear()
 
 
 #: `{{ name }}` with nothing else inside (whitespace around the name allowed).
@@ -80,7 +65,7 @@ def parse(source: str) -> jinja2.nodes.Template:
     import jinja2
     from jinja2 import nodes
 
-    env = _env()
+    env = environment()
     tree = env.parse(source)
     for node in tree.find_all(nodes.Filter):
         if node.name not in env.filters:
@@ -120,7 +105,7 @@ def included(source: str) -> tuple[tuple[str, str], ...]:
     for name in meta.find_referenced_templates(parse(source)):
         if name is None:  # a name computed at render time: found (or not) then
             continue
-        text, _, _ = _env().loader.get_source(_env(), name)
+        text, _, _ = environment().loader.get_source(environment(), name)
         try:
             parse(text)  # its syntax, now
         except jinja2.TemplateSyntaxError as e:
@@ -187,3 +172,9 @@ def env_fallbacks(source: str) -> frozenset[str]:
             if isinstance(get, nodes.Getattr) and isinstance(get.node, nodes.Name) and get.node.name == "env":
                 out.add(get.attr)
     return frozenset(out)
+
+
+for _clear in (parse.cache_clear, guarded_names.cache_clear, env_names_of.cache_clear):  # a filter change alters
+    on_change(_clear)
+for _clear in (included.cache_clear, variables_of.cache_clear, env_fallbacks.cache_clear):  # an include change too
+    on_change(_clear, includes=True)

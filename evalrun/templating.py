@@ -18,8 +18,14 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evalrun import template_names
+from evalrun import template_env
 from evalrun.errors import ConfigError
+from evalrun.template_env import add_custom_filters as add_custom_filters
+from evalrun.template_env import add_include_dir as add_include_dir
+from evalrun.template_env import environment as environment
+from evalrun.template_env import include_dirs as include_dirs
+from evalrun.template_env import reset_custom_filters as reset_custom_filters
+from evalrun.template_env import reset_include_dirs as reset_include_dirs
 
 # what a template reads (template_names.py): re-exported, as callers used them from here before the split
 from evalrun.template_names import env_names_of as env_names_of
@@ -49,60 +55,7 @@ class _Env(dict[str, str]):
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
 
 
-_env: Any = None  # the Jinja2 environment (jinja_env.make_env), made at the first template that needs it
-_builtin_filters: dict[str, Any] = {}  # its own filters, as made
-_custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _config_env: dict[str, str] = {}
-#: Folders `{% include "x.njk" %}` looks in: each loaded config's folder, then the current folder (promptfoo's)
-_include_dirs: list[str] = []
-
-
-def reset_custom_filters() -> None:
-    """Forget the `nunjucksFilters` of a previously loaded config."""
-    add_custom_filters({}, replace=True)
-
-
-def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> None:
-    """Add a config's `nunjucksFilters` (name -> callable); `replace` drops earlier custom filters first (a
-    custom filter that took a built-in filter's name gives the name back)."""
-    if replace:
-        _custom_filters.clear()
-    _custom_filters.update(filters)
-    if _env is not None:
-        _env.filters.clear()
-        _env.filters.update(_builtin_filters)
-        _env.filters.update(_custom_filters)
-    _clear_caches()
-
-
-def _clear_caches() -> None:
-    compile_template.cache_clear()
-    _compile_lenient.cache_clear()
-    template_names.clear_caches()
-
-
-def reset_include_dirs() -> None:
-    """Forget the folders of a previously loaded config (`{% include %}` then looks in the current folder)."""
-    if _include_dirs:
-        _include_dirs.clear()
-        _set_loader()
-
-
-def add_include_dir(folder: str) -> None:
-    """A loaded config's folder, where its templates' `{% include "partial.njk" %}` names are looked up (promptfoo's
-    Nunjucks looks in the current folder, where promptfoo users run it from; that comes next)."""
-    folder = os.path.abspath(folder)
-    if folder not in _include_dirs:
-        _include_dirs.append(folder)
-        _set_loader()
-
-
-def _set_loader() -> None:
-    if _env is not None:
-        from evalrun.jinja_env import set_search_path
-
-        set_search_path(_env, include_dirs())
-    template_names.clear_caches(includes_only=True)  # what they find, and the variables of what includes them
 
 
 def set_config_env(env: dict[str, str], *, add: bool = False) -> None:
@@ -141,20 +94,6 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
         raise ConfigError(f"{text!r}: template syntax error: {e.message}") from None
 
 
-def environment() -> Any:
-    """The Jinja2 environment, made (and Jinja2 imported) on first use."""
-    global _env
-    if _env is None:
-        from evalrun.jinja_env import make_env
-
-        env = make_env()  # jinja_env never imports this module: no cycle
-        _builtin_filters.update(env.filters)
-        env.filters.update(_custom_filters)
-        _env = env
-        _set_loader()
-    return _env
-
-
 def has_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 
@@ -162,7 +101,7 @@ def has_template(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     """Compile (cached). Raises jinja2.TemplateSyntaxError."""
-    return environment().from_string(source)
+    return template_env.environment().from_string(source)
 
 
 def env_has(name: str) -> bool:
@@ -183,15 +122,10 @@ def check_syntax(source: str) -> str | None:
     try:
         included(source)
     except jinja2.TemplateNotFound as e:
-        return f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
+        return f"included template {e.name!r} not found (looked in {', '.join(template_env.include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None
-
-
-def include_dirs() -> list[str]:
-    """The folders `{% include %}` looks in, in order."""
-    return [*_include_dirs, os.getcwd()]
 
 
 def _fill(parts: tuple[tuple[str, ...], tuple[str, ...]], vars: dict[str, Any]) -> str | None:
@@ -236,7 +170,7 @@ def _compile_lenient(source: str) -> jinja2.Template:
     """The template compiled where undefined variables are empty (jinja_env.lenient), cached apart."""
     from evalrun.jinja_env import lenient
 
-    return lenient(environment()).from_string(source)
+    return lenient(template_env.environment()).from_string(source)
 
 
 def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> Any:
@@ -329,3 +263,7 @@ def describe_render_error(e: Exception, *, where: str) -> ConfigError:
     if isinstance(e, jinja2.TemplateSyntaxError):
         return ConfigError(f"template syntax error in {where}: {e.message}")
     return ConfigError(f"template error in {where}: {e}")
+
+
+template_env.on_change(compile_template.cache_clear)
+template_env.on_change(_compile_lenient.cache_clear)
