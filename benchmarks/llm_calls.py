@@ -109,7 +109,7 @@ from evalrun import config
 from evalrun.run import Runner, RunOptions
 from evalrun.providers import litellm_
 cfg, out, j = sys.argv[1], sys.argv[2], int(sys.argv[3])
-litellm_._load_litellm() if sys.argv[4] == "litellm" else None  # imported before timing, as floor imports aiohttp
+litellm_.load_litellm() if sys.argv[4] == "litellm" else None  # imported before timing, as floor imports aiohttp
 suite = config.load([cfg])
 opts = RunOptions.merge(suite.evaluate_options, max_concurrency=j, no_cache=True, results_file=Path(out))
 runner = Runner(suite, opts)

@@ -10,14 +10,15 @@ the same server = 3 calls, one after the other):
   2. real `evalrun eval --executor ray` runs on a local Ray instance (this machine has 2 CPUs: 1 and 2 tasks),
      without and with a provider rate limit (a token bucket of `--rate` requests/s answering 429 + Retry-After
      past it), their throughput read from the server's own clock, next to what the model below predicts;
-  3. the driver's own ceiling: records/s it takes in (Collector) and merges (merge_results), on synthetic records.
+  3. the driver's own ceiling: records/s it takes in (Collector) and merges (split.merge), on synthetic records.
 Then the model gives the wall time of 1,000,000 cases over N workers for typical provider rate limits:
 
     per task   X_task = min(j / L_case, 1 / (calls x cpu_call))           cases/s (latency-bound or CPU-bound)
     cluster    X      = min(N x X_task, R / calls, X_driver)               R = the provider's requests/s
     wall       T      = t_start + t_shard + cases / X + cases / X_merge
-where t_shard is a task's time to load the suite and walk its expansion to its own cases (every task walks all
-of them), X_driver the records/s the driver takes in, and X_merge the records/s of the final in-order merge.
+where t_shard is a task's time to load the suite and find its own cases (it counts every test's cases and builds
+only its own: run/split.py), X_driver the records/s the driver takes in, and X_merge the records/s of the final
+in-order merge.
 
 Figures in benchmarks/README.md ("Ray executor") come from this script.
 """
@@ -128,9 +129,9 @@ def model_rate(tasks: int, j: int, cpu_call: float, rate: float | None, l_case: 
 
 def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
     """(records/s the Collector takes in, records/s merge writes in order) on synthetic graded records."""
-    from evalrun.run.merge_results import merge
     from evalrun.run.progress import Progress
     from evalrun.run.ray_collect import Collector
+    from evalrun.run.split import merge
 
     rec = {"id": "x", "index": 0, "status": "pass", "output": ANSWER, "vars": {"n": "1", "context": ANSWER},
            "tokens": {"prompt": 20, "completion": 5, "total": 25, "cached": 0},
@@ -157,7 +158,8 @@ def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
 
 
 def shard_walk_s(cases: int = 100_000) -> float:
-    """Seconds per case for a task to walk the expansion and pick its shard (1 of 64), on a matrix suite."""
+    """Seconds per case of the suite for a task to load it and build its shard's cases (1 of 64), on one test of
+    `cases` var values (run/split.py counts the cases, then builds only the shard's)."""
     from evalrun import config
     from evalrun.run.ray_task import ShardJob, shard_cases
 
@@ -169,7 +171,7 @@ def shard_walk_s(cases: int = 100_000) -> float:
         suite = config.load([str(cfg)])
         job = ShardJob(configs=(), driver_cwd=tmp, shard=(1, 64))
         kept = sum(1 for _ in shard_cases(suite, job))
-        assert kept == cases // 64 + (cases % 64 > 0)
+        assert kept == cases // 64  # part 1 of 64: positions [0, cases / 64)
         return (time.perf_counter() - t0) / cases
 
 
@@ -183,8 +185,8 @@ def main() -> None:
 
     take, merged = driver_ceiling()
     walk = shard_walk_s()
-    print(f"driver: takes in {take:,.0f} records/s, merges {merged:,.0f} records/s; a task walks the expansion "
-          f"at {1 / walk:,.0f} cases/s")
+    print(f"driver: takes in {take:,.0f} records/s, merges {merged:,.0f} records/s; a task loads and selects "
+          f"at {1 / walk:,.0f} suite cases/s")
     cpu_call = 0.007  # the issue's figure; measured below unless --skip-real
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -137,8 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_COMMANDS = {"eval": "eval_", "merge": "merge", "validate": "validate", "list": "list_", "cache": "cache_",
-             "init": "init_", "report": "report_", "runs": "runs_", "compare": "compare_", "view": "view"}
+#: command -> its module in evalrun/commands/
+_COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list": "list_types",
+             "cache": "cache_admin", "init": "init_suite", "report": "rebuild_reports", "runs": "list_runs",
+             "compare": "compare_runs", "view": "view"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,9 @@ replaces it with one that has the same signature and defaults (a `default_factor
 instance) and fills the instance's `__dict__` in one assignment: ~7x cheaper, same object (fields, `==`,
 `hash`, `repr`, frozenness and `dataclasses.replace` unchanged). Classes it cannot treat exactly (slots,
 `__post_init__`, init=False or keyword-only fields) are returned unchanged.
+
+Why it stays (issue 24 asked to delete it): measured A/B on the run path, ~15 µs of ~97 µs CPU per case (16%),
+~1.5 s of a 100,000-row run, which the 15 s target of that run needs since the one-reader config (x1.15-1.25).
 """
 
 from __future__ import annotations

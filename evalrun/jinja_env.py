@@ -3,7 +3,8 @@
     make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
 
 Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
-substitutions (checked without Jinja2, see templating.simple_names) never imports Jinja2 (~25 ms).
+substitutions (checked without Jinja2, see templating.plain_parts) never imports Jinja2 (~25 ms). It imports
+nothing of evalrun: templating imports it, on first use.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import jinja2
 import jinja2.ext
 import jinja2.lexer
 from jinja2.sandbox import SandboxedEnvironment
-
-from evalrun.templating import as_text
 
 
 class _NunjucksCompatEnv(SandboxedEnvironment):
@@ -65,6 +64,25 @@ def _load(text: Any) -> Any:
         return json.loads(text)
     except ValueError as e:
         raise jinja2.TemplateRuntimeError(f"load: not valid JSON: {e}") from None
+
+
+def as_text(value: Any) -> Any:
+    """How a value prints inside a template, as promptfoo's Nunjucks prints it (JavaScript's String()).
+
+    true/false for booleans, nothing for null, `1` for 1.0, lists joined with commas; mappings (which
+    JavaScript would print as "[object Object]") print as JSON. Strings and other values are unchanged.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(as_text(v)) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return value
 
 
 def make_env() -> SandboxedEnvironment:

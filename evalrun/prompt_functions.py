@@ -27,7 +27,7 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     suffix = path.suffix.lower()
     ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
     if suffix == ".py":
-        from evalrun.providers.python_ import load_function
+        from evalrun.pyexpr import load_function
 
         load_function(str(path), fn or "get_prompt", loc=loc, key=key)
         return ref
@@ -76,7 +76,7 @@ async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any])
     if not path or "/" in fn:
         path, fn = ref[len("file://"):], ""
     if path.lower().endswith(".py"):
-        from evalrun.providers.python_ import load_function
+        from evalrun.pyexpr import load_function
 
         func = load_function(path, fn or "get_prompt", key="prompts")
         try:

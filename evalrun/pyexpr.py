@@ -250,18 +250,26 @@ def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: 
     if not fn_name:
         raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
     full = path if os.path.isabs(path) else os.path.join(base_dir or ".", path)
-    if not os.path.isfile(full):
-        raise ConfigError.at(loc, f"file not found: {full}", key=key,
-                             hint="paths are relative to the config file's directory")
-    module = _import_file(full, loc=loc, key=key)
-    fn = getattr(module, fn_name, None)
+    return UserFunction(load_function(full, fn_name, loc=loc, key=key), ref, params)
+
+
+def load_function(path: str, name: str, *, loc: Location | None = None, key: str | None = None,
+                  hint: str | None = None) -> Callable[..., Any]:
+    """Function `name` of the user's Python file at `path` (imported once, its folder on sys.path so it can import
+    its neighbours). ConfigError at `loc` when the file cannot be imported or has no such function (`hint`, else
+    the closest name it has)."""
+    if not os.path.isfile(path):
+        raise ConfigError.at(loc, f"python file not found: {path}", key=key,
+                             hint="paths are relative to the config file's folder")
+    module = _import_file(path, loc=loc, key=key)
+    fn = getattr(module, name, None)
     if not callable(fn):
         from evalrun.suggest import did_you_mean
 
         funcs = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
-        raise ConfigError.at(loc, f"{full} has no function {fn_name!r}", key=key,
-                             hint=did_you_mean(fn_name, funcs) or f"functions there: {', '.join(funcs) or 'none'}")
-    return UserFunction(fn, ref, params)
+        raise ConfigError.at(loc, f"{path} has no function {name!r}", key=key, hint=hint or did_you_mean(
+            name, funcs) or f"functions there: {', '.join(funcs) or 'none'}")
+    return fn
 
 
 _MODULES: dict[str, Any] = {}
@@ -276,6 +284,9 @@ def _import_file(full: str, *, loc: Location | None, key: str | None) -> Any:
     if spec is None or spec.loader is None:  # pragma: no cover
         raise ConfigError.at(loc, f"cannot import {full}", key=key)
     module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(full)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # let the user's module import its neighbours
     try:
         spec.loader.exec_module(module)
     except SyntaxError as e:

@@ -106,7 +106,7 @@ class EvalrunFile(pytest.File):
 
     def collect(self) -> Iterator[EvalrunItem]:
         from evalrun import config, expand
-        from evalrun.commands.eval_ import parse_vars
+        from evalrun.commands.evaluate import parse_vars
 
         cli_vars = parse_vars(list(self.config.getoption("evalrun_var") or []))
         self.suite = config.load([str(self.path)], cli_vars=cli_vars or None)

@@ -35,25 +35,6 @@ class _Env(dict[str, str]):
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
 
 
-def as_text(value: Any) -> Any:
-    """How a value prints inside a template, as promptfoo's Nunjucks prints it (JavaScript's String()).
-
-    true/false for booleans, nothing for null, `1` for 1.0, lists joined with commas; mappings (which
-    JavaScript would print as "[object Object]") print as JSON. Strings and other values are unchanged.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(as_text(v)) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return value
-
-
 _env: Any = None  # the Jinja2 environment (jinja_env.make_env), made at the first template that needs it
 _builtin_filters: dict[str, Any] = {}  # its own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
@@ -118,7 +99,7 @@ def _environment() -> Any:
     if _env is None:
         from evalrun.jinja_env import make_env
 
-        env = make_env()
+        env = make_env()  # jinja_env never imports this module: no cycle
         _builtin_filters.update(env.filters)
         env.filters.update(_custom_filters)
         _env = env
@@ -135,8 +116,8 @@ def compile_template(source: str) -> jinja2.Template:
     return _environment().from_string(source)
 
 
-#: `{{ name }}` with nothing else inside (spaces around the name allowed).
-_PLAIN_VAR = re.compile(r"\{\{ *([A-Za-z_][A-Za-z0-9_]*) *\}\}")
+#: `{{ name }}` with nothing else inside (whitespace around the name allowed).
+_PLAIN_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
 #: environment or special in Jinja2: templates using them are left to Jinja2.
 _NOT_PLAIN = frozenset({
@@ -148,16 +129,37 @@ _NOT_PLAIN = frozenset({
 
 
 @lru_cache(maxsize=4096)
-def simple_names(source: str) -> frozenset[str] | None:
-    """The variables of a template made of plain text and `{{ name }}` substitutions only (the common prompt),
-    found without Jinja2: what Jinja2 finds in it (it parses, reads those names, guards none, reads no `env`).
+def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(literal pieces, variable names) of a template made of plain text and `{{ name }}` substitutions only (the
+    common prompt), found without Jinja2; the pieces are what Jinja2 prints around the names (len(names) + 1).
     None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
-    whitespace-control dash, or a name in _NOT_PLAIN."""
-    names = _PLAIN_VAR.findall(source)
-    rest = _PLAIN_VAR.sub("", source)
-    if not names or "{" in rest or "}" in rest or not _NOT_PLAIN.isdisjoint(names):
+    whitespace-control dash, a name in _NOT_PLAIN, or a carriage return (Jinja2 rewrites line ends in text)."""
+    split = _PLAIN_VAR.split(source)
+    literals, names = tuple(split[0::2]), tuple(split[1::2])
+    if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
         return None
-    return frozenset(names)
+    return literals, names
+
+
+def simple_names(source: str) -> frozenset[str] | None:
+    """The variables of a plain template (see plain_parts): what Jinja2 finds in it (it parses, reads those names,
+    guards none, reads no `env`); None for any other template."""
+    parts = plain_parts(source)
+    return None if parts is None else frozenset(parts[1])
+
+
+def _fill(parts: tuple[tuple[str, ...], tuple[str, ...]], vars: dict[str, Any]) -> str | None:
+    """A plain template rendered by joining its pieces, when every variable it reads is a string (what Jinja2
+    prints then, autoescape off); None otherwise (a number, a list, a missing var: Jinja2 decides)."""
+    literals, names = parts
+    out = [literals[0]]
+    for name, literal in zip(names, literals[1:], strict=True):
+        value = vars.get(name)
+        if type(value) is not str:
+            return None
+        out.append(value)
+        out.append(literal)
+    return "".join(out)
 
 
 @lru_cache(maxsize=4096)
@@ -247,6 +249,11 @@ def render(source: str, vars: dict[str, Any]) -> str:
     """Render a template string with vars (plus `env`). Raises jinja2 errors to the caller."""
     if not has_template(source):
         return source
+    parts = plain_parts(source)
+    if parts is not None:  # no Jinja2 context per render for the common prompt (same text: tests check it)
+        text = _fill(parts, vars)
+        if text is not None:
+            return text
     ns = dict(vars)
     if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
         ns["env"] = env_namespace()

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from evalrun import scoring
 from evalrun.errors import GraderError
 from evalrun.grading.base import Grader
 from evalrun.grading.builtin import BuiltinGrader, faithfulness
+from evalrun.grading.scoring import claims as scoring
 from evalrun.types import GraderTrace
 
 OUTPUT = "Python is a high-level language. JavaScript is also popular."

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalrun import judge_scoring as js
 from evalrun.cli import main
+from evalrun.grading.scoring import verdicts as js
 from tests.fakeserver import FakeOpenAI, bag_of_words
 from tests.graderfakes import route
 

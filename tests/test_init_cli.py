@@ -11,7 +11,7 @@ import yaml
 
 from evalrun import DISTRIBUTION
 from evalrun.cli import main
-from evalrun.commands import init_
+from evalrun.commands import init_suite as init_
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from evalrun import judge_scoring
 from evalrun.assertions import engine
 from evalrun.assertions.base import AssertionContext
 from evalrun.cli import main
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.types import AssertionResult, AssertionSpec, Output
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import evaluate, make_case, make_grader, route

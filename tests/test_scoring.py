@@ -1,10 +1,10 @@
-"""Table-driven tests of evalrun.scoring, including every worked example of metrics.md."""
+"""Table-driven tests of evalrun.grading.scoring.claims, including every worked example of metrics.md."""
 
 from __future__ import annotations
 
 import pytest
 
-from evalrun import scoring
+from evalrun.grading.scoring import claims as scoring
 
 T, F = True, False
 

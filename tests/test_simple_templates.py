@@ -1,4 +1,5 @@
-"""templating.simple_names: templates of text and `{{ name }}` are checked without Jinja2, with Jinja2's answers."""
+"""templating.plain_parts: templates of text and `{{ name }}` are checked and rendered without Jinja2, with Jinja2's
+answers."""
 
 from __future__ import annotations
 
@@ -128,3 +129,41 @@ def test_validating_plain_templates_imports_no_jinja2(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("{{topic}}", "{{ topic | upper }}"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split() == ["0", "True"]
+
+
+VARS = {"q": "what is <b>2</b> & 3?", "topic": "math\n", "n": 3, "items": ["a", "b"], "env": "x"}
+
+
+@pytest.mark.parametrize("source", [
+    "plain text, no placeholders\n",
+    "{{q}}",
+    "Q: {{ q }} about {{topic}}\n\n",
+    "{{q}}{{q}} {{  topic  }}",
+    "{{\nq\t}} {{q}}",
+    "a\r\nb {{q}}\r\n",                # Jinja2 rewrites line ends in text: Jinja path
+    "n={{ n }}",                       # non-string var: Jinja path
+    "{{ items }}",
+    "{{ q | upper }}",                 # filter: Jinja path
+    "{% if n %}yes{% endif %} {{q}}",  # tag: Jinja path
+    "{{ q }} {# comment #}",
+    "{{ env }}",
+])
+def test_plain_rendering_is_what_jinja2_renders(source: str) -> None:
+    """The plain path (joining the pieces) gives Jinja2's text, and leaves everything else to Jinja2."""
+    assert templating.render(source, VARS) == templating.compile_template(source).render(VARS)
+
+
+def test_plain_parts_only_for_text_and_plain_placeholders() -> None:
+    assert templating.plain_parts("a {{x}} b {{ y }}") == (("a ", " b ", ""), ("x", "y"))
+    for source in ("{{ x.y }}", "{{ x|e }}", "{% raw %}", "{{ x }}}", "a\r\n{{x}}", "{{ true }}"):
+        assert templating.plain_parts(source) is None, source
+
+
+def test_a_missing_variable_still_raises_jinja2s_error() -> None:
+    with pytest.raises(jinja2.UndefinedError):
+        templating.render("hello {{ missing }}", VARS)
+
+
+def test_chat_prompts_render_each_message() -> None:
+    msgs = [{"role": "user", "content": "{{q}}"}]
+    assert templating.render_prompt(msgs, VARS) == [{"role": "user", "content": VARS["q"]}]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun import judge_scoring as js
-from evalrun import text_scoring as ts
+from evalrun.grading.scoring import deterministic as ts
+from evalrun.grading.scoring import verdicts as js
 
 PAIRS = [
     ("The quick brown fox", "The quick brown fox", 1.0, 1.0),

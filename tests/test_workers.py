@@ -3,7 +3,6 @@ exit code); a worker that dies turns only its undelivered cases into errors; int
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -16,10 +15,9 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.run.workers import Window, windows
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import route
-from tests.test_shard_groups import CONFIG, _no_latency, _records
+from tests.test_split import CONFIG, _no_latency, _records
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="--workers needs fork")
 
@@ -52,25 +50,6 @@ def _same_as_one_process(cfg: Path, *extra: str, workers: tuple[int, ...] = (2, 
         lines = (cfg.parent / f"w{n}.jsonl").read_text().splitlines()
         assert len(lines) == len(one)  # each case once
     return one
-
-
-def test_windows_are_whole_tests_balanced_by_cases() -> None:
-    assert windows([1] * 10, 2) == [Window(0, 5, 0, 5), Window(5, 10, 5, 10)]
-    assert windows([1] * 10, 3) == [Window(0, 4, 0, 4), Window(4, 7, 4, 7), Window(7, 10, 7, 10)]
-    got = windows([6, 1, 1, 1, 1, 1, 1], 2)  # a big test is never cut
-    assert got == [Window(0, 1, 0, 6), Window(1, 7, 6, 12)]
-    assert windows([0, 3, 0, 0, 3, 0], 2) == [Window(0, 2, 0, 3), Window(2, 5, 3, 6)]  # none after the last case
-    assert windows([12], 4) == [Window(0, 1, 0, 12)]  # one test: one window
-    assert windows([2, 2, 2], 8) == [Window(0, 1, 0, 2), Window(1, 2, 2, 4), Window(2, 3, 4, 6)]
-    assert windows([], 2) == [] and windows([0, 0], 2) == []
-    # --filter-first-n: only the first cases count; the window holding the last one stops inside its test
-    assert windows([3, 3, 3, 3], 2, first_n=7) == [Window(0, 2, 0, 6), Window(2, 3, 6, 7)]
-    assert windows([3, 3], 2, first_n=0) == []
-    for counts in ([1] * 97, [5, 1, 9, 2, 2, 7, 1, 1, 3], [4] * 13):
-        for n in range(1, 6):
-            ws = windows(counts, n)
-            assert ws[0].lo == 0 and ws[-1].stop == sum(counts) and len(ws) <= n
-            assert all(a.hi == b.lo and a.stop == b.start for a, b in itertools.pairwise(ws))
 
 
 @pytest.mark.parametrize("repeat", ["1", "2"])

@@ -1,8 +1,8 @@
-"""Mastra's prompt-alignment and answer-similarity scorers (LLM grader; formulas in evalrun/judge_scoring.py).
+"""Mastra's prompt-alignment and answer-similarity scorers (LLM grader; formulas in evalrun/grading/scoring/verdicts.py).
 
 prompt-alignment: one `judge` call scores intent, requirements, completeness and appropriateness (0-1 each);
 answer-similarity: `extract` semantic units of output and ground truth, then `judge` their matches (2 calls).
-Both end with Mastra's reason call (assertions/reasons.py), unless `config.generateReason: false`.
+Both end with Mastra's reason call (assertions/generate_reason.py), unless `config.generateReason: false`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from evalrun import judge_scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.judges import MASTRA_KEYS, MastraJudge
 from evalrun.assertions.mastra_text import mastra_input
@@ -18,6 +17,7 @@ from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, judge_step
 
 _UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}

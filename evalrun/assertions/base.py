@@ -157,7 +157,7 @@ class Assertion:
             from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
 
             self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
-                                                  key=self._key("transform"), base_dir=self.base_dir,
+                                                  key=self.key_path("transform"), base_dir=self.base_dir,
                                                   default_fn="get_transform")
         self.check()
 
@@ -168,7 +168,8 @@ class Assertion:
 
         return os.path.dirname(os.path.abspath(self.spec.loc.file)) if self.spec.loc and self.spec.loc.file else "."
 
-    def _key(self, key: str) -> str:
+    def key_path(self, key: str) -> str:
+        """The key path of one of this assertion's keys (`tests[2].assert[0].transform`), for messages."""
         return self.spec.key_path + ("." + key if key else "") if self.spec.key_path else key
 
     @property
@@ -211,7 +212,7 @@ class Assertion:
             raise AssertionRuntimeError(f"{self.spec.full_type}: {e}") from None
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
-        return ConfigError.at(self.spec.loc, message, key=self._key(key) or None, hint=hint)
+        return ConfigError.at(self.spec.loc, message, key=self.key_path(key) or None, hint=hint)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError

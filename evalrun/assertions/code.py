@@ -86,7 +86,7 @@ class Python(Assertion):
         if not isinstance(self.spec.value, str):
             raise self.error("python needs code as a string", key="value")
         self.fn: UserFunction = compile_user_code(
-            self.spec.value, ("output", "context"), loc=self.spec.loc, key=self._key("value"),
+            self.spec.value, ("output", "context"), loc=self.spec.loc, key=self.key_path("value"),
             base_dir=self.base_dir, default_fn="get_assert")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:

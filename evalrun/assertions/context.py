@@ -109,7 +109,7 @@ def compile_context_transform(handler: Assertion) -> UserCode | None:
     from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
 
     return compile_code(src, ("output", "context"), loc=handler.spec.loc,
-                             key=handler._key("contextTransform"), base_dir=handler.base_dir,
+                             key=handler.key_path("contextTransform"), base_dir=handler.base_dir,
                              default_fn="get_context")
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun import judge_scoring
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, judge_step
 
 N_QUESTIONS = 3

@@ -65,7 +65,7 @@ class GradedAssertion(Assertion):
         from evalrun.grading.select import normalise_spec
 
         if self.spec.provider is not None:
-            normalise_spec(self.spec.provider, loc=self.spec.loc, key=self._key("provider"))
+            normalise_spec(self.spec.provider, loc=self.spec.loc, key=self.key_path("provider"))
         if self.spec.context_transform and not self.uses_context:
             raise self.error(f"{self.spec.type} takes no context", key="contextTransform",
                              hint="remove contextTransform")

@@ -1,24 +1,24 @@
-"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/judge_scoring.py).
+"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/grading/scoring/verdicts.py).
 
 Each needs an LLM grader (`validate` says so when the builtin grader would grade it). Mastra's `input` is
 `vars.query` when present, else the rendered prompt; `output` is the provider's output. `config.scale`
 (default 1) multiplies the score, which is rounded to two decimals as Mastra does. Grader calls per evaluation
 are fixed: answer-relevancy 3, bias 3 (2 when no opinion is found), toxicity 2, each counting Mastra's
-reason step (assertions/reasons.py; `config.generateReason: false` saves that call).
+reason step (assertions/generate_reason.py; `config.generateReason: false` saves that call).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evalrun import judge_scoring
-from evalrun.assertions import reasons
+from evalrun.assertions import generate_reason
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, ask, judge_step
 
 
@@ -47,7 +47,7 @@ TOXICITY: Step[list[tuple[str, str]]] = judge_step(
 
 
 #: Config keys every Mastra judge takes.
-MASTRA_KEYS = frozenset({"scale", reasons.KEY})
+MASTRA_KEYS = frozenset({"scale", generate_reason.KEY})
 
 
 class MastraJudge(GradedAssertion):
@@ -64,23 +64,23 @@ class MastraJudge(GradedAssertion):
     reason_about: ClassVar[str] = ""
 
     def __init__(self, spec: Any) -> None:
-        if not reasons.wanted(spec.config):
+        if not generate_reason.wanted(spec.config):
             self.grader_calls = type(self).grader_calls - 1  # type: ignore[misc]  # per instance
         super().__init__(spec)
 
     @classmethod
     def grading_steps(cls) -> tuple[Step[Any], ...]:
-        return tuple(s for s in (cls.extract_step, cls.judge_step, reasons.REASON) if s is not None)
+        return tuple(s for s in (cls.extract_step, cls.judge_step, generate_reason.REASON) if s is not None)
 
     #: Config keys that must be positive numbers (the rest are checked by the subclass).
     numeric_config: ClassVar[frozenset[str] | None] = None
 
     def check(self) -> None:
         super().check()
-        reasons.check(self)
+        generate_reason.check(self)
         numeric = self.numeric_config if self.numeric_config is not None else (self.config_keys or frozenset())
         for key in self.spec.config:
-            if key not in numeric or key == reasons.KEY:
+            if key not in numeric or key == generate_reason.KEY:
                 continue
             v = self.spec.config[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "scale" and v == 0):
@@ -99,8 +99,8 @@ class MastraJudge(GradedAssertion):
         passed = value <= thr if self.lower_is_better else value >= thr
         op = ("<=" if passed else ">") if self.lower_is_better else (">=" if passed else "<")
         line = f"{what}: {value:.2f} {op} threshold {thr:.2f}"
-        if reasons.wanted(ctx.config):
-            why = await reasons.explain(self, ctx, trace, score=value, scale=scale, about=self.reason_about,
+        if generate_reason.wanted(ctx.config):
+            why = await generate_reason.explain(self, ctx, trace, score=value, scale=scale, about=self.reason_about,
                                         judgements=details if judgements is None else judgements,
                                         input_text=input_text, input_label=input_label)
             details = {**details, "reason": why}

@@ -1,5 +1,5 @@
 """Mastra's deterministic scorers: completeness, content-similarity, keyword-coverage, textual-difference,
-tone-consistency. No grader; formulas in evalrun/text_scoring.py.
+tone-consistency. No grader; formulas in evalrun/grading/scoring/deterministic.py.
 
 Mastra's `input` is `vars.query` when present, else the rendered prompt; `output` is the provider's output. The
 text compared with the output is the assertion's `value` when given, else that input. `config.scale` (default 1)
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evalrun import text_scoring
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
+from evalrun.grading.scoring import deterministic as text_scoring
 
 
 def mastra_input(ctx: AssertionContext) -> str:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun import scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
+from evalrun.grading.scoring import claims as scoring
 
 
 @register("noise-sensitivity")

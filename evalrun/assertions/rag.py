@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun import scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import context_texts, query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
+from evalrun.grading.scoring import claims as scoring
 from evalrun.types import Verdict
 
 _PENALTY_KEYS = {"unusedHighRelevanceContext": "unused_high_penalty", "missingContextPerItem": "missing_per_item",

@@ -126,10 +126,6 @@ def _ensure_plugins(*, all_builtins: bool = True) -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    from evalrun.assertions.plugin_scan import none_installed
-
-    if none_installed("evalrun.assertions"):  # the common case, without importlib.metadata's ~30 ms
-        return
     from importlib.metadata import entry_points
 
     eps = list(entry_points(group="evalrun.assertions"))

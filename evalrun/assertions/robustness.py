@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun import scoring
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
+from evalrun.grading.scoring import claims as scoring
 from evalrun.grading.steps import judge_step
 
 _SCORING = {"impactWeights": "weights", "majorIssuePerItem": "major_issue_per_item",

@@ -1,7 +1,7 @@
 """select-best: promptfoo's cross-output assertion. The grader picks, among the outputs of one test (same vars,
 every provider x prompt), the one that best meets the criteria in `value`; that output passes, the others fail.
 
-The runner runs such a test's cases together (evalrun/run/groups.py); the comparison is one grader call per
+The runner runs such a test's cases together (assertions/output_groups.py); the comparison is one grader call per
 group, whatever the number of outputs, made by whichever case gets there first, and shared by all.
 """
 
@@ -49,7 +49,8 @@ class SelectBest(GradedAssertion):
         return value
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        from evalrun.run.groups import CURRENT
+        # imported here: it imports asyncio, and validate imports every assertion module
+        from evalrun.assertions.output_groups import CURRENT
 
         criteria = self.value_of(ctx)
         group = CURRENT.get()

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalrun import judge_scoring, text_scoring
-from evalrun.assertions import reasons
+from evalrun.assertions import generate_reason
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
+from evalrun.grading.scoring import deterministic as text_scoring
+from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, ask, judge_step
 
 _EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
@@ -133,19 +134,19 @@ class ToolCallAccuracy(GradedAssertion):
     takes_value = False
     uses_context = False
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
-                             "scale", reasons.KEY})
+                             "scale", generate_reason.KEY})
     steps = ("judge", "reason")
 
     def __init__(self, spec: Any) -> None:
         self.llm = spec.config.get("judge", "code") == "llm"
         self.graded = self.llm  # type: ignore[misc]  # per instance: only the LLM variant needs a grader
-        self.grader_calls = (2 if reasons.wanted(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
+        self.grader_calls = (2 if generate_reason.wanted(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
         super().__init__(spec)
 
     def grading_steps(self) -> tuple[Step[Any], ...]:  # type: ignore[override]
         if not self.llm:
             return ()
-        return (TOOL_SELECTION, reasons.REASON) if reasons.wanted(self.spec.config) else (TOOL_SELECTION,)
+        return (TOOL_SELECTION, generate_reason.REASON) if generate_reason.wanted(self.spec.config) else (TOOL_SELECTION,)
 
     def check(self) -> None:
         super().check()
@@ -155,10 +156,10 @@ class ToolCallAccuracy(GradedAssertion):
         scale = cfg.get("scale", 1)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
             raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale")
-        if reasons.KEY in cfg and not self.llm:
-            raise self.error(f"config.{reasons.KEY} applies to the LLM variant only (config.judge: llm)",
-                             key=f"config.{reasons.KEY}", hint="the code variant makes no grader call")
-        reasons.check(self)
+        if generate_reason.KEY in cfg and not self.llm:
+            raise self.error(f"config.{generate_reason.KEY} applies to the LLM variant only (config.judge: llm)",
+                             key=f"config.{generate_reason.KEY}", hint="the code variant makes no grader call")
+        generate_reason.check(self)
         if self.llm:
             tools = cfg.get("availableTools")
             if not isinstance(tools, list) or not tools:
@@ -198,8 +199,8 @@ class ToolCallAccuracy(GradedAssertion):
                                                    for n, ok, why in evaluations], "missingTools": missing,
                                    "actualTools": names}
         line = f"{what} ({comparison})"
-        if reasons.wanted(ctx.config):
-            details["reason"] = await reasons.explain(
+        if generate_reason.wanted(ctx.config):
+            details["reason"] = await generate_reason.explain(
                 self, ctx, trace, score=value, scale=scale, about=_REASON_ABOUT,
                 judgements={k: details[k] for k in ("evaluations", "missingTools")}, input_text=mastra_input(ctx))
             line = f"{details['reason']} ({line})"

@@ -16,9 +16,9 @@ DEFAULT_MERGED = Path(".evalrun") / "merged.jsonl"
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
-    from evalrun.commands.eval_ import check_env, exit_code
+    from evalrun.commands.evaluate import check_env, exit_code
     from evalrun.report import console
-    from evalrun.run.merge_results import merge
+    from evalrun.run.split import merge
 
     check_env(args.pass_rate_threshold)
     if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:

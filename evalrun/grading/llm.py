@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 from typing import Any, Protocol, TypeVar
 
 import jinja2
@@ -43,12 +41,6 @@ class Transport(Protocol):
 
     async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
         ...
-
-
-@cache
-def builtin_template(name: str) -> str:
-    """The text of grading/prompts/<name>.j2."""
-    return resources.files("evalrun.grading").joinpath(f"prompts/{name}.j2").read_text(encoding="utf-8")
 
 
 def _render(source: str, variables: dict[str, Any], what: str) -> str:
@@ -99,7 +91,8 @@ class LLMGrader:
     """Grader protocol (grading/base.py) over an LLM. One instance per distinct grader spec."""
 
     def __init__(self, model: str, transport: Transport, *, grader_id: str | None = None,
-                 params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None) -> None:
+                 params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None,
+                 response_format: bool = True) -> None:
         self.model = model
         self.id = grader_id or model
         self.description = f"{self.id} (LLM grader)"
@@ -109,7 +102,8 @@ class LLMGrader:
         self._extra: dict[str, Any] = {}
         #: Reply format the model accepts: 0 json_schema, 1 json_object + schema, 2 json_object, 3 none (see _LEVELS).
         #: Shared with with_prompts() views: a property of the model, learnt on its first rejection.
-        self._format = {"level": 0}
+        #: `response_format=False` (a provider, not a model: it takes none) starts at "none".
+        self._format = {"level": 0 if response_format else _LEVELS - 1}
 
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
         """A view of this grader whose step templates are replaced by `overrides` (step -> template).
@@ -169,7 +163,7 @@ class LLMGrader:
 
     # ------------------------------------------------------------ machinery
     def _system(self) -> str:
-        return builtin_template("system").strip()
+        return steps.builtin_template("system").strip()
 
     async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
                    trace: GraderTrace) -> R:
@@ -177,7 +171,7 @@ class LLMGrader:
         source = self._prompts.get(step.name)
         what = f"rubricPrompt for step {step.name!r}" if source is not None else f"prompt template {step.template}.j2"
         if source is None:
-            rendered = _render(builtin_template(step.template), variables, what)
+            rendered = _render(steps.builtin_template(step.template), variables, what)
         else:
             rendered = _render(source, {**self._extra, **variables}, what)
         reply = await self._ask(step.name, _as_messages(rendered, self._system()), step.schema(*sizes), trace)
@@ -189,7 +183,7 @@ class LLMGrader:
         data, error = parse_reply(out.text, schema)
         if data is not None:
             return data
-        repair = _render(builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
+        repair = _render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
         messages = [*messages, {"role": "assistant", "content": out.text or ""},
                     {"role": "user", "content": repair}]
         out = await self._call(step, messages, schema, trace, repair=True)
@@ -214,7 +208,7 @@ class LLMGrader:
             else:
                 if level == 2:
                     params["response_format"] = {"type": "json_object"}
-                hint = _render(builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
+                hint = _render(steps.builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
                 msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
             try:
                 out = await self._transport.chat(self.model, msgs, params)

@@ -22,15 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.grading.llm import LLMGrader
 from evalrun.providers.base import CallContext
-from evalrun.types import Output
+from evalrun.types import Output, ProviderSpec
 
 if TYPE_CHECKING:
     from evalrun.errors import Location
     from evalrun.providers.base import Provider
-
-#: grading/llm.py's reply-format level that sends no response_format (the schema goes in the prompt).
-NO_RESPONSE_FORMAT = 3
-
 
 def is_provider_grader(pid: str) -> bool:
     """True for a grader id that names an evalrun provider kind (not a litellm model)."""
@@ -57,31 +53,24 @@ class ProviderTransport:
         return await self.provider.call(prompt_text(messages), CallContext(prompt_label="grader", use_cache=False))
 
 
-def build_spec(chosen: Mapping[str, Any] | str, base_dir: str, loc: Location | None, key: str) -> Any:
-    """The ProviderSpec of a grader spec (id resolved as under `providers:`: file:// paths made absolute)."""
-    from evalrun.config.providers import parse
-
-    raw: Any = chosen if isinstance(chosen, str) else {k: v for k, v in chosen.items() if k in ("id", "label",
-                                                                                                   "config")}
-    [spec] = parse(raw, base_dir, loc=loc, key=key)
-    return spec
-
-
 def provider_grader(chosen: Mapping[str, Any] | str, base_dir: str, *, loc: Location | None = None,
                     key: str = "provider") -> LLMGrader:
-    """An LLM grader whose calls go to the provider `chosen` names; ConfigError (at `loc`) for a bad provider."""
+    """An LLM grader whose calls go to the provider `chosen` names (an id, or {id, label?, config}, as
+    grading.select.normalise_spec returns it: `{{ env.NAME }}` already rendered); a relative `file://` path is
+    the config's folder's, as under `providers:`. ConfigError (at `loc`) for a bad provider."""
     from evalrun import providers
     from evalrun.errors import ConfigError
 
-    spec = build_spec(chosen, base_dir, loc, key)
+    pid = chosen if isinstance(chosen, str) else str(chosen["id"])
+    label = None if isinstance(chosen, str) else chosen.get("label")
+    config = {} if isinstance(chosen, str) else dict(chosen.get("config") or {})
+    spec = ProviderSpec(id=pid, label=label, config=config, loc=loc)
     try:
         provider = providers.build(spec, base_dir)
     except ConfigError as e:
         if not e.file:
             raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
         raise
-    label = None if isinstance(chosen, str) else chosen.get("label")
-    grader = LLMGrader(spec.id, ProviderTransport(provider), grader_id=label or spec.written_id or spec.id)
+    grader = LLMGrader(pid, ProviderTransport(provider), grader_id=label or pid, response_format=False)
     grader.description = f"{grader.id} (provider grader)"
-    grader._format["level"] = NO_RESPONSE_FORMAT  # a provider takes no response_format
     return grader

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.scoring import IMPACT_WEIGHTS, RELEVANCE_WEIGHTS
+from evalrun.grading.scoring.claims import IMPACT_WEIGHTS, RELEVANCE_WEIGHTS
 from evalrun.types import VerdictLabel
 
 VERDICTS: tuple[VerdictLabel, ...] = ("supported", "contradicted", "unsupported")

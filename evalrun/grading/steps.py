@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from evalrun.errors import AssertionRuntimeError, GraderError
@@ -65,6 +67,12 @@ class Step(Generic[R]):
         self.check_count(len(matrix), rows, "rows")
         for row in matrix:
             self.check_count(len(row), cols, "columns")
+
+
+@cache
+def builtin_template(name: str) -> str:
+    """The text of grading/prompts/<name>.j2 (a step's template, or the grader's system/repair/json_mode text)."""
+    return resources.files("evalrun.grading").joinpath(f"prompts/{name}.j2").read_text(encoding="utf-8")
 
 
 # ------------------------------------------------------------------ the claim pipeline
@@ -138,7 +146,6 @@ def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: st
                   extra: Mapping[str, Any] | None = None) -> str:
     """The step's prompt: the override template (which also sees `extra`, e.g. the case's vars) or its own."""
     from evalrun import templating
-    from evalrun.grading.llm import builtin_template
 
     if override is not None:
         source = override

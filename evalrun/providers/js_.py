@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
-from evalrun.providers._common import output_from_reply
 from evalrun.providers.base import CallContext
+from evalrun.providers.replies import output_from_reply
 from evalrun.types import Messages, Output, ProviderSpec
 
 JS_EXTS = (".js", ".cjs", ".mjs")

@@ -50,7 +50,7 @@ DEFAULT_TIMEOUT = 300.0
 _litellm: Any = None
 
 
-def _load_litellm() -> Any:
+def load_litellm() -> Any:
     """Import and configure litellm once (quiet, offline price map, no retries of its own)."""
     global _litellm
     if _litellm is None:
@@ -67,15 +67,11 @@ def _load_litellm() -> Any:
     return _litellm
 
 
-#: Public name for other stages that need litellm itself (e.g. the dry-run cost estimate).
-load_litellm = _load_litellm
-
-
 async def _litellm_module() -> Any:
     if _litellm is not None:
         return _litellm
     # The first import takes seconds: do it off the event loop so progress output keeps moving.
-    return await asyncio.to_thread(_load_litellm)
+    return await asyncio.to_thread(load_litellm)
 
 
 class _Flight:

@@ -10,18 +10,14 @@ Returning None (or `{"output": None}` without an error) is a provider error for 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import inspect
 import os
-import sys
 import time
-from collections.abc import Callable
-from typing import Any
 
-from evalrun.errors import ConfigError, ProviderError
-from evalrun.providers._common import output_from_reply
+from evalrun.errors import ProviderError
 from evalrun.providers.base import CallContext
-from evalrun.pyexpr import user_exit_message
+from evalrun.providers.replies import output_from_reply
+from evalrun.pyexpr import load_function, user_exit_message
 from evalrun.types import Messages, Output, ProviderSpec
 
 
@@ -33,39 +29,6 @@ def split_target(target: str) -> tuple[str, str]:
     return target, "call_api"
 
 
-def load_function(path: str, name: str, *, loc: Any = None, key: str = "providers") -> Callable[..., Any]:
-    """Import a Python file by path and return one of its functions (ConfigError when impossible)."""
-    if not os.path.isfile(path):
-        raise ConfigError.at(loc, f"python file not found: {path}", key=key,
-                             hint="paths are relative to the config file's folder")
-    mod_name = "evalrun_user_" + os.path.splitext(os.path.basename(path))[0] + f"_{abs(hash(path))}"
-    module = sys.modules.get(mod_name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(mod_name, path)
-        if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py paths
-            raise ConfigError.at(loc, f"cannot import {path}", key=key)
-        module = importlib.util.module_from_spec(spec)
-        folder = os.path.dirname(os.path.abspath(path))
-        if folder not in sys.path:
-            sys.path.insert(0, folder)  # let the user's module import its neighbours
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:
-            raise ConfigError.at(loc, f"importing {path} failed: {type(e).__name__}: {e}", key=key) from None
-        except BaseException as e:  # sys.exit() at import time
-            msg = user_exit_message(e)
-            if msg is None:
-                raise
-            raise ConfigError.at(loc, f"importing {path} failed: {msg}", key=key) from None
-        sys.modules[mod_name] = module
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise ConfigError.at(loc, f"{path} has no function {name!r}", key=key,
-                             hint="define `def call_api(prompt, options, context):` or name the function "
-                                  "as file://provider.py:my_function")
-    return fn
-
-
 class PythonProvider:
     def __init__(self, spec: ProviderSpec, base_dir: str) -> None:
         self.id = spec.id
@@ -74,7 +37,9 @@ class PythonProvider:
         target = spec.id.split("://", 1)[1] if spec.id.startswith("file://") else spec.id[len("python:"):]
         path, fn_name = split_target(target.strip())
         self.path = path if os.path.isabs(path) else os.path.join(base_dir, path)
-        self.fn = load_function(self.path, fn_name, loc=spec.loc)
+        self.fn = load_function(self.path, fn_name, loc=spec.loc, key="providers",
+                                hint="define `def call_api(prompt, options, context):` or name the function "
+                                     "as file://provider.py:my_function")
         self.is_async = inspect.iscoroutinefunction(self.fn)
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from evalrun.run.options import RunOptions
-    from evalrun.run.runner import Runner, RunOutcome
+    from evalrun.run.outcome import RunOutcome
+    from evalrun.run.runner import Runner
 
 __all__ = ["RunOptions", "RunOutcome", "Runner"]
 
@@ -22,8 +23,12 @@ def __getattr__(name: str) -> Any:
         from evalrun.run.options import RunOptions
 
         return RunOptions
-    if name in ("Runner", "RunOutcome"):
-        from evalrun.run import runner
+    if name == "Runner":
+        from evalrun.run.runner import Runner
 
-        return getattr(runner, name)
+        return Runner
+    if name == "RunOutcome":
+        from evalrun.run.outcome import RunOutcome
+
+        return RunOutcome
     raise AttributeError(f"module 'evalrun.run' has no attribute {name!r}")

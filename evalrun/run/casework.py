@@ -18,7 +18,6 @@ from evalrun.assertions.base import AssertionContext
 from evalrun.errors import ConfigError, EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.prompts import render_prompt
 from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
@@ -97,7 +96,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             prompt_config = {**prompt_config, **fn_config}
         else:
             try:
-                prompt = render_prompt(case.prompt.raw, case.vars)
+                prompt = templating.render_prompt(case.prompt.raw, case.vars)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)

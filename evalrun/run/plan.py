@@ -74,7 +74,7 @@ def estimate_cost(plan: Plan, provider_calls_by_id: dict[str, int]) -> dict[str,
         return result
     from evalrun.providers import ids, litellm_
 
-    litellm: Any = litellm_._load_litellm()
+    litellm: Any = litellm_.load_litellm()
     for pid in model_ids:
         try:
             model = ids.to_litellm_model(pid)

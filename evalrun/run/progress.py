@@ -35,15 +35,16 @@ class Progress:
             self.failed += 1
         else:
             self.errors += 1
-        self._draw()
+        self.draw()
 
     def note(self, message: str) -> None:
         """A retry/back-off message, shown for a few seconds."""
         self.note_text = message
         self._note_until = time.monotonic() + 5.0
-        self._draw(force=True)
+        self.draw(force=True)
 
-    def _draw(self, force: bool = False) -> None:
+    def draw(self, force: bool = False) -> None:
+        """Redraw the line (at most every 0.1 s unless `force`)."""
         if not self.enabled:
             return
         now = time.monotonic()
@@ -64,7 +65,7 @@ class Progress:
 
     def close(self) -> None:
         if self.enabled:
-            self._draw(force=True)
+            self.draw(force=True)
             self.stream.write("\n")
             self.stream.flush()
 

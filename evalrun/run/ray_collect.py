@@ -8,7 +8,7 @@
     c.fill_errors(cases, message)       an ERROR record for each case not delivered (a shard that failed for good)
     c.close()
 
-The spool is an ordinary results file in arrival order; `merge_results.merge` then writes it in expansion
+The spool is an ordinary results file in arrival order; `split.merge` then writes it in expansion
 order with the summary `evalrun merge` gives. Only a bitmap and the delivered indices are held in memory.
 """
 
@@ -17,20 +17,19 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from evalrun.run.progress import Progress
 from evalrun.run.ray_task import Record
 from evalrun.run.serialize import error_records
-from evalrun.run.store import _dumps
+from evalrun.run.store import ResultsWriter
 from evalrun.types import Case, Suite
 
 
 class Collector:
     def __init__(self, spool: Path, progress: Progress) -> None:
-        spool.parent.mkdir(parents=True, exist_ok=True)
         self.spool = spool
-        self._f: BinaryIO = open(spool, "wb")  # noqa: SIM115 - closed in close()
+        self._out = ResultsWriter(spool, append=False)
         self._seen = bytearray()
         self._held: dict[int, array[int]] = {}
         self.progress = progress
@@ -52,11 +51,10 @@ class Collector:
             if not self._mark(index):
                 self.duplicates += 1
                 continue
-            self._f.write(line)
+            self._out.write_bytes(line)
             held.append(index)
             self.progress.update(status)
             new += 1
-        self._f.flush()
         return new
 
     def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
@@ -66,11 +64,10 @@ class Collector:
         for _, rec in records:
             index = int(rec.get("index", 0))
             if self._mark(index):
-                self._f.write(_dumps(rec))
+                self._out.write(rec)
                 held.append(index)
                 self.progress.update(str(rec.get("status")))
                 count += 1
-        self._f.flush()
         return count
 
     def held(self, k: int) -> list[int]:
@@ -80,12 +77,10 @@ class Collector:
         """ERROR records (serialised as the runner does) for the cases no task delivered."""
         added = 0
         for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
-            self._f.write(_dumps(rec))
+            self._out.write(rec)
             self.progress.update("error")
             added += 1
-        self._f.flush()
         return added
 
     def close(self) -> None:
-        if not self._f.closed:
-            self._f.close()
+        self._out.close()

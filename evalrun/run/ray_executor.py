@@ -7,7 +7,7 @@ The driver connects to the cluster (`--ray-address`, else RAY_ADDRESS, else a lo
 stops; an instance already initialised in this process is used as it is), splits the cases into N shards (N =
 `--ray-tasks`, default the cluster's CPUs) and runs each as a streaming task (ray_task.run_shard). Records come
 back in batches as cases finish; the Collector keeps each case once and spools it; at the end
-`merge_results.merge` writes the results file in expansion order with `merge`'s summary, so the results file,
+`split.merge` writes the results file in expansion order with `merge`'s summary, so the results file,
 the reports and the exit code are those of the unsharded run.
 
 Retries are the driver's, not Ray's: Ray re-runs a failed streaming task from its start but drops the items up to
@@ -31,11 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.errors import EvalrunError, UsageError
+from evalrun.run import split
 from evalrun.run.options import RunOptions
+from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
 from evalrun.run.ray_collect import Collector
 from evalrun.run.ray_task import ShardJob, run_shard, shard_cases, skip_bytes
-from evalrun.run.runner import RunOutcome
 from evalrun.types import Suite
 
 #: attempts after the first for a shard whose task failed
@@ -80,7 +81,7 @@ def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | No
     """What every task gets (its shard set later): the driver's config paths and the run options."""
     failing = None
     if opts.filter_failing:
-        from evalrun.run.filters import failing_keys
+        from evalrun.run.case_filters import failing_keys
 
         ids, keys = failing_keys(opts.filter_failing)  # read here: the workers need not see the file
         failing = (frozenset(ids), frozenset(keys))
@@ -132,7 +133,7 @@ class RayExecutor:
         n = self.settings.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if total is not None:
             n = max(1, min(n, total))
-        if n > 1 and _serial(self.suite):
+        if n > 1 and split.serial(self.suite):
             print("evalrun: warning: storeOutputAs makes tests depend on earlier outputs: one Ray task runs "
                   "them all, in order", file=sys.stderr)
             n = 1
@@ -142,13 +143,13 @@ class RayExecutor:
         from evalrun.assertions.named_metrics import compile_derived
         from evalrun.pyexpr import watch_sigint
         from evalrun.run import recording
-        from evalrun.run.merge_results import merge
         from evalrun.run.store import read_records
 
         ray = import_ray()
         opts = self.options
         started_at = time.time()
-        total = _total(self.suite, opts)
+        total = None if opts.filter_pattern or opts.filter_failing else \
+            split.cases(self.suite, opts.repeat, first_n=opts.filter_first_n)[1]
         files = recording.plan(self.suite, opts)
         spool = results_spool(files.results_file)
         started_ray = self._connect(ray)
@@ -181,7 +182,7 @@ class RayExecutor:
         finally:
             if started_ray:
                 ray.shutdown()
-        outcome = merge([spool], files.results_file)
+        outcome = split.merge([spool], files.results_file)
         spool.unlink()
         tally = outcome.tally
         tally.started, tally.interrupted, tally.resumed = started_at, interrupted, resumed
@@ -222,23 +223,6 @@ class RayExecutor:
                 self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
             finally:
                 live.pop(k, None)
-
-
-def _serial(suite: Suite) -> bool:
-    serial = getattr(suite.tests, "store_output_as", None)
-    if serial is None:
-        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
-    return bool(serial)
-
-
-def _total(suite: Suite, opts: RunOptions) -> int | None:
-    """How many cases the run has, when it is known without expanding (the runner's rule)."""
-    if opts.filter_pattern or opts.filter_failing:
-        return None
-    from evalrun import expand
-
-    total = expand.count_cases(suite, repeat=opts.repeat)
-    return total if opts.filter_first_n is None else min(total, opts.filter_first_n)
 
 
 def results_spool(results_file: Path) -> Path:

@@ -5,8 +5,7 @@
 
 The task loads the config itself (its paths are found on the worker: the driver's absolute path, else the
 same path relative to the worker's working directory, as under `ray job submit --working-dir .`), selects its
-cases (shard K of N: a contiguous 1/N range of the expansion found by counting, so a task builds only its own
-cases; with --filter-pattern / --filter-failing exactly as `eval --shard K/N` does), leaves out the case indices in
+cases (part K of N, exactly as `eval --shard K/N` does: run/split.py), leaves out the case indices in
 `skip` (those the driver already holds from an earlier attempt of this shard), and runs them with the ordinary
 Runner, which writes them to a scratch results file. New complete lines of that file are sent every `batch_s`
 seconds. Nothing here imports Ray: the driver (ray_executor.py) wraps `run_shard` as a Ray task.
@@ -42,7 +41,7 @@ class ShardJob:
     options: dict[str, Any] = field(default_factory=dict)
     filter_pattern: str | None = None
     filter_first_n: int | None = None
-    #: --filter-failing, read on the driver: (case ids, fallback keys) as filters.failing_keys returns them
+    #: --filter-failing, read on the driver: (case ids, fallback keys) as case_filters.failing_keys returns them
     failing: tuple[frozenset[str], frozenset[str]] | None = None
     batch_s: float = 0.5
 
@@ -69,25 +68,13 @@ def resolve(path: str, driver_cwd: str) -> str:
 
 
 def shard_cases(suite: Suite, job: ShardJob, skip: set[int] | None = None) -> Iterator[Case]:
-    """The shard's cases in expansion order, less the `skip` indices: a contiguous range of the expansion found
-    by counting (ray_ranges.py), or, with a filter that reads each case, as `eval --shard K/N` selects them."""
-    from evalrun import expand
-    from evalrun.run import filters, ray_ranges, shard
+    """The shard's cases in expansion order (those `eval --shard K/N` runs: run/split.py), less the `skip`
+    indices."""
+    from evalrun.run import case_filters, split
 
-    if job.filter_pattern is None and job.failing is None:
-        for case in ray_ranges.cases(suite, job.options.get("repeat"), *job.shard, first_n=job.filter_first_n):
-            if not skip or case.index not in skip:
-                yield case
-        return
-    stream = filters.apply(expand.iter_cases(suite, repeat=job.options.get("repeat")),
-                           pattern=job.filter_pattern, first_n=None)
-    if job.failing is not None:
-        stream = filters.keep_failing(stream, *job.failing)
-    if job.filter_first_n is not None:
-        stream = filters.apply(stream, first_n=job.filter_first_n)
-    for case in shard.select(stream, *job.shard):
-        if not skip or case.index not in skip:
-            yield case
+    stream, _ = split.cases(suite, job.options.get("repeat"), part=job.shard, first_n=job.filter_first_n,
+                            select=case_filters.selector(job.filter_pattern, job.failing))
+    return (case for case in stream if case.index not in skip) if skip else stream
 
 
 class _Tail:

@@ -12,67 +12,23 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import filters, groups, recording
+from evalrun.run import case_filters, recording, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
+from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
-from evalrun.run.store import open_results, read_at, read_records
-from evalrun.run.tally import Row, Tally
-from evalrun.types import Case, CaseResult, Suite, TestSpec
-
-
-@dataclass(repr=False)
-class RunOutcome:
-    """A finished (or interrupted) run: the tally in memory, full results in the results file."""
-
-    suite: Suite
-    tally: Tally
-    results_file: Path
-    run_id: str | None = None
-    #: per-group statistics over repeats (runs with --repeat N > 1), see evalrun/run/repeats.py
-    repeats: Any = None
-
-    def __repr__(self) -> str:
-        # Kept short on purpose: asyncio.run reprs the main task, and with it this result, on exit;
-        # a dataclass repr would walk the whole suite (over a second for 10,000 tests).
-        return f"<RunOutcome {self.tally.total} cases, results in {self.results_file}>"
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.tally.summary()
-
-    @property
-    def interrupted(self) -> bool:
-        return self.tally.interrupted
-
-    def rows(self) -> Sequence[Row]:
-        """Compact rows in expansion order."""
-        return self.tally.ordered()
-
-    def iter_results(self) -> Iterator[dict[str, Any]]:
-        """Full result records in expansion order, re-read one at a time from the results file."""
-        rows = self.rows()
-        if not rows:
-            return
-        with open(self.results_file, "rb") as f:
-            for row in rows:
-                yield read_at(f, row.offset)
-
-    def meta(self) -> dict[str, Any]:
-        from evalrun import __version__
-
-        return {"evalrun_version": __version__, "description": self.suite.description,
-                "config_files": list(self.suite.files), "results_file": str(self.results_file),
-                "run_id": self.run_id}
+from evalrun.run.store import open_results, read_records
+from evalrun.run.tally import Tally
+from evalrun.types import Case, CaseResult, Suite
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -133,6 +89,11 @@ class Runner:
 
         return _LazyTransport(make)
 
+    async def check(self) -> None:
+        """What a run checks before its first case (providers built, every grader id resolved: ConfigError for a
+        bad one), without running any: `--workers` does it once in the driver, before forking."""
+        await self._close(self._env())
+
     def _env(self) -> CaseEnv:
         if self.engine is None:
             from evalrun.assertions import engine
@@ -153,24 +114,12 @@ class Runner:
                        base_dir=self.suite.base_dir)
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
-        from evalrun import expand
-
+        """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""
         opts = self.options
-        source = self.cases(self.suite, opts.repeat) if self.cases else expand.iter_cases(self.suite,
-                                                                                         repeat=opts.repeat)
-        total: int | None = None
-        if not self.cases and not opts.filter_pattern and not opts.filter_failing:
-            total = expand.count_cases(self.suite, repeat=opts.repeat)
-            if opts.filter_first_n is not None:
-                total = min(total, opts.filter_first_n)
-        stream = filters.apply(source, pattern=opts.filter_pattern, failing=opts.filter_failing,
-                               first_n=opts.filter_first_n)
-        if opts.shard is not None:
-            from evalrun.run import shard
-
-            stream = shard.select(stream, *opts.shard)
-            total = None if total is None else shard.count(total, *opts.shard, self.suite.tests)
-        return stream, total
+        select = case_filters.selector(opts.filter_pattern, opts.filter_failing)
+        if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
+            return case_filters.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
+        return split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n, select=select)
 
     async def run(self) -> RunOutcome:
         opts = self.options
@@ -178,7 +127,7 @@ class Runner:
         release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         cases, total = self._case_stream()
-        stream = groups.batches(cases, _ComparesOutputs())
+        stream = output_groups.batches(cases)
         files = recording.plan(self.suite, opts)
         previous = _previous(files.results_file) if opts.resume else {}
         writer = open_results(files.results_file, append=opts.resume)
@@ -222,10 +171,10 @@ class Runner:
         async def group(cases: list[Case]) -> None:
             """Cases compared with each other (select-best): run together, each seeing their OutputGroup."""
             todo = [c for c in cases if not resumed(c)]
-            shared = groups.OutputGroup(c.id for c in todo)
+            shared = output_groups.OutputGroup(c.id for c in todo)
 
             async def member(case: Case) -> CaseResult:
-                groups.CURRENT.set(shared)
+                output_groups.CURRENT.set(shared)
                 try:
                     return await one(case)
                 finally:
@@ -245,10 +194,8 @@ class Runner:
                     finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
         # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
-        serial = getattr(self.suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
-        if serial is None:
-            serial = any(t.options.get("storeOutputAs") for t in self.suite.tests)
-        workers = [asyncio.ensure_future(worker()) for _ in range(1 if serial else opts.max_concurrency)]
+        n_workers = 1 if split.serial(self.suite) else opts.max_concurrency
+        workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
                 await asyncio.gather(*workers)
@@ -295,28 +242,3 @@ class Runner:
             print("evalrun: warning: could not list the graders used", file=sys.stderr)
             return []
 
-
-def _compares_outputs(test: TestSpec) -> bool:
-    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
-    return _any_compares(test.asserts)
-
-
-class _ComparesOutputs:
-    """_compares_outputs, asked once per case: consecutive cases of one test (or of tests sharing their
-    assertion tuple) reuse the last answer."""
-
-    def __init__(self) -> None:
-        self.last: object = None
-        self.answer = False
-
-    def __call__(self, test: TestSpec) -> bool:
-        if test.asserts is not self.last:
-            self.last, self.answer = test.asserts, _compares_outputs(test)
-        return self.answer
-
-
-def _any_compares(specs: Sequence[Any]) -> bool:
-    for s in specs:  # a plain loop: this runs once per case
-        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
-            return True
-    return False

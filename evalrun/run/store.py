@@ -16,11 +16,6 @@ from typing import Any, BinaryIO
 
 from evalrun import jsonfast
 
-
-def _dumps(obj: Any) -> bytes:
-    return jsonfast.dumps(obj) + b"\n"
-
-
 #: Bytes buffered before a write reaches the file (besides the flush every `flush_s`): fewer system calls
 #: than the default 8 KiB (a record is ~1 KiB).
 _BUFFER = 1 << 18
@@ -58,7 +53,7 @@ class ResultsWriter:
 
     def write(self, record: dict[str, Any]) -> int:
         """Append one record; returns its byte offset."""
-        return self.write_bytes(_dumps(record))
+        return self.write_bytes(jsonfast.dumps(record) + b"\n")
 
     def write_line(self, data: bytes) -> int:
         """Append one record already encoded by jsonfast.dumps (its line break added); returns its offset."""
@@ -75,9 +70,11 @@ class ResultsWriter:
         return at
 
     def append_file(self, path: Path) -> int:
-        """Append the whole of another results file (a worker's); returns the byte offset it starts at."""
+        """Append another results file (a worker's), less a last line not completely written (a worker killed
+        mid-write); returns the byte offset it starts at."""
         import shutil
 
+        _drop_torn_tail(path)
         self._f.flush()
         at = self.offset
         with open(path, "rb") as src:

@@ -1,13 +1,11 @@
 """`evalrun eval --workers N`: one run's cases spread over N processes on this machine, merged into one run.
 
     single_reason(suite, options) -> str | None   why this run stays in one process (None: it can be split)
-    windows(counts, n) -> list[Window]            contiguous ranges of tests, balanced by their case counts
     WorkerPool(suite, options, n, progress).run_sync() -> RunOutcome
 
-The tests are cut into N contiguous windows, each cut between two tests (all cases of a test, and so every
-select-best group, stay in one process), balanced by case count (expand.test_case_counts: for streamed test files
-the load-time check counted them). Each worker is a fork of this process made after the config was loaded and
-checked (nothing is read or checked again; a worker skips the rows before its window unparsed,
+The cases are cut into N contiguous windows balanced by case count, a select-best group never split
+(run/split.py, the same parts as `--shard K/N`). Each worker is a fork of this process made after the config was
+loaded and checked (nothing is read or checked again; a worker skips the rows before its window unparsed,
 TestList.window). It runs its window with the ordinary Runner (its share of --max-concurrency, at least 1) into a
 spool file beside the results file and hands back its tally. The driver appends the spools to the results file in
 window order and adds the tallies up: results file, summary, reports and exit code are those of a one-process run
@@ -19,8 +17,8 @@ case of its window it did not deliver becomes an ERROR naming the cause. Ctrl-C 
 run does, keeping every finished case, and the run ends as interrupted (exit 130/143, --resume continues it).
 
 Runs that stay in one process, with a note on stderr (single_reason): storeOutputAs (tests depend on earlier
-outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), suites
-whose cases belong to one test, and platforms without fork (Windows).
+outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), and
+platforms without fork (Windows).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import itertools
 import mmap
 import os
 import pickle
@@ -39,18 +36,19 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from evalrun.errors import UsageError
-from evalrun.run import recording
+from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
+from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
-from evalrun.run.runner import Runner, RunOutcome
-from evalrun.run.store import ResultsWriter, _drop_torn_tail, _dumps, open_results, read_records
+from evalrun.run.runner import Runner
+from evalrun.run.split import Window
+from evalrun.run.store import ResultsWriter, open_results, read_records
 from evalrun.run.tally import Tally
-from evalrun.types import Case, Suite
+from evalrun.types import Suite
 
 MAX_WORKERS = 256
 _SLOT = struct.Struct("qqq")  # a worker's progress counters in shared memory: passed, failed, errors
@@ -87,43 +85,9 @@ def single_reason(suite: Suite, opts: RunOptions) -> str | None:
         return "--shard selects over the whole expansion"
     if opts.filter_pattern or opts.filter_failing:
         return "--filter-pattern and --filter-failing select over the whole expansion"
-    serial = getattr(suite.tests, "store_output_as", None)
-    if serial is None:
-        serial = any(t.options.get("storeOutputAs") for t in suite.tests)
-    if serial:
+    if split.serial(suite):
         return "storeOutputAs makes tests depend on earlier outputs"
     return None
-
-
-@dataclass(frozen=True)
-class Window:
-    lo: int  # first test (its index in the suite)
-    hi: int  # one past the last test
-    start: int  # index of the window's first case
-    stop: int  # one past the index of its last case
-
-
-def windows(counts: Sequence[int], n: int, first_n: int | None = None) -> list[Window]:
-    """At most n windows of whole tests with about equal numbers of cases (only the first `first_n` cases
-    counted; the window holding case first_n-1 stops there); windows without cases are left out."""
-    total = sum(counts)
-    if first_n is not None:
-        total = min(total, first_n)
-    out: list[Window] = []
-    lo = start = acc = 0
-    k = 1
-    for t, c in enumerate(counts):
-        if acc >= total:
-            break
-        acc += c
-        if acc * n >= k * total or acc >= total:  # the k-th cut is reached: the window ends after this test
-            stop = min(acc, total)
-            if stop > start:
-                out.append(Window(lo, t + 1, start, stop))
-            lo, start = t + 1, stop
-            while k < n and acc * n >= k * total:
-                k += 1
-    return out
 
 
 class _SharedProgress(Progress):
@@ -150,13 +114,10 @@ class WorkerPool:
 
     def run_sync(self) -> RunOutcome:
         """The whole run (workers forked here: call it outside any event loop)."""
-        from evalrun import expand
-
         suite, opts = self.suite, self.options
         started = time.time()
-        self._check()  # a bad provider or grader id: one config error before any worker starts
-        counts = expand.test_case_counts(suite, repeat=opts.repeat)
-        wins = windows(counts, self.workers, opts.filter_first_n)
+        asyncio.run(Runner(suite, opts).check())  # a bad provider or grader id: one error before any worker starts
+        wins = [w for w in split.windows(suite, opts.repeat, self.workers, opts.filter_first_n) if w]
         files = recording.plan(suite, opts)
         writer = open_results(files.results_file)
         recording.begin(files, suite, opts)
@@ -205,22 +166,6 @@ class WorkerPool:
         recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
         return outcome
 
-    def _check(self) -> None:
-        runner = Runner(self.suite, self.options)
-        env = runner._env()
-        asyncio.run(runner._close(env))
-
-    def _window(self, w: Window) -> Suite:
-        tests = self.suite.tests
-        part = tests.window(w.lo, w.hi) if hasattr(tests, "window") else tuple(tests[w.lo:w.hi])
-        return replace(self.suite, tests=part)
-
-    def _cases(self, w: Window, suite: Suite) -> Iterator[Case]:
-        from evalrun import expand
-
-        cases = expand.iter_cases(suite, repeat=self.options.repeat, start=w.start)
-        return itertools.takewhile(lambda c: c.index < w.stop, cases)
-
     def _fork(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -245,12 +190,12 @@ class WorkerPool:
         scratch = work / str(k)
         scratch.mkdir()
         # the scratch folder stands in for the config's: the worker's last-run pointer lands there
-        suite = replace(self._window(w), files=(str(scratch / "worker.yaml"),))
+        suite = replace(split.window_suite(self.suite, w), files=(str(scratch / "worker.yaml"),))
         opts = replace(self.options, results_file=work / f"{k}.jsonl", history=False, progress=False,
                        resume=False, shard=None, filter_first_n=None,
                        max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
         runner = Runner(suite, opts, progress=_SharedProgress(shared, k),
-                        cases=lambda s, _repeat: self._cases(w, s))
+                        cases=lambda _suite, repeat: split.window_cases(self.suite, repeat, w))
         outcome = asyncio.run(runner.run())
         tally = outcome.tally
         tally.derived = ()  # compiled expressions: the driver compiles its own
@@ -290,14 +235,12 @@ class WorkerPool:
             passed, failed, errors = _SLOT.unpack_from(shared, k * _SLOT.size)
             p.passed, p.failed, p.errors = p.passed + passed, p.failed + failed, p.errors + errors
         p.done = p.passed + p.failed + p.errors
-        p._draw()
+        p.draw()
 
     def _gather(self, k: int, w: Window, work: Path, writer: ResultsWriter, tally: Tally) -> None:
         """Worker k's records appended to the results file and its tally added (or, for a worker that died,
         its records re-read and an ERROR for each case it did not deliver)."""
         spool, saved = work / f"{k}.jsonl", work / f"{k}.tally"
-        if spool.exists():
-            _drop_torn_tail(spool)  # a worker killed mid-write
         if k not in self.failed and saved.exists():
             with open(saved, "rb") as f:
                 part: Tally = pickle.load(f)  # noqa: S301 - written by our own worker a moment ago
@@ -317,10 +260,9 @@ class WorkerPool:
                 tally.add(rec, base + offset)
         from evalrun.run.serialize import error_records
 
-        suite = self._window(w)
-        missing = (c for c in self._cases(w, suite) if c.index not in delivered)
-        for rec in error_records(suite, missing, f"the worker process running this case failed: {why}"):
-            tally.add(rec, writer.write_bytes(_dumps(rec)))
+        missing = (c for c in split.window_cases(self.suite, self.options.repeat, w) if c.index not in delivered)
+        for rec in error_records(self.suite, missing, f"the worker process running this case failed: {why}"):
+            tally.add(rec, writer.write(rec))
 
 
 def _exit_reason(status: int) -> str:

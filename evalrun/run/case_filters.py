@@ -1,12 +1,18 @@
-"""Case filters: --filter-pattern (test description regex), --filter-failing (a previous results file),
---filter-first-n (first N cases, after the other filters). All lazy: they wrap the case iterator."""
+"""The filters that read each case: --filter-pattern (a regex on the test description) and --filter-failing (the
+failed or errored cases of a previous results file), then --filter-first-n (the first N cases they keep).
+
+    selector(pattern, failing) -> Callable[[cases], cases] | None     None when neither filter is given
+    apply(cases, select, first_n) -> Iterator[Case]                   the selector, then the first N
+    failing_keys(path) -> (ids, keys)                                 what --filter-failing keeps, read once
+
+Both are lazy: they wrap the case iterator."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,20 +47,38 @@ def failing_keys(path: str) -> tuple[set[str], set[str]]:
     return ids, keys
 
 
-def apply(cases: Iterable[Case], *, pattern: str | None = None, failing: str | None = None,
-          first_n: int | None = None) -> Iterator[Case]:
-    it: Iterator[Case] = iter(cases)
+Selector = Callable[[Iterable[Case]], Iterator[Case]]
+
+
+def selector(pattern: str | None = None, failing: str | tuple[Collection[str], Collection[str]] | None = None) \
+        -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_keys already read), or
+    None when neither is given. A bad regex or results file is a UsageError now, before any case."""
+    rx = None
     if pattern:
         try:
             rx = re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
-        it = (c for c in it if rx.search(c.test.description or ""))
-    if failing:
-        it = keep_failing(it, *failing_keys(failing))
-    if first_n is not None:
-        it = itertools.islice(it, first_n)
-    return it
+    keys = failing_keys(failing) if isinstance(failing, str) and failing else failing or None
+    if rx is None and keys is None:
+        return None
+
+    def select(cases: Iterable[Case]) -> Iterator[Case]:
+        it: Iterator[Case] = iter(cases)
+        if rx is not None:
+            it = (c for c in it if rx.search(c.test.description or ""))
+        if keys is not None:
+            it = keep_failing(it, *keys)
+        return it
+
+    return select
+
+
+def apply(cases: Iterable[Case], select: Selector | None, first_n: int | None) -> Iterator[Case]:
+    """The cases `select` keeps (all when None), then only the first `first_n` of them (all when None)."""
+    it = select(cases) if select is not None else iter(cases)
+    return it if first_n is None else itertools.islice(it, first_n)
 
 
 def keep_failing(cases: Iterable[Case], ids: Collection[str], keys: Collection[str]) -> Iterator[Case]:

@@ -24,7 +24,7 @@ class _Suite:
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
     from evalrun.run import readback
-    from evalrun.run.runner import RunOutcome
+    from evalrun.run.outcome import RunOutcome
     from evalrun.run.tally import Tally
 
     path = Path(args.results)

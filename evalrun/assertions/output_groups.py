@@ -1,6 +1,10 @@
 """Output groups: the cases of one test that differ only by provider and prompt (same vars, same repeat), run
 together so an assertion can compare their outputs (select-best).
 
+    compares_outputs(test) -> bool          the test holds a cross-output assertion (its cases run as groups)
+    group_key(case)                         what the cases of one group share
+    batches(cases) -> Iterator[Case | list[Case]]   the case stream with each group as one list
+
 The runner batches such cases (`batches`) for tests that hold a cross-output assertion, runs a batch's cases
 concurrently, each task seeing the batch's `OutputGroup` through the `CURRENT` context variable, and reports each
 case's end (`case_done`). A cross-output handler `submit`s its output and waits until every case of the group has
@@ -17,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalrun.types import Case, TestSpec
+from evalrun.types import AssertionSpec, Case, TestSpec
 
 CURRENT: ContextVar[OutputGroup | None] = ContextVar("evalrun_output_group", default=None)
 
@@ -72,15 +76,43 @@ class OutputGroup:
         return slot.result, slot.computed_by == case_id
 
 
-def _key(case: Case) -> tuple[int, str, int]:
+def compares_outputs(test: TestSpec) -> bool:
+    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
+    return _any_compares(test.asserts)
+
+
+def _any_compares(specs: Iterable[AssertionSpec]) -> bool:
+    for s in specs:  # a plain loop: this runs once per case
+        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
+            return True
+    return False
+
+
+class ComparesOutputs:
+    """compares_outputs, asked once per case: consecutive cases of one test (or of tests sharing their
+    assertion tuple) reuse the last answer."""
+
+    def __init__(self) -> None:
+        self.last: object = None
+        self.answer = False
+
+    def __call__(self, test: TestSpec) -> bool:
+        if test.asserts is not self.last:
+            self.last, self.answer = test.asserts, compares_outputs(test)
+        return self.answer
+
+
+def group_key(case: Case) -> tuple[int, str, int]:
+    """What the cases of one output group share: their test, vars and repeat."""
     return case.test.index, json.dumps(case.vars, sort_keys=True, default=str), case.repeat
 
 
-def batches(stream: Iterable[Case], grouped: Callable[[TestSpec], bool]) -> Iterator[Case | list[Case]]:
-    """The case stream with each group of a `grouped` test as one list (groups are contiguous in it)."""
+def batches(stream: Iterable[Case]) -> Iterator[Case | list[Case]]:
+    """The case stream with each group of a test that compares outputs as one list (groups are contiguous)."""
+    grouped = ComparesOutputs()
     pending: list[Case] = []
     for case in stream:
-        if pending and _key(pending[0]) != _key(case):
+        if pending and group_key(pending[0]) != group_key(case):
             yield pending
             pending = []
         if grouped(case.test):

@@ -1,4 +1,5 @@
-"""Helpers shared by the builtin (non-litellm) providers: turning a user's reply into an Output."""
+"""A user's provider reply as an Output, shared by the builtin (non-litellm) providers (python, JavaScript, exec,
+http)."""
 
 from __future__ import annotations
 

@@ -98,9 +98,9 @@ def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
     text = getattr(args, "shard", None)
     if text is None:
         return None
-    from evalrun.run import shard
+    from evalrun.run import split
 
-    return shard.parse(text)
+    return split.parse(text)
 
 
 def _workers(args: argparse.Namespace, ray: Any) -> int:
@@ -230,15 +230,10 @@ def run(args: argparse.Namespace) -> int:
 def _dry_run(suite: Any, opts: Any) -> int:
     from collections import Counter
 
-    from evalrun import expand
-    from evalrun.run import filters, plan
+    from evalrun.run import case_filters, plan, split
 
-    cases = filters.apply(expand.iter_cases(suite, repeat=opts.repeat), pattern=opts.filter_pattern,
-                          failing=opts.filter_failing, first_n=opts.filter_first_n)
-    if opts.shard is not None:
-        from evalrun.run import shard
-
-        cases = shard.select(cases, *opts.shard)
+    cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
+                           select=case_filters.selector(opts.filter_pattern, opts.filter_failing))
     p = plan.build(cases)
     by_id: Counter[str] = Counter()
     names = {spec.name: spec.id for spec in suite.providers}

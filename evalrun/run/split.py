@@ -1,0 +1,260 @@
+"""Splitting a run into parts, and its parts' results back into one run: `--shard K/N` + `evalrun merge`, the
+processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
+
+    parse(text) -> (k, n)                                   "2/4" -> (2, 4); UsageError for anything else
+    serial(suite) -> bool                                   storeOutputAs: one case at a time, never split
+    cases(suite, repeat, part=, select=, first_n=) -> (Iterator[Case], total | None)
+                                                            the run's cases (all, or part k of n) and how many
+    windows(suite, repeat, n, first_n) -> list[Window]      n contiguous parts of the expansion (some may be empty)
+    window_cases(suite, repeat, window) -> Iterator[Case]   a part's cases, built only for the tests it touches
+    merge(paths, out) -> RunOutcome                         the parts' results files as one run's
+
+A part is a contiguous range of the expansion (promptfoo's order, which depends only on the config, so it is the
+same on every machine and every run): part k of n holds positions [(k-1) x total / n, k x total / n), each end
+moved to the nearer end of the output group it would cut (select-best compares a group's outputs:
+assertions/output_groups.py), so a group is never split; where a test's groups are unknown without reading it (a
+streamed test file with a graded assertion) the end moves to the nearer end of that test. The positions come from
+arithmetic (expand.test_case_counts; a streamed file was counted by the load-time check), so a part builds only its
+own cases, and a streamed part skips the rows before its first test unparsed (TestList.window).
+
+A filter that reads each case (--filter-pattern, --filter-failing) leaves a stream whose length is known only at its
+end: its units (a case, or an output group) are dealt in turn to the part with the fewest cases so far (ties: the
+first), so parts differ by at most one group. Either way the union of the n parts is exactly the unsplit run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import re
+import time
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from evalrun import expand
+from evalrun.assertions.output_groups import ComparesOutputs, group_key
+from evalrun.errors import UsageError
+from evalrun.run import case_filters, readback
+from evalrun.run.outcome import RunOutcome
+from evalrun.run.store import ResultsWriter, read_at
+from evalrun.run.tally import Tally
+from evalrun.types import Case, Suite
+
+_PART = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+def parse(text: str) -> tuple[int, int]:
+    """`--shard K/N`."""
+    m = _PART.match(text or "")
+    k, n = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if not m or n < 1 or not 1 <= k <= n:
+        raise UsageError(f"{text!r} is not K/N with 1 <= K <= N", key="--shard",
+                         hint="e.g. --shard 1/4 ... --shard 4/4 in four CI jobs, then `evalrun merge`")
+    return k, n
+
+
+def serial(suite: Suite) -> bool:
+    """storeOutputAs makes later tests read earlier outputs: the run goes one case at a time, in order, unsplit."""
+    known = getattr(suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
+    if known is None:
+        known = any(t.options.get("storeOutputAs") for t in suite.tests)
+    return bool(known)
+
+
+def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = None,
+          select: Callable[[Iterable[Case]], Iterator[Case]] | None = None,
+          first_n: int | None = None) -> tuple[Iterator[Case], int | None]:
+    """The run's cases in expansion order (part k of n when `part` is given), and how many when that is known
+    without running them: `select` is the filter that reads each case (run/case_filters.py), `first_n` keeps the
+    first N cases (after `select`)."""
+    if select is not None:
+        stream = case_filters.apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
+        return (stream if part is None else deal(stream, *part)), None
+    if part is not None and part[1] > 1:
+        window = windows(suite, repeat, part[1], first_n)[part[0] - 1]
+        return window_cases(suite, repeat, window), len(window)
+    total = expand.count_cases(suite, repeat=repeat)
+    stream = expand.iter_cases(suite, repeat=repeat)
+    if first_n is not None and first_n < total:
+        total = first_n
+        stream = itertools.islice(stream, first_n)
+    return stream, total
+
+
+# ------------------------------------------------------------------ contiguous parts
+@dataclass(frozen=True)
+class Window:
+    """Cases [start, stop) of the expansion, held by tests [lo, hi), whose first case is at position `base`."""
+
+    lo: int
+    hi: int
+    base: int
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+def windows(suite: Suite, repeat: int | None, n: int, first_n: int | None = None) -> list[Window]:
+    """The n parts of the run's first `first_n` cases (all when None), in order; a part may be empty."""
+    counts = expand.test_case_counts(suite, repeat=repeat)
+    return cut(counts, _grains(suite, counts), n, first_n)
+
+
+def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
+    """Per test: the step at which it may be cut (the size of its output groups, 1 when it has none, all of it
+    when a streamed test's groups are unknown)."""
+    tests = suite.tests
+    if hasattr(tests, "window"):  # streamed: only whether some test is graded is known without reading rows
+        whole = getattr(tests, "graded", True)
+        return (max(1, c) if whole else 1 for c in counts)
+    pairs, grouped = expand.case_counter(suite), ComparesOutputs()
+    return (pairs(test)[0] if c and grouped(test) else 1 for test, c in zip(tests, counts, strict=True))
+
+
+def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | None = None) -> list[Window]:
+    """n contiguous windows over tests with these case counts, each cut moved to the nearest multiple of its test's
+    grain (counted from the test's first case; halfway: forward), so a group is never split."""
+    total = sum(counts)
+    if first_n is not None:
+        total = max(0, min(total, first_n))
+    targets = [j * total // n for j in range(1, n)]
+    ends: list[int] = []
+    index = 0
+    for count, grain in zip(counts, grains, strict=True):
+        end = index + count
+        while len(ends) < len(targets) and targets[len(ends)] < end:
+            t = targets[len(ends)]
+            ends.append(min(total, index + (2 * (t - index) + grain) // (2 * grain) * grain))  # nearest
+        if len(ends) == len(targets):
+            break
+        index = end
+    bounds = [0, *ends, *[total] * (len(targets) - len(ends)), total]
+    out: list[Window] = []
+    index = 0
+    t = 0
+    for start, stop in itertools.pairwise(bounds):
+        if start >= stop:
+            out.append(Window(0, 0, start, start, start))
+            continue
+        while index + counts[t] <= start:  # the test holding `start`
+            index += counts[t]
+            t += 1
+        lo, base = t, index
+        while index + counts[t] < stop:  # the test holding `stop - 1`
+            index += counts[t]
+            t += 1
+        out.append(Window(lo, t + 1, base, start, stop))
+    return out
+
+
+def window_suite(suite: Suite, window: Window) -> Suite:
+    """The suite with only the window's tests (a streamed file's rows before them are skipped unparsed)."""
+    tests = suite.tests
+    part = tests.window(window.lo, window.hi) if hasattr(tests, "window") else tuple(tests[window.lo:window.hi])
+    return replace(suite, tests=part)
+
+
+def window_cases(suite: Suite, repeat: int | None, window: Window) -> Iterator[Case]:
+    """The window's cases, with the ids and indices of the whole run's."""
+    if not window:
+        return
+    for case in expand.iter_cases(window_suite(suite, window), repeat=repeat, start=window.base):
+        if case.index >= window.stop:
+            return
+        if case.index >= window.start:
+            yield case
+
+
+# ------------------------------------------------------------------ parts of a filtered stream
+def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
+    """Part k of n of a stream of unknown length: each unit (a case, or an output group) goes to the part with
+    the fewest cases so far (ties: the first)."""
+    if n == 1:
+        yield from stream
+        return
+    grouped = ComparesOutputs()
+    want = k - 1
+    loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
+    give = heapq.heapreplace
+    unit: list[Case] = []  # the output group being gathered
+    unit_key: Any = None
+    for case in stream:
+        in_groups = grouped(case.test)
+        if unit and (not in_groups or group_key(case) != unit_key):
+            load, s = loads[0]
+            give(loads, (load + len(unit), s))
+            if s == want:
+                yield from unit
+            unit = []
+        if in_groups:
+            if not unit:
+                unit_key = group_key(case)
+            unit.append(case)
+            continue
+        load, s = loads[0]
+        give(loads, (load + 1, s))
+        if s == want:
+            yield case
+    if unit and loads[0][1] == want:
+        yield from unit
+
+
+# ------------------------------------------------------------------ the parts' results as one run's
+#: what `merge` accepts, for its messages
+MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its --results-file JSONL) or its "
+              "-o .json report")
+
+
+def merge(paths: list[Path], out: Path) -> RunOutcome:
+    """The records of every part's results file (or -o .json report; other reports are refused:
+    run/readback.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
+    Only a file number and a byte offset per case index are held (10 bytes a case). A case index found in two
+    files is a UsageError (not parts of one run, or a part given twice)."""
+    resolved_out = out.resolve()
+    where = array("h")  # by case index: which file holds it (-1: none)
+    offsets = array("q")  # by case index: its byte offset in that file
+    tally = Tally()
+    graders: dict[str, None] = {}
+    with contextlib.ExitStack() as stack:
+        files: list[BinaryIO] = []
+        for fno, path in enumerate(paths):
+            if not path.is_file():
+                raise UsageError(f"no results file {str(path)!r}", key="RESULTS_JSONL", hint=MERGE_HINT)
+            if path.resolve() == resolved_out:
+                raise UsageError(f"{str(path)!r} is both an input and the merged results file",
+                                 key="--results-file", hint="choose another --results-file")
+            jsonl = readback.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
+            files.append(stack.enter_context(open(jsonl, "rb")))
+            for offset, rec in readback.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
+                index = int(rec.get("index", 0))
+                if index >= len(where):
+                    grow = index + 1 - len(where)
+                    where.extend(array("h", [-1]) * grow)
+                    offsets.extend(array("q", [0]) * grow)
+                if where[index] >= 0:
+                    raise UsageError(f"case {index} is in both {str(paths[where[index]])!r} and {str(path)!r}",
+                                     key="RESULTS_JSONL", hint="merge the results files of one sharded run, each once")
+                where[index], offsets[index] = fno, offset
+        writer = ResultsWriter(out, append=False)
+        try:
+            for fno, offset in zip(where, offsets, strict=True):
+                if fno < 0:
+                    continue
+                rec = read_at(files[fno], offset)
+                tally.add(rec, writer.write(rec))
+                for a in rec.get("assertions") or ():
+                    if a.get("grader"):
+                        graders[str(a["grader"])] = None
+        finally:
+            writer.close()
+    tally.finished = time.time()
+    tally.graders = list(graders)
+    suite = Suite(description=f"merged from {len(paths)} results files", prompts=(), providers=(), tests=(),
+                  files=tuple(str(p) for p in paths))
+    return RunOutcome(suite, tally, out)
