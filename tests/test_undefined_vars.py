@@ -129,3 +129,29 @@ def test_filters_treat_an_undefined_value_as_nunjucks_does(tmp_path: Path) -> No
     assert [(r["status"], r["output"]) for r in rows] == [
         ("pass", "."), ("error", None), ("pass", "ANN."), ("pass", "ANN:a, b")]
     assert "join filter got an undefined value" in rows[1]["error"]
+
+
+TWO_PROMPTS = """\
+prompts:
+  - 'Scene: {{system_prompt}} / {{user_turn}}'
+  - 'Ledger: {{ledger_text}} / {{compress_prompt}}'
+providers: [echo]
+tests: file://tests.yaml
+"""
+
+
+def test_another_tests_variable_is_not_a_typo(tmp_path: Path) -> None:
+    """Two prompts, each test filling one prompt's variables (a real config): `compress_prompt`, which the second
+    test defines, is not a misspelled `system_prompt` of the first; it renders empty with a warning, as in
+    promptfoo. A name no test defines that is close to a defined one stays an error."""
+    _write(tmp_path, TWO_PROMPTS)
+    tests = tmp_path / "tests.yaml"
+    tests.write_text("- vars: {system_prompt: S, user_turn: U}\n- vars: {ledger_text: L, compress_prompt: C}\n")
+    suite = load([str(tmp_path / "promptfooconfig.yaml")])
+    assert sum("'compress_prompt'" in w and "renders as empty text" in w for w in suite.warnings) == 1
+    rows = sorted(_eval(tmp_path), key=lambda r: (r["test_index"], r["prompt_label"]))
+    assert [r["output"] for r in rows] == ["Ledger:  / ", "Scene: S / U", "Ledger: L / C", "Scene:  / "]
+    tests.write_text("- vars: {system_prompt: S, user_turn: U}\n- vars: {ledger_text: L, compres_prompt: C}\n")
+    with pytest.raises(ConfigError, match="undefined template variable 'compress_prompt'") as caught:
+        load([str(tmp_path / "promptfooconfig.yaml")])
+    assert "did you mean `compres_prompt`?" in str(caught.value)  # the second test's typo, at its line

@@ -4,11 +4,16 @@ Checked: prompts (per test, only the prompts that test runs), assertion values (
 mappings; not code values), assertion `config` strings and metric names. `env` is always defined.
 A variable no var of the test defines is an error when it looks like a typo of one that is defined (did you
 mean `question`?); any other renders as empty text, as promptfoo renders it: a warning at its FILE:LINE
-(config/lenient.py), an error under --strict.
+(config/lenient.py), an error under --strict. Not a typo: a name another test defines, when the close var of
+this test is read by its own templates (two prompts, each test filling one prompt's variables: the first
+test's `system_prompt` is no misspelled `compress_prompt` of the second). Tests are checked in one pass, so
+such a name is a suspect until the pass ends: `Suspects.settle()` then warns of those some test defined and
+returns the others as errors.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
@@ -102,13 +107,38 @@ def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
     return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
 
 
-def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
-               prompt: PromptSpec | None = None) -> None:
-    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo), else a
-    warning (an error under --strict): promptfoo renders it as empty text."""
-    from evalrun.suggest import did_you_mean
+@dataclasses.dataclass
+class Suspects:
+    """Likely typos found so far in a pass over the tests (module docstring), and the var names tests define."""
 
-    close = did_you_mean(name, defined - BUILTIN_VARS)
+    defined: set[str] = dataclasses.field(default_factory=set)
+    found: list[tuple[str, ConfigError, tuple[Any, ...]]] = dataclasses.field(default_factory=list)
+
+    def settle(self) -> list[ConfigError]:
+        """Warn of each suspect whose name some test defines; the others are errors, returned."""
+        errors = []
+        for name, err, warning in self.found:
+            if name in self.defined:
+                _warn_empty(*warning)
+            else:
+                errors.append(err)
+        self.found.clear()
+        return errors
+
+
+def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
+               prompt: PromptSpec | None = None, suspects: Suspects | None = None,
+               reads: Collection[str] = ()) -> None:
+    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see the
+    module docstring for `suspects` and `reads`, the variables the test's templates read), else a warning (an
+    error under --strict): promptfoo renders it as empty text."""
+    from evalrun.suggest import closest
+
+    near = closest(name, defined - BUILTIN_VARS)
+    deferred = near is not None and near in reads and suspects is not None
+    if deferred and suspects is not None and name in suspects.defined:
+        near = None  # another test's var, not a misspelling of this test's
+    close = f"did you mean `{near}`?" if near else None
     err = _missing_error(name, what, test, defined, spec, close)
     if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
         err.used_by = _used_by(test)
@@ -116,8 +146,19 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     default_prompt = prompt is not None and prompt.loc is None and name == "prompt"
     if default_prompt:  # no `prompts:` and no `prompt` var: promptfoo has no prompt to run either
         err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
-    if close or default_prompt:
         raise err
+    warning = (name, what, test, err, spec, prompt)
+    if close:
+        if not deferred or suspects is None:
+            raise err
+        suspects.found.append((name, err, warning))
+        return
+    _warn_empty(*warning)
+
+
+def _warn_empty(name: str, what: str, test: TestSpec, err: ConfigError, spec: AssertionSpec | None,
+                prompt: PromptSpec | None) -> None:
+    """The warning that an undefined variable renders as empty text (an error under --strict)."""
     if lenient.is_strict():
         err.hint = f"{err.hint} (promptfoo renders it as empty text; --strict makes it an error)"
         raise err
@@ -129,7 +170,21 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
                  once=(loc, name, what))
 
 
-def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> None:
+def _assertion_reads(specs: Iterable[AssertionSpec]) -> set[str]:
+    """The variables assertions' templates read (a template that does not parse is reported when checked)."""
+    out: set[str] = set()
+    for spec in _walk(specs):
+        for src in [*_strings(None if getattr(spec.handler, "raw_value", False) else spec.value),
+                    *_strings(spec.config), *_strings(spec.metric)]:
+            try:
+                out |= needs(src)
+            except Exception:  # a TemplateError: _check_assertion reports it
+                continue
+    return out
+
+
+def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str], suspects: Suspects | None,
+                     reads: Collection[str]) -> None:
     handler = spec.handler
     sources: list[tuple[str, str]] = []
     if not getattr(handler, "raw_value", False):
@@ -151,13 +206,16 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> 
         for name in sorted(missing):
             if name.startswith("env."):
                 raise _env_error(name, f"the {field} of {spec.full_type}", spec.loc, spec.key_path or None)
-            _undefined(name, f"the {field} of {spec.full_type}", test, defined, spec)
+            _undefined(name, f"the {field} of {spec.full_type}", test, defined, spec, suspects=suspects,
+                       reads=reads)
     for child in spec.children:
-        _check_assertion(child, test, defined)
+        _check_assertion(child, test, defined, suspects, reads)
 
 
-def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]]) -> None:
-    """Raise a ConfigError naming the first undefined variable that looks like a typo (warn of the others).
+def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
+               suspects: Suspects | None = None) -> None:
+    """Raise a ConfigError naming the first undefined variable that looks like a typo (warn of the others);
+    with `suspects`, record such typos there instead (module docstring).
 
     `prompts`: the prompts this test runs, each with the variables it reads (see prompt_needs).
     """
@@ -165,13 +223,17 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
     if test.options.get("transformVars"):  # its code may define any var: checked per case at run time
         return
     defined = set(test.vars) | BUILTIN_VARS
+    reads: set[str] = set()
+    if suspects is not None:
+        reads = _assertion_reads(test.asserts).union(*(wanted for _, wanted in prompts))
     for prompt, wanted in prompts:
         for name in sorted(wanted - defined):
             if name.startswith("env."):
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
-            _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt)
+            _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt, suspects=suspects,
+                       reads=reads)
     for spec in test.asserts:
-        _check_assertion(spec, test, defined)
+        _check_assertion(spec, test, defined, suspects, reads)
 
 
 def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:

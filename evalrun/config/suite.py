@@ -130,6 +130,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     akeys: dict[Any, Any] = {}  # what the check reads of an assertion, by its handler
     errors: list[ConfigError] = []  # every test is checked: all their errors are reported at once
     stored: set[str] = set()  # vars that earlier tests' outputs define at run time (options.storeOutputAs)
+    suspects = checks.Suspects()  # likely typos, settled when every test's var names are known
     for test in iter_specs(parts, default):  # checks every test; keeps them unless they are streamed
         fkey = (test.providers, test.prompts)
         used = used_memo.get(fkey)
@@ -156,9 +157,11 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         akey = tuple(parts_read)
         ckey = (frozenset(test.vars), fkey, bool(test.options.get("transformVars")),
                 bool(test.options.get("rubricPrompt")), akey)
+        suspects.defined.update(test.vars)
         if ckey not in passed:
+            found = len(suspects.found)
             try:
-                checks.check_test(test, [(p, needs[id(p)]) for p in used])
+                checks.check_test(test, [(p, needs[id(p)]) for p in used], suspects)
                 missing = checks.check_context(test, stored)  # stored only grows: a passed key stays passed
                 if missing:
                     raise ConfigErrors.of(missing)
@@ -169,7 +172,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 continue
             if len(passed) >= 4096:
                 passed.clear()
-            passed.add(ckey)
+            if len(suspects.found) == found:  # a test with a suspect is checked again: each may be an error
+                passed.add(ckey)
             graded = graded or _has_graded(test.asserts)
         store_as = test.options.get("storeOutputAs")
         if store_as:
@@ -191,6 +195,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
             on_progress(count)
+    if len(errors) < MAX_ERRORS:
+        errors += suspects.settle()
     if errors:
         raise ConfigErrors.of(errors)
     tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded,

@@ -8,9 +8,12 @@ request with its last user message).
 Ollama ids reach the same fake server through OLLAMA_BASE_URL (it answers /api/chat too); other hosted ids
 (groq, openrouter, vertex, ...) fail alike in both tools here, as the network is closed.
 
-A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does); cases are
-matched by test index, each test comparing the sorted verdicts of its prompt x provider cells. Exit 77 when
-node or promptfoo is missing.
+A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does), with the
+verdicts of its non-graded assertions (type and pass of each; graded and embedding ones are left out, as the
+fake server's replies are no grader's); cases are matched by test index, each test comparing the sorted
+verdicts of its prompt x provider cells. TypeScript files run in evalrun through the tsx package of the
+promptfoo install (NODE_PATH), as in a project that has promptfoo installed. Exit 77 when node or promptfoo is
+missing.
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ def _last_user(body: dict[str, Any]) -> dict[str, Any]:
     return {"content": content if isinstance(content, str) else json.dumps(content)}
 
 
-def _env(url: str, home: Path) -> dict[str, str]:
-    return dict(os.environ, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=url, OPENAI_API_BASE=url,
+def _env(url: str, home: Path, binary: str) -> dict[str, str]:
+    modules = Path(binary).parent.parent  # node_modules/.bin/promptfoo: promptfoo's tsx is next to it
+    node_path = {"NODE_PATH": str(modules)} if (modules / "tsx").is_dir() else {}
+    return dict(os.environ, **node_path, OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=url, OPENAI_API_BASE=url,
                 PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
                 PROMPTFOO_CONFIG_DIR=str(home), PROMPTFOO_DISABLE_REMOTE_GENERATION="1",
                 PROMPTFOO_CACHE_ENABLED="false", ANTHROPIC_API_KEY="sk-test", AZURE_API_KEY="sk-test",
@@ -51,7 +56,23 @@ def _env(url: str, home: Path) -> dict[str, str]:
                 OPENROUTER_API_KEY="sk-test", OPENROUTER_API_BASE_URL=url)
 
 
-def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
+#: One case: its verdict, and the sorted (type, pass) of its non-graded assertions (None: none were run).
+Verdict = tuple[bool, tuple[tuple[str, bool], ...] | None]
+
+
+def _graded(type_: str) -> bool:
+    """Whether an assertion type needs a grader or an embedding model (unknown types count as not graded)."""
+    from evalrun.assertions import registry
+
+    cls = registry.get(type_.removeprefix("not-"))
+    return cls is not None and bool(cls.graded or getattr(cls, "needs_embedder", False))
+
+
+def _case(passed: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
+    return bool(passed), None if parts is None else tuple(sorted(p for p in parts if not _graded(p[0])))
+
+
+def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[Verdict]] | str:
     out = tmp / f"pf-{cfg.parent.name}.json"
     try:
         done = subprocess.run([binary, "eval", "-c", cfg.name, "-o", str(out), "--no-cache", "--no-table",
@@ -61,23 +82,27 @@ def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dic
         return "no results: promptfoo did not finish within 300 s"
     if not out.exists():
         return "no results: " + (done.stderr or done.stdout).strip()[-300:]
-    verdicts: dict[int, list[bool]] = {}
+    verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]["results"]:
-        verdicts.setdefault(int(r["testIdx"]), []).append(bool(r["success"]))
-    return {k: sorted(v) for k, v in verdicts.items()}
+        parts = ((r.get("gradingResult") or {}).get("componentResults") or None)
+        parts = None if parts is None else [(c["assertion"]["type"], bool(c["pass"])) for c in parts
+                                            if c.get("assertion")]
+        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], parts))
+    return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
-def run_evalrun(cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[bool]] | str:
+def run_evalrun(cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[Verdict]] | str:
     out = tmp / f"er-{cfg.parent.name}.json"
     done = subprocess.run([sys.executable, "-m", "evalrun", "eval", cfg.name, "-o", str(out), "--no-cache",
                            "--no-table", "--no-progress-bar", "--results-file", str(tmp / "er.jsonl")],
                           env=env, cwd=cfg.parent, capture_output=True, text=True, timeout=300, check=False)
     if not out.exists():
         return "no results: " + done.stderr.strip()[-400:]
-    verdicts: dict[int, list[bool]] = {}
+    verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]:
-        verdicts.setdefault(int(r["test_index"]), []).append(bool(r["pass"]))
-    return {k: sorted(v) for k, v in verdicts.items()}
+        parts = [(a["type"], bool(a["pass"])) for a in r.get("assertions") or []] or None
+        verdicts.setdefault(int(r["test_index"]), []).append(_case(r["pass"], parts))
+    return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
 def loads(cfg: Path) -> str | None:
@@ -111,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="evalrun-pfex-") as t, FakeOpenAI(default=_last_user) as server:
         tmp = Path(t)
-        env = _env(server.url, tmp / "pf-home")
+        env = _env(server.url, tmp / "pf-home", binary)
         for name in names:
             cfg = corpus / name / "promptfooconfig.yaml"
             load_error = loads(cfg)
@@ -122,10 +147,14 @@ def main(argv: list[str] | None = None) -> int:
                 row.update(same=False, note=er if isinstance(er, str) else f"promptfoo: {pf}")
             else:
                 diff = sorted(k for k in set(pf) | set(er) if pf.get(k) != er.get(k))
-                if set(pf) != set(er) and sorted(sum(pf.values(), [])) == sorted(sum(er.values(), [])):
+                pf_all, er_all = sum(pf.values(), []), sum(er.values(), [])
+                if set(pf) != set(er) and sorted(pf_all, key=repr) == sorted(er_all, key=repr):
                     diff = []  # promptfoo numbers each var combination as a test; the verdicts still agree
-                row.update(same=not diff, cases=(sum(map(len, pf.values())), sum(map(len, er.values()))),
-                           passed=(sum(map(sum, pf.values())), sum(map(sum, er.values()))), differ=diff)
+                row.update(same=not diff, cases=(len(pf_all), len(er_all)),
+                           passed=(sum(v[0] for v in pf_all), sum(v[0] for v in er_all)), differ=diff)
+                if diff:
+                    row["first_difference"] = {"test": diff[0], "promptfoo": pf.get(diff[0]),
+                                               "evalrun": er.get(diff[0])}
             rows.append(row)
             if not args.json:
                 print(json.dumps(row, ensure_ascii=False), flush=True)
