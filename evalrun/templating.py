@@ -98,6 +98,26 @@ def has_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 
 
+#: promptfoo's test for a prompt it sends as written (autoWrapRawIfPartialNunjucks): a `{%`, `{{` or `{#` that
+#: is not closed on its line (Handlebars `{{#each}}`, code with braces), unless `{% raw %}` already wraps it.
+_PARTIAL_TAG = re.compile(r"(\{%[^%]*$|\{\{[^}]*$|\{#[^#]*$)", re.M)
+_RAW_BLOCK = (re.compile(r"\{%-?\s*raw\s*-?%\}"), re.compile(r"\{%-?\s*endraw\s*-?%\}"))
+
+
+def partial_tag(source: str) -> tuple[str, int] | None:
+    """The first tag (`{#`, `{{`, `{%`) not closed on its line and that line (from 1), or None; None too when
+    `{% raw %}` ... `{% endraw %}` is already in the text."""
+    if "{" not in source or all(r.search(source) for r in _RAW_BLOCK):
+        return None
+    m = _PARTIAL_TAG.search(source)
+    return None if m is None else (m.group(1)[:2], source.count("\n", 0, m.start()) + 1)
+
+
+def as_written(source: str) -> str:
+    """A template that renders to `source` itself (promptfoo's `{% raw %}` wrapping)."""
+    return "{% raw %}" + source + "{% endraw %}"
+
+
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     """Compile (cached). Raises jinja2.TemplateSyntaxError."""

@@ -112,6 +112,9 @@ class TestSpec:
     #: Keys of the test beyond evalrun's (`expected` in a JSONL row): promptfoo keeps them on the test, and code
     #: assertions read them as `context.test.expected`.
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The test's own `provider:` (or defaultTest's): its cases call it instead of their column's provider,
+    #: which still names the case, applies its transform and its delay (promptfoo's activeProvider). None = none.
+    provider: ProviderSpec | None = None
 
 
 @dataclass(frozen=True)

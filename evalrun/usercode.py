@@ -99,6 +99,16 @@ def is_js_ref(code: Any) -> bool:
     return path.lower().endswith(JS_EXTS)
 
 
+def is_script_ref(value: Any) -> bool:
+    """`file://x.{js,ts,mjs,cjs,py}[:fn]`: a reference to a function in either language."""
+    if is_js_ref(value):
+        return True
+    if not isinstance(value, str) or not value.strip().startswith("file://"):
+        return False
+    path, sep, fn = value.strip()[len("file://"):].rpartition(":")
+    return (path if sep and path.lower().endswith(".py") and "/" not in fn else value.strip()).lower().endswith(".py")
+
+
 def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key: str | None,
                  base_dir: str | None, default_fn: str | None = None) -> UserCode:
     """Python code or a JavaScript file reference -> something to `await .call(*args)`."""

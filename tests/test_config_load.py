@@ -517,15 +517,6 @@ def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: p
     assert e.value.line == 5
 
 
-@pytest.mark.parametrize(("snippet", "fragment"), [
-    ("prompts: [x]\nproviders: [echo]\ntests: [{provider: openai:gpt-4o}]\n", "per-test `provider`"),
-])
-def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, snippet: str,
-                                                                 fragment: str) -> None:
-    with pytest.raises(ConfigError, match=fragment):
-        load([str(write(tmp_path, "c.yaml", snippet))])
-
-
 def test_postprocess_is_an_alias_of_transform(tmp_path: Path) -> None:
     cfg = write(tmp_path, "c.yaml", "prompts: [x]\nproviders: [echo]\ntests: [{options: {postprocess: output}}]\n")
     assert load([str(cfg)]).tests[0].options == {"transform": "output"}

@@ -58,7 +58,8 @@ def test_prompt_objects_with_file_ids_and_labels_are_selected_by_label(tmp_path:
     suite = _load(cfg)
     assert [p.label for p in suite.prompts] == ["content_generation", "variants [1]", "variants [2]", "chat"]
     outputs = sorted(r.output or "" for r in run_suite(cfg))
-    assert outputs == ["A cats", "B cats", "Write about cats", '[{"role": "user", "content": "chat cats"}]']
+    assert outputs == ["A cats", "B cats", "Write about cats",
+                       '[\n  {\n    "role": "user",\n    "content": "chat cats"\n  }\n]']  # promptfoo's JSON text
 
 
 def test_a_prompts_entry_matching_nothing_is_an_error_at_its_line(tmp_path: Path) -> None:

@@ -109,7 +109,8 @@ def test_prompt_functions_in_javascript_es_modules_and_python(tmp_path: Path) ->
                                  "tests:\n  - vars: {name: Ann}\n    assert: [{type: icontains, value: ann}]\n")})
     rows = run_suite(cfg)
     assert sorted(r.output or "" for r in rows) == [
-        "Hello Ann", "Py Ann", '[{"role": "user", "content": "Hi Ann via echo"}]'], [r.reason for r in rows]
+        "Hello Ann", "Py Ann", '[\n  {\n    "role": "user",\n    "content": "Hi Ann via echo"\n  }\n]'], \
+        [r.reason for r in rows]
     assert all(r.status == "pass" for r in rows)
 
 

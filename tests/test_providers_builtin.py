@@ -25,7 +25,8 @@ def _call(spec: ProviderSpec, prompt: object, base_dir: str = ".") -> object:
 def test_echo_returns_the_prompt_and_chat_prompts_as_json() -> None:
     assert _call(ProviderSpec("echo"), "hi").text == "hi"  # type: ignore[attr-defined]
     out = _call(ProviderSpec("echo"), [{"role": "user", "content": "hi"}])
-    assert out.text == '[{"role": "user", "content": "hi"}]'  # type: ignore[attr-defined]
+    # promptfoo's text of a chat prompt: JSON.stringify(messages, null, 2)
+    assert out.text == '[\n  {\n    "role": "user",\n    "content": "hi"\n  }\n]'  # type: ignore[attr-defined]
 
 
 def test_exec_passes_prompt_options_context(tmp_path: Path) -> None:

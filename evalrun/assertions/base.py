@@ -136,6 +136,9 @@ class Assertion:
     config_keys: ClassVar[frozenset[str] | None] = None
     #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
     transform_fn: UserCode | None = None
+    #: A `value: file://x.js|ts|py[:fn]` of a type that is not code itself: called with (output, context) per
+    #: case, its return is the value (promptfoo's valueFromScript; the engine calls it). None = none.
+    value_script: UserCode | None = None
     #: The parsed static value (set by check() when the value holds no template and parses to an immutable).
     _static_value: Any
 
@@ -160,6 +163,13 @@ class Assertion:
             self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
                                                   key=self.key_path("transform"), base_dir=self.base_dir,
                                                   default_fn="get_transform")
+        if not self.raw_value and isinstance(spec.value, str) and spec.value.startswith("file://"):
+            from evalrun.usercode import compile_code, is_script_ref
+
+            if is_script_ref(spec.value):
+                self.value_script = compile_code(spec.value, ("output", "context"), loc=spec.loc,
+                                                 key=self.key_path("value"), base_dir=self.base_dir,
+                                                 default_fn="get_assert")
         self.check()
 
     @property
@@ -180,9 +190,10 @@ class Assertion:
     def check(self) -> None:
         """Validate arguments at config-load time. Raise via self.error(). Static values only.
 
-        The default runs parse() on a value that holds no template (a templated value is parsed per case).
+        The default runs parse() on a value that holds no template (a templated value, or the value a
+        `value_script` returns, is parsed per case).
         """
-        if not is_template(self.spec.value):
+        if self.value_script is None and not is_template(self.spec.value):
             try:
                 parsed = self.parse(self.spec.value)
             except ValueError as e:

@@ -64,16 +64,31 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
             transformed = await handler.transform_fn.call(ctx.code_output, ctx.as_dict())
             ctx = dataclasses.replace(ctx, output=output_text(transformed),
                                       output_value=None if isinstance(transformed, str) else transformed)
+        if handler.value_script is not None:
+            ctx = dataclasses.replace(ctx, value=_script_value(spec, await handler.value_script.call(
+                ctx.code_output, ctx.as_dict())))
         score = handler.judge_text(ctx.output, ctx.value) if handler.pure_text else await handler.evaluate(ctx)
     except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
         return _failed(spec, handler.threshold, e)
     return _result(spec, handler.threshold, score, _metric(spec, ctx.vars), handler.lower_is_better)
 
 
+def _script_value(spec: AssertionSpec, value: Any) -> Any:
+    """What a `value: file://script` returned, as the value of a type that is not code (promptfoo's rules: a
+    boolean or a {pass, ...} result belongs in a javascript/python assertion)."""
+    if isinstance(value, bool) or (isinstance(value, dict) and "pass" in value):
+        what = "a boolean" if isinstance(value, bool) else "a grading result"
+        raise AssertionRuntimeError(f"the script of {spec.full_type}'s value returned {what}: only javascript and "
+                                    "python assertions take one; return the value itself (text, number, list or "
+                                    "mapping)")
+    return value
+
+
 def lean(spec: AssertionSpec) -> bool:
-    """The assertion can go through evaluate_text: a TextAssertion (built), no transform, no config."""
+    """The assertion can go through evaluate_text: a TextAssertion (built), no transform, no config, no value
+    script."""
     h = spec.handler
-    return h is not None and h.pure_text and h.transform_fn is None and not spec.config
+    return h is not None and h.pure_text and h.transform_fn is None and h.value_script is None and not spec.config
 
 
 def evaluate_text(spec: AssertionSpec, output: str, value: Any, vars: dict[str, Any]) -> AssertionResult:

@@ -215,6 +215,10 @@ def check_providers(suite: Suite) -> None:
 
     for spec in suite.providers:
         providers.build(spec, suite.base_dir)
+    if isinstance(suite.tests, tuple):  # tests' own providers (a streamed file's rows are built when they run)
+        for test in suite.tests:
+            if test.provider is not None:
+                providers.build(test.provider, suite.base_dir)
 
 
 def run(args: argparse.Namespace) -> int:

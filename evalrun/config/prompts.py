@@ -58,11 +58,29 @@ def check_template(raw: str | Messages, loc: Location | None, key: str) -> None:
                 raise ConfigError.at(loc, err, key=key, hint="prompts use Jinja2 syntax: {{ var }}, {% if %}")
 
 
+def _as_written(raw: str, label: str, loc: Location | None, key: str) -> str:
+    """A text prompt with a tag not closed on its line, which promptfoo sends as written (its variables
+    unfilled): the same here, with a warning (an error under --strict); any other text as it is."""
+    partial = templating.partial_tag(raw)
+    if partial is None:
+        return raw
+    from evalrun.config import lenient
+
+    tag, line = partial
+    lenient.warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
+                 "line, so the prompt is sent as written, its variables unfilled, as promptfoo sends it",
+                 "close the tag on its line, or wrap literal braces in {% raw %}...{% endraw %} (Handlebars "
+                 "`{{#each xs}}` is `{% for x in xs %}` in Nunjucks)")
+    return templating.as_written(raw)
+
+
 def _spec(raw: str | Messages, label: str | None, id_: str | None, loc: Location | None, key: str) -> PromptSpec:
     if isinstance(raw, str):
         raw = _json_chat(raw) or raw
-    check_template(raw, loc, key)
     shown = label or (raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False))
+    if isinstance(raw, str):
+        raw = _as_written(raw, shown, loc, key)
+    check_template(raw, loc, key)
     return PromptSpec(raw=raw, label=shown, id=id_ or label or _content_id(raw), loc=loc)
 
 

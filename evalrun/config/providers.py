@@ -139,6 +139,17 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
     raise ConfigError.at(loc, f"cannot read a provider from {item!r}", key=key)
 
 
+def one(node: Any, base_dir: str, *, loc: Location | None, key: str) -> ProviderSpec:
+    """A single provider (a test's own `provider:`): an id, or a mapping with `id`; not a file of several."""
+    if not isinstance(node, (str, dict)):
+        raise ConfigError.at(loc, f"cannot read a provider from {node!r}", key=key,
+                             hint="write an id (`openai:gpt-4o-mini`) or a mapping with `id`, `label`, `config`")
+    found = _item(node, base_dir, loc, key)
+    if len(found) != 1:
+        raise ConfigError.at(loc, f"a test's provider must be one provider, {node!r} holds {len(found)}", key=key)
+    return found[0]
+
+
 def parse(node: Any, base_dir: str, *, loc: Location | None, key: str = "providers") -> list[ProviderSpec]:
     """The `providers:` (or `targets:`) value of one config file."""
     if node is None:

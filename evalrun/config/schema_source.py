@@ -148,8 +148,10 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "metadata": {"type": "object"},
             "providers": {**_STR_LIST, "description": "Only these providers (ids or labels) run this test."},
             "prompts": {**_STR_LIST, "description": "Only these prompts (labels or ids) run this test."},
-            "provider": {"description": "promptfoo's per-test provider override: not supported by evalrun (an "
-                                        "error); use `providers` (a filter) or `options.provider` (the grader)."},
+            "provider": {"type": ["string", "object"],
+                         "description": "The provider this test's cases call instead of their column's (an id, or "
+                                        "{id, label, config}); the column still names the case. The grader is "
+                                        "`options.provider`."},
         }),
         "generator": _obj("A Python test generator.", {
             "path": _str("`file://gen.py:function`"),

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalrun.config import asserts, files
+from evalrun.config import providers as provider_parser
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema_source import TEST_KEYS
 from evalrun.errors import ConfigError, Location
-from evalrun.types import AssertionSpec, TestSpec
+from evalrun.types import AssertionSpec, ProviderSpec, TestSpec
 
 
 @dataclass
@@ -40,6 +41,7 @@ class TestPart:
     loc: Location | None = None
     key_path: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # keys beyond evalrun's, kept for context.test
+    provider: ProviderSpec | None = None  # the test's own provider (TestSpec.provider)
 
 
 def _load_var(value: Any, base_dir: str, loc: Location | None, key: str) -> Any:
@@ -97,11 +99,10 @@ def _names(value: Any) -> tuple[str, ...] | None:
 
 def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None, key: str) -> TestPart:
     """One test mapping (already schema-checked) -> TestPart."""
-    if "provider" in node:
-        raise ConfigError.at(loc_of(node, "provider") or loc, "a per-test `provider` is not supported",
-                             key=join(key, "provider"),
-                             hint="select providers with `providers: [label]`; set the grader with "
-                                  "`options.provider`")
+    provider = None
+    if node.get("provider") is not None:
+        provider = provider_parser.one(node["provider"], base_dir, loc=loc_of(node, "provider") or loc,
+                                       key=join(key, "provider"))
     specs = asserts.build_list(node.get("assert") or [], base_dir=base_dir, loc=loc, key=key)
     threshold = node.get("threshold")
     options = dict(node.get("options") or {})
@@ -124,6 +125,7 @@ def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None,
         loc=loc,
         key_path=key,
         extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {},
+        provider=provider,
     )
 
 
@@ -141,6 +143,7 @@ def merge_tests(base: TestPart | None, test: TestPart) -> TestPart:
         metadata={**base.metadata, **test.metadata},
         providers=test.providers if test.providers is not None else base.providers,
         prompts=test.prompts if test.prompts is not None else base.prompts,
+        provider=test.provider if test.provider is not None else base.provider,
     )
 
 
@@ -161,4 +164,4 @@ def to_spec(part: TestPart, index: int) -> TestSpec:
     return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
                     options=part.options, threshold=part.threshold, metadata=part.metadata,
                     providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path,
-                    extra=part.extra)
+                    extra=part.extra, provider=part.provider)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from evalrun.providers.base import CallContext
+from evalrun.providers.replies import prompt_text
 from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
 
 
 class EchoProvider:
-    """Echoes the prompt; chat prompts come back as their JSON text."""
+    """Echoes the prompt; chat prompts come back as their JSON text (replies.prompt_text)."""
 
     def __init__(self, spec: ProviderSpec) -> None:
         self.id = spec.id
@@ -18,6 +18,6 @@ class EchoProvider:
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         start = time.perf_counter()
-        text = prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+        text = prompt if isinstance(prompt, str) else prompt_text(prompt)
         # positional (text, raw, tokens, cost, latency_ms): keyword arguments cost more than the call itself
         return Output(text, None, NO_TOKENS, None, (time.perf_counter() - start) * 1000.0)

@@ -16,7 +16,7 @@ from typing import Any
 
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext
-from evalrun.providers.replies import output_from_reply
+from evalrun.providers.replies import output_from_reply, prompt_text
 from evalrun.types import Messages, Output, ProviderSpec
 from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
@@ -63,6 +63,7 @@ class JsProvider:
                                       "async callApi(prompt, context) { return {output: '...'} } }`") from None
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        prompt = prompt_text(prompt)  # promptfoo hands user providers the prompt as text (chat prompts as JSON)
         from evalrun.jsnode import call_js_provider
 
         context = {"vars": ctx.vars, "prompt": {"raw": prompt, "label": ctx.prompt_label},

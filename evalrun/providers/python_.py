@@ -16,7 +16,7 @@ import time
 
 from evalrun.errors import ProviderError
 from evalrun.providers.base import CallContext
-from evalrun.providers.replies import output_from_reply
+from evalrun.providers.replies import output_from_reply, prompt_text
 from evalrun.pyexpr import load_function, user_exit_message
 from evalrun.types import Messages, Output, ProviderSpec
 
@@ -43,6 +43,7 @@ class PythonProvider:
         self.is_async = inspect.iscoroutinefunction(self.fn)
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        prompt = prompt_text(prompt)  # promptfoo hands user providers the prompt as text (chat prompts as JSON)
         options = {"config": self.config, "id": self.id, "label": self.label}
         context = {"vars": ctx.vars, "prompt": {"label": ctx.prompt_label, "raw": prompt}}
         start = time.perf_counter()

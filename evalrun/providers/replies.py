@@ -11,8 +11,9 @@ from evalrun.types import Messages, Output, TokenUsage
 
 
 def prompt_text(prompt: str | Messages) -> str:
-    """The prompt as one string (chat prompts as JSON), as exec/python providers receive it."""
-    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+    """The prompt as one string, as promptfoo hands it to providers that take text (echo, exec, python,
+    JavaScript): a chat prompt as its JSON, indented by 2 as promptfoo's JSON.stringify(messages, null, 2)."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False, indent=2)
 
 
 def as_text(value: Any) -> str:

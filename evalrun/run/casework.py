@@ -21,7 +21,16 @@ from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.conversation import Conversations
 from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
-from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
+from evalrun.types import (
+    AssertionResult,
+    AssertionSpec,
+    Case,
+    CaseResult,
+    Output,
+    ProviderSpec,
+    TestSpec,
+    TokenUsage,
+)
 
 
 @dataclass
@@ -43,6 +52,27 @@ class CaseEnv:
     lenient_templates: bool = False
     #: promptfoo's `_conversation` threads (earlier turns, run/conversation.py)
     conversations: Conversations = field(default_factory=Conversations)
+    #: Builds the provider of a test's own `provider:` (TestSpec.provider); built ones are kept by what they are.
+    build_provider: Callable[[ProviderSpec], Provider] | None = None
+    test_providers: dict[Any, Provider] = field(default_factory=dict)
+
+    def provider_of(self, case: Case) -> Provider:
+        """The provider a case calls: its test's own, else its column's."""
+        spec = case.test.provider
+        if spec is None:
+            return self.providers[id(case.provider)]
+        key = provider_key(spec)
+        found = self.test_providers.get(key)
+        if found is None:
+            if self.build_provider is None:  # pragma: no cover - the runner always sets it
+                raise RuntimeError("no provider builder in this run")
+            found = self.test_providers[key] = self.build_provider(spec)
+        return found
+
+
+def provider_key(spec: ProviderSpec) -> tuple[Any, ...]:
+    """What makes two test providers the same provider (a streamed test file gives each row its own spec)."""
+    return (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str), tuple(sorted(spec.env.items())))
 
 
 class CaseFailure(Exception):
@@ -108,7 +138,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
-        provider = env.providers[id(case.provider)]
+        provider = env.provider_of(case)
         ctx = CallContext(case.vars, case.prompt.label, case.test.description, env.use_cache, prompt_config)
         try:
             output = await provider.call(prompt, ctx)

@@ -19,7 +19,7 @@ from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import case_filters, recording, split
-from evalrun.run.casework import CaseEnv, error_result, run_case
+from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
 from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
 from evalrun.run.outcome import RunOutcome
@@ -28,7 +28,7 @@ from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
 from evalrun.run.store import open_results, read_records
 from evalrun.run.tally import Tally
-from evalrun.types import Case, CaseResult, Suite
+from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -109,9 +109,18 @@ class Runner:
 
         build = self.build_provider or providers_pkg.build
         providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
-        return CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
-                       resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
-                       base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty)
+        def build_own(spec: ProviderSpec) -> Any:
+            return build(spec, self.suite.base_dir, self.transport)
+
+        env = CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
+                      resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
+                      base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty,
+                      build_provider=build_own)
+        if isinstance(self.suite.tests, tuple):  # tests' own providers: a bad one is a config error now
+            for test in self.suite.tests:
+                if test.provider is not None and provider_key(test.provider) not in env.test_providers:
+                    env.test_providers[provider_key(test.provider)] = build_own(test.provider)
+        return env
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
         """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""
@@ -228,7 +237,7 @@ class Runner:
         transport = self.transport
         if isinstance(transport, _LazyTransport):
             transport = transport.created
-        for obj in [*env.providers.values(), transport]:
+        for obj in [*env.providers.values(), *env.test_providers.values(), transport]:
             close = getattr(obj, "aclose", None)
             if close is not None:
                 with contextlib.suppress(Exception):

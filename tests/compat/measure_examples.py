@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="evalrun-pfex-") as t, FakeOpenAI(default=_last_user) as server:
         tmp = Path(t)
         env = _env(server.url, tmp / "pf-home", binary)
+        if "NODE_PATH" in env:  # the in-process load (loads) finds tsx as the evalrun runs do
+            os.environ["NODE_PATH"] = env["NODE_PATH"]
         for name in names:
             cfg = corpus / name / "promptfooconfig.yaml"
             load_error = loads(cfg)
