@@ -11,7 +11,8 @@ Ollama ids reach the same fake server through OLLAMA_BASE_URL (it answers /api/c
 A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does), with the
 verdicts of its non-graded assertions (type and pass of each; graded and embedding ones are left out, as the
 fake server's replies are no grader's); cases are matched by test index, each test comparing the sorted
-verdicts of its prompt x provider cells. TypeScript files run in evalrun through the tsx package of the
+verdicts of its prompt x provider cells (`same`). `same_non_graded`: the same number of cases and the same
+non-graded assertion verdicts (a graded verdict on the fake server's reply may differ). TypeScript files run in evalrun through the tsx package of the
 promptfoo install (NODE_PATH), as in a project that has promptfoo installed. Exit 77 when node or promptfoo is
 missing.
 """
@@ -72,6 +73,17 @@ def _case(passed: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
     return bool(passed), None if parts is None else tuple(sorted(p for p in parts if not _graded(p[0])))
 
 
+def _top_level(parts: list[dict[str, Any]] | None) -> list[tuple[str, bool]] | None:
+    """(type, pass) of each assertion of a promptfoo case. promptfoo lists the results nested in a result
+    (a javascript assertion's `componentResults`, an assert-set's children) again after it: those are left out,
+    as evalrun keeps them inside their assertion's result."""
+    if not parts:
+        return None
+    nested = {(c.get("pass"), c.get("score"), c.get("reason")) for p in parts for c in p.get("componentResults") or []}
+    return [(p["assertion"]["type"], bool(p["pass"])) for p in parts
+            if p.get("assertion") and (p.get("pass"), p.get("score"), p.get("reason")) not in nested]
+
+
 def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[Verdict]] | str:
     out = tmp / f"pf-{cfg.parent.name}.json"
     try:
@@ -84,10 +96,8 @@ def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dic
         return "no results: " + (done.stderr or done.stdout).strip()[-300:]
     verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]["results"]:
-        parts = ((r.get("gradingResult") or {}).get("componentResults") or None)
-        parts = None if parts is None else [(c["assertion"]["type"], bool(c["pass"])) for c in parts
-                                            if c.get("assertion")]
-        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], parts))
+        parts = (r.get("gradingResult") or {}).get("componentResults")
+        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], _top_level(parts)))
     return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
@@ -144,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             load_error = loads(cfg)
             pf = run_promptfoo(binary, cfg, tmp, env)
             er = run_evalrun(cfg, tmp, env) if load_error is None else load_error
-            row: dict[str, Any] = {"name": name, "loads": load_error is None}
+            row: dict[str, Any] = {"name": name, "loads": load_error is None, "same_non_graded": False}
             if isinstance(pf, str) or isinstance(er, str):
                 row.update(same=False, note=er if isinstance(er, str) else f"promptfoo: {pf}")
             else:
@@ -153,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                 if set(pf) != set(er) and sorted(pf_all, key=repr) == sorted(er_all, key=repr):
                     diff = []  # promptfoo numbers each var combination as a test; the verdicts still agree
                 row.update(same=not diff, cases=(len(pf_all), len(er_all)),
-                           passed=(sum(v[0] for v in pf_all), sum(v[0] for v in er_all)), differ=diff)
+                           passed=(sum(v[0] for v in pf_all), sum(v[0] for v in er_all)), differ=diff,
+                           same_non_graded=sorted(map(repr, (v[1] for v in pf_all))) ==
+                           sorted(map(repr, (v[1] for v in er_all))))
                 if diff:
                     row["first_difference"] = {"test": diff[0], "promptfoo": pf.get(diff[0]),
                                                "evalrun": er.get(diff[0])}
@@ -162,8 +174,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row, ensure_ascii=False), flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
-    print(f"loads {sum(r['loads'] for r in rows)}/{len(rows)}, same verdicts {sum(r['same'] for r in rows)}/"
-          f"{len(rows)}", file=sys.stderr)
+    n = len(rows)
+    print(f"loads {sum(r['loads'] for r in rows)}/{n}, same verdicts {sum(r['same'] for r in rows)}/{n}, same case "
+          f"counts and non-graded verdicts {sum(r['same_non_graded'] for r in rows)}/{n}", file=sys.stderr)
     return 0
 
 
