@@ -102,18 +102,61 @@ def _base_globals() -> dict[str, Any]:
     return dict(_GLOBALS_BASE)
 
 
+class _Object(dict[str, Any]):
+    """A mapping that inline code reads as JavaScript reads an object: `output.choices[0].message.role` (promptfoo
+    runs inline transforms as JavaScript, and such a path is valid Python too: it means the same here); a name
+    that is not there is None, as JavaScript's undefined. Items read from it are wrapped alike."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return js_like(self.get(name))
+
+    def __getitem__(self, key: str) -> Any:
+        return js_like(dict.__getitem__(self, key))
+
+
+class _Array(list[Any]):
+    """A list whose items are read as `js_like` values (see _Object)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i: Any) -> Any:
+        item = list.__getitem__(self, i)
+        return _Array(item) if isinstance(i, slice) else js_like(item)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (js_like(v) for v in list.__iter__(self))
+
+
+def js_like(value: Any) -> Any:
+    """`value` with its mappings readable by attribute (_Object); anything else as it is."""
+    if type(value) is dict:
+        return _Object(value)
+    if type(value) is list:
+        return _Array(value)
+    return value
+
+
 @dataclass(frozen=True)
 class UserFunction:
-    """A compiled piece of user code. Call with the positional params it was compiled for."""
+    """A compiled piece of user code. Call with the positional params it was compiled for; inline code gets
+    its mapping arguments as `js_like` objects."""
 
     fn: Callable[..., Any]
     source: str  # the code as written, or the file:// reference
     params: tuple[str, ...]
 
+    def _args(self, args: tuple[Any, ...]) -> list[Any]:
+        used = args[: self._arity()]
+        return list(used) if is_file_ref(self.source) else [js_like(a) for a in used]
+
     async def call(self, *args: Any) -> Any:
         """Call the function (awaiting it if it is async); user exceptions become AssertionRuntimeError."""
         try:
-            result = self.fn(*args[: self._arity()])
+            result = self.fn(*self._args(args))
             if inspect.isawaitable(result):
                 result = await result
         except AssertionRuntimeError:
@@ -128,7 +171,7 @@ class UserFunction:
     def call_sync(self, *args: Any) -> Any:
         """Synchronous call for sync functions (an async function is run to completion)."""
         try:
-            result = self.fn(*args[: self._arity()])
+            result = self.fn(*self._args(args))
             if inspect.isawaitable(result):
                 import asyncio
 

@@ -190,3 +190,32 @@ def test_user_providers_receive_a_chat_prompt_as_promptfoos_json_text(tmp_path: 
     assert outputs[:2] == ["[\n  {\n    \"role\": \"system\",\n    \"content\": \"s\"\n  },\n  {\n    \"role\": "
                            "\"user\",\n    \"content\": \"hi\"\n  }\n]", "str"]
     assert outputs[2] == "string:2:10"
+
+
+# ------------------------------------------------------------------ dotted paths in inline code
+def test_inline_code_reads_objects_by_dotted_paths_as_promptfoos_javascript_does(tmp_path: Path) -> None:
+    """`output.choices[0].message.role` is valid Python and JavaScript alike: evalrun runs it as Python, where it
+    now means what promptfoo's JavaScript means on an object output (a real config's transform over an https
+    reply); `context.vars.x` likewise, and a name that is not there is None (JavaScript's undefined)."""
+    cfg = write(tmp_path, {"promptfooconfig.yaml": """\
+prompts: ['{"choices": [{"message": {"role": "assistant", "content": "{{who}}"}}]}']
+providers: [echo]
+tests:
+  - vars: {who: Ann}
+    options: {transform: json.loads(output)}
+    assert:
+      - {type: equals, value: assistant, transform: "output.choices[0].message.role"}
+      - {type: python, value: "output.choices[0].message.content == context.vars.who"}
+      - {type: python, value: "output.choices[0].nothing is None and [c.message.role for c in output.choices] == ['assistant']"}
+      - {type: python, value: "output['choices'][0]['message']['role'] == 'assistant'"}
+"""})
+    [row] = run_suite(cfg)
+    assert row.status == "pass", row.reason
+
+
+def test_a_python_file_function_gets_plain_mappings(tmp_path: Path) -> None:
+    cfg = write(tmp_path, {"check.py": "def get_assert(output, context):\n    return type(context) is dict\n",
+                           "promptfooconfig.yaml": "prompts: [hi]\nproviders: [echo]\ntests:\n"
+                                                   "  - assert: [{type: python, value: file://check.py}]\n"})
+    [row] = run_suite(cfg)
+    assert row.status == "pass", row.reason

@@ -8,13 +8,12 @@ request with its last user message).
 Ollama ids reach the same fake server through OLLAMA_BASE_URL (it answers /api/chat too); other hosted ids
 (groq, openrouter, vertex, ...) fail alike in both tools here, as the network is closed.
 
-A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does), with the
-verdicts of its non-graded assertions (type and pass of each; graded and embedding ones are left out, as the
-fake server's replies are no grader's); cases are matched by test index, each test comparing the sorted
-verdicts of its prompt x provider cells (`same`). `same_non_graded`: the same number of cases and the same
-non-graded assertion verdicts (a graded verdict on the fake server's reply may differ). TypeScript files run in evalrun through the tsx package of the
-promptfoo install (NODE_PATH), as in a project that has promptfoo installed. Exit 77 when node or promptfoo is
-missing.
+A case's verdict is pass, fail or ERROR, and for a case that is not an ERROR the verdicts of its non-graded
+assertions (type and pass of each; graded and embedding ones are left out, as the fake server's replies are no
+grader's; an ERROR case has no comparable assertion results: promptfoo then keeps none). Cases are matched by
+test index, each test comparing the sorted verdicts of its prompt x provider cells. TypeScript files run in
+evalrun through the tsx package of the promptfoo install (NODE_PATH), as in a project that has promptfoo
+installed. Exit 77 when node or promptfoo is missing.
 """
 
 from __future__ import annotations
@@ -57,8 +56,8 @@ def _env(url: str, home: Path, binary: str) -> dict[str, str]:
                 OPENROUTER_API_KEY="sk-test", OPENROUTER_API_BASE_URL=url)
 
 
-#: One case: its verdict, and the sorted (type, pass) of its non-graded assertions (None: none were run).
-Verdict = tuple[bool, tuple[tuple[str, bool], ...] | None]
+#: One case: pass, ERROR, and the sorted (type, pass) of its non-graded assertions (None for an ERROR case).
+Verdict = tuple[bool, bool, tuple[tuple[str, bool], ...] | None]
 
 
 def _graded(type_: str) -> bool:
@@ -69,8 +68,10 @@ def _graded(type_: str) -> bool:
     return cls is not None and bool(cls.graded or getattr(cls, "needs_embedder", False))
 
 
-def _case(passed: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
-    return bool(passed), None if parts is None else tuple(sorted(p for p in parts if not _graded(p[0])))
+def _case(passed: bool, error: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
+    if error or parts is None:
+        return bool(passed), bool(error), None
+    return bool(passed), False, tuple(sorted(p for p in parts if not _graded(p[0])))
 
 
 def _top_level(parts: list[dict[str, Any]] | None) -> list[tuple[str, bool]] | None:
@@ -97,7 +98,8 @@ def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dic
     verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]["results"]:
         parts = (r.get("gradingResult") or {}).get("componentResults")
-        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], _top_level(parts)))
+        error = r.get("failureReason") == 2  # promptfoo's ResultFailureReason.ERROR
+        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], error, _top_level(parts)))
     return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
@@ -111,7 +113,7 @@ def run_evalrun(cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[Ver
     verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]:
         parts = [(a["type"], bool(a["pass"])) for a in r.get("assertions") or []] or None
-        verdicts.setdefault(int(r["test_index"]), []).append(_case(r["pass"], parts))
+        verdicts.setdefault(int(r["test_index"]), []).append(_case(r["pass"], r["status"] == "error", parts))
     return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             load_error = loads(cfg)
             pf = run_promptfoo(binary, cfg, tmp, env)
             er = run_evalrun(cfg, tmp, env) if load_error is None else load_error
-            row: dict[str, Any] = {"name": name, "loads": load_error is None, "same_non_graded": False}
+            row: dict[str, Any] = {"name": name, "loads": load_error is None}
             if isinstance(pf, str) or isinstance(er, str):
                 row.update(same=False, note=er if isinstance(er, str) else f"promptfoo: {pf}")
             else:
@@ -163,9 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                 if set(pf) != set(er) and sorted(pf_all, key=repr) == sorted(er_all, key=repr):
                     diff = []  # promptfoo numbers each var combination as a test; the verdicts still agree
                 row.update(same=not diff, cases=(len(pf_all), len(er_all)),
-                           passed=(sum(v[0] for v in pf_all), sum(v[0] for v in er_all)), differ=diff,
-                           same_non_graded=sorted(map(repr, (v[1] for v in pf_all))) ==
-                           sorted(map(repr, (v[1] for v in er_all))))
+                           passed=(sum(v[0] for v in pf_all), sum(v[0] for v in er_all)), differ=diff)
                 if diff:
                     row["first_difference"] = {"test": diff[0], "promptfoo": pf.get(diff[0]),
                                                "evalrun": er.get(diff[0])}
@@ -174,9 +174,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(json.dumps(row, ensure_ascii=False), flush=True)
     if args.json:
         print(json.dumps(rows, indent=1))
-    n = len(rows)
-    print(f"loads {sum(r['loads'] for r in rows)}/{n}, same verdicts {sum(r['same'] for r in rows)}/{n}, same case "
-          f"counts and non-graded verdicts {sum(r['same_non_graded'] for r in rows)}/{n}", file=sys.stderr)
+    print(f"loads {sum(r['loads'] for r in rows)}/{len(rows)}, same verdicts {sum(r['same'] for r in rows)}/"
+          f"{len(rows)}", file=sys.stderr)
     return 0
 
 
