@@ -144,6 +144,13 @@ _COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from evalrun.signals import exit_on_interrupt
+
+    with exit_on_interrupt():  # Ctrl-C exits at once (130) until the run or another long phase takes over
+        return _command(argv)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -168,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_traceback()
         print(f"evalrun: error: {_redact(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a second Ctrl-C during the run
         print("evalrun: interrupted", file=sys.stderr)
         return 130
 
