@@ -82,6 +82,7 @@ def test_context_relevance_follows_meaning_not_shared_words() -> None:
      "defective.", "A 10% restocking fee is deducted from your refund, unless the item was defective."),
     ("Our support team answers emails within 24 hours and can also help by phone.",
      "Our support team can also help by phone."),
+    ("Points stay on the account that earned them and are valid for a year.", "Points are valid for a year."),
 ])
 def test_claims_keep_their_subject(text: str, expected: str) -> None:
     assert extract_claims(text)[-1] == expected
