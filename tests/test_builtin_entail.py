@@ -201,3 +201,27 @@ def test_claim_repeating_the_evidence_verbatim_is_supported_in_any_script() -> N
         j = judge(text, [text])
         assert j.verdict == "supported", j.reason
         assert j.score == 1.0
+
+
+@pytest.mark.parametrize(("claim", "evidence", "contradicted"), [
+    # a name with a number is not a quantity
+    ("The clinic confirmed more than 40 COVID-19 cases.", "The clinic has confirmed 45 cases of COVID-19.", False),
+    # dates as bounds, in calendar order
+    ("The store opened before May 10, 2021.", "The store opened on 3 May 2021.", False),
+    ("The store opened after May 10, 2021.", "The store opened on 3 May 2021.", True),
+    ("The store opened before 2019.", "The store opened in 2021.", True),
+    # decades
+    ("The bridge was built in the 1910s.", "The bridge was built in 1915.", False),
+    ("The bridge was built in the 1930s.", "The bridge was built in 1915.", True),
+    # a bound in the evidence decides only what lies beyond it
+    ("The film grossed more than $100 million.", "The film grossed over $133 million.", False),
+    ("The film grossed less than $100 million.", "The film grossed over $133 million.", True),
+    ("The film grossed less than $100 million.", "The film grossed over $85 million.", False),
+    # a word negated about one thing and affirmed about another is no polarity flip
+    ("The city will run buses at weekend levels.",
+     "The city will run buses at weekend levels, with ferries not running and trams running as usual.", False),
+])
+def test_quantities_dates_and_scope_contradict_only_when_excluded(claim: str, evidence: str,
+                                                                   contradicted: bool) -> None:
+    j = judge(claim, [evidence])
+    assert (j.verdict == "contradicted") is contradicted, j
