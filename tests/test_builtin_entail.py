@@ -225,3 +225,14 @@ def test_quantities_dates_and_scope_contradict_only_when_excluded(claim: str, ev
                                                                    contradicted: bool) -> None:
     j = judge(claim, [evidence])
     assert (j.verdict == "contradicted") is contradicted, j
+
+
+def test_words_that_only_look_negated_or_numeric_are_not_flips() -> None:
+    film = ('Vincenzo Natali is a film director best known for the films "Cube", "Nothing", and "Splice".')
+    assert judge("Vincenzo Natali.", [film]).verdict != "contradicted"  # a title is no negation
+    firm = "The Zale Corporation is an American jewelry retailer, incorporated in Delaware in 1993."
+    assert judge("Zale Corporation.", [firm]).verdict != "contradicted"  # in- negates adjectives, not "incorporated"
+    born = "James Chaney (May 30, 1943 - June 21, 1964) was one of three civil rights workers."
+    assert judge("May 30, 1943.", [born]).verdict == "supported"  # a first "May" before a number is the month
+    j = judge("Kingsley has acted for 40 years.", ["Kingsley is an actor with a career spanning over 40 years."])
+    assert j.verdict == "contradicted" and "more than 40" in j.reason  # the reason quotes the bound

@@ -35,6 +35,8 @@ SAME_SUBJECT_MIN = 0.5
 NEGATION_MIN = 0.8
 #: Prefixes that negate the word they start ("non-refundable", "unlimited", "invalid", "disallowed").
 NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+_LATIN_PREFIXES = frozenset({"in", "im", "il", "ir"})
+_ADJECTIVE_ENDINGS = ("able", "ible", "ent", "ant", "al", "ive", "ect", "ete", "id", "ar", "ure", "ite")
 #: Time relations that exclude each other (function words, so not in the antonym table of content words).
 OPPOSITE_RELATIONS = tuple((a, b) for x, y in (("before", "after"), ("within", "after"), ("earlier", "later"))
                            for a, b in ((x, y), (y, x)))
@@ -83,7 +85,9 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
         if i + 1 < len(tokens) and tokens[i + 1].text == "s" and t.key.endswith("0"):  # "the 1910s", "his 60s"
             relation = {"=": "decade", ">": ">", "<": "<"}.get(relation, relation)
             value += 9 if relation == ">" else 0
-        out.append(Quantity("#" + t.key, t.text, value, kind, word.key if word else None,
+        text = t.text if not (kind == "day" and month) else \
+            f"{month.text} {t.text}" if prev is month else f"{t.text} {month.text}"
+        out.append(Quantity("#" + t.key, text, value, kind, word.key if word else None,
                             word.text if word else None, relation))
     return out
 
@@ -294,10 +298,22 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
     if example is None or against < SAME_SUBJECT_MIN or against <= with_q + 1e-9:
         return None
     sent, e = example
-    if e.key == q.key and q.unit_text and e.unit_text:
-        return (f"the claim says {q.text} {q.unit_text} where the evidence says {e.text} {e.unit_text}: "
+    if e.key == q.key and q.unit_text and e.unit_text and q.unit != e.unit:
+        return (f"the claim says {_stated(q)} {q.unit_text} where the evidence says {_stated(e)} {e.unit_text}: "
                 f"\"{short(sent.text)}\"")
-    return f"the claim says {q.text} where the evidence says {e.text}: \"{short(sent.text)}\""
+    return f"the claim says {_stated(q)} where the evidence says {_stated(e)}: \"{short(sent.text)}\""
+
+
+_RELATION_WORDS = {"<": "less than", ">": "more than", "<=": "at most", ">=": "at least", "~": "about"}
+
+
+def _stated(q: Quantity) -> str:
+    """A quantity as a reason quotes it: "more than 40", "the 1910s"."""
+    if q.relation == "decade":
+        return f"the {q.text}s"
+    if q.kind in ("year", "day") and q.relation in ("<", ">"):
+        return ("before " if q.relation == "<" else "after ") + q.text
+    return f"{_RELATION_WORDS[q.relation]} {q.text}" if q.relation in _RELATION_WORDS else q.text
 
 
 def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozenset[str]:
@@ -308,6 +324,8 @@ def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozens
     for word in words:
         for prefix in NEGATING_PREFIXES:
             rest = word[len(prefix):].lstrip("-")
+            if prefix in _LATIN_PREFIXES and not rest.endswith(_ADJECTIVE_ENDINGS):
+                continue  # "incorporated", "increase", "import": in-/im- negate adjectives ("invalid", "impossible")
             if word.startswith(prefix) and len(rest) >= 4 and stem(rest) in other_keys and stem(word) not in other_keys:
                 out.add(stem(word))
                 break
@@ -385,7 +403,7 @@ def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...
     about running)."""
     seq, other = (cseq, ct.keys) if t.negations > ct.negations else (eseq, t.keys)
     heads = _negated_heads(seq)
-    return not heads or any(h in other and h not in _affirmed_occurrences(seq) for h in heads)
+    return any(h in other and h not in _affirmed_occurrences(seq) for h in heads)  # a trailing "not" negates nothing
 
 
 def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:

@@ -119,7 +119,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
             out.append(Token(tok, lower, "stop", tok[0].isupper(), initial))  # "one of", "one day"
             i += 1
             continue
-        if lower == "may" and tok[0].isupper() and not initial:
+        if lower == "may" and tok[0].isupper() and (not initial or (i + 1 < n and raw[i + 1][0].isdigit())):
             out.append(Token(tok, "may", "month", True, initial))
             i += 1
             continue
