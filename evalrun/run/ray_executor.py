@@ -110,7 +110,6 @@ class RayExecutor:
         self.settings = settings
         self.progress = progress or Progress(None, enabled=options.progress)
         self.failed: dict[int, str] = {}  # shard -> why it was given up
-        self.retried = 0
 
     def _connect(self, ray: Any) -> bool:
         """Initialise Ray unless this process already did; True when we started it (and so stop it)."""
@@ -219,7 +218,6 @@ class RayExecutor:
                     collector.fill_errors(self.suite, shard_cases(self.suite, job),
                                           f"the Ray task running this case failed: {why}")
                     return
-                self.retried += 1
                 self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
             finally:
                 live.pop(k, None)
