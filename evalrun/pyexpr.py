@@ -118,16 +118,6 @@ class UserFunction:
                 result = await result
         return result
 
-    def call_sync(self, *args: Any) -> Any:
-        """Synchronous call for sync functions (an async function is run to completion)."""
-        with self._user_errors():
-            result = self.fn(*args[: self._arity()])
-            if inspect.isawaitable(result):
-                import asyncio
-
-                result = asyncio.run(_await(result))
-        return result
-
     @contextlib.contextmanager
     def _user_errors(self) -> Iterator[None]:
         try:
@@ -163,10 +153,6 @@ class UserFunction:
     def _short(self) -> str:
         first = self.source.strip().splitlines()[0] if self.source.strip() else ""
         return first if len(first) <= 60 else first[:57] + "..."
-
-
-async def _await(x: Any) -> Any:
-    return await x
 
 
 def is_file_ref(code: Any) -> bool:
