@@ -186,15 +186,34 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
             if sent.terms.months - t.months and \
                     weighted_coverage(w, total, sent.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
                 return f"the claim says {_written(toks, m)} where the evidence says otherwise: \"{short(sent.text)}\""
+    cseq = sequence(toks)
     for sent in sentences:
-        for ci in sent.clause_ids or ():
-            reason = _clause_conflict(t, w, total, ev.clauses[ci], toks)
-            if reason:
+        clauses = [ev.clauses[ci] for ci in sent.clause_ids or ()]
+        for unit in (*clauses, sent):
+            reason = _clause_conflict(t, w, total, unit, toks)
+            if reason and not _restated(cseq, unit, clauses, w, total):
                 return reason
-        reason = _clause_conflict(t, w, total, sent, toks)
-        if reason:
-            return reason
     return None
+
+
+def _restated(claim_seq: tuple[str, ...], unit: Unit, clauses: list[Unit], w: dict[str, float], total: float) -> bool:
+    """Does a clause of the sentence state, with the claim's polarity, every word that `unit` states the other way,
+    and hold as much of the claim as the clauses that state them the other way? ("you need to cancel it" against
+    "... does not cancel a subscription, which must be cancelled separately": the second clause says it.)"""
+    c_neg, c_aff = _scoped_heads(claim_seq)
+    u_neg, u_aff = _scoped_heads(unit.seq)
+    flipped_aff, flipped_neg = c_aff & u_neg, c_neg & u_aff
+    if not (flipped_aff or flipped_neg):
+        return False
+    against, agree = 0.0, 0.0
+    for clause in clauses:
+        o_neg, o_aff = _scoped_heads(clause.seq)
+        cov = weighted_coverage(w, total, clause.keys)
+        if flipped_aff & o_neg or flipped_neg & (o_aff - o_neg):
+            against = max(against, cov)
+        elif flipped_aff <= o_aff and flipped_neg <= o_neg:
+            agree = max(agree, cov)
+    return agree > 0 and agree >= against
 
 
 def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evidence,
@@ -263,9 +282,13 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
         if a in said and b in there and b not in said and a not in there \
                 and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN:
             return f"the claim says '{a}' where the evidence says '{b}': \"{short(clause.text)}\""
+    c_neg = _scoped_heads(cseq)[0]
+    e_neg = _scoped_heads(clause.seq)[0]
     for p in sorted(t.polar - ct.keys):
         opposite = (ANTONYMS[p] & ct.keys) - t.keys
-        if opposite and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
+        # "won't pay" against "free" agrees: an antonym contradicts only with the same polarity on both sides
+        if opposite and (p in c_neg) == bool(opposite & e_neg) \
+                and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
             return (f"the claim says '{_written(toks, p)}' where the evidence says the opposite: "
                     f"\"{short(clause.text)}\"")
     return None
