@@ -129,8 +129,9 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
-    from evalrun.run import Runner, RunOptions
+    from evalrun.run.options import RunOptions
     from evalrun.run.progress import LoadProgress, Progress, wanted
+    from evalrun.run.runner import Runner
 
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
