@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalrun.run import Runner, RunOptions, RunOutcome
+from evalrun.run.options import RunOptions
+from evalrun.run.outcome import RunOutcome
+from evalrun.run.runner import Runner
 
 
 async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: dict[str, Any] | None = None,
@@ -23,15 +25,22 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
                          grader: str | None = None, use_cache: bool = True, timeout_s: float | None = None,
                          results_file: str | Path | None = None, outputs: Sequence[str] = (),
                          filter_pattern: str | None = None, filter_first_n: int | None = None,
-                         history: bool = False) -> RunOutcome:
+                         history: bool = False, strict: bool | None = None) -> RunOutcome:
     """Load, run and (optionally) write reports; returns the outcome. ConfigError for a bad config.
 
     Without `results_file` the results go to .evalrun/runs/RUN_ID.jsonl next to the config; `history=True`
-    records the run in .evalrun/history.sqlite as `evalrun eval` does (for `evalrun compare`)."""
+    records the run in .evalrun/history.sqlite as `evalrun eval` does (for `evalrun compare`). What promptfoo
+    lets pass (an undefined template variable, a key it drops) is issued as an evalrun.errors.ConfigWarning,
+    or raised as a ConfigError with `strict=True` (default: EVALRUN_STRICT), as `evalrun eval --strict` does."""
+    import warnings
+
     from evalrun import config, report
+    from evalrun.errors import ConfigWarning
 
     paths = [str(configs)] if isinstance(configs, (str, Path)) else [str(p) for p in configs]
-    suite = config.load(paths, cli_vars=vars)
+    suite = config.load(paths, cli_vars=vars, strict=strict)
+    for text in suite.warnings:
+        warnings.warn(text, ConfigWarning, stacklevel=3)
     for path in outputs:
         report.check_path(path)
     opts = RunOptions.merge(suite.evaluate_options, max_concurrency=max_concurrency, repeat=repeat,

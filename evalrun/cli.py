@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from evalrun import DISTRIBUTION, __version__
 
-EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 

@@ -162,3 +162,8 @@ def one_line(message: str, limit: int = SHORT_ERROR) -> str:
     if len(first) > limit:
         first, more = first[: limit - 1].rstrip() + "…", True
     return first + (" (full text in error_detail)" if more else "")
+
+
+class ConfigWarning(UserWarning):
+    """What promptfoo lets pass in a config and evalrun warns of (a key it drops, an undefined template variable
+    that renders as empty text), as `FILE:LINE: ...`; the API and the pytest plugin issue Suite.warnings as these."""

@@ -1,14 +1,17 @@
 """The Jinja2 environment templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined.
 
     make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
+    lenient(env) -> the same where an undefined variable renders as empty text (promptfoo's Nunjucks)
+    set_search_path(env, folders) -> where `{% include %}` finds templates
 
 Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
-substitutions (checked without Jinja2, see templating.plain_parts) never imports Jinja2 (~25 ms). It imports
+substitutions (checked without Jinja2, see template_names.plain_parts) never imports Jinja2 (~25 ms). It imports
 nothing of evalrun: templating imports it, on first use.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -85,6 +88,48 @@ def as_text(value: Any) -> Any:
     return value
 
 
+class _EmptyUndefined(jinja2.ChainableUndefined):
+    """A variable no test defines, as Nunjucks treats it: empty text, false, no items, and its attributes and
+    items undefined too."""
+
+    __slots__ = ()
+
+
+def lenient(env: SandboxedEnvironment) -> SandboxedEnvironment:
+    """`env` (filters and all, shared) where an undefined variable renders as empty text instead of raising."""
+    found = getattr(env, "_lenient_overlay", None)
+    if found is None:
+        found = env.overlay(undefined=_EmptyUndefined)
+        env._lenient_overlay = found  # type: ignore[attr-defined]
+    return found
+
+
+def set_search_path(env: SandboxedEnvironment, folders: list[str]) -> None:
+    """Where `{% include "name" %}` finds `name` (a FileSystemLoader over `folders`, in order)."""
+    env.loader = jinja2.FileSystemLoader(folders)
+    overlay = getattr(env, "_lenient_overlay", None)
+    if overlay is not None:
+        overlay.loader = env.loader
+
+
+#: Filters Nunjucks fails on when given an undefined value (the others render it as empty text)
+_FAIL_ON_UNDEFINED = ("join", "first", "last", "sum", "batch", "slice", "groupby", "dictsort", "random", "trim",
+                      "list", "select", "reject", "selectattr", "rejectattr", "string")
+
+
+def _failing_on_undefined(name: str, fn: Any) -> Any:
+    """`fn` (a filter) raising UndefinedError for an undefined input, as Nunjucks throws there."""
+    position = 1 if hasattr(fn, "jinja_pass_arg") else 0  # after the context / eval context / environment
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if len(args) > position and isinstance(args[position], jinja2.Undefined):
+            raise jinja2.UndefinedError(f"the {name} filter got an undefined value (Nunjucks fails there too)")
+        return fn(*args, **kwargs)
+
+    return checked
+
+
 def make_env() -> SandboxedEnvironment:
     """A new environment: sandboxed, StrictUndefined, values printed as Nunjucks prints them."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
@@ -94,4 +139,6 @@ def make_env() -> SandboxedEnvironment:
     env.filters["dump"] = _dump
     env.filters["tojson"] = _dump
     env.filters["load"] = _load
+    for name in _FAIL_ON_UNDEFINED:
+        env.filters[name] = _failing_on_undefined(name, env.filters[name])
     return env

@@ -95,7 +95,7 @@ async function load(req) {
   let fn;
   if (req.code.startsWith('file://')) {
     let ref = req.code.slice(7), name;
-    const m = ref.match(/^(.*\.(?:c|m)?js):([A-Za-z_$][\w$]*)$/);
+    const m = ref.match(/^(.*\.(?:c|m)?[jt]s):([A-Za-z_$][\w$]*)$/);
     if (m) { ref = m[1]; name = m[2]; }
     const mod = await importFile(path.resolve(req.base_dir || '.', ref));
     fn = name ? mod[name] : (typeof mod === 'function' ? mod : mod.default);
@@ -140,9 +140,11 @@ class _NodeProcess:
     """The running node process with id-matched pending requests; a reader thread resolves their futures,
     so one process serves any number of event loops (and outlives none of them)."""
 
-    def __init__(self, node: str) -> None:
-        self.proc = subprocess.Popen([node, "-e", _SERVER_JS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
+    def __init__(self, node: str, flags: tuple[str, ...] = ()) -> None:
+        self.flags = flags
+        self.proc = subprocess.Popen([node, *flags, "-e", _SERVER_JS], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
+                                     bufsize=1)
         self.pending: dict[int, _Waiter] = {}
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
@@ -234,6 +236,17 @@ def _resolve(waiter: _Waiter, msg: dict[str, Any]) -> None:
 
 _PROC: _NodeProcess | None = None
 _START = threading.Lock()
+_FLAGS: list[str] = []  # Node.js options of the process (evalrun/typescript.py: type stripping or tsx)
+
+
+def use_flags(flags: list[str]) -> None:
+    """Start the Node.js process with `flags` too (a running process without them is replaced at its next use)."""
+    with _START:
+        if not flags or "\0".join(flags) in "\0".join(_FLAGS):
+            return
+        _FLAGS.extend(flags)
+        if _PROC is not None:
+            _PROC.kill()
 
 
 def timeout_s() -> float:
@@ -256,7 +269,7 @@ def _process() -> _NodeProcess:
         node = node_path()
         if node is None:
             raise AssertionRuntimeError(_MISSING)
-        _PROC = _NodeProcess(node)
+        _PROC = _NodeProcess(node, tuple(_FLAGS))
         return _PROC
 
 

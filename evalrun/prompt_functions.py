@@ -1,4 +1,4 @@
-"""Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.py`).
+"""Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.ts`, `.py`).
 
     load_prompt_function(path, fn, loc=, key=) -> str     check at config time; the reference to call
     await build_prompt(ref, vars, provider) -> str | Messages, config
@@ -31,14 +31,17 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
 
         load_function(str(path), fn or "get_prompt", loc=loc, key=key)
         return ref
-    if suffix not in (".js", ".cjs", ".mjs"):
+    from evalrun import typescript
+
+    if suffix not in typescript.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
-                             hint="write the function in JavaScript (.js/.mjs) or Python (.py)")
+                             hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
     from evalrun.jsnode import check_export, node_path
 
     if node_path() is None:
         raise ConfigError.at(loc, f"the prompt function {path.name} needs Node.js, and `node` was not found on PATH",
                              key=key, hint="install Node.js (https://nodejs.org), or write the prompt as a template")
+    typescript.require(path, loc=loc, key=key)
     try:
         check_export(ref)
     except AssertionRuntimeError as e:

@@ -41,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--evalrun-timeout", type=float, default=None, metavar="S", help="per-case timeout")
     group.addoption("--evalrun-repeat", type=int, default=None, metavar="N", help="run each case N times")
     group.addoption("--evalrun-var", action="append", default=[], metavar="K=V", help="set a var for every test")
+    group.addoption("--evalrun-strict", action="store_true", default=False,
+                    help="what promptfoo lets pass (ignored keys, undefined template variables) is an error, not a "
+                         "warning (as `evalrun eval --strict`)")
     parser.addini("evalrun_files", type="args", default=DEFAULT_PATTERNS,
                   help="glob patterns of evalrun suite files pytest collects (default: evalrun_*.yaml "
                        "evalrun_*.yml); files given on the command line are always collected")
@@ -107,9 +110,13 @@ class EvalrunFile(pytest.File):
     def collect(self) -> Iterator[EvalrunItem]:
         from evalrun import config, expand
         from evalrun.commands.evaluate import parse_vars
+        from evalrun.errors import ConfigWarning
 
         cli_vars = parse_vars(list(self.config.getoption("evalrun_var") or []))
-        self.suite = config.load([str(self.path)], cli_vars=cli_vars or None)
+        strict = True if self.config.getoption("evalrun_strict") else None
+        self.suite = config.load([str(self.path)], cli_vars=cli_vars or None, strict=strict)
+        for text in self.suite.warnings:  # shown in pytest's warnings summary
+            self.warn(ConfigWarning(text))
         opts = self.run_options()
         cases = list(expand.iter_cases(self.suite, repeat=opts.repeat))
         for case, name in zip(cases, case_names(cases, self.suite), strict=True):
@@ -123,8 +130,7 @@ class EvalrunFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def run_options(self) -> Any:
-        from evalrun.run import RunOptions
-
+        from evalrun.run.options import RunOptions
         assert self.suite is not None
         cfg = self.config
         max_conc = _option(cfg, "evalrun_max_concurrency")
@@ -152,8 +158,7 @@ class EvalrunFile(pytest.File):
         import asyncio
 
         from evalrun.errors import EvalrunError
-        from evalrun.run import Runner
-
+        from evalrun.run.runner import Runner
         assert self.suite is not None
         try:
             runner = Runner(self.suite, self.run_options(), cases=lambda _suite, _repeat: iter(cases))

@@ -33,6 +33,9 @@ class PromptSpec:
     #: A prompt function (`file:///abs/prompts.js:fn`, `.mjs`, `.py`): called per case with {vars, provider}
     #: to build the prompt (evalrun/prompt_functions.py); `raw` then holds the reference as written.
     function: str | None = None
+    #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
+    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/selection.py).
+    group: str | None = None
 
     @property
     def is_chat(self) -> bool:
@@ -52,6 +55,8 @@ class ProviderSpec:
     loc: Location | None = None
     #: The id as written in the config (`file://prov.py`) when it differs from the resolved `id`.
     written_id: str | None = field(default=None, compare=False)
+    #: promptfoo's per-provider `env`: this provider's credentials and `{{ env.NAME }}` (providers/ids.env_params)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -104,6 +109,9 @@ class TestSpec:
     prompts: tuple[str, ...] | None = None  # filter: prompt labels/ids; None = all
     loc: Location | None = None
     key_path: str = ""
+    #: Keys of the test beyond evalrun's (`expected` in a JSONL row): promptfoo keeps them on the test, and code
+    #: assertions read them as `context.test.expected`.
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,10 @@ class Suite:
     env: dict[str, str] = field(default_factory=dict)
     disable_var_expansion: bool = False
     base_dir: str = "."
-    warnings: tuple[str, ...] = ()  # keys promptfoo ignores, dropped with a warning (config/lenient.py)
+    warnings: tuple[str, ...] = ()  # what promptfoo lets pass and evalrun warns of (config/lenient.py)
+    #: An undefined template variable renders as empty text, as in promptfoo (the loader has warned of each, or
+    #: refused a likely typo); False: it is an error (--strict, or a suite built in code).
+    undefined_renders_empty: bool = False
 
 
 # ---------------------------------------------------------------- expansion

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalrun.errors import ConfigError, Location
-
-JS_EXTS = (".js", ".cjs", ".mjs")
+from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
 class UserCode(Protocol):
@@ -116,6 +115,9 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if jsnode.node_path() is None:
             raise ConfigError.at(loc, f"{full.name} is JavaScript but `node` was not found on PATH", key=key,
                                  hint="install Node.js, or write this in Python (file://x.py:fn)")
+        from evalrun import typescript
+
+        typescript.require(full, loc=loc, key=key)
         target = "file://" + str(full.resolve()) + (f":{fn}" if fn else "")
         return JsFunction(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):

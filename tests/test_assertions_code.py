@@ -144,8 +144,8 @@ def test_javascript_shares_one_node_process(monkeypatch: pytest.MonkeyPatch) -> 
     started: list[int] = []
     real_init = jsnode._NodeProcess.__init__
 
-    def counting_init(self: jsnode._NodeProcess, node: str) -> None:
-        real_init(self, node)
+    def counting_init(self: jsnode._NodeProcess, node: str, flags: tuple[str, ...] = ()) -> None:
+        real_init(self, node, flags)
         started.append(self.proc.pid)
 
     jsnode.shutdown()

@@ -62,7 +62,7 @@ def _bad(i: int, change: dict[str, Any]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("tests,key", [
     (_bad(2500, {"type": "containz"}), "tests[2500].assert[1].type"),  # unknown type (did-you-mean)
     (_bad(2600, {"type": "regex", "value": "([a-z"}), "tests[2600].assert[1].value"),  # the handler's check
-    (_bad(2700, {"value": "{{missing}}"}), "tests[2700].assert[1]"),  # undefined template var
+    (_bad(2700, {"value": "{{questoin}}"}), "tests[2700].assert[1]"),  # a misspelled template var
     (_bad(2800, {"weight": -1}), "tests[2800].assert[1].weight"),  # schema / range
     (_bad(2900, {"threshold": "high"}), "tests[2900].assert[1].threshold"),
 ])
@@ -76,6 +76,16 @@ def test_errors_deep_in_a_large_json_name_the_exact_line(tests: list[dict[str, A
     field = key.rsplit(".", 1)[-1]
     assert (f'"{field}"' in text[line - 1]) if not field.endswith("]") else text[line - 1].strip() == "{"
     assert line > 2000 * 10  # deep in the file, not the test's first line
+
+
+def test_an_undefined_variable_warning_names_its_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, _bad(1700, {"value": "{{nowhere}}"}))
+    outcome = _outcome(path)
+    assert outcome[0] == "ok"
+    [warning] = outcome[1][1]
+    assert "undefined template variable 'nowhere'" in warning and "tests[1700].assert[1]" in warning
+    line = int(warning.split("evalrun.json:", 1)[1].split(":", 1)[0])
+    assert path.read_text().splitlines()[line - 1].strip() == "{" and line > 1500 * 10
 
 
 def test_an_ignored_key_warning_names_its_line(tmp_path: Path) -> None:

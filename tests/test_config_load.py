@@ -487,7 +487,7 @@ def test_generator_errors_name_the_reference(tmp_path: Path) -> None:
         load([str(cfg)])
     assert e.value.line == 4
     cfg = write(tmp_path, "d.yaml", "prompts: ['x']\nproviders: [echo]\ntests:\n  - file://gen.py:bad_shape\n")
-    with pytest.raises(ConfigError, match="unknown test key 'asserts'") as e:
+    with pytest.raises(ConfigError, match="unknown key 'asserts'") as e:
         load([str(cfg)])
     assert "did you mean `assert`" in (e.value.hint or "")
 
@@ -518,7 +518,6 @@ def test_unset_environment_variables_are_reported(tmp_path: Path, monkeypatch: p
 
 
 @pytest.mark.parametrize(("snippet", "fragment"), [
-    ("prompts: [x]\nproviders: [{id: echo, env: {A: b}}]\n", "per-provider `env`"),
     ("prompts: [x]\nproviders: [echo]\ntests: [{provider: openai:gpt-4o}]\n", "per-test `provider`"),
 ])
 def test_promptfoo_features_evalrun_does_not_support_are_errors(tmp_path: Path, snippet: str,

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
+from evalrun.grading.embeddings import CREDENTIAL_VARS, promptfoo_default
 from evalrun.grading.scoring import verdicts as js
 from tests.fakeserver import FakeOpenAI, bag_of_words
 from tests.graderfakes import route
@@ -87,10 +88,17 @@ def test_similar_cosine_dot_euclidean_and_lists(tmp_path: Path, fake_openai: Fak
     assert fake_openai.embedding_requests[3]["input"] == [answer, "Bananas are yellow", "Paris, capital of France"]
 
 
+def _no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    for name in CREDENTIAL_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_similar_without_an_embedding_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    _no_credentials(monkeypatch)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-a")  # promptfoo would embed with OpenAI then, without its key
     monkeypatch.setattr("evalrun.grading.minilm.available", lambda: False)  # as without the offline model
     suite = tmp_path / "s.yaml"
     suite.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
@@ -99,9 +107,74 @@ def test_similar_without_an_embedding_model_is_refused(tmp_path: Path, capsys: p
     err = capsys.readouterr().err
     assert "similar needs an embedding model" in err and "s.yaml:6" in err and "EVALRUN_EMBEDDER" in err
     out = tmp_path / "o.json"
-    main(["eval", str(suite), "-o", str(out)])
-    r = json.loads(out.read_text())["results"][0]["assertions"][0]
-    assert not r["pass"] and "needs an embedding model" in r["error"]
+    assert main(["eval", str(suite), "-o", str(out)]) == 2  # one config error before any call
+    err = capsys.readouterr().err
+    assert "s.yaml:6" in err and "similar needs an embedding model" in err and not out.exists()
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"OPENAI_API_KEY": "sk"}, ("openai:embedding:text-embedding-3-large", {})),
+    ({"OPENAI_API_KEY": "sk", "AZURE_API_KEY": "az", "AZURE_DEPLOYMENT_NAME": "d",
+      "AZURE_OPENAI_DEPLOYMENT_NAME": "d", "AZURE_API_HOST": "x.openai.azure.com"},
+     ("openai:embedding:text-embedding-3-large", {})),
+    ({"AZURE_API_KEY": "az", "AZURE_DEPLOYMENT_NAME": "chat", "AZURE_OPENAI_DEPLOYMENT_NAME": "chat",
+      "AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME": "emb", "AZURE_API_HOST": "x.openai.azure.com"},
+     ("azure:embedding:emb", {"apiBaseUrl": "https://x.openai.azure.com", "apiKey": "az",
+                              "apiVersion": "2024-12-01-preview"})),
+    ({"AZURE_OPENAI_API_KEY": "az", "AZURE_DEPLOYMENT_NAME": "chat", "AZURE_OPENAI_DEPLOYMENT_NAME": "chat",
+      "AZURE_OPENAI_BASE_URL": "http://127.0.0.1:9/"},
+     ("azure:embedding:chat", {"apiBaseUrl": "http://127.0.0.1:9", "apiKey": "az",
+                               "apiVersion": "2024-12-01-preview"})),
+    ({"AZURE_API_KEY": "az", "AZURE_OPENAI_DEPLOYMENT_NAME": "chat"}, None),  # promptfoo needs both names
+    ({"ANTHROPIC_API_KEY": "sk", "MISTRAL_API_KEY": "m"}, None),
+    ({"MISTRAL_API_KEY": "m"}, ("mistral:embedding:mistral-embed", {})),
+    ({"GEMINI_API_KEY": "g", "MISTRAL_API_KEY": "m"}, None),  # promptfoo: Vertex, which needs Google Cloud
+    ({"GOOGLE_APPLICATION_CREDENTIALS": "/k.json"}, ("vertex:embedding:gemini-embedding-001", {})),
+    ({}, None),
+])
+def test_promptfoo_default_embedder_by_credentials(env: dict[str, str], expected: Any) -> None:
+    """promptfoo 0.121.20's getDefaultProviders: which embedding model the credentials in the environment select."""
+    chosen = promptfoo_default(env)
+    assert (chosen.id, chosen.config) == expected if expected else chosen is None
+
+
+def test_similar_embeds_with_openai_when_its_key_is_set(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPENAI_API_KEY set and nothing configured: promptfoo's default embedding model (before the offline one),
+    through OPENAI_BASE_URL; validate and the run summary name it; the assertion's own provider still wins."""
+    monkeypatch.chdir(tmp_path)
+    _no_credentials(monkeypatch)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
+    monkeypatch.setenv("OPENAI_API_BASE", fake_openai.url)
+    monkeypatch.setattr("evalrun.grading.minilm.available", lambda: True)  # the key wins over the offline model
+    suite = tmp_path / "s.yaml"
+    suite.write_text(textwrap.dedent("""\
+        prompts: ['{{answer}}']
+        providers: [echo]
+        tests:
+          - vars: {answer: Paris is the capital of France}
+            assert:
+              - type: similar
+                value: Paris is the capital of France
+              - type: not-similar
+                value: Bananas are yellow
+                provider: {embedding: 'openai:embedding:other-model'}
+        """))
+    assert main(["validate", str(suite)]) == 0
+    out = capsys.readouterr().out
+    assert "openai:embedding:text-embedding-3-large (embeddings: promptfoo's default embedding model: " \
+           "OPENAI_API_KEY is set)" in out
+    res = tmp_path / "o.json"
+    assert main(["eval", str(suite), "--no-cache", "-o", str(res)]) == 0
+    printed = capsys.readouterr().out
+    assert "text-embedding-3-large (embeddings: promptfoo's default embedding model" in printed
+    assert "openai:embedding:other-model (embeddings: assertion provider)" in printed
+    first, second = json.loads(res.read_text())["results"][0]["assertions"]
+    assert first["pass"] and first["details"]["embedder"] == "openai:embedding:text-embedding-3-large"
+    assert second["pass"] and second["details"]["embedder"] == "openai:embedding:other-model"
+    assert sorted(r["model"] for r in fake_openai.embedding_requests) == ["other-model", "text-embedding-3-large"]
 
 
 def test_answer_relevance_questions_then_embeddings(tmp_path: Path, fake_openai: FakeOpenAI,
@@ -138,7 +211,7 @@ def test_offline_minilm_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert bread == pytest.approx(0.7553, abs=0.01) and horse == pytest.approx(0.2474, abs=0.01)
     assert bread > 0.7 > 0.3 > horse > movie
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("EVALRUN_EMBEDDER", raising=False)
+    _no_credentials(monkeypatch)  # else OPENAI_API_KEY selects OpenAI's embedding model, as in promptfoo
     results = _run(tmp_path, "A man is eating food.", """\
         - type: similar
           value: A man is eating a piece of bread.

@@ -15,7 +15,7 @@ from evalrun.suggest import did_you_mean
 def _rows(tmp_path: Path, n: int, assertion: dict[str, object]) -> Path:
     with open(tmp_path / "rows.jsonl", "w") as f:
         for i in range(n):
-            f.write(json.dumps({"vars": {"q": f"question {i}"}, "assert": [assertion]}) + "\n")
+            f.write(json.dumps({"vars": {"q": f"question {i}", "answer": "a"}, "assert": [assertion]}) + "\n")
     cfg = tmp_path / "suite.yaml"
     cfg.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests: file://rows.jsonl\n")
     return cfg
@@ -23,7 +23,7 @@ def _rows(tmp_path: Path, n: int, assertion: dict[str, object]) -> Path:
 
 def test_an_undefined_variable_used_by_40_rows_is_reported_once(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cfg = _rows(tmp_path, 40, {"type": "contains", "value": "{{ answr }}"})
+    cfg = _rows(tmp_path, 40, {"type": "contains", "value": "{{ answr }}"})  # a typo of `answer`
     assert main(["validate", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.count("undefined template variable 'answr'") == 1 and err.count("hint:") == 1
@@ -36,7 +36,7 @@ def test_an_undefined_prompt_variable_names_the_tests_by_key_path(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "c.yaml"
     cfg.write_text("prompts: ['Hi {{nme}}']\nproviders: [echo]\ntests:\n" +
-                   "".join(f"  - vars: {{x: {i}}}\n" for i in range(6)))
+                   "".join(f"  - vars: {{name: {i}}}\n" for i in range(6)))  # `nme`: a typo of `name`
     assert main(["validate", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "used by tests[0] at " in err and "test 1" not in err  # 0-based, as the key paths are

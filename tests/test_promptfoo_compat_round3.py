@@ -181,11 +181,11 @@ def test_validate_reports_every_error_at_once(tmp_path: Path) -> None:
 
 def test_validate_reports_every_test_with_an_undefined_variable(tmp_path: Path) -> None:
     cfg = write(tmp_path, {"promptfooconfig.yaml": (
-        "prompts: ['Hi {{x}}']\nproviders: [echo]\ntests:\n  - vars: {y: 1}\n  - vars: {x: 2}\n"
-        "  - vars: {z: 3}\n")})
-    with pytest.raises(ConfigErrors) as e:
+        "prompts: ['Hi {{name}}']\nproviders: [echo]\ntests:\n  - vars: {nmae: 1}\n  - vars: {name: 2}\n"
+        "  - vars: {nmae: 3}\n")})
+    with pytest.raises(ConfigErrors) as e:  # each a likely typo of the var it defines
         load([str(cfg)])
-    assert len(e.value.errors) == 2 and all("'x'" in err.message for err in e.value.errors)
+    assert len(e.value.errors) == 2 and all("'name'" in err.message for err in e.value.errors)
     assert "used by tests[0] at " in str(e.value) and "promptfooconfig.yaml:4\n" in str(e.value)
     assert "and 1 more test: tests[2] at " in str(e.value) and str(e.value).endswith("promptfooconfig.yaml:6\n2 errors")
 

@@ -74,12 +74,12 @@ def test_every_row_is_checked_with_its_line(tmp_path: Path, line: int, row: str,
 
 
 def test_undefined_prompt_var_names_the_row(tmp_path: Path) -> None:
-    (tmp_path / "t.jsonl").write_text('{"vars": {"q": "a"}}\n\n{"vars": {"nope": 1}}\n')
+    (tmp_path / "t.jsonl").write_text('{"vars": {"question": "a"}}\n\n{"vars": {"questoin": 1}}\n')
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("providers: [echo]\nprompts: ['{{q}}']\ntests: file://t.jsonl\n")
+    cfg.write_text("providers: [echo]\nprompts: ['{{question}}']\ntests: file://t.jsonl\n")
     with pytest.raises(ConfigError) as e:  # reported at the prompt's line, naming the row's line
         config.load([str(cfg)])
-    assert "undefined template variable 'q'" in str(e.value) and "t.jsonl:3" in str(e.value)
+    assert "undefined template variable 'question'" in str(e.value) and "t.jsonl:3" in str(e.value)
 
 
 def test_csv_stream_rows_and_errors(tmp_path: Path) -> None:

@@ -78,11 +78,12 @@ class AssertionContext:
         return {
             "prompt": self.prompt,
             "vars": self.vars,
-            "test": {"description": test.description, "vars": test.vars, "options": test.options,
-                     "metadata": test.metadata, "threshold": test.threshold},
+            "test": {**test.extra, "description": test.description, "vars": test.vars, "options": test.options,
+                     "metadata": test.metadata, "threshold": test.threshold,
+                     "assert": [_assertion_dict(s) for s in test.asserts]},
             "config": self.config,
             "provider": {"id": case.provider.id, "label": case.provider.label},
-            "providerResponse": {"output": resp.text, "cost": resp.cost, "cached": resp.cached,
+            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost, "cached": resp.cached,
                                  "latencyMs": resp.latency_ms, "finishReason": resp.finish_reason,
                                  "metadata": resp.metadata,
                                  "tokenUsage": {"prompt": resp.tokens.prompt,
@@ -255,3 +256,14 @@ def is_template(value: Any) -> bool:
 def binary(passed: bool, reason: str, **details: Any) -> Score:
     """A pass/fail Score with score 1.0 or 0.0 (promptfoo's deterministic assertions)."""
     return Score(passed, 1.0 if passed else 0.0, reason, details)  # `details`: a new dict each call
+
+
+def _assertion_dict(spec: AssertionSpec) -> dict[str, Any]:
+    """An assertion as promptfoo's `context.test.assert` lists it (the keys given)."""
+    out: dict[str, Any] = {"type": spec.full_type}
+    for key, value in (("value", spec.value), ("threshold", spec.threshold), ("metric", spec.metric)):
+        if value is not None:
+            out[key] = value
+    if spec.weight != 1.0:
+        out["weight"] = spec.weight
+    return out

@@ -1,8 +1,8 @@
 """Embedding metrics (promptfoo's): similar (cosine, dot, euclidean) and answer-relevance.
 
 They need an embedding model (grading/embeddings.py: the assertion's `provider` / the test's
-`options.provider` `embedding` entry, or EVALRUN_EMBEDDER); `validate` refuses a suite that uses them
-without one. One embedding request per evaluation, whatever the number of values.
+`options.provider` `embedding` entry, EVALRUN_EMBEDDER, promptfoo's default for the credentials set, or the
+offline model); `validate` and `eval` refuse a suite that uses them without one. One embedding request per evaluation, whatever the number of values.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ def output_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):  # a circular structure
         return str(value)
 
 

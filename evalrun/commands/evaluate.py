@@ -128,8 +128,9 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
-    from evalrun.run import Runner, RunOptions
+    from evalrun.run.options import RunOptions
     from evalrun.run.progress import LoadProgress, Progress, wanted
+    from evalrun.run.runner import Runner
 
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
@@ -180,10 +181,10 @@ def run(args: argparse.Namespace) -> int:
 
     from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 
-    if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader: one config error before any call
-        from evalrun.grading.select import GraderResolver
+    if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
+        from evalrun.grading.select import GraderResolver  # one config error before any call
 
-        GraderResolver(suite, opts.grader, None).check_support(suite.tests)
+        GraderResolver(suite, opts.grader, None).check_before_run(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.ray_executor import RayExecutor, job_for

@@ -136,7 +136,9 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
     resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
-    resolver.check_embedders(checked)  # `similar` without an embedding model
+    for described in resolver.check_embedders(checked):  # `similar` without an embedding model: an error
+        name, _, origin = described.partition(" (")
+        graders.setdefault(name, origin.removesuffix(")"))
     from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
 
     check_suite(checked)  # `classifier` without a classification provider

@@ -41,7 +41,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     `on_progress(n)` is called every 10,000 tests checked (large test files); `on_test`: see build_suite."""
     from dataclasses import replace
 
-    from evalrun import templating
+    from evalrun import template_env, templating
     from evalrun.config import lenient
     from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
@@ -50,7 +50,9 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         paths = default_paths()
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
-    templating.reset_custom_filters()
+    template_env.reset_custom_filters()
+    template_env.reset_include_dirs()
+    templating.set_config_env({})
     lenient.reset(strict)
     try:
         configs = []
@@ -63,8 +65,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         merged = merge_configs(configs)
         templating.set_config_env(merged.env)
         suite = build_suite(merged, cli_vars, on_progress, on_test)
-        warnings = lenient.take()
-        return replace(suite, warnings=warnings) if warnings else suite
+        return replace(suite, warnings=lenient.take(), undefined_renders_empty=not lenient.is_strict())
     except RecursionError:  # a safety net behind the depth limit (readers/limits.py): never a traceback
         raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
                           hint="flatten its lists and mappings") from None

@@ -2,6 +2,9 @@
 
 Checked: prompts (per test, only the prompts that test runs), assertion values (strings, also inside lists and
 mappings; not code values), assertion `config` strings and metric names. `env` is always defined.
+A variable no var of the test defines is an error when it looks like a typo of one that is defined (did you
+mean `question`?); any other renders as empty text, as promptfoo renders it: a warning at its FILE:LINE
+(config/lenient.py), an error under --strict.
 """
 
 from __future__ import annotations
@@ -9,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from evalrun import templating
+from evalrun import template_names, templating
+from evalrun.config import lenient
 from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec, PromptSpec, TestSpec
 
@@ -40,9 +44,11 @@ def needs(source: str) -> frozenset[str]:
     """
     found = _NEEDS.get(source)
     if found is None:  # `x | default(...)` and `x is defined` make x optional
-        found = _NEEDS[source] = templating.variables_of(source) - templating.guarded_names(source)
+        found = template_names.variables_of(source) - template_names.guarded_names(source)
+        if "{%" not in source or not template_names.included(source):  # what an include reads changes with its file
+            _NEEDS[source] = found
     if "env" in found:  # the environment may change between loads: not cached
-        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
+        unset = {f"env.{n}" for n in template_names.env_names_of(source) if not templating.env_has(n)}
         if unset:
             return found | unset
     return found
@@ -87,16 +93,40 @@ def _inside(spec: AssertionSpec, test: TestSpec) -> bool:
 
 
 def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
-                   spec: AssertionSpec | None = None) -> ConfigError:
-    from evalrun.suggest import did_you_mean
-
-    close = did_you_mean(name, defined - BUILTIN_VARS)
+                   spec: AssertionSpec | None = None, close: str | None = None) -> ConfigError:
     hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
     msg = f"undefined template variable {name!r} in {what}"
     if spec is not None and spec.loc is not None:
         return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint,
                               used_by=None if _inside(spec, test) else _used_by(test))
     return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
+
+
+def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
+               prompt: PromptSpec | None = None) -> None:
+    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo), else a
+    warning (an error under --strict): promptfoo renders it as empty text."""
+    from evalrun.suggest import did_you_mean
+
+    close = did_you_mean(name, defined - BUILTIN_VARS)
+    err = _missing_error(name, what, test, defined, spec, close)
+    if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
+        err.used_by = _used_by(test)
+        err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
+    default_prompt = prompt is not None and prompt.loc is None and name == "prompt"
+    if default_prompt:  # no `prompts:` and no `prompt` var: promptfoo has no prompt to run either
+        err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
+    if close or default_prompt:
+        raise err
+    if lenient.is_strict():
+        err.hint = f"{err.hint} (promptfoo renders it as empty text; --strict makes it an error)"
+        raise err
+    loc = (prompt.loc if prompt is not None else None) or (spec.loc if spec is not None else None) or test.loc
+    key = err.key if err.file == (loc.file if loc else None) else None
+    lenient.warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
+                 f"promptfoo (first used by {_used_by(test)})",
+                 f"define `{name}` under the test's `vars:` (or defaultTest.vars) if it should have a value",
+                 once=(loc, name, what))
 
 
 def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> None:
@@ -118,17 +148,16 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str]) -> 
             msg = getattr(e, "message", None) or str(e)
             raise ConfigError.at(spec.loc, f"template syntax error: {msg}", key=f"{spec.key_path}.{field}",
                                  hint="templates use Jinja2 syntax: {{ var }}") from None
-        if missing:
-            name = sorted(missing)[0]
+        for name in sorted(missing):
             if name.startswith("env."):
                 raise _env_error(name, f"the {field} of {spec.full_type}", spec.loc, spec.key_path or None)
-            raise _missing_error(name, f"the {field} of {spec.full_type}", test, defined, spec)
+            _undefined(name, f"the {field} of {spec.full_type}", test, defined, spec)
     for child in spec.children:
         _check_assertion(child, test, defined)
 
 
 def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]]) -> None:
-    """Raise a ConfigError naming the first undefined variable a template of this test reads.
+    """Raise a ConfigError naming the first undefined variable that looks like a typo (warn of the others).
 
     `prompts`: the prompts this test runs, each with the variables it reads (see prompt_needs).
     """
@@ -137,18 +166,10 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]])
         return
     defined = set(test.vars) | BUILTIN_VARS
     for prompt, wanted in prompts:
-        missing = wanted - defined
-        if missing:
-            name = sorted(missing)[0]
+        for name in sorted(wanted - defined):
             if name.startswith("env."):
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
-            err = _missing_error(name, f"prompt {prompt.label[:60]!r}", test, defined)
-            if prompt.loc is not None and prompt.loc.line:  # the line that reads it; the error names the test
-                err.used_by = _used_by(test)
-                err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
-            if prompt.loc is None and name == "prompt":  # the default prompt
-                err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
-            raise err
+            _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt)
     for spec in test.asserts:
         _check_assertion(spec, test, defined)
 

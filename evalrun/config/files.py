@@ -1,6 +1,9 @@
 """`file://` references: paths relative to the config file's folder, `:function` selectors, globs;
 `pkg://PACKAGE/path` (a file inside an installed package) wherever `file://` is accepted.
 
+A `file://` path inside a test file (tests.yaml, rows of tests.jsonl) is relative to the config's folder too, as
+promptfoo resolves it; one that exists only next to the test file is accepted with a warning (`TestFileDir`).
+
     split_ref("file://a/b.py:fn") -> ("a/b.py", "fn")
     expand(ref, base_dir, loc=..., key=...) -> [Path, ...]       glob-aware; ConfigError when nothing matches
     read_value(path, display)                                    .json/.yaml/.yml parsed, other files as text
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import glob as _glob
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +26,7 @@ from evalrun.config.readers import read_data, read_text
 from evalrun.errors import ConfigError, Location
 
 PREFIX = "file://"
-_CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs")
+_CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
 
 
 def is_ref(value: Any) -> bool:
@@ -55,6 +59,34 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+class TestFileDir(str):
+    """The config's folder as the base of the `file://` paths inside one test file, which also remembers that
+    file's own folder: a path found only there resolves with a warning (promptfoo would not find it)."""
+
+    __test__ = False  # not a pytest test class
+    own: str
+
+    def __new__(cls, config_dir: str, own: str = "") -> TestFileDir:
+        made = super().__new__(cls, config_dir)
+        made.own = own
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return str(self), self.own
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other) and getattr(other, "own", None) == self.own
+
+    def __hash__(self) -> int:
+        return hash((str(self), self.own))
+
+
+def _matches(full: Path, globbed: bool) -> list[Path]:
+    if globbed:
+        return sorted(Path(p) for p in _glob.glob(str(full), recursive=True) if Path(p).is_file())
+    return [full] if full.exists() else []
+
+
 def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> list[Path]:
     """Resolve a (possibly globbed) path against base_dir. Raises ConfigError when nothing exists."""
     path, _ = split_ref(ref)
@@ -62,15 +94,22 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
     if pkgref.is_pkg(path):
         written, path = path, pkgref.to_path(path, loc=loc, key=key)
         hint = f"{written} resolves to {path}: check the path inside the package"
-    full = Path(base_dir, path).expanduser() if not Path(path).is_absolute() else Path(path)
-    if has_glob(path):
-        matches = sorted(Path(p) for p in _glob.glob(str(full), recursive=True) if Path(p).is_file())
-        if not matches:
-            raise ConfigError.at(loc, f"no file matches the glob {path!r}", key=key, hint=hint)
-        return matches
-    if not full.exists():
-        raise ConfigError.at(loc, f"file not found: {path}", key=key, hint=hint)
-    return [full]
+    relative = not Path(path).is_absolute()
+    found = _matches(Path(base_dir, path).expanduser() if relative else Path(path), has_glob(path))
+    own = getattr(base_dir, "own", None)
+    if not found and relative and own is not None:
+        found = _matches(Path(own, path).expanduser(), has_glob(path))
+        if found:
+            from evalrun.config import lenient
+
+            lenient.warn(loc, key, f"{path} is not in the config's folder ({base_dir}) but next to the test file "
+                         f"({own}): evalrun reads it there, promptfoo would not find it",
+                         f"write the path relative to the config's folder: "
+                         f"file://{os.path.relpath(found[0], base_dir) if not has_glob(path) else path}")
+    if not found:
+        what = f"no file matches the glob {path!r}" if has_glob(path) else f"file not found: {path}"
+        raise ConfigError.at(loc, what, key=key, hint=hint)
+    return found
 
 
 def absolute_ref(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> str:

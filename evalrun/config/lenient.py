@@ -1,7 +1,9 @@
-"""Keys promptfoo accepts and silently drops: a warning in evalrun, an error under `--strict`.
+"""What promptfoo lets pass silently and real configs rely on: a warning in evalrun, an error under `--strict`.
 
     reset(strict=None)   at the start of a load (strict: None reads EVALRUN_STRICT)
     note(loc, key, msg)  a dropped key: recorded as a warning, or raised as ConfigError when strict
+    warn(loc, key, msg, hint)  anything else promptfoo allows (an undefined template variable, which renders
+                         as empty text): recorded as a warning, or raised as ConfigError (with `hint`) when strict
     take() -> tuple[str, ...]   the warnings of this load, in order
 
 An unknown key that is a near-miss of a key valid at that place (`tets`, `asert`) stays an error: it changes
@@ -15,7 +17,7 @@ import os
 
 from evalrun.errors import ConfigError, Location
 
-_STATE: dict[str, object] = {"strict": False, "warnings": []}
+_STATE: dict[str, object] = {"strict": False, "warnings": [], "seen": set()}
 
 
 def reset(strict: bool | None = None) -> None:
@@ -23,6 +25,7 @@ def reset(strict: bool | None = None) -> None:
         strict = os.environ.get("EVALRUN_STRICT", "").strip().lower() in ("1", "true", "yes")
     _STATE["strict"] = strict
     _STATE["warnings"] = []
+    _STATE["seen"] = set()
 
 
 def is_strict() -> bool:
@@ -39,6 +42,23 @@ def note(loc: Location | None, key: str, message: str) -> None:
     assert isinstance(warnings, list)
     text = f"{where}{key}: {message}, ignored (promptfoo ignores it too; --strict makes it an error)"
     if text not in warnings:
+        warnings.append(text)
+
+
+def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once: object = None) -> None:
+    """Record `message` at `loc` as a warning, the first time for `once` (default: the text); raise it as a
+    ConfigError with `hint` under --strict."""
+    if is_strict():
+        raise ConfigError.at(loc, message, key=key, hint=f"{hint} (--strict makes this an error)")
+    where = f"{loc.file}:{loc.line}: " if loc and loc.file and loc.line else (f"{loc.file}: " if loc else "")
+    text = f"{where}{key + ': ' if key else ''}{message}; {hint} (--strict makes it an error)"
+    seen = _STATE["seen"]
+    assert isinstance(seen, set)
+    marker = text if once is None else once
+    if marker not in seen:
+        seen.add(marker)
+        warnings = _STATE["warnings"]
+        assert isinstance(warnings, list)
         warnings.append(text)
 
 

@@ -35,13 +35,16 @@ def load(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[.
         path_s, fn = files.split_ref(ref)
         path = files.expand(path_s, base_dir, loc=where, key=key)[0]
         suffix = path.suffix.lower()
-        if suffix in (".js", ".cjs", ".mjs"):
+        from evalrun import typescript
+
+        if suffix in typescript.JS_EXTS:
             from evalrun import jsnode
 
             if jsnode.node_path() is None:
                 raise ConfigError.at(where, f"filter {name!r} is JavaScript ({path.name}) but `node` was not found "
                                             "on PATH", key=key, hint="install Node.js, or write the filter in Python "
                                                                      "(file://filter.py:fn)")
+            typescript.require(path, loc=where, key=key)
             target = files.PREFIX + str(path.resolve()) + (f":{fn}" if fn else "")
             out[str(name)] = _js_filter(target, str(name), str(path.parent))
         elif suffix == ".py":

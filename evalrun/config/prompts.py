@@ -140,11 +140,12 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
             items = [data]
         else:  # .txt (and other text): `---` lines separate prompts, each trimmed (promptfoo's rule)
             items = [p.strip() for p in _SPLIT.split(data) if p.strip()]
+        many = len(items) > 1
+        lab = label or rel
         for i, raw in enumerate(items):
-            many = len(items) > 1
-            lab = label or rel
-            out.append(_spec(raw, f"{lab} [{i + 1}]" if many else lab,
-                             f"file://{rel}" + (f"#{i + 1}" if many else ""), Location(display, 1), key))
+            spec = _spec(raw, f"{lab} [{i + 1}]" if many else lab, f"file://{rel}" + (f"#{i + 1}" if many else ""),
+                         Location(display, 1), key)
+            out.append(replace(spec, group=lab) if many else spec)
     return out
 
 

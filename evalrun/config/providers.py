@@ -3,6 +3,12 @@
 Forms: an id string; `{id, label, config, prompts, transform, delay, env}`; a one-key map `{id: {options}}`;
 `file://providers.yaml` (a list of providers, or one); `file://provider.py[:call_api]` (a Python provider, whose
 path is made absolute so it works from any folder).
+
+`{{ env.NAME }}` in a provider's id and in its config strings that read nothing else is rendered here, as promptfoo
+renders them when it loads providers: the provider's own `env:` first, then the config's `env:`, then the process
+environment. A config string naming a variable that is not set (without a fallback such as `env.X or 'y'`) is left
+as written, as promptfoo leaves it (an http provider renders it per call, an error then); strings that also read
+vars (an http body) are rendered per call.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from evalrun.types import ProviderSpec
 _DATA_EXTS = (".yaml", ".yml", ".json")
 
 
-def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
+def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, str] | None = None) -> str:
     if not isinstance(raw, str) or not raw.strip():
         raise ConfigError.at(loc, f"a provider id must be a non-empty string, got {raw!r}", key=key,
                              hint="for example `echo` or `openai:gpt-4o-mini`")
@@ -28,7 +34,7 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str) -> str:
         from evalrun.templating import render_env_only
 
         try:
-            raw = render_env_only(raw)
+            raw = render_env_only(raw, env)
         except ConfigError as e:
             raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
     if files.is_ref(raw):
@@ -51,10 +57,42 @@ def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
     return spec
 
 
-def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str) -> ProviderSpec:
-    if "env" in opts:
-        raise ConfigError.at(loc, "per-provider `env` is not supported", key=f"{key}.env",
-                             hint="set the variables in the environment or under the config's top-level `env:`")
+def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, str]:
+    """A provider's own `env:` as strings (booleans as promptfoo's `true` / `false`)."""
+    env = opts.get("env")
+    if env is None:
+        return {}
+    if not isinstance(env, dict):
+        raise ConfigError.at(loc, "a provider's `env` must be a mapping of NAME: value", key=f"{key}.env",
+                             hint="e.g. env: {OPENAI_API_KEY: '{{ env.TEAM_KEY }}'}")
+    out = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()}
+    return {k: _render_env(v, {}, loc, f"{key}.env.{k}") for k, v in out.items()}  # `{{ env.TEAM_KEY }}` values
+
+
+def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
+    """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (module docstring)."""
+    if isinstance(value, str):
+        from evalrun import template_names, templating
+
+        if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
+            return value
+        names = dict(templating.env_namespace())
+        names.update(env)
+        if template_names.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
+            return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it
+        try:
+            return templating.render(value, {"env": names}, lenient=True)
+        except Exception as e:  # a filter that fails on the value: an error at the provider, now  # noqa: BLE001
+            raise ConfigError.at(loc, f"{value!r}: {e}", key=key) from None
+    if isinstance(value, list):
+        return [_render_env(v, env, loc, f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _render_env(v, env, loc, f"{key}.{k}") for k, v in value.items()}
+    return value
+
+
+def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str,
+                  env: dict[str, str]) -> ProviderSpec:
     delay = opts.get("delay") or 0
     prompts = opts.get("prompts")
     if isinstance(prompts, str):
@@ -65,9 +103,9 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
     from evalrun.config.numbers import check_provider_config
 
     check_provider_config(config, loc=loc_of(opts, "config") or loc, key=f"{key}.config", loc_of=loc_of)
-    return ProviderSpec(id=id_, label=opts.get("label"), config=dict(config),
+    return ProviderSpec(id=id_, label=opts.get("label"), config=_render_env(dict(config), env, loc, f"{key}.config"),
                         prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
-                        transform=opts.get("transform"), delay_ms=int(delay), loc=loc)
+                        transform=opts.get("transform"), delay_ms=int(delay), loc=loc, env=env)
 
 
 def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[ProviderSpec]:
@@ -84,8 +122,9 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
     if isinstance(item, dict):
         if "id" in item:
             check_keys(item, PROVIDER_KEYS, what="provider", key=key, loc=loc)
-            return [_keep_written(_from_options(_id(item["id"], base_dir, loc, f"{key}.id"), item, loc, key),
-                                  item["id"])]
+            env = _env_of(item, loc, key)
+            return [_keep_written(_from_options(_id(item["id"], base_dir, loc, f"{key}.id", env), item, loc, key,
+                                                env), item["id"])]
         if len(item) == 1:
             [(pid, opts)] = item.items()
             opts = opts or {}
@@ -93,7 +132,8 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
                 raise ConfigError.at(loc, f"options of provider {pid!r} must be a mapping", key=f"{key}.{pid}")
             check_keys(opts, [k for k in PROVIDER_KEYS if k != "id"], what="provider", key=f"{key}.{pid}",
                        loc=loc_of(opts) or loc)
-            return [_keep_written(_from_options(_id(pid, base_dir, loc, key), opts, loc, key), pid)]
+            env = _env_of(opts, loc, f"{key}.{pid}")
+            return [_keep_written(_from_options(_id(pid, base_dir, loc, key, env), opts, loc, key, env), pid)]
         raise ConfigError.at(loc, "a provider mapping needs an `id`", key=key,
                              hint="write `- id: openai:gpt-4o-mini` with `label`, `config` ... beside it")
     raise ConfigError.at(loc, f"cannot read a provider from {item!r}", key=key)

@@ -15,7 +15,7 @@ from typing import Any
 
 from evalrun.config import lenient
 from evalrun.config.schema_errors import explain_all, key_path, locate, nan_path_of
-from evalrun.config.schema_source import runtime_schema
+from evalrun.config.schema_source import OPTION_KEYS, runtime_schema
 from evalrun.errors import ConfigError, ConfigErrors, Location
 from evalrun.suggest import did_you_mean
 
@@ -176,8 +176,32 @@ def _validator(definition: str | None) -> Any:
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
     """Raise the first (in file order) schema violation of `doc` as a ConfigError.
 
-    `line` locates errors in documents built outside a tracked file (CSV rows, generator output).
+    `line` locates errors in documents built outside a tracked file (CSV rows, generator output). An unknown key
+    that is no near-miss of a valid one is dropped with a warning (lenient.note), as promptfoo's loader drops
+    it, except on a test: promptfoo keeps those (`expected` in a JSONL row) and hands the whole test to
+    assertions as `context.test`, so they stay on the mapping (TestPart.extra).
     """
+    kept: list[tuple[dict[str, Any], str, Any]] = []
+    try:
+        _validate(doc, file, definition, prefix, line, kept)
+    finally:
+        for mapping, key, value in kept:
+            mapping[key] = value
+
+
+def _test_nodes(doc: Any, definition: str | None) -> set[int]:
+    """ids of the test mappings in `doc` (a test, or a config's `tests` and scenarios' `tests`)."""
+    if definition == "test":
+        return {id(doc)}
+    if definition is not None or not isinstance(doc, dict):
+        return set()
+    lists = [doc.get("tests")] + [sc.get("tests") for sc in doc.get("scenarios") or () if isinstance(sc, dict)]
+    return {id(t) for tests in lists if isinstance(tests, list) for t in tests if isinstance(t, dict)}
+
+
+def _validate(doc: Any, file: str, definition: str | None, prefix: str, line: int,
+              kept: list[tuple[dict[str, Any], str, Any]]) -> None:
+    tests: set[int] | None = None
     for _ in range(200):  # each round drops the unknown keys promptfoo ignores, then checks again
         if _runtime_check(definition)(doc):
             return
@@ -195,6 +219,14 @@ def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str 
             raise ConfigErrors.of([e for e in explained if not getattr(e, "droppable", None)])
         for e in droppable:
             mapping, key, loc = e.droppable  # type: ignore[attr-defined]
+            if tests is None:
+                tests = _test_nodes(doc, definition)
+            if id(mapping) in tests and key in mapping:  # a test's own data: set aside while checking
+                kept.append((mapping, key, mapping.pop(key)))
+                if key in OPTION_KEYS:  # meant for `options:`, where it would act; promptfoo ignores it here
+                    lenient.warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
+                                 "ignores it there too)", "move it under the test's `options:`")
+                continue
             lenient.note(loc, e.key or key, f"unknown key {key!r}")
             mapping.pop(key, None)
     raise explained[0]

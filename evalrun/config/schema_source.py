@@ -13,18 +13,12 @@ from typing import Any
 
 SCHEMA_ID = "https://evalrun.dev/schemas/evalrun.schema.json"
 
-TOP_KEYS = ("description", "providers", "targets", "prompts", "tests", "defaultTest", "scenarios", "outputPath",
-            "env", "evaluateOptions", "derivedMetrics", "metadata", "tags", "grader", "extends", "sharing",
-            "nunjucksFilters", "assertionTemplates")
 TEST_KEYS = ("description", "vars", "assert", "options", "threshold", "metadata", "providers", "prompts", "provider")
-ASSERT_KEYS = ("type", "value", "threshold", "weight", "metric", "transform", "provider", "config",
-               "rubricPrompt", "contextTransform", "assert")
 #: Test `options` keys promptfoo accepts and hands on to providers; evalrun accepts them and does not use them.
 PASSTHROUGH_OPTIONS = ("timeout", "temperature", "maxTokens", "max_tokens", "top_p", "seed", "stop")
 OPTION_KEYS = ("prefix", "suffix", "provider", "transform", "postprocess", "rubricPrompt", "disableVarExpansion",
                "disableConversationVar", "runSerially", "storeOutputAs", "transformVars", *PASSTHROUGH_OPTIONS)
 PROVIDER_KEYS = ("id", "label", "config", "prompts", "transform", "delay", "env")
-EVALUATE_KEYS = ("maxConcurrency", "repeat", "delay", "cache", "timeoutMs", "showProgressBar")
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -68,8 +62,11 @@ def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
             "transform": _str("Python expression applied to the output (`output` in scope)."),
             "delay": {"type": "number", "minimum": 0, "maximum": 3_600_000,
                       "description": "Milliseconds to wait before each call (at most an hour)."},
-            "env": {"type": "object", "description": "promptfoo's per-provider environment: not supported by evalrun "
-                                                    "(an error); set variables in the environment or `env:`."},
+            "env": {"type": "object", "description": "promptfoo's per-provider environment: variables for this "
+                                                    "provider's `{{ env.NAME }}` and its credentials "
+                                                    "(`OPENAI_API_KEY`, `OPENAI_BASE_URL`, ...), over `env:` and "
+                                                    "the process environment.",
+                    "additionalProperties": {"type": ["string", "number", "boolean"]}},
         }, required=["id"]),
         "providerMap": {"type": "object", "description": "`{PROVIDER_ID: {label, config, ...}}`.",
                         "minProperties": 1, "maxProperties": 1,

@@ -1,8 +1,10 @@
 """Which prompts and providers a test or provider selects (`providers[].prompts`, test `prompts` / `providers`).
 
-A filter entry matches a prompt's label or id (a provider's label, its id as written in the config, or its
-resolved id: `file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a
-trailing `*` matches by prefix.
+A filter entry matches a provider's label, its id as written in the config, or its resolved id
+(`file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a trailing `*`
+matches by prefix. A prompt entry follows promptfoo's doesPromptRefMatch (src/util/promptMatching.ts): the
+prompt's label or id, a `*` prefix of either, or the group `REF` of labels `REF:...`, which is how promptfoo
+labels the prompts of a multi-prompt file given a label (evalrun's PromptSpec.group).
 """
 
 from __future__ import annotations
@@ -19,8 +21,17 @@ def _match(pattern: str, names: Sequence[str | None]) -> bool:
     return pattern in names
 
 
+def prompt_matches(ref: str, prompt: PromptSpec) -> bool:
+    """promptfoo's doesPromptRefMatch: label or id, equal, by `*` prefix, or as the `REF:` group of a label."""
+    names = (prompt.label, prompt.id)
+    if _match(ref, names) or ref == prompt.group:
+        return True
+    group = ref + ":"
+    return any(n.startswith(group) for n in names)
+
+
 def prompt_allowed(filters: Sequence[str] | None, prompt: PromptSpec) -> bool:
-    return filters is None or any(_match(f, (prompt.label, prompt.id)) for f in filters)
+    return filters is None or any(prompt_matches(f, prompt) for f in filters)
 
 
 _FILE = "file://"
@@ -47,7 +58,7 @@ def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> b
 def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
     """The first filter entry that matches no prompt."""
     for f in filters or ():
-        if not any(_match(f, (p.label, p.id)) for p in prompts):
+        if not any(prompt_matches(f, p) for p in prompts):
             return f
     return None
 

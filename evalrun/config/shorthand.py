@@ -85,7 +85,7 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
         path, _ = files.split_ref(s)
         if path.endswith(".py"):
             return {"type": "python", "value": s}
-        if path.endswith((".js", ".mjs", ".cjs", ".ts")):
+        if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")):
             return {"type": "javascript", "value": s}
     m = _shorthand_regex(type_names).match(s) if type_names else None
     if not m:

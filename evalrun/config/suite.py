@@ -62,7 +62,9 @@ _UNSEEN = object()
 
 
 def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
-    return any(getattr(s.handler, "graded", False) or _has_graded(s.children) for s in specs)
+    """Graded or embedding assertions (their grader and embedder are checked before a run)."""
+    return any(getattr(s.handler, "graded", False) or getattr(s.handler, "needs_embedder", False)
+               or _has_graded(s.children) for s in specs)
 
 
 def _combinations(vars: dict[str, Any], expand: bool) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from evalrun.config import asserts, files
 from evalrun.config.readers.located import loc_of
+from evalrun.config.schema_source import TEST_KEYS
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec, TestSpec
 
@@ -38,6 +39,7 @@ class TestPart:
     prompts: tuple[str, ...] | None = None
     loc: Location | None = None
     key_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # keys beyond evalrun's, kept for context.test
 
 
 def _load_var(value: Any, base_dir: str, loc: Location | None, key: str) -> Any:
@@ -85,6 +87,10 @@ def join(key: str, sub: str) -> str:
     return f"{key}.{sub}" if key and not sub.startswith("[") else f"{key}{sub}"
 
 
+#: A test's own keys; any other key stays on the test as data (TestPart.extra), as promptfoo keeps it.
+_TEST_KEYS = frozenset(TEST_KEYS)
+
+
 def _names(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(str(v) for v in value)
 
@@ -117,6 +123,7 @@ def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None,
         prompts=_names(node.get("prompts")),
         loc=loc,
         key_path=key,
+        extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {},
     )
 
 
@@ -153,4 +160,5 @@ def to_spec(part: TestPart, index: int) -> TestSpec:
     """The TestSpec of a (merged) TestPart."""
     return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
                     options=part.options, threshold=part.threshold, metadata=part.metadata,
-                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path)
+                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path,
+                    extra=part.extra)

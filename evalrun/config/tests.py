@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, overload
 
 from evalrun.config import csvtests, files
+from evalrun.config.readers import open_text
 from evalrun.config.readers.csvrows import iter_rows
 from evalrun.config.readers.jsondoc import iter_jsonl
 from evalrun.config.readers.located import LList, loc_of
-from evalrun.config.schema import check_keys, validate
-from evalrun.config.schema_source import TEST_KEYS
+from evalrun.config.schema import validate
 from evalrun.config.testpart import TestPart, merge_tests, part_from_node, to_spec
 from evalrun.errors import ConfigError, Location
 from evalrun.types import TestSpec
@@ -57,7 +57,7 @@ def _document(path: Path, display: str, loc: Location | None, key: str, skip: in
 
 
 def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
-    with _open(path, display, loc, key) as f:
+    with open_text(path, display=display, loc=loc, key=key, newline="") as f:
         for i, (row, n) in enumerate(iter_jsonl(f, display, skip), skip):
             if not isinstance(row, dict):
                 raise ConfigError(f"expected a test mapping, got {type(row).__name__}", file=display, line=n,
@@ -67,7 +67,7 @@ def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int =
 
 def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
     names = _type_names()
-    with _open(path, display, loc, key) as f:
+    with open_text(path, display=display, loc=loc, key=key, newline="") as f:
         for row in iter_rows(f, display, csvtests.check_header):
             if skip:  # a row before a worker's window: not made a test
                 skip -= 1
@@ -81,18 +81,6 @@ def _type_names() -> tuple[str, ...]:
 
     return tuple(registry.names())
 
-
-def _open(path: Path, display: str, loc: Location | None, key: str) -> Any:
-    try:
-        return open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise ConfigError.at(loc, f"file not found: {display}", key=key,
-                             hint="paths are relative to the config file's folder") from None
-    except IsADirectoryError:
-        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
-                             hint="use a glob such as dir/*.jsonl") from None
-    except OSError as e:
-        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
 
 
 Format = Callable[[Path, str, "Location | None", str, int], Iterator[Raw]]
@@ -180,7 +168,6 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
         ikey = f"{key}[{i}]"
         if not isinstance(item, dict):
             raise ConfigError.at(loc, "a generated test is not a mapping", key=ikey)
-        check_keys(item, TEST_KEYS, what="test", key=ikey, loc=loc)  # generated: no key is dropped
         out.append(_checked((item, where, ikey), base_dir))
     return out
 
@@ -194,7 +181,9 @@ def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> lis
         return list[TestItem](_from_generator(ref, None, base_dir, loc, key))
     out: list[TestItem] = []
     for path in files.expand(path_s, base_dir, loc=loc, key=key):
-        display, suffix, folder = files.display_path(path), path.suffix.lower(), str(path.parent)
+        # promptfoo resolves the file:// paths inside a test file from the config's folder (files.TestFileDir)
+        display, suffix = files.display_path(path), path.suffix.lower()
+        folder = files.TestFileDir(base_dir, str(path.parent))
         if suffix == ".py":
             out.extend(_from_generator(files.PREFIX + str(path) + (f":{fn}" if fn else ""), None, base_dir, loc,
                                        key))

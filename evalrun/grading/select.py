@@ -110,6 +110,7 @@ class GraderResolver:
         self._transport: Transport = transport if transport is not None else _NoTransport()
         self._cache: dict[str, Grader] = {}
         self._embedders: dict[str, Embedder] = {}
+        self._embedders_used: list[str] = []
         self._used: list[str] = []
 
     def spec_for(self, spec: AssertionSpec | None, test: TestSpec | None) -> tuple[str | dict[str, Any], str]:
@@ -143,68 +144,86 @@ class GraderResolver:
                     raise
 
     def embedder(self, spec: AssertionSpec, test: TestSpec | None) -> Embedder:
-        """The embedding model for an embedding metric (grading/embeddings.py); GraderError when none is set."""
-        from evalrun.grading import minilm
-        from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, embedding_spec, litellm_target
+        """The embedding model for an embedding metric (grading/embeddings.py); GraderError when there is none."""
+        from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, choose, litellm_target
 
-        found = embedding_spec(spec.provider, test.options.get("provider") if test is not None else None)
-        if found is None:
-            if minilm.available():  # the offline default
-                return self._embedders.setdefault(minilm.ID, minilm.MiniLMEmbedder())
+        chosen = choose(spec.provider, test.options.get("provider") if test is not None else None)
+        if chosen is None:
             raise GraderError(f"{spec.type} needs an embedding model and none is configured; {HINT}")
-        pid, config = found
-        key = json.dumps(["embed", pid, config], sort_keys=True, default=str)
+        key = json.dumps(["embed", chosen.id, chosen.config], sort_keys=True, default=str)
         embedder = self._embedders.get(key)
         if embedder is None:
-            model, params = litellm_target(pid, config)
-            embedder = LiteLLMEmbedder(pid, model, params, self._transport)  # type: ignore[arg-type]
+            if chosen.offline:
+                from evalrun.grading import minilm
+
+                embedder = minilm.MiniLMEmbedder()
+            else:
+                model, params = litellm_target(chosen.id, chosen.config)
+                embedder = LiteLLMEmbedder(chosen.id, model, params, self._transport)  # type: ignore[arg-type]
             self._embedders[key] = embedder
+        description = chosen.describe()
+        if description not in self._embedders_used:
+            self._embedders_used.append(description)
         return embedder
 
-    def check_embedders(self, tests: Iterable[TestSpec]) -> None:
-        """Every embedding metric has an embedding model with a well-formed id (validate; nothing called)."""
-        offline: bool | None = None  # read (and its modules imported) at the first embedding metric only
+    def check_embedders(self, tests: Iterable[TestSpec]) -> list[str]:
+        """Every embedding metric has an embedding model with a well-formed id (validate; nothing called), else a
+        ConfigError at the assertion; returns the embedders chosen (described, in first-use order)."""
+        chosen_all: list[str] = []
         for test in tests:
-            for spec in _all(test.asserts):
-                if not getattr(spec.handler, "needs_embedder", False):
-                    continue
-                from evalrun.grading import minilm
-                from evalrun.grading.embeddings import HINT, embedding_spec, litellm_target
+            self._check_test_embedders(test, chosen_all)
+        return chosen_all
 
-                if offline is None:
-                    offline = minilm.available()
-                key = f"{spec.key_path}.provider" if spec.key_path else "provider"
-                try:
-                    found = embedding_spec(spec.provider, test.options.get("provider"))
-                    if found is not None:
-                        litellm_target(*found)
-                except ConfigError as e:
-                    raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
-                if found is None and not offline:
-                    raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
-                                         key=key, hint=HINT)
+    def check_before_run(self, tests: Iterable[TestSpec]) -> None:
+        """check_support and check_embedders in one pass over the tests (`eval`: a streamed file is read once)."""
+        chosen: list[str] = []
+        for test in tests:
+            self._check_test_support(test)
+            self._check_test_embedders(test, chosen)
+
+    def _check_test_embedders(self, test: TestSpec, chosen_all: list[str]) -> None:
+        for spec in _all(test.asserts):
+            if not getattr(spec.handler, "needs_embedder", False):
+                continue
+            from evalrun.grading.embeddings import HINT, choose, litellm_target
+
+            key = f"{spec.key_path}.provider" if spec.key_path else "provider"
+            try:
+                chosen = choose(spec.provider, test.options.get("provider"))
+                if chosen is not None and not chosen.offline:
+                    litellm_target(chosen.id, chosen.config)
+            except ConfigError as e:
+                raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
+            if chosen is None:
+                raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
+                                     key=key, hint=HINT)
+            if chosen.describe() not in chosen_all:
+                chosen_all.append(chosen.describe())
 
     def check_support(self, tests: Iterable[TestSpec]) -> None:
         """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
         at the assertion (`validate`): e.g. llm-rubric with the builtin grader. No model is called."""
+        for test in tests:
+            self._check_test_support(test)
+
+    def _check_test_support(self, test: TestSpec) -> None:
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
-        for test in tests:
-            for spec in _graded(test.asserts):
-                needed = getattr(spec.handler, "grading_steps", None)
-                if needed is None:
-                    continue
-                chosen, _, loc, key = self._winner(spec, test)
-                try:
-                    grader = self._grader(chosen)
-                except ConfigError as e:  # a provider grader's bad config, where the grader was named
-                    if e.file:
-                        raise
-                    raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
-                message = unsupported(grader, spec.type, needed())
-                if message:
-                    key = f"{spec.key_path}.type" if spec.key_path else "type"
-                    raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
+        for spec in _graded(test.asserts):
+            needed = getattr(spec.handler, "grading_steps", None)
+            if needed is None:
+                continue
+            chosen, _, loc, key = self._winner(spec, test)
+            try:
+                grader = self._grader(chosen)
+            except ConfigError as e:  # a provider grader's bad config, where the grader was named
+                if e.file:
+                    raise
+                raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+            message = unsupported(grader, spec.type, needed())
+            if message:
+                key = f"{spec.key_path}.type" if spec.key_path else "type"
+                raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
 
     def _winner(self, spec: AssertionSpec | None,
                 test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:
@@ -269,11 +288,11 @@ class GraderResolver:
         return list(self._used)
 
     def descriptions(self) -> list[str]:
-        """One-line descriptions of the graders resolved so far."""
+        """One-line descriptions of the graders, then the embedders, resolved so far."""
         seen: dict[str, str] = {}
         for g in self._cache.values():
             seen.setdefault(g.id, g.description)
-        return [seen[i] for i in self._used if i in seen]
+        return [seen[i] for i in self._used if i in seen] + self._embedders_used
 
     def _build(self, chosen: str | dict[str, Any]) -> Grader:
         if chosen == BUILTIN:

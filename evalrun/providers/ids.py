@@ -126,6 +126,57 @@ def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> di
     return {}
 
 
+#: promptfoo's credential variables by provider prefix (promptfoo or litellm spelling), read from a provider's own
+#: `env:` (litellm reads the process environment itself): api_key, then api_base candidates.
+_ENV_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "openai": (("OPENAI_API_KEY",), ("OPENAI_API_HOST", "OPENAI_API_BASE_URL", "OPENAI_BASE_URL")),
+    "anthropic": (("ANTHROPIC_API_KEY",), ("ANTHROPIC_BASE_URL",)),
+    "azure": (("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"),
+              ("AZURE_API_BASE_URL", "AZURE_OPENAI_API_BASE_URL", "AZURE_OPENAI_BASE_URL", "AZURE_API_HOST",
+               "AZURE_OPENAI_API_HOST")),
+    "gemini": (("GEMINI_API_KEY", "GOOGLE_API_KEY", "PALM_API_KEY"), ()),
+    "mistral": (("MISTRAL_API_KEY",), ("MISTRAL_API_BASE_URL",)),
+    "groq": (("GROQ_API_KEY",), ()),
+    "openrouter": (("OPENROUTER_API_KEY",), ()),
+    "together_ai": (("TOGETHER_API_KEY",), ()),
+    "deepseek": (("DEEPSEEK_API_KEY",), ()),
+    "fireworks_ai": (("FIREWORKS_API_KEY",), ()),
+    "perplexity": (("PERPLEXITY_API_KEY",), ()),
+    "cohere_chat": (("COHERE_API_KEY",), ()),
+    "xai": (("XAI_API_KEY",), ()),
+    "cerebras": (("CEREBRAS_API_KEY",), ()),
+    "huggingface": (("HF_API_TOKEN", "HF_TOKEN"), ()),
+    "replicate": (("REPLICATE_API_TOKEN", "REPLICATE_API_KEY"), ()),
+    "ollama": ((), ("OLLAMA_BASE_URL",)),
+    "litellm_proxy": (("LITELLM_API_KEY",), ("LITELLM_BASE_URL",)),
+}
+
+
+def env_params(provider_id: str, env: Mapping[str, str]) -> dict[str, Any]:
+    """litellm kwargs from a provider's own `env:` (promptfoo's per-provider environment): its API key, base URL
+    (a `*_API_HOST` becomes `https://HOST`, `/v1` added for OpenAI) and OpenAI organization."""
+    if not env:
+        return {}
+    head = provider_id.partition(":")[0] if ":" in provider_id.partition("/")[0] else provider_id.partition("/")[0]
+    target = _PREFIXES.get(head.lower(), head.lower())
+    keys, bases = _ENV_KEYS.get("azure" if target.startswith("azure") else target, ((), ()))
+    out: dict[str, Any] = {}
+    key = next((env[k] for k in keys if env.get(k)), None)
+    if key:
+        out["api_key"] = key
+    for name in bases:
+        if env.get(name):
+            base = env[name].rstrip("/")
+            if name.endswith("_HOST"):
+                base = "https://" + base.removeprefix("https://").removeprefix("http://")
+                base += "/v1" if target == "openai" else ""
+            out["api_base"] = base
+            break
+    if target == "openai" and env.get("OPENAI_ORGANIZATION"):
+        out["organization"] = env["OPENAI_ORGANIZATION"]
+    return out
+
+
 #: promptfoo config key -> litellm kwarg. Keys already in litellm spelling pass through unchanged.
 _KEY_MAP: dict[str, str] = {
     "apiBaseUrl": "api_base",

@@ -18,8 +18,7 @@ from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext
 from evalrun.providers.replies import output_from_reply
 from evalrun.types import Messages, Output, ProviderSpec
-
-JS_EXTS = (".js", ".cjs", ".mjs")
+from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
 def is_js_provider(provider_id: str) -> bool:
@@ -46,11 +45,16 @@ class JsProvider:
         if not os.path.isfile(self.path):
             raise ConfigError.at(spec.loc, f"provider file not found: {self.path}", key="providers",
                                  hint="paths are relative to the config file's folder")
+        from evalrun import typescript
+
+        typescript.require(self.path, loc=spec.loc, key="providers")
         written = spec.written_id or spec.id
         # promptfoo constructs the class with `{...providerOptions, id: providerOptions.id ?? providerPath}`
         self.options: dict[str, Any] = {"id": written, "config": dict(spec.config)}
         if spec.label:
             self.options["label"] = spec.label
+        if spec.env:  # promptfoo hands a provider its own `env:` as options.env
+            self.options["env"] = dict(spec.env)
         try:
             load_js_provider(os.path.abspath(self.path), self.options)
         except AssertionRuntimeError as e:

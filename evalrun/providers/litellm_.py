@@ -31,18 +31,14 @@ from typing import Any
 
 from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
-from evalrun.providers import ids
+from evalrun.providers import ids, structured_output
 from evalrun.providers.base import CallContext
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
 from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
-# Re-exported for callers of the original contract.
-to_litellm_model = ids.to_litellm_model
-normalise_params = ids.normalise_params
-__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "to_provider_error",
-           "with_attempts", "to_litellm_model", "normalise_params", "DEFAULT_TIMEOUT"]
+__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "DEFAULT_TIMEOUT"]
 
 #: Seconds per HTTP attempt when the config sets no `timeout`.
 DEFAULT_TIMEOUT = 300.0
@@ -341,8 +337,10 @@ class LiteLLMProvider:
         self.label = spec.label or spec.id
         self.transport = transport
         self.model = ids.to_litellm_model(spec.id, loc=spec.loc, key="providers")
-        params = ids.default_params(spec.id)
-        params.update(ids.normalise_params(spec.config, loc=spec.loc, key=f"providers[{spec.id}].config"))
+        env = {**os.environ, **spec.env} if spec.env else None  # promptfoo's per-provider `env` comes first
+        params = ids.default_params(spec.id, env)
+        params.update(ids.env_params(spec.id, spec.env))
+        params.update(ids.normalise_params(spec.config, env=env, loc=spec.loc, key=f"providers[{spec.id}].config"))
         self.params = params
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
@@ -350,7 +348,10 @@ class LiteLLMProvider:
         params = self.params
         if ctx.prompt_config:  # a prompt's `config` overrides the provider's for this call (promptfoo)
             params = {**params, **ids.normalise_params(ctx.prompt_config, loc=self.spec.loc, key="prompt config")}
-        return await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
+        out = await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
+        if structured_output.parses_json(self.model, params):  # promptfoo hands on the parsed object
+            return structured_output.with_parsed_json(out)
+        return out
 
 
 # ---------------------------------------------------------------- original functional contract

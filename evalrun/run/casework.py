@@ -15,9 +15,11 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
+from evalrun.assertions.engine import output_text
 from evalrun.errors import ConfigError, EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
+from evalrun.run.conversation import Conversations
 from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
 from evalrun.types import AssertionResult, AssertionSpec, Case, CaseResult, Output, TestSpec, TokenUsage
 
@@ -37,6 +39,10 @@ class CaseEnv:
     registers: dict[str, Any] = field(default_factory=dict)
     #: Embedding model of an assertion (embedding metrics); None: no embedder in this run.
     resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
+    #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
+    lenient_templates: bool = False
+    #: promptfoo's `_conversation` threads (earlier turns, run/conversation.py)
+    conversations: Conversations = field(default_factory=Conversations)
 
 
 class CaseFailure(Exception):
@@ -85,18 +91,20 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             if vars is not case.vars:
                 case = replace(case, vars=vars)
         prompt_config = case.prompt.config
+        thread = env.conversations if env.conversations.applies(case) else None
+        render_vars = case.vars if thread is None else {**case.vars, "_conversation": thread.history(case)}
         if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
             from evalrun.prompt_functions import build_prompt
 
             try:
-                prompt, fn_config = await build_prompt(case.prompt.function, case.vars,
+                prompt, fn_config = await build_prompt(case.prompt.function, render_vars,
                                                        {"id": case.provider.id, "label": case.provider.name})
             except EvalrunError as e:
                 raise CaseFailure(f"prompt {case.prompt.label!r}: {e}") from None
             prompt_config = {**prompt_config, **fn_config}
         else:
             try:
-                prompt = templating.render_prompt(case.prompt.raw, case.vars)
+                prompt = templating.render_prompt(case.prompt.raw, render_vars, lenient=env.lenient_templates)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = _prompt_text(prompt)
@@ -114,6 +122,9 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
                 raise
             raise CaseFailure(f"provider {case.provider.name}: {exit_msg}") from None
         finally:
+            if thread is not None:  # this turn joins the thread, answered or not (promptfoo)
+                said = None if output is None else output.text if output.value is None else output.value
+                thread.record(case, prompt, said, output.metadata if output is not None else None)
             delay = max(env.delay_s, case.provider.delay_ms / 1000.0)
             if delay:
                 await asyncio.sleep(delay)
@@ -124,7 +135,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         test_transform = case.test.options.get("transform")
         if isinstance(test_transform, str) and test_transform.strip():
             value = await _apply_transform(env, case, test_transform, "options.transform", value, prompt_str)
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        text = output_text(value)  # an object as compact JSON, as promptfoo's JSON.stringify
         native = None if isinstance(value, str) else value
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
@@ -172,32 +183,27 @@ def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult,
     for spec in asserts:  # one pass: a verdict changes nothing, so one made before a non-lean spec is only dropped
         if not lean(spec):
             return None
-        value = spec.value  # _rendered_value, inlined for the common value that is not a template
+        value = spec.value  # as in _rendered, inlined for the common value that is not a template
         if type(value) is not str or "{{" in value or "{%" in value:
-            value = _render(spec, case, value)
+            value = _render(spec, case, value, env.lenient_templates)
         out.append(evaluate_text(spec, text, value, vars))
     return tuple(out)
 
 
-def _rendered(spec: AssertionSpec, case: Case) -> tuple[Any, dict[str, Any]]:
+def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:
     """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
     a template error ends the case."""
     if getattr(spec.handler, "raw_value", False):
         return spec.value, spec.config
-    return _rendered_value(spec, case), _render(spec, case, spec.config) if spec.config else spec.config
-
-
-def _rendered_value(spec: AssertionSpec, case: Case) -> Any:
-    """The spec's value rendered (a spec whose handler is not raw_value)."""
     value = spec.value
-    if type(value) is str and "{{" not in value and "{%" not in value:  # templating.has_template, inlined
-        return value
-    return _render(spec, case, value)
+    if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
+        value = _render(spec, case, value, lenient)
+    return value, _render(spec, case, spec.config, lenient) if spec.config else spec.config
 
 
-def _render(spec: AssertionSpec, case: Case, value: Any) -> Any:
+def _render(spec: AssertionSpec, case: Case, value: Any, lenient: bool) -> Any:
     try:
-        return templating.render_value(value, case.vars)
+        return templating.render_value(value, case.vars, lenient=lenient)
     except Exception as e:
         where = spec.key_path or _where(case)
         raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
@@ -211,7 +217,7 @@ class _AssertRun:
         self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native
 
     def make_ctx(self, spec: AssertionSpec) -> AssertionContext:
-        value, config = _rendered(spec, self.case)
+        value, config = _rendered(spec, self.case, self.env.lenient_templates)
         return AssertionContext(output=self.text, response=self.output, vars=self.case.vars, prompt=self.prompt,
                                 case=self.case, value=value, config=config, get_grader=self.get_grader,
                                 run_child=self.run_child, get_embedder=self.get_embedder,

@@ -48,7 +48,7 @@ def build(cases: Iterable[Case]) -> Plan:
         pid = case.provider.id
         plan.provider_calls[case.provider.name] += 1
         try:
-            prompt = templating.render_prompt(case.prompt.raw, case.vars)
+            prompt = templating.render_prompt(case.prompt.raw, case.vars, lenient=True)
             plan.prompt_chars[pid] += len(prompt if isinstance(prompt, str) else str(prompt))
         except Exception:  # the real run reports template errors per case
             pass

@@ -111,7 +111,7 @@ class Runner:
         providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
         return CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
                        resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
-                       base_dir=self.suite.base_dir)
+                       base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty)
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
         """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""

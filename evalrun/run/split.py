@@ -2,7 +2,8 @@
 processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
 
     parse(text) -> (k, n)                                   "2/4" -> (2, 4); UsageError for anything else
-    serial(suite) -> bool                                   storeOutputAs: one case at a time, never split
+    serial(suite) -> bool                                   storeOutputAs, _conversation: one case at a time,
+    serial_reason(suite) -> str | None                      never split (and why)
     cases(suite, repeat, part=, select=, first_n=) -> (Iterator[Case], total | None)
                                                             the run's cases (all, or part k of n) and how many
     windows(suite, repeat, n, first_n) -> list[Window]      n contiguous parts of the expansion (some may be empty)
@@ -58,11 +59,22 @@ def parse(text: str) -> tuple[int, int]:
 
 
 def serial(suite: Suite) -> bool:
-    """storeOutputAs makes later tests read earlier outputs: the run goes one case at a time, in order, unsplit."""
+    """Later cases read earlier outputs (serial_reason): the run goes one case at a time, in order, unsplit."""
+    return serial_reason(suite) is not None
+
+
+def serial_reason(suite: Suite) -> str | None:
+    """Why the run must go one case at a time, in order (as promptfoo sets its concurrency to 1 for both):
+    storeOutputAs (a later test reads an earlier output), or prompts that read `_conversation` (the earlier turns
+    of a thread, run/conversation.py); None when it need not."""
+    from evalrun.run.conversation import uses_conversation
+
+    if any(uses_conversation(p) for p in suite.prompts):
+        return "prompts read `_conversation` (earlier turns of the same test sequence)"
     known = getattr(suite.tests, "store_output_as", None)  # a streamed TestList knows it from loading
     if known is None:
         known = any(t.options.get("storeOutputAs") for t in suite.tests)
-    return bool(known)
+    return "storeOutputAs makes tests depend on earlier outputs" if known else None
 
 
 def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = None,

@@ -21,7 +21,7 @@ from evalrun.errors import EvalrunError
 from evalrun.types import Case
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_CODE_EXTS = (".py", ".js", ".cjs", ".mjs")
+_CODE_EXTS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")  # typescript.JS_EXTS and .py
 
 
 class VarsError(Exception):

@@ -79,7 +79,8 @@ class Catalogue:
             run_id = path.stem if path.stem not in ids else f"{path.parent.name}/{path.stem}"
             ids.add(run_id)
             out.append(Run(run_id, path, None, _mtime(path)))
-        return sorted(out, key=lambda r: (r.started_at, r.record.seq if r.record else 0), reverse=True)
+        # started_at has whole seconds: within one second the file written last is the newer run
+        return sorted(out, key=lambda r: (r.started_at, r.modified, r.record.seq if r.record else 0), reverse=True)
 
     def get(self, run_id: str) -> Run:
         for r in self.runs():

@@ -26,7 +26,6 @@ CONFIGS = sorted(p.parent.name for p in HERE.glob("*/promptfooconfig.yaml"))
 #: config -> the error evalrun stops at (an intended difference from promptfoo)
 KNOWN_FAILS = {
     "handlebars-each-version-key": "template syntax error",  # Handlebars `{{#each}}`: promptfoo errors each case
-    "nested-vars-transform-only": "undefined template variable",  # promptfoo renders it as empty text
 }
 
 #: config -> (cases, passed), the same in promptfoo 0.121.20

@@ -1,0 +1,180 @@
+"""What a template reads, found before it renders: variables, guarded ones, `env.NAME`s, included templates.
+
+    plain_parts(src)    (text pieces, names) of a plain `{{ name }}` template, without Jinja2 (None for any other)
+    simple_names(src)   its variables
+    parse(src)          the checked syntax tree (unknown filters and tests are errors)
+    variables_of(src)   top-level variables read (those of included templates too)
+    guarded_names(src)  variables read only optionally (`x | default(..)`, `x is defined`)
+    env_names_of(src)   `env.NAME` / `env['NAME']` read
+    env_fallbacks(src)  of those, the ones whose absence the template handles (`env.X or 'y'`, `| default`, `if`)
+    included(src)       (name, text) of each template it includes, read from the include folders
+
+All cached by source, and cleared when the filters or the include folders change (template_env.on_change).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from evalrun.template_env import environment, on_change
+
+if TYPE_CHECKING:
+    import jinja2.nodes
+
+
+#: `{{ name }}` with nothing else inside (whitespace around the name allowed).
+_PLAIN_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
+#: environment or special in Jinja2: templates using them are left to Jinja2.
+_NOT_PLAIN = frozenset({
+    "true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "elif",
+    "for", "endfor", "recursive", "with", "without", "context", "import", "from", "as", "set", "block",
+    "extends", "include", "macro", "call", "filter", "raw", "loop", "self", "caller", "varargs", "kwargs",
+    "super", "range", "dict", "lipsum", "cycler", "joiner", "namespace", "null", "undefined", "env",
+})
+
+
+@lru_cache(maxsize=4096)
+def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(literal pieces, variable names) of a template made of plain text and `{{ name }}` substitutions only (the
+    common prompt), found without Jinja2; the pieces are what Jinja2 prints around the names (len(names) + 1).
+    None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
+    whitespace-control dash, a name in _NOT_PLAIN, or a carriage return (Jinja2 rewrites line ends in text)."""
+    split = _PLAIN_VAR.split(source)
+    literals, names = tuple(split[0::2]), tuple(split[1::2])
+    if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
+        return None
+    return literals, names
+
+
+def simple_names(source: str) -> frozenset[str] | None:
+    """The variables of a plain template (see plain_parts): what Jinja2 finds in it (it parses, reads those names,
+    guards none, reads no `env`); None for any other template."""
+    parts = plain_parts(source)
+    return None if parts is None else frozenset(parts[1])
+
+
+@lru_cache(maxsize=4096)
+def parse(source: str) -> jinja2.nodes.Template:
+    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper).
+
+    Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
+    """
+    import jinja2
+    from jinja2 import nodes
+
+    env = environment()
+    tree = env.parse(source)
+    for node in tree.find_all(nodes.Filter):
+        if node.name not in env.filters:
+            raise jinja2.TemplateAssertionError(f"No filter named {node.name!r}.", node.lineno)
+    for test in tree.find_all(nodes.Test):
+        if test.name not in env.tests:
+            raise jinja2.TemplateAssertionError(f"No test named {test.name!r}.", test.lineno)
+    return tree
+
+
+@lru_cache(maxsize=4096)
+def variables_of(source: str) -> frozenset[str]:
+    """Top-level variable names a template reads (for checking undefined vars before any call), those of the
+    templates it includes too."""
+    simple = simple_names(source)
+    if simple is not None:
+        return simple
+    from jinja2 import meta
+
+    found = frozenset(meta.find_undeclared_variables(parse(source)))
+    for _, text in included(source):
+        found |= variables_of(text)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def included(source: str) -> tuple[tuple[str, str], ...]:
+    """(name, text) of each template that `source` names in `{% include %}` / `{% import %}` / `{% extends %}`,
+    read from the include folders (add_include_dir). Raises jinja2.TemplateNotFound for a missing one,
+    TemplateSyntaxError for one that does not parse."""
+    if "{%" not in source:
+        return ()
+    import jinja2
+    from jinja2 import meta
+
+    out = []
+    for name in meta.find_referenced_templates(parse(source)):
+        if name is None:  # a name computed at render time: found (or not) then
+            continue
+        text, _, _ = environment().loader.get_source(environment(), name)
+        try:
+            parse(text)  # its syntax, now
+        except jinja2.TemplateSyntaxError as e:
+            e.name = name
+            raise
+        out.append((name, text))
+        out.extend(included(text))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def guarded_names(source: str) -> frozenset[str]:
+    """Variables the template treats as optional: `x | default(...)` or `x is defined` / `is undefined`."""
+    if simple_names(source) is not None:
+        return frozenset()
+    from jinja2 import nodes
+
+    tree = parse(source)
+    out = {f.node.name for f in tree.find_all(nodes.Filter)
+           if f.name in ("default", "d") and isinstance(f.node, nodes.Name)}
+    out |= {t.node.name for t in tree.find_all(nodes.Test)
+            if t.name in ("defined", "undefined") and isinstance(t.node, nodes.Name)}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def env_names_of(source: str) -> frozenset[str]:
+    """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
+    if simple_names(source) is not None:
+        return frozenset()
+    from jinja2 import nodes
+
+    out: set[str] = set()
+    tree = parse(source)
+    for get in tree.find_all(nodes.Getattr):
+        if isinstance(get.node, nodes.Name) and get.node.name == "env":
+            out.add(get.attr)
+    for item in tree.find_all(nodes.Getitem):
+        if isinstance(item.node, nodes.Name) and item.node.name == "env" and isinstance(item.arg, nodes.Const) \
+                and isinstance(item.arg.value, str):
+            out.add(item.arg.value)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1024)
+def env_fallbacks(source: str) -> frozenset[str]:
+    """`env.NAME`s whose absence the template handles: the left side of an `or`, the test of an `if` or of an
+    inline `x if c else y`, a `| default(...)`'s input or an `is defined` test (promptfoo renders such a
+    template with the variable undefined)."""
+    if simple_names(source) is not None or "env" not in source:
+        return frozenset()
+    from jinja2 import nodes
+
+    tree = parse(source)
+    guarded: list[Any] = [o.left for o in tree.find_all(nodes.Or)]
+    guarded += [getattr(n, "test", None) for n in tree.find_all((nodes.If, nodes.CondExpr))]
+    guarded += [f.node for f in tree.find_all(nodes.Filter) if f.name in ("default", "d")]
+    guarded += [t.node for t in tree.find_all(nodes.Test) if t.name in ("defined", "undefined")]
+    out: set[str] = set()
+    for node in guarded:
+        if node is None:
+            continue
+        for get in [node, *node.find_all(nodes.Getattr)]:
+            if isinstance(get, nodes.Getattr) and isinstance(get.node, nodes.Name) and get.node.name == "env":
+                out.add(get.attr)
+    return frozenset(out)
+
+
+for _clear in (parse.cache_clear, guarded_names.cache_clear, env_names_of.cache_clear):  # a filter change alters
+    on_change(_clear)
+for _clear in (included.cache_clear, variables_of.cache_clear, env_fallbacks.cache_clear):  # an include change too
+    on_change(_clear, includes=True)
