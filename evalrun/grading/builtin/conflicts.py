@@ -63,7 +63,7 @@ class Quantity(NamedTuple):
     kind: str
     unit: str | None
     unit_text: str | None  # the unit as written ("metres")
-    relation: str  # "=", "<", ">", "<=", ">=", "~"
+    relation: str  # "=", "<", ">", "<=", ">=", "~", "decade"
 
 
 def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
@@ -398,12 +398,12 @@ def _flipped_head(claim_seq: tuple[str, ...], evidence_seq: tuple[str, ...]) -> 
 
 
 def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:
-    """A polarity mismatch counts only when what is negated on one side is mentioned on the other, and that side
+    """A polarity mismatch counts only when what is negated on one side is affirmed on the other, and that side
     does not also affirm it ("ferries not running, and commuter rail running" negates nothing the claim says
     about running)."""
-    seq, other = (cseq, ct.keys) if t.negations > ct.negations else (eseq, t.keys)
-    heads = _negated_heads(seq)
-    return any(h in other and h not in _affirmed_occurrences(seq) for h in heads)  # a trailing "not" negates nothing
+    seq, other = (cseq, eseq) if t.negations > ct.negations else (eseq, cseq)
+    affirmed = _affirmed_occurrences(other)  # "decided not to indict" against "a decision not to indict": no flip
+    return any(h in affirmed and h not in _affirmed_occurrences(seq) for h in _negated_heads(seq))
 
 
 def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:
