@@ -213,15 +213,18 @@ def clear_caches() -> None:
 
 
 def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...]) -> frozenset[str]:
-    """Keys of the claim's numbers that a number of the same kind and unit satisfies, in a sentence that has the
+    """Keys of the claim's numbers (and units) that a number of the same kind and unit satisfies, in a sentence that has the
     same value or is among those most about the claim (`near`): comparatives and approximations are understood,
     "less than 160,000" and "159,937". Indexed, so a long context costs no scan."""
     out = set()
     for q in claim_q:
         ids = set(near) | set(ev.sentence_index.get(q.key, ()))
-        if any((_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)
-               for i in ids for e in unit_quantities(ev.sentences[i])):
+        found = [e for i in ids for e in unit_quantities(ev.sentences[i])
+                 if (_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)]
+        if found:
             out.add(q.key)
+            if q.unit is not None and any(e.unit != q.unit for e in found):  # "one hour" verified by "60 minutes"
+                out.add(q.unit)
     return frozenset(out)
 
 
