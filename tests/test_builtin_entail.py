@@ -236,3 +236,18 @@ def test_words_that_only_look_negated_or_numeric_are_not_flips() -> None:
     assert judge("May 30, 1943.", [born]).verdict == "supported"  # a first "May" before a number is the month
     j = judge("Kingsley has acted for 40 years.", ["Kingsley is an actor with a career spanning over 40 years."])
     assert j.verdict == "contradicted" and "more than 40" in j.reason  # the reason quotes the bound
+
+
+def test_both_sides_negating_the_same_word_agree() -> None:
+    evidence = ["The grand jury's decision not to indict means the officers won't face charges."]
+    assert judge("A grand jury has decided not to indict the officers.", evidence).verdict != "contradicted"
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    ("You'll get a reply within one hour.", "Every message gets a reply within 60 minutes."),
+    ("Unfortunately, there's a fee for late returns.", "There is a fee for late returns."),
+    ("Sorry, we're closed on Sundays.", "We are closed on Sundays."),
+])
+def test_contractions_courtesies_and_units_are_not_asserted_words(claim: str, evidence: str) -> None:
+    j = judge(claim, [evidence])
+    assert j.verdict == "supported" and j.score >= 0.5, j

@@ -27,6 +27,7 @@ from evalrun.config.readers.located import LList, loc_of
 from evalrun.config.schema import validate
 from evalrun.config.testpart import TestPart, merge_tests, part_from_node, to_spec
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import load_function
 from evalrun.types import TestSpec
 
 #: A test mapping as a format reads it: (mapping, its location, its key path).
@@ -153,7 +154,7 @@ TestItem = TestPart | TestFile
 def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
     path_s, fn_name = files.split_ref(ref)
     path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
-    fn = files.load_function(path, fn_name or "generate_tests", loc=loc, key=key)
+    fn = load_function(str(path), fn_name or "generate_tests", loc=loc, key=key)
     try:
         result = fn(config) if config is not None else fn()
     except Exception as e:  # the user's generator failed

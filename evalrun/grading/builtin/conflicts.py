@@ -63,7 +63,7 @@ class Quantity(NamedTuple):
     kind: str
     unit: str | None
     unit_text: str | None  # the unit as written ("metres")
-    relation: str  # "=", "<", ">", "<=", ">=", "~"
+    relation: str  # "=", "<", ">", "<=", ">=", "~", "decade"
 
 
 def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
@@ -213,15 +213,18 @@ def clear_caches() -> None:
 
 
 def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...]) -> frozenset[str]:
-    """Keys of the claim's numbers that a number of the same kind and unit satisfies, in a sentence that has the
+    """Keys of the claim's numbers (and units) that a number of the same kind and unit satisfies, in a sentence that has the
     same value or is among those most about the claim (`near`): comparatives and approximations are understood,
     "less than 160,000" and "159,937". Indexed, so a long context costs no scan."""
     out = set()
     for q in claim_q:
         ids = set(near) | set(ev.sentence_index.get(q.key, ()))
-        if any((_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)
-               for i in ids for e in unit_quantities(ev.sentences[i])):
+        found = [e for i in ids for e in unit_quantities(ev.sentences[i])
+                 if (_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)]
+        if found:
             out.add(q.key)
+            if q.unit is not None and any(e.unit != q.unit for e in found):  # "one hour" verified by "60 minutes"
+                out.add(q.unit)
     return frozenset(out)
 
 
@@ -398,12 +401,12 @@ def _flipped_head(claim_seq: tuple[str, ...], evidence_seq: tuple[str, ...]) -> 
 
 
 def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:
-    """A polarity mismatch counts only when what is negated on one side is mentioned on the other, and that side
+    """A polarity mismatch counts only when what is negated on one side is affirmed on the other, and that side
     does not also affirm it ("ferries not running, and commuter rail running" negates nothing the claim says
     about running)."""
-    seq, other = (cseq, ct.keys) if t.negations > ct.negations else (eseq, t.keys)
-    heads = _negated_heads(seq)
-    return any(h in other and h not in _affirmed_occurrences(seq) for h in heads)  # a trailing "not" negates nothing
+    seq, other = (cseq, eseq) if t.negations > ct.negations else (eseq, cseq)
+    affirmed = _affirmed_occurrences(other)  # "decided not to indict" against "a decision not to indict": no flip
+    return any(h in affirmed and h not in _affirmed_occurrences(seq) for h in _negated_heads(seq))
 
 
 def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:

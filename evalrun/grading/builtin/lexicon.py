@@ -22,6 +22,8 @@ through throughout within without against toward towards per via be is am are wa
 done doing have has had having will would shall should can could may might ought let lets
 one's oneself itself themselves himself herself ourselves yourself myself
 yes ok okay well really actually generally usually typically often sometimes mainly mostly largely
+unfortunately fortunately sadly luckily sorry please anymore basically honestly hopefully simply definitely
+absolutely certainly probably perhaps maybe however indeed course
 say says said according answer question following below above-mentioned etc e.g i.e vs
 up out off down away back again further once own same other another something anything everything
 thing things way ways kind type lot less fewer
