@@ -104,7 +104,8 @@ FLATNESS = r"""
 import asyncio, json, sys, tracemalloc
 from pathlib import Path
 from evalrun import config
-from evalrun.run import Runner, RunOptions
+from evalrun.run.options import RunOptions
+from evalrun.run.runner import Runner
 cfg, out = sys.argv[1], sys.argv[2]
 tracemalloc.start()
 suite = config.load([cfg])

@@ -106,7 +106,8 @@ EVAL = r'''
 import asyncio, json, sys, time
 from pathlib import Path
 from evalrun import config
-from evalrun.run import Runner, RunOptions
+from evalrun.run.options import RunOptions
+from evalrun.run.runner import Runner
 from evalrun.providers import litellm_
 cfg, out, j = sys.argv[1], sys.argv[2], int(sys.argv[3])
 litellm_.load_litellm() if sys.argv[4] == "litellm" else None  # imported before timing, as floor imports aiohttp

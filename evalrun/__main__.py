@@ -1,3 +1,10 @@
-from evalrun.cli import main
+import sys
 
-raise SystemExit(main())
+try:
+    from evalrun.cli import main
+
+    code = main()
+except KeyboardInterrupt:  # Ctrl-C in the milliseconds before cli.main sets its handler (evalrun/signals.py)
+    print("evalrun: interrupted", file=sys.stderr)
+    code = 130
+raise SystemExit(code)

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalrun.run import Runner, RunOptions, RunOutcome
+from evalrun.run.options import RunOptions
+from evalrun.run.outcome import RunOutcome
+from evalrun.run.runner import Runner
 
 
 async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: dict[str, Any] | None = None,

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from evalrun import DISTRIBUTION, __version__
 
-EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_USAGE = 2
 
@@ -144,6 +143,13 @@ _COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from evalrun.signals import exit_on_interrupt
+
+    with exit_on_interrupt():  # Ctrl-C exits at once (130) until the run or another long phase takes over
+        return _command(argv)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.command:
@@ -168,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _print_traceback()
         print(f"evalrun: error: {_redact(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # a second Ctrl-C during the run
         print("evalrun: interrupted", file=sys.stderr)
         return 130
 

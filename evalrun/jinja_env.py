@@ -5,7 +5,7 @@
     set_search_path(env, folders) -> where `{% include %}` finds templates
 
 Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
-substitutions (checked without Jinja2, see templating.plain_parts) never imports Jinja2 (~25 ms). It imports
+substitutions (checked without Jinja2, see template_names.plain_parts) never imports Jinja2 (~25 ms). It imports
 nothing of evalrun: templating imports it, on first use.
 """
 

@@ -18,10 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; kept so a broken wheel degrades, not fails
-    orjson = None  # type: ignore[assignment]
+import orjson
 
 #: 19 digits in a row may be an integer orjson would read as a float (beyond 64 bits): json.loads reads those.
 #: Found as a run of "0" once every ASCII digit is translated to "0" (~20x faster than a regex over the text).
@@ -30,33 +27,26 @@ _LONG_RUN = b"0" * 19
 _STD = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"), check_circular=False)
 _ASCII = json.JSONEncoder(ensure_ascii=True, default=str, separators=(",", ":"), check_circular=False)
 
-if orjson is not None:
-    _OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-    _oloads, _odumps, _OError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
+_OPTIONS = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
-    def loads(text: str | bytes) -> Any:
-        """json.loads(text), faster."""
-        # a JSON number's digits are ASCII: every digit made "0" (C speed), then one substring search
-        raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        if raw.translate(_DIGITS_AS_ZERO).find(_LONG_RUN) < 0:
-            try:
-                return _oloads(text)
-            except _OError:
-                pass  # NaN, a lone surrogate, too deep, or invalid: json.loads gives the value or the error
-        return json.loads(text)
 
-    def dumps(value: Any) -> bytes:
-        """Compact UTF-8 JSON of a JSON-ready value (see the module doc)."""
+def loads(text: str | bytes) -> Any:
+    """json.loads(text), faster."""
+    # a JSON number's digits are ASCII: every digit made "0" (C speed), then one substring search
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if raw.translate(_DIGITS_AS_ZERO).find(_LONG_RUN) < 0:
         try:
-            return _odumps(value, default=_default, option=_OPTIONS)
-        except TypeError:  # an integer beyond 64 bits, a lone surrogate, or an unwritable default
-            return _std_dumps(value)
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # NaN, a lone surrogate, too deep, or invalid: json.loads gives the value or the error
+    return json.loads(text)
 
-else:  # pragma: no cover - see the import above
-    def loads(text: str | bytes) -> Any:
-        return json.loads(text)
 
-    def dumps(value: Any) -> bytes:
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON of a JSON-ready value (see the module doc)."""
+    try:
+        return orjson.dumps(value, default=_default, option=_OPTIONS)
+    except TypeError:  # an integer beyond 64 bits, a lone surrogate, or an unwritable default
         return _std_dumps(value)
 
 

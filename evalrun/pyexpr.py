@@ -155,27 +155,16 @@ class UserFunction:
 
     async def call(self, *args: Any) -> Any:
         """Call the function (awaiting it if it is async); user exceptions become AssertionRuntimeError."""
-        try:
+        with self._user_errors():
             result = self.fn(*self._args(args))
             if inspect.isawaitable(result):
                 result = await result
-        except AssertionRuntimeError:
-            raise
-        except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
-            err = self._as_case_error(e)
-            if err is e:
-                raise
-            raise err from (e if isinstance(e, Exception) else None)
         return result
 
-    def call_sync(self, *args: Any) -> Any:
-        """Synchronous call for sync functions (an async function is run to completion)."""
+    @contextlib.contextmanager
+    def _user_errors(self) -> Iterator[None]:
         try:
-            result = self.fn(*self._args(args))
-            if inspect.isawaitable(result):
-                import asyncio
-
-                result = asyncio.run(_await(result))
+            yield
         except AssertionRuntimeError:
             raise
         except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
@@ -183,7 +172,6 @@ class UserFunction:
             if err is e:
                 raise
             raise err from (e if isinstance(e, Exception) else None)
-        return result
 
     def _as_case_error(self, e: BaseException) -> BaseException:
         """The error a user exception becomes: an AssertionRuntimeError for this case only. A real Ctrl-C or
@@ -208,10 +196,6 @@ class UserFunction:
     def _short(self) -> str:
         first = self.source.strip().splitlines()[0] if self.source.strip() else ""
         return first if len(first) <= 60 else first[:57] + "..."
-
-
-async def _await(x: Any) -> Any:
-    return await x
 
 
 def is_file_ref(code: Any) -> bool:

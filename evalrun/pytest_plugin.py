@@ -130,8 +130,7 @@ class EvalrunFile(pytest.File):
         return super().repr_failure(excinfo)
 
     def run_options(self) -> Any:
-        from evalrun.run import RunOptions
-
+        from evalrun.run.options import RunOptions
         assert self.suite is not None
         cfg = self.config
         max_conc = _option(cfg, "evalrun_max_concurrency")
@@ -159,8 +158,7 @@ class EvalrunFile(pytest.File):
         import asyncio
 
         from evalrun.errors import EvalrunError
-        from evalrun.run import Runner
-
+        from evalrun.run.runner import Runner
         assert self.suite is not None
         try:
             runner = Runner(self.suite, self.run_options(), cases=lambda _suite, _repeat: iter(cases))

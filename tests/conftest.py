@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,15 @@ import pytest
 from tests.fakeserver import FakeOpenAI
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A shell script's background job (`pytest &` without job control) starts with SIGINT ignored, and every
+    child inherits that: evalrun then rightly ignores Ctrl-C. The Ctrl-C tests stand for a terminal's foreground
+    process, so SIGINT gets Python's default handler back (children start with it; tests/test_clean_stops.py
+    covers the ignored case on purpose)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

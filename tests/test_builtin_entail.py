@@ -201,3 +201,53 @@ def test_claim_repeating_the_evidence_verbatim_is_supported_in_any_script() -> N
         j = judge(text, [text])
         assert j.verdict == "supported", j.reason
         assert j.score == 1.0
+
+
+@pytest.mark.parametrize(("claim", "evidence", "contradicted"), [
+    # a name with a number is not a quantity
+    ("The clinic confirmed more than 40 COVID-19 cases.", "The clinic has confirmed 45 cases of COVID-19.", False),
+    # dates as bounds, in calendar order
+    ("The store opened before May 10, 2021.", "The store opened on 3 May 2021.", False),
+    ("The store opened after May 10, 2021.", "The store opened on 3 May 2021.", True),
+    ("The store opened before 2019.", "The store opened in 2021.", True),
+    # decades
+    ("The bridge was built in the 1910s.", "The bridge was built in 1915.", False),
+    ("The bridge was built in the 1930s.", "The bridge was built in 1915.", True),
+    # a bound in the evidence decides only what lies beyond it
+    ("The film grossed more than $100 million.", "The film grossed over $133 million.", False),
+    ("The film grossed less than $100 million.", "The film grossed over $133 million.", True),
+    ("The film grossed less than $100 million.", "The film grossed over $85 million.", False),
+    # a word negated about one thing and affirmed about another is no polarity flip
+    ("The city will run buses at weekend levels.",
+     "The city will run buses at weekend levels, with ferries not running and trams running as usual.", False),
+])
+def test_quantities_dates_and_scope_contradict_only_when_excluded(claim: str, evidence: str,
+                                                                   contradicted: bool) -> None:
+    j = judge(claim, [evidence])
+    assert (j.verdict == "contradicted") is contradicted, j
+
+
+def test_words_that_only_look_negated_or_numeric_are_not_flips() -> None:
+    film = ('Vincenzo Natali is a film director best known for the films "Cube", "Nothing", and "Splice".')
+    assert judge("Vincenzo Natali.", [film]).verdict != "contradicted"  # a title is no negation
+    firm = "The Zale Corporation is an American jewelry retailer, incorporated in Delaware in 1993."
+    assert judge("Zale Corporation.", [firm]).verdict != "contradicted"  # in- negates adjectives, not "incorporated"
+    born = "James Chaney (May 30, 1943 - June 21, 1964) was one of three civil rights workers."
+    assert judge("May 30, 1943.", [born]).verdict == "supported"  # a first "May" before a number is the month
+    j = judge("Kingsley has acted for 40 years.", ["Kingsley is an actor with a career spanning over 40 years."])
+    assert j.verdict == "contradicted" and "more than 40" in j.reason  # the reason quotes the bound
+
+
+def test_both_sides_negating_the_same_word_agree() -> None:
+    evidence = ["The grand jury's decision not to indict means the officers won't face charges."]
+    assert judge("A grand jury has decided not to indict the officers.", evidence).verdict != "contradicted"
+
+
+@pytest.mark.parametrize(("claim", "evidence"), [
+    ("You'll get a reply within one hour.", "Every message gets a reply within 60 minutes."),
+    ("Unfortunately, there's a fee for late returns.", "There is a fee for late returns."),
+    ("Sorry, we're closed on Sundays.", "We are closed on Sundays."),
+])
+def test_contractions_courtesies_and_units_are_not_asserted_words(claim: str, evidence: str) -> None:
+    j = judge(claim, [evidence])
+    assert j.verdict == "supported" and j.score >= 0.5, j

@@ -29,6 +29,9 @@ def test_the_semantic_tier_is_in_the_default_install() -> None:
     ("The warranty stays valid if you open the device.", "Opening the device voids the warranty."),
     ("Express shipping is available to Alaska.", "Express shipping is not available to Alaska."),
     ("Returns are never accepted after 30 days.", "Returns are accepted after 30 days with a receipt."),
+    ("You must return the item.", "You do not need to return the item."),
+    ("Deleting your profile also cancels your subscription.",
+     "Deleting your profile does not cancel your subscription, which must be cancelled separately."),
 ])
 def test_a_flipped_policy_is_contradicted(claim: str, evidence: str) -> None:
     j = judge(claim, (evidence,))
@@ -38,6 +41,9 @@ def test_a_flipped_policy_is_contradicted(claim: str, evidence: str) -> None:
 @pytest.mark.parametrize(("claim", "evidence"), [
     ("Gift cards cannot be refunded.", "Digital downloads and gift cards are non-refundable."),
     ("Unopened items can be returned.", "Items that have not been opened can be returned."),
+    ("You won't pay for shipping on orders over $50.", "Shipping is free on orders over $50."),
+    ("If you have a subscription, you need to cancel it on its own.",
+     "Deleting your profile does not cancel your subscription, which must be cancelled separately."),
 ])
 def test_the_same_polarity_in_other_words_is_not_a_contradiction(claim: str, evidence: str) -> None:
     assert judge(claim, (evidence,)).verdict != "contradicted"
@@ -76,6 +82,7 @@ def test_context_relevance_follows_meaning_not_shared_words() -> None:
      "defective.", "A 10% restocking fee is deducted from your refund, unless the item was defective."),
     ("Our support team answers emails within 24 hours and can also help by phone.",
      "Our support team can also help by phone."),
+    ("Points stay on the account that earned them and are valid for a year.", "Points are valid for a year."),
 ])
 def test_claims_keep_their_subject(text: str, expected: str) -> None:
     assert extract_claims(text)[-1] == expected

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from evalrun.cli import main
@@ -32,6 +33,19 @@ def _slow_suite(tmp_path: Path, n: int = 200) -> str:
     return str(path)
 
 
+def _wait_for(ready: Callable[[], bool], what: str, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Until `ready()` (polled), however slow the machine; fails if the process ended or it never happened."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, f"evalrun ended (exit {proc.returncode}) before {what}: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout:.0f} s"
+        time.sleep(0.05)
+
+
+def _has_results(path: Path, n: int = 1) -> Callable[[], bool]:
+    return lambda: path.exists() and len(path.read_bytes().splitlines()) >= n
+
+
 def test_sigterm_stops_like_ctrl_c_with_summary_and_reports(tmp_path: Path) -> None:
     cfg = _slow_suite(tmp_path)
     cmd = [sys.executable, "-m", "evalrun", "eval", cfg, "--no-table", "--no-progress-bar", "-j", "2",
@@ -39,12 +53,9 @@ def test_sigterm_stops_like_ctrl_c_with_summary_and_reports(tmp_path: Path) -> N
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     results = tmp_path / ".evalrun" / "last-run.jsonl"
-    deadline = time.time() + 30
-    while time.time() < deadline and (not results.exists() or results.stat().st_size == 0):
-        time.sleep(0.05)
-    time.sleep(0.3)
+    _wait_for(_has_results(results), "first result", proc)  # the run is under way: its handlers are set
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert "Interrupted" in out and "Traceback" not in err
     done = len(results.read_text().splitlines())
@@ -52,6 +63,57 @@ def test_sigterm_stops_like_ctrl_c_with_summary_and_reports(tmp_path: Path) -> N
     report = json.loads((tmp_path / "out.json").read_text())
     assert report["summary"]["interrupted"] is True and len(report["results"]) == done
     assert (tmp_path / "out.xml").read_text().startswith("<?xml")
+
+
+def test_sigterm_stops_a_run_that_ignores_ctrl_c(tmp_path: Path) -> None:
+    """A shell script's background job (`evalrun eval &`) starts with SIGINT ignored: Ctrl-C stays ignored,
+    and SIGTERM (what `kill` and CI cancellation send) still stops the run with its summary, exit 143."""
+    cfg = _slow_suite(tmp_path, n=400)
+    ignoring = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                "os.execv(sys.executable, [sys.executable, '-m', 'evalrun', *sys.argv[1:]])")
+    proc = subprocess.Popen([sys.executable, "-c", ignoring, "eval", cfg, "--no-table", "--no-progress-bar",
+                             "-j", "2", "-o", "out.json"], cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    results = tmp_path / ".evalrun" / "last-run.jsonl"
+    _wait_for(_has_results(results), "first result", proc)
+    proc.send_signal(signal.SIGINT)
+    seen = len(results.read_bytes().splitlines())
+    _wait_for(_has_results(results, seen + 10), "results after the ignored Ctrl-C", proc)  # the run went on
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Interrupted" in out and "Traceback" not in err
+    done = len(results.read_text().splitlines())
+    assert seen + 10 <= done < 400
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["interrupted"] is True
+
+
+def test_ctrl_c_while_the_config_loads_exits_130_without_traceback(tmp_path: Path) -> None:
+    """Before the run (imports, config, user code loading) Ctrl-C ends evalrun at once: exit 130, one line.
+    A KeyboardInterrupt there would surface as a config error blaming the user's file (exit 2), a traceback,
+    or a crash inside a C extension's import."""
+    (tmp_path / "check.py").write_text("import pathlib, time\npathlib.Path('loading').write_text('')\n"
+                                       "time.sleep(60)\ndef get_assert(output, context):\n    return True\n")
+    (tmp_path / "evalrun.yaml").write_text("providers: [echo]\nprompts: ['{{q}}']\ntests:\n  - vars: {q: a}\n"
+                                           "    assert: [{type: python, value: file://check.py}]\n")
+    proc = subprocess.Popen([sys.executable, "-m", "evalrun", "eval", "--no-progress-bar"], cwd=tmp_path,
+                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _wait_for((tmp_path / "loading").exists, "config loading the user's file", proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)  # at once: not after the file's 60 s import
+    assert (proc.returncode, err, out) == (130, "evalrun: interrupted\n", "")
+    assert not (tmp_path / ".evalrun").exists()  # no run was started
+
+
+def test_the_command_line_gives_ctrl_c_back_as_it_found_it(tmp_path: Path) -> None:
+    """main() called in a process (tests, a wrapper) leaves no handler of its own behind, nor one that exits."""
+    path = tmp_path / "c.yaml"
+    path.write_text("prompts: [x]\nproviders: [echo]\ntests:\n  - vars: {x: 1}\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert main(["validate", str(path)]) == 0
+    assert main(["eval", str(path), "--no-progress-bar", "--no-history", "--results-file", str(tmp_path / "r")]) == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_stdout_closed_early_exits_quietly(tmp_path: Path) -> None:

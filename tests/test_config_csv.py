@@ -106,7 +106,8 @@ def test_multiline_cells_keep_the_row_start_line(tmp_path: Path) -> None:
 
 def read_rows(path: Path, display: str) -> list[csvrows.CsvRow]:
     """A tests CSV's rows, as the tests reader reads them (promptfoo's `__` columns checked)."""
-    return csvrows.read_rows(path, display, check_header=check_header)
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        return list(csvrows.iter_rows(f, display, check_header))
 
 
 @pytest.mark.parametrize(("text", "line", "fragment"), [

@@ -8,6 +8,7 @@ import pytest
 
 from evalrun.config import files
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import load_function
 
 
 @pytest.mark.parametrize(("ref", "expected"), [
@@ -58,8 +59,8 @@ def test_absolute_ref_keeps_function(tmp_path: Path) -> None:
 def test_load_function_errors(tmp_path: Path) -> None:
     (tmp_path / "good.py").write_text("def generate_tests():\n    return []\n")
     (tmp_path / "bad.py").write_text("raise RuntimeError('nope')\n")
-    assert files.load_function(tmp_path / "good.py", "generate_tests", loc=None, key=None)() == []
+    assert load_function(str(tmp_path / "good.py"), "generate_tests")() == []
     with pytest.raises(ConfigError, match="did you mean `generate_tests`"):
-        files.load_function(tmp_path / "good.py", "generate_test", loc=None, key=None)
-    with pytest.raises(ConfigError, match="importing bad.py failed: RuntimeError: nope"):
-        files.load_function(tmp_path / "bad.py", "x", loc=None, key=None)
+        load_function(str(tmp_path / "good.py"), "generate_test")
+    with pytest.raises(ConfigError, match="bad.py failed: RuntimeError: nope"):
+        load_function(str(tmp_path / "bad.py"), "x")

@@ -204,10 +204,10 @@ def test_ctrl_c_keeps_results_and_resume_finishes(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_subprocess_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     results = tmp_path / ".evalrun" / "last-run.jsonl"
-    deadline = time.time() + 30
-    while time.time() < deadline and (not results.exists() or results.stat().st_size == 0):
+    deadline = time.monotonic() + 120
+    while not (results.exists() and results.stat().st_size):  # a first result: the run's Ctrl-C handler is set
+        assert proc.poll() is None and time.monotonic() < deadline, "no result within 120 s"
         time.sleep(0.05)
-    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

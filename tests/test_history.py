@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,23 @@ def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> 
     finally:
         first.close()
     assert path.read_text() == '{"id":"a"}\n'  # the refused writer truncated nothing
+
+
+def test_a_run_whose_process_is_gone_reads_as_died(tmp_path: Path) -> None:
+    history = History(tmp_path)
+    history.start("alive", description=None, config_files=[], options={}, results_file=tmp_path / "a.jsonl",
+                  version="x")
+    history.start("killed", description=None, config_files=[], options={}, results_file=tmp_path / "k.jsonl",
+                  version="x")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # a pid whose process has ended
+    conn = sqlite3.connect(tmp_path / "history.sqlite")
+    with conn:
+        row = conn.execute("SELECT options FROM runs WHERE id='killed'").fetchone()
+        options = json.loads(row[0])
+        options["process"]["pid"] = int(dead)
+        conn.execute("UPDATE runs SET options=? WHERE id='killed'", (json.dumps(options),))
+    conn.close()
+    status = {r.id: r.status for r in history.list()}
+    assert status == {"alive": "running", "killed": "died"}
+    assert history.resolve("latest").id == "killed"  # its cases are read like an interrupted run's

@@ -13,7 +13,8 @@ import pytest
 
 from evalrun import config
 from evalrun.assertions import engine
-from evalrun.run import Runner, RunOptions
+from evalrun.run.options import RunOptions
+from evalrun.run.runner import Runner
 from tests.test_runner_support import check
 
 VARS = {"q": "The answer is 42, said Zoë", "empty": "", "word": "answer", "rx": "\\d+", "bad": "(", "n": "7"}

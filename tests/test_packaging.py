@@ -102,8 +102,8 @@ def test_the_readme_opens_with_the_two_commands_and_ci_runs_the_first() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert readme[2] == "```bash" and readme[5] == "```"
     install, tests = readme[3], readme[4]
-    assert install == ("python3 -m venv .venv && .venv/bin/pip install -c constraints.txt -U pip && "
-                       ".venv/bin/pip install -c constraints.txt -e '.[dev]' && "
+    assert install == ("python3 -m venv .venv && .venv/bin/pip install --no-compile -c constraints.txt -U pip && "
+                       ".venv/bin/pip install --no-compile -c constraints.txt -e '.[dev]' && "
                        ".venv/bin/evalrun eval examples/rag-app/evalrun.yaml")
     assert tests == ".venv/bin/python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")

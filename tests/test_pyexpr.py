@@ -82,9 +82,9 @@ def test_runtime_exception_becomes_assertion_runtime_error() -> None:
         call("context['missing']", "", {})
 
 
-def test_call_sync() -> None:
+def test_call_returns_the_value() -> None:
     fn = compile_user_code("output * 2")
-    assert fn.call_sync("ab", {}) == "abab"
+    assert asyncio.run(fn.call("ab", {})) == "abab"
 
 
 def test_javascript_looking_code_gets_a_python_hint() -> None:
@@ -109,7 +109,7 @@ def test_sys_exit_and_base_exceptions_become_runtime_errors(code: str, message: 
         call(code, "out", {})
     fn = compile_user_code(code, loc=LOC, key="k", base_dir=FIX)
     with pytest.raises(AssertionRuntimeError, match=message):
-        fn.call_sync("out", {})
+        asyncio.run(fn.call("out", {}))
 
 
 def test_sys_exit_in_an_async_file_function_becomes_a_runtime_error(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_cancellation_and_a_real_ctrl_c_still_propagate() -> None:
         with pytest.raises(KeyboardInterrupt):
             handler(signal.SIGINT, None)  # a real Ctrl-C: the previous (default) handler raises
         with pytest.raises(KeyboardInterrupt):  # after a real Ctrl-C, KeyboardInterrupt is not swallowed
-            fn.call_sync("o", {})
+            asyncio.run(fn.call("o", {}))
     assert signal.getsignal(signal.SIGINT) is not handler
 
 

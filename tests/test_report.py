@@ -16,7 +16,8 @@ import pytest
 from evalrun import report
 from evalrun.errors import ProviderError, UsageError
 from evalrun.report import console
-from evalrun.run import Runner, RunOptions
+from evalrun.run.options import RunOptions
+from evalrun.run.runner import Runner
 from evalrun.types import ProviderSpec
 from tests.test_runner_support import ScriptedProvider, check, make_test, simple_cases, suite
 

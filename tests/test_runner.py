@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from evalrun.errors import ProviderError
-from evalrun.run import Runner, RunOptions
+from evalrun.run.options import RunOptions
+from evalrun.run.runner import Runner
 from evalrun.types import Output, ProviderSpec
 from tests.test_runner_support import ScriptedProvider, check, make_test, simple_cases, suite
 

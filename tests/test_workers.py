@@ -169,11 +169,12 @@ def test_ctrl_c_stops_every_worker_keeps_finished_cases_and_resume_completes(tmp
     cmd = [sys.executable, "-m", "evalrun", "eval", str(cfg), "--no-table", "--no-progress-bar", "-j", "2",
            "--workers", "2", "--results-file", str(tmp_path / "r.jsonl"), "-o", str(tmp_path / "r.json")]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # until both workers have written results (however slow the machine)
+    deadline = time.monotonic() + 120
+    while True:  # until both workers have written results (however slow the machine)
         spools = list(tmp_path.glob(".evalrun-workers-*/[01].jsonl"))
         if len(spools) == 2 and all(p.stat().st_size for p in spools):
             break
+        assert proc.poll() is None and time.monotonic() < deadline, "the workers wrote no result within 120 s"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)

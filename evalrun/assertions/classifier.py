@@ -31,7 +31,6 @@ class Classifier(Assertion):
     """
 
     summary = "promptfoo: a text classifier's score for the expected class >= threshold (classification model)"
-    needs_classifier = True
     default_threshold = 1.0
     config_keys = frozenset()
     value_hint = "give the expected class label as a string, or omit `value` to use the highest class score"

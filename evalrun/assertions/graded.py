@@ -7,7 +7,7 @@ builtin grader has no prompts and ignores it). Forms:
 - a mapping {step: template}.
 Without one on the assertion, the test's `options.rubricPrompt` (or defaultTest's) applies, promptfoo-style:
 a string or list to judge-based assertions (llm-rubric, noise-robustness), a mapping to the steps it names.
-Each step's template receives the variables listed in grading.llm.TEMPLATE_VARS plus the case's vars.
+Each step's template receives the variables listed in grading.steps.PIPELINE (`variables`) plus the case's vars.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """SQL text -> statements, read by sqlglot in the dialect of promptfoo's `databaseType`.
 
-    dialect_of(database_type)   promptfoo/node-sql-parser database name -> sqlglot dialect ("" = generic)
     statements(sql, dialect)    the parsed statements; SqlSyntaxError says why the text is not SQL
     likely_missing_comma(...)   promptfoo's `SELECT id name FROM t` heuristic, on sqlglot's tokens
 
@@ -43,11 +42,6 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a C
 
 class SqlSyntaxError(ValueError):
     """The text is not valid SQL in the dialect; the message says where or why."""
-
-
-def dialect_of(database_type: str) -> str | None:
-    """The sqlglot dialect for promptfoo's `databaseType` (any case), or None when node-sql-parser has none."""
-    return DIALECTS.get(database_type.lower())
 
 
 def _tokenize(sql: str, dialect: str) -> list[Token]:

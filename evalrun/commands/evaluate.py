@@ -21,7 +21,6 @@ from evalrun.errors import UsageError
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 def parse_vars(items: list[str]) -> dict[str, Any]:
@@ -129,8 +128,9 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
-    from evalrun.run import Runner, RunOptions
+    from evalrun.run.options import RunOptions
     from evalrun.run.progress import LoadProgress, Progress, wanted
+    from evalrun.run.runner import Runner
 
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(suite, opts)
 
-    from evalrun.run.signals import EXIT_SIGTERM, sigterm_as_sigint
+    from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
@@ -199,8 +199,8 @@ def run(args: argparse.Namespace) -> int:
             runner = WorkerPool(suite, opts, workers, progress=runner.progress)
         else:
             print(f"evalrun: note: --workers {workers}: {why}; running in one process", file=sys.stderr)
-    with sigterm_as_sigint() as got:  # SIGTERM (CI cancellation) stops the run like Ctrl-C
-        outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(runner.run())
+    with sigterm_as_sigint() as got:  # Ctrl-C, or SIGTERM (CI cancellation), stops the run: summary, reports
+        outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(stoppable(runner.run(), got))
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
 
     from evalrun.report import console

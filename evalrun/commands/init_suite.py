@@ -26,7 +26,6 @@ from typing import Any
 from evalrun import DISTRIBUTION, __version__
 from evalrun.errors import UsageError
 
-TEMPLATES = ("rag", "basic")
 _HERE = Path(__file__).resolve().parent / "init_templates"
 _IGNORE = ".evalrun/"
 

@@ -28,22 +28,24 @@ def state_dir(where: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalrun.signals import interrupt_raises
     from evalrun.view import server
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
     state = state_dir(args.dir)
     srv, note = server.start(state, args.host, args.port)
-    if note:
-        print(f"evalrun view: {note}", file=sys.stderr)
-    if args.host not in server.LOOPBACK:
-        print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these results",
-              file=sys.stderr)
-    print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        srv.server_close()
+    with interrupt_raises():  # Ctrl-C ends serving: exit 0
+        try:
+            if note:
+                print(f"evalrun view: {note}", file=sys.stderr)
+            if args.host not in server.LOOPBACK:
+                print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these "
+                      "results", file=sys.stderr)
+            print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
+            srv.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            srv.server_close()
     return 0

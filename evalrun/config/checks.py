@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from evalrun import templating
+from evalrun import template_names, templating
 from evalrun.config import lenient
 from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec, PromptSpec, TestSpec
@@ -49,11 +49,11 @@ def needs(source: str) -> frozenset[str]:
     """
     found = _NEEDS.get(source)
     if found is None:  # `x | default(...)` and `x is defined` make x optional
-        found = templating.variables_of(source) - templating.guarded_names(source)
-        if "{%" not in source or not templating.included(source):  # what an include reads changes with its file
+        found = template_names.variables_of(source) - template_names.guarded_names(source)
+        if "{%" not in source or not template_names.included(source):  # what an include reads changes with its file
             _NEEDS[source] = found
     if "env" in found:  # the environment may change between loads: not cached
-        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
+        unset = {f"env.{n}" for n in template_names.env_names_of(source) if not templating.env_has(n)}
         if unset:
             return found | unset
     return found

@@ -7,17 +7,14 @@ promptfoo resolves it; one that exists only next to the test file is accepted wi
     split_ref("file://a/b.py:fn") -> ("a/b.py", "fn")
     expand(ref, base_dir, loc=..., key=...) -> [Path, ...]       glob-aware; ConfigError when nothing matches
     read_value(path, display)                                    .json/.yaml/.yml parsed, other files as text
-    load_function(path, name, ...)                               import a user's Python file and pick a function
+
+A user's Python function is loaded by `pyexpr.load_function` (the one importer of user code).
 """
 
 from __future__ import annotations
 
-import contextlib
 import glob as _glob
-import importlib.util
 import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,35 +129,3 @@ def read_value(path: Path, display: str, *, loc: Location | None = None, key: st
     if is_data_file(path):
         return read_data(path, display, loc=loc, key=key)
     return read_text(path, display=display, loc=loc, key=key)
-
-
-_MODULE_CACHE: dict[str, Any] = {}
-
-
-def load_function(path: Path, name: str, *, loc: Location | None, key: str | None) -> Callable[..., Any]:
-    """Import a user's Python file (once) and return its function `name`."""
-    resolved = str(path.resolve())
-    module = _MODULE_CACHE.get(resolved)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(f"evalrun_user_{len(_MODULE_CACHE)}", resolved)
-        if spec is None or spec.loader is None:
-            raise ConfigError.at(loc, f"cannot import {path}", key=key)
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, str(path.parent))
-        try:
-            spec.loader.exec_module(module)
-        except Exception as e:  # the user's code failed: report it where it was referenced
-            raise ConfigError.at(loc, f"importing {path.name} failed: {type(e).__name__}: {e}", key=key,
-                                 hint="run the file with python to see the full error") from e
-        finally:
-            with contextlib.suppress(ValueError):  # the user's code may have removed it already
-                sys.path.remove(str(path.parent))
-        _MODULE_CACHE[resolved] = module
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        from evalrun.suggest import did_you_mean
-
-        funcs = [n for n in dir(module) if callable(getattr(module, n)) and not n.startswith("_")]
-        raise ConfigError.at(loc, f"{path.name} has no function {name!r}", key=key,
-                             hint=did_you_mean(name, funcs) or f"functions found: {', '.join(funcs) or 'none'}")
-    return fn

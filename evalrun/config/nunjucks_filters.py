@@ -16,6 +16,7 @@ from typing import Any
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import load_function
 
 
 def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
@@ -48,7 +49,7 @@ def load(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[.
             target = files.PREFIX + str(path.resolve()) + (f":{fn}" if fn else "")
             out[str(name)] = _js_filter(target, str(name), str(path.parent))
         elif suffix == ".py":
-            out[str(name)] = files.load_function(path, fn or str(name), loc=where, key=key)
+            out[str(name)] = load_function(str(path), fn or str(name), loc=where, key=key)
         else:
             raise ConfigError.at(where, f"filter {name!r}: expected a .js or .py file, got {path.name}", key=key,
                                  hint="a filter file exports one function: module.exports = (value) => ...")

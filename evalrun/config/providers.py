@@ -74,11 +74,11 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
     if isinstance(value, str):
         from evalrun import template_names, templating
 
-        if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
+        if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
             return value
         names = dict(templating.env_namespace())
         names.update(env)
-        if templating.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
+        if template_names.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
             return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it
         try:
             return templating.render(value, {"env": names}, lenient=True)

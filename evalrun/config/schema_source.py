@@ -13,18 +13,12 @@ from typing import Any
 
 SCHEMA_ID = "https://evalrun.dev/schemas/evalrun.schema.json"
 
-TOP_KEYS = ("description", "providers", "targets", "prompts", "tests", "defaultTest", "scenarios", "outputPath",
-            "env", "evaluateOptions", "derivedMetrics", "metadata", "tags", "grader", "extends", "sharing",
-            "nunjucksFilters", "assertionTemplates")
 TEST_KEYS = ("description", "vars", "assert", "options", "threshold", "metadata", "providers", "prompts", "provider")
-ASSERT_KEYS = ("type", "value", "threshold", "weight", "metric", "transform", "provider", "config",
-               "rubricPrompt", "contextTransform", "assert")
 #: Test `options` keys promptfoo accepts and hands on to providers; evalrun accepts them and does not use them.
 PASSTHROUGH_OPTIONS = ("timeout", "temperature", "maxTokens", "max_tokens", "top_p", "seed", "stop")
 OPTION_KEYS = ("prefix", "suffix", "provider", "transform", "postprocess", "rubricPrompt", "disableVarExpansion",
                "disableConversationVar", "runSerially", "storeOutputAs", "transformVars", *PASSTHROUGH_OPTIONS)
 PROVIDER_KEYS = ("id", "label", "config", "prompts", "transform", "delay", "env")
-EVALUATE_KEYS = ("maxConcurrency", "repeat", "delay", "cache", "timeoutMs", "showProgressBar")
 
 
 def _ref(name: str) -> dict[str, str]:

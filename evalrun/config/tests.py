@@ -20,12 +20,14 @@ from pathlib import Path
 from typing import Any, overload
 
 from evalrun.config import csvtests, files
+from evalrun.config.readers import open_text
 from evalrun.config.readers.csvrows import iter_rows
 from evalrun.config.readers.jsondoc import iter_jsonl
 from evalrun.config.readers.located import LList, loc_of
 from evalrun.config.schema import validate
 from evalrun.config.testpart import TestPart, merge_tests, part_from_node, to_spec
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import load_function
 from evalrun.types import TestSpec
 
 #: A test mapping as a format reads it: (mapping, its location, its key path).
@@ -56,7 +58,7 @@ def _document(path: Path, display: str, loc: Location | None, key: str, skip: in
 
 
 def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
-    with _open(path, display, loc, key) as f:
+    with open_text(path, display=display, loc=loc, key=key, newline="") as f:
         for i, (row, n) in enumerate(iter_jsonl(f, display, skip), skip):
             if not isinstance(row, dict):
                 raise ConfigError(f"expected a test mapping, got {type(row).__name__}", file=display, line=n,
@@ -66,7 +68,7 @@ def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int =
 
 def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
     names = _type_names()
-    with _open(path, display, loc, key) as f:
+    with open_text(path, display=display, loc=loc, key=key, newline="") as f:
         for row in iter_rows(f, display, csvtests.check_header):
             if skip:  # a row before a worker's window: not made a test
                 skip -= 1
@@ -80,18 +82,6 @@ def _type_names() -> tuple[str, ...]:
 
     return tuple(registry.names())
 
-
-def _open(path: Path, display: str, loc: Location | None, key: str) -> Any:
-    try:
-        return open(path, encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise ConfigError.at(loc, f"file not found: {display}", key=key,
-                             hint="paths are relative to the config file's folder") from None
-    except IsADirectoryError:
-        raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
-                             hint="use a glob such as dir/*.jsonl") from None
-    except OSError as e:
-        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
 
 
 Format = Callable[[Path, str, "Location | None", str, int], Iterator[Raw]]
@@ -164,7 +154,7 @@ TestItem = TestPart | TestFile
 def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
     path_s, fn_name = files.split_ref(ref)
     path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
-    fn = files.load_function(path, fn_name or "generate_tests", loc=loc, key=key)
+    fn = load_function(str(path), fn_name or "generate_tests", loc=loc, key=key)
     try:
         result = fn(config) if config is not None else fn()
     except Exception as e:  # the user's generator failed

@@ -26,9 +26,6 @@ from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Messages, Out
 
 R = TypeVar("R")
 
-#: Steps whose prompt a user may override (rubricPrompt / config), and the variables each template receives.
-TEMPLATE_VARS: Mapping[str, tuple[str, ...]] = {name: s.variables for name, s in steps.PIPELINE.items()}
-
 #: Reply formats tried in turn until the model accepts one: json_schema, json_object with a schema, json_object,
 #: none (the schema in the prompt only); a rejection that names the format steps down (learnt once per model).
 _LEVELS = 4

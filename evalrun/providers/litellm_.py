@@ -38,11 +38,7 @@ from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
-# Re-exported for callers of the original contract.
-to_litellm_model = ids.to_litellm_model
-normalise_params = ids.normalise_params
-__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "to_provider_error",
-           "with_attempts", "to_litellm_model", "normalise_params", "DEFAULT_TIMEOUT"]
+__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "DEFAULT_TIMEOUT"]
 
 #: Seconds per HTTP attempt when the config sets no `timeout`.
 DEFAULT_TIMEOUT = 300.0

@@ -56,11 +56,6 @@ def cell_lines(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
-def cell_text(rec: dict[str, Any]) -> str:
-    """The cell as one line (its first)."""
-    return cell_lines(rec)[0]
-
-
 def _row_key(rec: dict[str, Any]) -> str:
     return f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
 

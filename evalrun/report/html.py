@@ -19,7 +19,6 @@ from jinja2.utils import htmlsafe_json_dumps
 from evalrun.report import html_data, html_svg
 
 PLACEHOLDER = "/*__EVALRUN_DATA__*/"
-ASSETS = ("report.css", "report.js")  # the rendering, shared with the compare page and `evalrun view`
 
 
 def dumps(obj: Any) -> str:

@@ -1,7 +1,8 @@
 """Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config.
 
 A row is written when a run starts (status `running`) and completed when it ends (`finished`, `interrupted`
-or `failed`) with its summary. It records the config digest (SHA-256 over the config files' bytes), the git
+or `failed`) with its summary. A `running` row whose process is gone (killed or crashed on this machine) reads
+as `died`. It records the config digest (SHA-256 over the config files' bytes), the git
 commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
 options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
 once in the same folder each write their own row without blocking each other's reads.
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
 import subprocess
 import time
@@ -125,7 +128,8 @@ class History:
               options: dict[str, Any], results_file: Path, version: str) -> None:
         folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
         row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
-               config_digest(config_files), git_commit(folder), json.dumps(options, default=str),
+               config_digest(config_files), git_commit(folder),
+               json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
                self._stored_path(results_file), version)
         conn = self._connect(create=True)
         try:
@@ -167,7 +171,7 @@ class History:
 
         `latest` counts finished or interrupted runs only: a run still going is never compared."""
         runs = self.list()
-        done = [r for r in runs if r.status in ("finished", "interrupted")]
+        done = [r for r in runs if r.status in ("finished", "interrupted", "died")]
         if ref == "latest" or ref.startswith("latest~"):
             back_text = ref.partition("~")[2] or "0"
             if not back_text.isdigit():
@@ -193,10 +197,25 @@ class History:
 
     def _record(self, row: dict[str, Any]) -> RunRecord:
         stored = Path(row["results_file"])
+        options = json.loads(row["options"])
+        status = "died" if row["status"] == "running" and _gone(options.get("process")) else row["status"]
         return RunRecord(
-            seq=row["seq"], id=row["id"], status=row["status"], started_at=row["started_at"],
+            seq=row["seq"], id=row["id"], status=status, started_at=row["started_at"],
             finished_at=row["finished_at"], description=row["description"],
             config_files=json.loads(row["config_files"]), config_digest=row["config_digest"],
             git_commit=row["git_commit"], graders=json.loads(row["graders"] or "[]"),
-            options=json.loads(row["options"]), summary=json.loads(row["summary"]) if row["summary"] else None,
+            options=options, summary=json.loads(row["summary"]) if row["summary"] else None,
             results_file=stored if stored.is_absolute() else self.state / stored)
+
+
+def _gone(process: Any) -> bool:
+    """Is the process that started a run known to have ended without recording its end (this machine only)?"""
+    if not isinstance(process, dict) or process.get("host") != socket.gethostname() or os.name == "nt":
+        return False
+    try:
+        os.kill(int(process["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError, KeyError, TypeError):  # alive under another user, or not a pid
+        return False
+    return False

@@ -3,19 +3,9 @@
     ray = import_ray()                          Ray, or a UsageError naming the `ray` extra (exit 2)
     RayExecutor(suite, opts, job, settings, progress).run() -> RunOutcome
 
-The driver connects to the cluster (`--ray-address`, else RAY_ADDRESS, else a local Ray instance it starts and
-stops; an instance already initialised in this process is used as it is), splits the cases into N shards (N =
-`--ray-tasks`, default the cluster's CPUs) and runs each as a streaming task (ray_task.run_shard). Records come
-back in batches as cases finish; the Collector keeps each case once and spools it; at the end
-`split.merge` writes the results file in expansion order with `merge`'s summary, so the results file,
-the reports and the exit code are those of the unsharded run.
-
-Retries are the driver's, not Ray's: Ray re-runs a failed streaming task from its start but drops the items up to
-the count it already delivered, which loses cases when batches differ between attempts. So tasks run with
-`max_retries=0`; when one fails (its worker died, its node was lost, an unexpected exception), the driver starts
-the shard again with the indices it already holds as `skip`, up to RETRIES times. A shard that still fails, or
-fails with an evalrun error (a config the worker cannot read), gets an ERROR record for each case it did not
-deliver, naming the cause: the run goes on and nothing passes silently.
+Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
+because Ray re-runs a streaming task from its start and drops as many items as it delivered, which loses cases
+when the batches differ. What a user sees (connection, failures, costs): docs/scaling.md, "The Ray executor".
 """
 
 from __future__ import annotations
@@ -110,7 +100,6 @@ class RayExecutor:
         self.settings = settings
         self.progress = progress or Progress(None, enabled=options.progress)
         self.failed: dict[int, str] = {}  # shard -> why it was given up
-        self.retried = 0
 
     def _connect(self, ray: Any) -> bool:
         """Initialise Ray unless this process already did; True when we started it (and so stop it)."""
@@ -219,7 +208,6 @@ class RayExecutor:
                     collector.fill_errors(self.suite, shard_cases(self.suite, job),
                                           f"the Ray task running this case failed: {why}")
                     return
-                self.retried += 1
                 self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
             finally:
                 live.pop(k, None)

@@ -3,12 +3,9 @@
     ShardJob(...)                      what a task needs: config paths, vars, run options, filters, shard (k, n)
     run_shard(job, skip) -> Iterator   batches of Record (index, status, JSONL line), as cases finish
 
-The task loads the config itself (its paths are found on the worker: the driver's absolute path, else the
-same path relative to the worker's working directory, as under `ray job submit --working-dir .`), selects its
-cases (part K of N, exactly as `eval --shard K/N` does: run/split.py), leaves out the case indices in
-`skip` (those the driver already holds from an earlier attempt of this shard), and runs them with the ordinary
-Runner, which writes them to a scratch results file. New complete lines of that file are sent every `batch_s`
-seconds. Nothing here imports Ray: the driver (ray_executor.py) wraps `run_shard` as a Ray task.
+The task loads the config itself (the driver's absolute path, else the same path relative to the worker's
+working directory), runs part K of N (run/split.py) less the indices in `skip` with the ordinary Runner into a
+scratch results file, and sends its new lines every `batch_s` seconds. Nothing here imports Ray.
 """
 
 from __future__ import annotations

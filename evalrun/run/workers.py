@@ -1,24 +1,12 @@
-"""`evalrun eval --workers N`: one run's cases spread over N processes on this machine, merged into one run.
+"""`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
 
     single_reason(suite, options) -> str | None   why this run stays in one process (None: it can be split)
     WorkerPool(suite, options, n, progress).run_sync() -> RunOutcome
 
-The cases are cut into N contiguous windows balanced by case count, a select-best group never split
-(run/split.py, the same parts as `--shard K/N`). Each worker is a fork of this process made after the config was
-loaded and checked (nothing is read or checked again; a worker skips the rows before its window unparsed,
-TestList.window). It runs its window with the ordinary Runner (its share of --max-concurrency, at least 1) into a
-spool file beside the results file and hands back its tally. The driver appends the spools to the results file in
-window order and adds the tallies up: results file, summary, reports and exit code are those of a one-process run
-(records differ only in latency; tests/test_workers.py compares them).
-
-A worker that dies (killed, out of memory, a bug) loses nothing silently: the records it wrote are kept and each
-case of its window it did not deliver becomes an ERROR naming the cause. Ctrl-C and SIGTERM reach the driver
-(workers run in their own process group), which passes one SIGINT to each worker: each stops as an interrupted
-run does, keeping every finished case, and the run ends as interrupted (exit 130/143, --resume continues it).
-
-Runs that stay in one process, with a note on stderr (single_reason): storeOutputAs (tests depend on earlier
-outputs), --resume, --shard, --filter-pattern and --filter-failing (they select over the whole expansion), and
-platforms without fork (Windows).
+Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts of
+`--shard K/N`) with the ordinary Runner into a spool file and hands back its tally; the driver appends the spools
+in window order and adds the tallies, so the outputs are a one-process run's. What it does for the user (failures,
+Ctrl-C, runs that stay in one process): docs/scaling.md, "--workers".
 """
 
 from __future__ import annotations

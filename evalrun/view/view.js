@@ -30,7 +30,7 @@ function runsPage(n){
  let runs=[],picked=[];
  app.innerHTML=`<section class="runs"><h1>Runs</h1><div class="meta" id="runs-folder"></div>
 <div class="filters"><input id="runs-q" type="search" size="40" placeholder="filter: description, run, commit, grader, status…" aria-label="filter runs">
-<select id="runs-st" aria-label="status filter"><option value="">all statuses</option><option>finished</option><option>running</option><option>interrupted</option><option>failed</option><option>not in history</option></select>
+<select id="runs-st" aria-label="status filter"><option value="">all statuses</option><option>finished</option><option>running</option><option>interrupted</option><option>failed</option><option>died</option><option>not in history</option></select>
 <button class="btn" id="runs-compare" type="button" disabled>compare the two ticked runs</button><span id="runs-count" class="muted"></span></div>
 <table id="runs"><thead><tr><th></th><th>started</th><th>run</th><th>description</th><th>status</th><th>pass rate</th><th class="num">pass</th><th class="num">fail</th><th class="num">error</th><th>graders</th><th>git commit</th><th class="num">duration</th></tr></thead><tbody id="runs-rows"></tbody></table></section>`;
  const $=id=>document.getElementById(id);

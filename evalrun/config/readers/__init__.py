@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from evalrun.config.readers.jsondoc import parse_json, parse_jsonl
 from evalrun.config.readers.limits import check_size
@@ -24,16 +24,26 @@ from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError, Location
 
 
-def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
-    """Read a UTF-8 text file; missing/unreadable files are ConfigErrors at `loc`."""
+def open_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None,
+              newline: str | None = None) -> TextIO:
+    """Open a UTF-8 text file (BOM dropped); missing/unreadable: ConfigError at `loc`."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return open(path, encoding="utf-8-sig", newline=newline)
     except FileNotFoundError:
         raise ConfigError.at(loc, f"file not found: {display}", key=key,
                              hint="paths are relative to the config file's folder") from None
     except IsADirectoryError:
         raise ConfigError.at(loc, f"{display} is a folder, not a file", key=key,
                              hint="use a glob such as dir/*.yaml") from None
+    except OSError as e:
+        raise ConfigError.at(loc, f"cannot read {display}: {e}", key=key) from None
+
+
+def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
+    """Read a UTF-8 text file; missing/unreadable/undecodable files are ConfigErrors at `loc`."""
+    try:
+        with open_text(path, display=display, loc=loc, key=key) as f:
+            return f.read()
     except UnicodeDecodeError as e:
         from evalrun.config.readers.encoding import bad_byte
 
@@ -89,4 +99,4 @@ def load_config_file(path: Path, display: str) -> LDict:
     return data
 
 
-__all__ = ["load_config_file", "parse_data", "read_data", "read_text"]
+__all__ = ["load_config_file", "open_text", "parse_data", "read_data", "read_text"]

@@ -1,7 +1,6 @@
 """CSV rows with their lines: a header row names the columns; each data row is a CsvRow (line, cells by name).
 
     iter_rows(f, display, check_header=None) -> Iterator[CsvRow]    an open file, row by row
-    read_rows(path, display) -> list[CsvRow]                         a whole file
 
 The delimiter is `,` unless PROMPTFOO_CSV_DELIMITER says otherwise (as in promptfoo). An empty file, a header
 cell without a name, a row with the wrong number of cells, bad quoting or undecodable text is a ConfigError at
@@ -11,13 +10,10 @@ its line.
 from __future__ import annotations
 
 import csv
-import io
 import os
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 
-from evalrun.config.readers import read_text
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError
 
 
 class CsvRow:
@@ -65,10 +61,3 @@ def iter_rows(f: Iterable[str], display: str,
         from evalrun.config.readers.encoding import not_utf8
 
         raise not_utf8(getattr(f, "name", None), display) from None
-
-
-def read_rows(path: Path, display: str, *, loc: Location | None = None, key: str | None = None,
-              check_header: Callable[[list[str], str], None] | None = None) -> list[CsvRow]:
-    """Every data row of a CSV file (see iter_rows)."""
-    text = read_text(path, display=display, loc=loc, key=key)
-    return list(iter_rows(io.StringIO(text, newline=""), display, check_header))

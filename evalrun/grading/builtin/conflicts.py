@@ -17,6 +17,7 @@ Anything less certain is left to the support score (support.py): a wrong word is
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -34,6 +35,8 @@ SAME_SUBJECT_MIN = 0.5
 NEGATION_MIN = 0.8
 #: Prefixes that negate the word they start ("non-refundable", "unlimited", "invalid", "disallowed").
 NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+_LATIN_PREFIXES = frozenset({"in", "im", "il", "ir"})
+_ADJECTIVE_ENDINGS = ("able", "ible", "ent", "ant", "al", "ive", "ect", "ete", "id", "ar", "ure", "ite")
 #: Time relations that exclude each other (function words, so not in the antonym table of content words).
 OPPOSITE_RELATIONS = tuple((a, b) for x, y in (("before", "after"), ("within", "after"), ("earlier", "later"))
                            for a, b in ((x, y), (y, x)))
@@ -60,7 +63,7 @@ class Quantity(NamedTuple):
     kind: str
     unit: str | None
     unit_text: str | None  # the unit as written ("metres")
-    relation: str  # "=", "<", ">", "<=", ">=", "~"
+    relation: str  # "=", "<", ">", "<=", ">=", "~", "decade"
 
 
 def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
@@ -71,12 +74,37 @@ def quantities(tokens: tuple[Token, ...]) -> list[Quantity]:
             continue
         nxt = next((u for u in tokens[i + 1:i + 3] if u.kind != "stop"), None)
         prev = tokens[i - 1] if i else None
-        kind = "day" if t.kind == "num" and ((nxt is not None and nxt.kind == "month")
-                                             or (prev is not None and prev.kind == "month")) else t.kind
+        kind = "day" if t.kind in ("num", "ord") and ((nxt is not None and nxt.kind == "month")
+                                                      or (prev is not None and prev.kind == "month")) else t.kind
         word = nxt if nxt is not None and nxt.kind == "word" and nxt.key in UNIT_KEYS and kind != "year" else None
-        out.append(Quantity("#" + t.key, t.text, _value(t.key), kind, word.key if word else None,
-                            word.text if word else None, _relation(tokens, i)))
+        month = prev if prev is not None and prev.kind == "month" else nxt if kind == "day" else None
+        value = _value(t.key) + (100 * _MONTH_ORDER.get(month.key, 0) if kind == "day" and month else 0)
+        relation = _relation(tokens, i - 1 if prev is month and month is not None else i)
+        if relation == "=" and kind in ("year", "day"):
+            relation = _date_relation(tokens, i - 1 if prev is month and month is not None else i)
+        if i + 1 < len(tokens) and tokens[i + 1].text == "s" and t.key.endswith("0"):  # "the 1910s", "his 60s"
+            relation = {"=": "decade", ">": ">", "<": "<"}.get(relation, relation)
+            value += 9 if relation == ">" else 0
+        text = t.text if not (kind == "day" and month) else \
+            f"{month.text} {t.text}" if prev is month else f"{t.text} {month.text}"
+        out.append(Quantity("#" + t.key, text, value, kind, word.key if word else None,
+                            word.text if word else None, relation))
     return out
+
+
+#: Month keys in calendar order, so that "April 12" comes before "April 15" and "March 30" before "April 2".
+_MONTH_ORDER = {k: i for i, k in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                            "nov", "dec"), 1)}
+
+
+def _date_relation(tokens: tuple[Token, ...], i: int) -> str:
+    """A year or date stated as a bound: "before 1989" -> "<", "after April 15" -> ">"."""
+    before = [t.text.lower() for t in tokens[max(0, i - 2):i]]
+    if before[-1:] in (["before"], ["until"], ["till"]) or before[-2:] == ["prior", "to"]:
+        return "<"
+    if before[-1:] == ["after"]:
+        return ">"
+    return "="
 
 
 def _value(key: str) -> float:
@@ -106,10 +134,18 @@ def _relation(tokens: tuple[Token, ...], i: int) -> str:
 def satisfies(q: Quantity, e: Quantity) -> bool:
     """Does the evidence's quantity `e` make the claim's quantity `q` true ("more than 5" and "more than 5" too)?"""
     x, value = q.value, e.value
+    if q.kind == "day" and q.relation == e.relation == "=":  # the same day in another month is the month's conflict
+        return value % 100 == x % 100
     if e.relation == q.relation and value == x:
         return True
+    if q.relation in (">", ">=") and e.relation in (">", ">="):
+        return value > x or (value == x and (e.relation == ">" or q.relation == ">="))  # "over 133" > "over 100"
+    if q.relation in ("<", "<=") and e.relation in ("<", "<="):
+        return value < x or (value == x and (e.relation == "<" or q.relation == "<="))
     if e.relation != "=" and e.relation != "~":
         return False  # "more than 5" in the evidence does not make "6" or "less than 7" true
+    if q.relation == "decade":
+        return x <= value <= x + 9
     if q.relation == "<":
         return value < x
     if q.relation == ">":
@@ -126,6 +162,26 @@ def satisfies(q: Quantity, e: Quantity) -> bool:
 #: Durations in days: "24 months" states what "two years" does, "60 minutes" what "one hour" does.
 DAYS = {stem("minute"): 1 / 1440, stem("hour"): 1 / 24, stem("day"): 1.0, stem("week"): 7.0, stem("fortnight"): 14.0,
         stem("month"): 30.44, stem("year"): 365.25, stem("decade"): 3652.5}
+
+
+def excludes(e: Quantity, q: Quantity) -> bool:
+    """Does the evidence's quantity `e` rule out the claim's `q`? A bound rules out only what lies beyond it
+    ("over $85 million" does not rule out "less than $100 million")."""
+    if satisfies(q, e):
+        return False
+    lo_e, hi_e = _interval(e)
+    lo_q, hi_q = _interval(q)
+    return hi_e < lo_q or hi_q < lo_e
+
+
+def _interval(q: Quantity) -> tuple[float, float]:
+    x = q.value
+    if q.relation == "~":
+        return x - APPROX_TOLERANCE * abs(x), x + APPROX_TOLERANCE * abs(x)
+    if q.relation == "decade":
+        return x, x + 9
+    return {"<": (-math.inf, x - 1e-9), "<=": (-math.inf, x), ">": (x + 1e-9, math.inf),
+            ">=": (x, math.inf)}.get(q.relation, (x, x))
 
 
 def _same_quantity(a: Quantity, b: Quantity) -> bool:
@@ -157,15 +213,18 @@ def clear_caches() -> None:
 
 
 def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...]) -> frozenset[str]:
-    """Keys of the claim's numbers that a number of the same kind and unit satisfies, in a sentence that has the
+    """Keys of the claim's numbers (and units) that a number of the same kind and unit satisfies, in a sentence that has the
     same value or is among those most about the claim (`near`): comparatives and approximations are understood,
     "less than 160,000" and "159,937". Indexed, so a long context costs no scan."""
     out = set()
     for q in claim_q:
         ids = set(near) | set(ev.sentence_index.get(q.key, ()))
-        if any((_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)
-               for i in ids for e in unit_quantities(ev.sentences[i])):
+        found = [e for i in ids for e in unit_quantities(ev.sentences[i])
+                 if (_same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)]
+        if found:
             out.add(q.key)
+            if q.unit is not None and any(e.unit != q.unit for e in found):  # "one hour" verified by "60 minutes"
+                out.add(q.unit)
     return frozenset(out)
 
 
@@ -178,7 +237,7 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
     sentences = [ev.sentences[i] for i in best]
     toks = tokenize(claim)
     for q in quantities(toks):
-        reason = _quantity_conflict(q, w, total, ev, near or best)
+        reason = _quantity_conflict(q, w, total, ev, near or best, t.keys)
         if reason:
             return reason
     for m in sorted(t.months - ev.keys):
@@ -186,19 +245,38 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
             if sent.terms.months - t.months and \
                     weighted_coverage(w, total, sent.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
                 return f"the claim says {_written(toks, m)} where the evidence says otherwise: \"{short(sent.text)}\""
+    cseq = sequence(toks)
     for sent in sentences:
-        for ci in sent.clause_ids or ():
-            reason = _clause_conflict(t, w, total, ev.clauses[ci], toks)
-            if reason:
+        clauses = [ev.clauses[ci] for ci in sent.clause_ids or ()]
+        for unit in (*clauses, sent):
+            reason = _clause_conflict(t, w, total, unit, toks)
+            if reason and not _restated(cseq, unit, clauses, w, total):
                 return reason
-        reason = _clause_conflict(t, w, total, sent, toks)
-        if reason:
-            return reason
     return None
 
 
+def _restated(claim_seq: tuple[str, ...], unit: Unit, clauses: list[Unit], w: dict[str, float], total: float) -> bool:
+    """Does a clause of the sentence state, with the claim's polarity, every word that `unit` states the other way,
+    and hold as much of the claim as the clauses that state them the other way? ("you need to cancel it" against
+    "... does not cancel a subscription, which must be cancelled separately": the second clause says it.)"""
+    c_neg, c_aff = _scoped_heads(claim_seq)
+    u_neg, u_aff = _scoped_heads(unit.seq)
+    flipped_aff, flipped_neg = c_aff & u_neg, c_neg & u_aff
+    if not (flipped_aff or flipped_neg):
+        return False
+    against, agree = 0.0, 0.0
+    for clause in clauses:
+        o_neg, o_aff = _scoped_heads(clause.seq)
+        cov = weighted_coverage(w, total, clause.keys)
+        if flipped_aff & o_neg or flipped_neg & (o_aff - o_neg):
+            against = max(against, cov)
+        elif flipped_aff <= o_aff and flipped_neg <= o_neg:
+            agree = max(agree, cov)
+    return agree > 0 and agree >= against
+
+
 def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evidence,
-                       near: tuple[int, ...]) -> str | None:
+                       near: tuple[int, ...], claim_keys: frozenset[str] = frozenset()) -> str | None:
     """The claim's quantity `q` is contradicted when the sentence most about the rest of the claim states another
     value of the same quantity, and no sentence stating a value that satisfies `q` is as much about the rest:
     "Python 3.0 was released in 1991" against "Python ... first released in 1991. Python 3.0 came out in 2008"."""
@@ -211,10 +289,11 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
             continue
         cov = weighted_coverage(w, total, sent.keys, rest)
         same = [e for e in unit_quantities(sent) if _same_quantity(q, e)]
+        excluding = [e for e in same if excludes(e, q) and (e.key == q.key or e.key not in claim_keys)]
         if any(satisfies(q, e) for e in same):
             with_q = max(with_q, cov)
-        elif same and cov > against:
-            against, example = cov, (sent, same[0])
+        elif excluding and cov > against:  # a value the claim also states is not one it replaces
+            against, example = cov, (sent, excluding[0])
         elif q.unit is not None and cov > against:
             other = [e for e in unit_quantities(sent) if e.key == q.key and e.kind == q.kind and e.unit is not None]
             if other:
@@ -222,10 +301,22 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
     if example is None or against < SAME_SUBJECT_MIN or against <= with_q + 1e-9:
         return None
     sent, e = example
-    if e.key == q.key:
-        return (f"the claim says {q.text} {q.unit_text} where the evidence says {e.text} {e.unit_text}: "
+    if e.key == q.key and q.unit_text and e.unit_text and q.unit != e.unit:
+        return (f"the claim says {_stated(q)} {q.unit_text} where the evidence says {_stated(e)} {e.unit_text}: "
                 f"\"{short(sent.text)}\"")
-    return f"the claim says {q.text} where the evidence says {e.text}: \"{short(sent.text)}\""
+    return f"the claim says {_stated(q)} where the evidence says {_stated(e)}: \"{short(sent.text)}\""
+
+
+_RELATION_WORDS = {"<": "less than", ">": "more than", "<=": "at most", ">=": "at least", "~": "about"}
+
+
+def _stated(q: Quantity) -> str:
+    """A quantity as a reason quotes it: "more than 40", "the 1910s"."""
+    if q.relation == "decade":
+        return f"the {q.text}s"
+    if q.kind in ("year", "day") and q.relation in ("<", ">"):
+        return ("before " if q.relation == "<" else "after ") + q.text
+    return f"{_RELATION_WORDS[q.relation]} {q.text}" if q.relation in _RELATION_WORDS else q.text
 
 
 def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozenset[str]:
@@ -236,6 +327,8 @@ def affix_negated(words: tuple[str, ...], other_keys: frozenset[str]) -> frozens
     for word in words:
         for prefix in NEGATING_PREFIXES:
             rest = word[len(prefix):].lstrip("-")
+            if prefix in _LATIN_PREFIXES and not rest.endswith(_ADJECTIVE_ENDINGS):
+                continue  # "incorporated", "increase", "import": in-/im- negate adjectives ("invalid", "impossible")
             if word.startswith(prefix) and len(rest) >= 4 and stem(rest) in other_keys and stem(word) not in other_keys:
                 out.add(stem(word))
                 break
@@ -263,9 +356,13 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
         if a in said and b in there and b not in said and a not in there \
                 and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN:
             return f"the claim says '{a}' where the evidence says '{b}': \"{short(clause.text)}\""
+    c_neg = _scoped_heads(cseq)[0]
+    e_neg = _scoped_heads(clause.seq)[0]
     for p in sorted(t.polar - ct.keys):
         opposite = (ANTONYMS[p] & ct.keys) - t.keys
-        if opposite and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
+        # "won't pay" against "free" agrees: an antonym contradicts only with the same polarity on both sides
+        if opposite and (p in c_neg) == bool(opposite & e_neg) \
+                and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
             return (f"the claim says '{_written(toks, p)}' where the evidence says the opposite: "
                     f"\"{short(clause.text)}\"")
     return None
@@ -299,13 +396,32 @@ def _flipped_head(claim_seq: tuple[str, ...], evidence_seq: tuple[str, ...]) -> 
     "points expire 12 months after ... and cannot be transferred")? Scope-aware where parity is not."""
     c_neg, c_aff = _scoped_heads(claim_seq)
     e_neg, e_aff = _scoped_heads(evidence_seq)
-    return bool((c_neg & e_aff) - e_neg) or bool((e_neg & c_aff) - c_neg)
+    c_only, e_only = c_neg - _affirmed_occurrences(claim_seq), e_neg - _affirmed_occurrences(evidence_seq)
+    return bool((c_only & e_aff) - e_neg) or bool((e_only & c_aff) - c_neg)
 
 
 def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...]) -> bool:
-    """A polarity mismatch counts only when what is negated on one side is mentioned on the other."""
-    heads, other = (_negated_heads(cseq), ct.keys) if t.negations > ct.negations else (_negated_heads(eseq), t.keys)
-    return not heads or any(h in other for h in heads)
+    """A polarity mismatch counts only when what is negated on one side is affirmed on the other, and that side
+    does not also affirm it ("ferries not running, and commuter rail running" negates nothing the claim says
+    about running)."""
+    seq, other = (cseq, eseq) if t.negations > ct.negations else (eseq, cseq)
+    affirmed = _affirmed_occurrences(other)  # "decided not to indict" against "a decision not to indict": no flip
+    return any(h in affirmed and h not in _affirmed_occurrences(seq) for h in _negated_heads(seq))
+
+
+def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:
+    """Content keys that occur at least once outside a negation's scope."""
+    out: set[str] = set()
+    pending = False
+    for k in seq:
+        if k == "~not":
+            pending = True
+        elif k[0] != "~":
+            if pending and k not in _NEGATION_FILLERS:
+                pending = False
+            elif not pending:
+                out.add(k)
+    return out
 
 
 def _written(toks: tuple[Token, ...], key: str) -> str:

@@ -19,9 +19,11 @@ by for with from to into onto upon over under about around roughly approximately
 every all both either also too very just only even still yet already much many most more lot lots several
 and or but because while whereas although though since until till after before during between among across
 through throughout within without against toward towards per via be is am are was were been being do does did
-done doing have has had having will would shall should can could may might must ought let lets
+done doing have has had having will would shall should can could may might ought let lets
 one's oneself itself themselves himself herself ourselves yourself myself
 yes ok okay well really actually generally usually typically often sometimes mainly mostly largely
+unfortunately fortunately sadly luckily sorry please anymore basically honestly hopefully simply definitely
+absolutely certainly probably perhaps maybe however indeed course
 say says said according answer question following below above-mentioned etc e.g i.e vs
 up out off down away back again further once own same other another something anything everything
 thing things way ways kind type lot less fewer
@@ -111,7 +113,7 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("build", "construct", "erect"),
     ("help", "assist", "aid"),
     ("show", "display", "exhibit"),
-    ("need", "require"),
+    ("need", "require", "must"),  # modality: "must return" / "do not need to return"
     ("stay", "remain"),
     ("leave", "depart", "exit"),
     ("collect", "gather"),

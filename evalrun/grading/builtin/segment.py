@@ -74,6 +74,8 @@ _MAX_SUBJECT_WORDS = 8
 _PERSONAL = frozenset({"he", "she", "his", "her"})
 _DETERMINERS = words("the a an this that these those our your my their")
 #: Words that open a subordinate clause: not part of its subject ("Once your refund is approved").
+#: Words a subject never ends with: a cut there went past the verb.
+_DANGLING = words("that which who whom whose") | _PREPOSITIONS | _DETERMINERS
 _SUBORDINATORS = words("once when whenever if after before because since although though while unless until as")
 
 
@@ -192,6 +194,8 @@ def subject_of(clause: str) -> str | None:
             # an appositive ("Anna, a young doctor," / "A young doctor, Anna,"): prefer the name
             pieces = [p.strip() for p in " ".join(words[:i]).split(",") if p.strip()]
             subj = next((p for p in pieces if _is_named(p)), pieces[0] if pieces else "")
+            if subj.split() and subj.split()[-1].lower() in _DANGLING:  # "Points stay on the account that (earned)"
+                subj = " ".join(words[:2] if words[0].lower() in _DETERMINERS else words[:1]).strip(",")
             return subj if subj and subj.lower() not in _SUBJECT_PRONOUNS and subj.lower() not in _SPEAKERS else None
     if words[0].lower() in _DETERMINERS and len(words) > 2:
         return " ".join(words[:2]).strip(",")

@@ -57,6 +57,8 @@ def base_stem(word: str) -> str:
         w = w[:-1]
     if len(w) > 4 and w.endswith("uc"):  # "produce"/"producing" -> "product", as "production"
         w += "t"
+    if len(w) > 5 and w.endswith("ll"):  # British doubling: "cancelled" / "cancel", "installed" / "install"
+        w = w[:-1]
     return IRREGULAR.get(w, w)
 
 

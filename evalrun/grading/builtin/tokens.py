@@ -35,12 +35,24 @@ from evalrun.grading.builtin.stemming import stem
 #: A word starts with a letter and may carry digits ("km2", "CO2", "G7"). Numbers are ASCII digits: other scripts'
 #: digits (Ethiopic "፭፻") are not read as numbers.
 _TOKEN_RE = re.compile(r"[$€£]?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?%?|[^\W\d_](?:[^\W_]|')*")
+#: "one hour" is a duration ("within one hour" = "within 60 minutes"); "one of", "one day I" are not numbers.
+_TIME_UNITS = frozenset("second minute hour week month year decade century seconds minutes hours weeks months "
+                        "years decades".split())
+#: A hyphen between a word and a number makes one name ("COVID-19", "F-16", "Apollo-11"), not a quantity.
+_NAME_NUMBER_RE = re.compile(r"(?<=[^\W\d_])-(?=[0-9])")
 #: A lowercase-to-capital change inside a word: two words glued together (scraped text) or a camel-cased name.
 _GLUED_RE = re.compile(r"(?<=[a-z]{2})(?=[A-Z][a-z])")
 _CONTRACTIONS = (
     (re.compile(r"\b(can)'?t\b", re.I), r"\1 not"),
     (re.compile(r"\bwon't\b", re.I), "will not"),
     (re.compile(r"n't\b", re.I), " not"),
+    # the rest expand to stopwords, so "You'll" or "There's" is not taken for a word the claim asserts
+    (re.compile(r"'ll\b", re.I), " will"),
+    (re.compile(r"'ve\b", re.I), " have"),
+    (re.compile(r"'re\b", re.I), " are"),
+    (re.compile(r"'d\b", re.I), " would"),
+    (re.compile(r"\b(i)'m\b", re.I), r"\1 am"),
+    (re.compile(r"\b(there|that|it|he|she|what|here|who|where|how|let)'s\b", re.I), r"\1 is"),
 )
 
 
@@ -61,7 +73,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
         text = text.replace("\u2019", "'")
         for rx, rep in _CONTRACTIONS:
             text = rx.sub(rep, text)
-    text = rewrite_dates_and_fractions(text)
+    text = rewrite_dates_and_fractions(_NAME_NUMBER_RE.sub("", text))
     if _GLUED_RE.search(text):  # "ZodiacZodiac", "JavaScript": both sides of a comparison split alike
         text = _GLUED_RE.sub(" ", text)
     raw = _TOKEN_RE.findall(text)
@@ -113,11 +125,11 @@ def tokenize(text: str) -> tuple[Token, ...]:
                 _WORDS[tok] = token
             i += 1
             continue
-        if lower == "one" and not (i + 1 < n and raw[i + 1].lower() in SCALES):
+        if lower == "one" and not (i + 1 < n and (raw[i + 1].lower() in SCALES or raw[i + 1].lower() in _TIME_UNITS)):
             out.append(Token(tok, lower, "stop", tok[0].isupper(), initial))  # "one of", "one day"
             i += 1
             continue
-        if lower == "may" and tok[0].isupper() and not initial:
+        if lower == "may" and tok[0].isupper() and (not initial or (i + 1 < n and raw[i + 1][0].isdigit())):
             out.append(Token(tok, "may", "month", True, initial))
             i += 1
             continue
