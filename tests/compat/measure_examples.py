@@ -8,10 +8,12 @@ request with its last user message).
 Ollama ids reach the same fake server through OLLAMA_BASE_URL (it answers /api/chat too); other hosted ids
 (groq, openrouter, vertex, ...) fail alike in both tools here, as the network is closed.
 
-A case's verdict is pass, fail or ERROR, and for a case that is not an ERROR the verdicts of its non-graded
-assertions (type and pass of each; graded and embedding ones are left out, as the fake server's replies are no
-grader's; an ERROR case has no comparable assertion results: promptfoo then keeps none). Cases are matched by
-test index, each test comparing the sorted verdicts of its prompt x provider cells. TypeScript files run in
+A case's verdict is pass or not pass (an ERROR counts as not pass, as promptfoo's `success` does), with the
+verdicts of its non-graded assertions (type and pass of each; graded and embedding ones are left out, as the
+fake server's replies are no grader's). A case one of whose assertions threw (its transform, its value; not a
+grader's failure, nor javascript/python code, whose throw promptfoo counts as a failed assertion) has no
+comparable assertion verdicts: promptfoo then ends the case and keeps none. Cases are matched by test index,
+each test comparing the sorted verdicts of its prompt x provider cells. TypeScript files run in
 evalrun through the tsx package of the promptfoo install (NODE_PATH), as in a project that has promptfoo
 installed. Exit 77 when node or promptfoo is missing.
 """
@@ -56,8 +58,8 @@ def _env(url: str, home: Path, binary: str) -> dict[str, str]:
                 OPENROUTER_API_KEY="sk-test", OPENROUTER_API_BASE_URL=url)
 
 
-#: One case: pass, ERROR, and the sorted (type, pass) of its non-graded assertions (None for an ERROR case).
-Verdict = tuple[bool, bool, tuple[tuple[str, bool], ...] | None]
+#: One case: pass, and the sorted (type, pass) of its non-graded assertions (None: none comparable, see above).
+Verdict = tuple[bool, tuple[tuple[str, bool], ...] | None]
 
 
 def _graded(type_: str) -> bool:
@@ -68,10 +70,8 @@ def _graded(type_: str) -> bool:
     return cls is not None and bool(cls.graded or getattr(cls, "needs_embedder", False))
 
 
-def _case(passed: bool, error: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
-    if error or parts is None:
-        return bool(passed), bool(error), None
-    return bool(passed), False, tuple(sorted(p for p in parts if not _graded(p[0])))
+def _case(passed: bool, parts: list[tuple[str, bool]] | None) -> Verdict:
+    return bool(passed), None if parts is None else tuple(sorted(p for p in parts if not _graded(p[0])))
 
 
 def _top_level(parts: list[dict[str, Any]] | None) -> list[tuple[str, bool]] | None:
@@ -98,8 +98,7 @@ def run_promptfoo(binary: str, cfg: Path, tmp: Path, env: dict[str, str]) -> dic
     verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]["results"]:
         parts = (r.get("gradingResult") or {}).get("componentResults")
-        error = r.get("failureReason") == 2  # promptfoo's ResultFailureReason.ERROR
-        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], error, _top_level(parts)))
+        verdicts.setdefault(int(r["testIdx"]), []).append(_case(r["success"], _top_level(parts)))
     return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
@@ -112,8 +111,11 @@ def run_evalrun(cfg: Path, tmp: Path, env: dict[str, str]) -> dict[int, list[Ver
         return "no results: " + done.stderr.strip()[-400:]
     verdicts: dict[int, list[Verdict]] = {}
     for r in json.loads(out.read_text())["results"]:
-        parts = [(a["type"], bool(a["pass"])) for a in r.get("assertions") or []] or None
-        verdicts.setdefault(int(r["test_index"]), []).append(_case(r["pass"], r["status"] == "error", parts))
+        found = r.get("assertions") or []
+        threw = any(a.get("error") and not str(a["error"]).startswith("grader error")
+                    and a["type"].removeprefix("not-") not in ("javascript", "python") for a in found)
+        parts = None if threw else [(a["type"], bool(a["pass"])) for a in found] or None
+        verdicts.setdefault(int(r["test_index"]), []).append(_case(r["pass"], parts))
     return {k: sorted(v, key=repr) for k, v in verdicts.items()}
 
 
