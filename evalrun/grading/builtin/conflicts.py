@@ -4,7 +4,7 @@
    most about the rest of the claim (it has at least `SAME_SUBJECT_MIN` of the claim's other keys) states a number
    of the same kind (count, year, ordinal, day of a month) and the same unit: "born in 1876" vs "born in 1867",
    "$4.8 billion" vs "$4.2 billion". Comparatives and approximations are understood: "less than 160,000" is
-   satisfied by 159,937, "about 2,100" by 2,080 (within `APPROX_TOLERANCE`).
+   satisfied by 159,937, "about 2,100" by 2,080 (amounts.py reads and compares quantities).
 2. **The same number with another unit of measure**: "2,100 metres per hour" vs "2,100 kilometres per hour".
 3. **A month or weekday that differs** in that sentence.
 4. **The other polarity**: the claim negates what a clause covering at least `NEGATION_MIN` of it affirms (or the
