@@ -219,3 +219,50 @@ def test_a_python_file_function_gets_plain_mappings(tmp_path: Path) -> None:
                                                    "  - assert: [{type: python, value: file://check.py}]\n"})
     [row] = run_suite(cfg)
     assert row.status == "pass", row.reason
+
+
+# ------------------------------------------------------------------ rubricPrompt as chat messages
+def test_a_rubric_prompt_of_chat_messages_is_sent_as_those_messages(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    """promptfoo's example eval-custom-grading-prompt: `rubricPrompt` as [{role, content}] messages, each content
+    a template (the test's vars, `output`); the grader receives exactly those messages, whatever quotes the
+    output holds."""
+    import json
+
+    fake_openai.default = lambda body: {"content": json.dumps({"pass": True, "score": 1, "reason": "ok"})}
+    cfg = write(tmp_path, {"promptfooconfig.yaml": f"""\
+prompts: ['He said "hi" about {{{{topic}}}}']
+providers: [echo]
+defaultTest:
+  options:
+    provider: {{id: openai:chat:judge, config: {{apiBaseUrl: "{fake_openai.url}"}}}}
+    rubricPrompt:
+      - role: system
+        content: 'Did the output mention {{{{x}}}}? Answer as JSON.'
+      - role: user
+        content: 'Output: {{{{ output }}}}'
+tests:
+  - vars: {{topic: rates, x: the Federal Reserve}}
+    assert: [{{type: llm-rubric, threshold: 0}}]
+"""})
+    [row] = run_suite(cfg)
+    assert row.status == "pass", row.error
+    sent = fake_openai.requests[0]["messages"]
+    assert sent[0] == {"role": "system", "content": "Did the output mention the Federal Reserve? Answer as JSON."}
+    assert sent[1]["role"] == "user" and sent[1]["content"].startswith("Output: ")
+    assert 'He said "hi" about rates' in sent[1]["content"]  # fenced as untrusted text (docs/metrics.md)
+
+
+def test_a_chat_rubric_prompt_message_without_content_is_a_config_error(tmp_path: Path) -> None:
+    cfg = write(tmp_path, {"promptfooconfig.yaml": """\
+prompts: [hi]
+providers: [echo]
+tests:
+  - assert:
+      - type: llm-rubric
+        value: polite
+        provider: openai:gpt-4o-mini
+        rubricPrompt: [{role: system}]
+"""})
+    with pytest.raises(ConfigError, match="content") as caught:
+        load([str(cfg)])
+    assert caught.value.line == 8

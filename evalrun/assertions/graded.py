@@ -76,11 +76,18 @@ class GradedAssertion(Assertion):
         if raw is None:
             return {}
         key = "rubricPrompt"
-        hint = f"give a template string, a list for steps {list(self.steps)}, or a mapping step -> template"
+        hint = (f"give a template string, a list for steps {list(self.steps)}, a mapping step -> template, or "
+                "chat messages [{role, content}]")
         if not self.steps:
             raise self.error(f"{self.spec.type} takes no rubricPrompt", key=key)
         if isinstance(raw, str):
             return {self.steps[0]: self._read(raw, key)}
+        if isinstance(raw, list) and raw and all(isinstance(m, Mapping) and "role" in m for m in raw):
+            import json  # promptfoo's chat form: [{role, content}, ...], each content a template (steps.render_prompt)
+
+            if not all(isinstance(m.get("content"), str) for m in raw):
+                raise self.error("each rubricPrompt message needs a `content` string", key=key, hint=hint)
+            return {self.steps[0]: json.dumps([dict(m) for m in raw], ensure_ascii=False)}
         if isinstance(raw, list):
             order = self.list_steps or self.steps
             if len(raw) > len(order) or not all(isinstance(t, str) for t in raw):

@@ -153,6 +153,12 @@ def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: st
         source = step.source if step.source is not None else builtin_template(step.template)
     scope = {**(extra or {}), **variables}
     try:
+        chat = templating.chat_from_json(source) if override is not None and source.startswith("[{") else None
+        if chat is not None:  # promptfoo's chat rubricPrompt: each content rendered, the list stays valid JSON
+            import json
+
+            return json.dumps([{**m, "content": templating.render(str(m.get("content", "")), scope)}
+                               for m in chat], ensure_ascii=False)
         return templating.render(source, scope)
     except Exception as e:  # noqa: BLE001 - a user template error is this assertion's error
         what = f"rubricPrompt for step {step.name!r}" if override is not None else f"{step.template}.j2"
