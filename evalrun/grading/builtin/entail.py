@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalrun.grading.builtin import conflicts as _conflicts
+from evalrun.grading.builtin import amounts as _amounts
 from evalrun.grading.builtin import support as _support
 from evalrun.grading.builtin.coverage import weighted_coverage
 from evalrun.grading.builtin.evidence import Evidence, Unit, claim_terms, prepare
@@ -99,7 +99,7 @@ def clear_caches() -> None:
     """Forget every memoised result, evidence included (for cold-start benchmarks)."""
     prepare.cache_clear()
     _support.phrase_pairs.cache_clear()
-    _conflicts.clear_caches()
+    _amounts.clear_caches()
     _verbatim_index.cache_clear()
     _clear_text_caches()
 
