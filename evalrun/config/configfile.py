@@ -119,13 +119,13 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    from evalrun import template_env, templating
+    from evalrun import template_names, templating
 
-    template_env.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    template_names.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
-        template_env.add_custom_filters(nunjucks_filters.load(doc["nunjucksFilters"], base_dir,
+        template_names.add_custom_filters(nunjucks_filters.load(doc["nunjucksFilters"], base_dir,
                                                           doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
