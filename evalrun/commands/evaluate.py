@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     import gc
 
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
-    from evalrun.config.expansion import context_expansion_warnings
+    from evalrun.config.checks import context_expansion_warnings
 
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
