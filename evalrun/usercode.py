@@ -16,7 +16,6 @@ meaning the same in both).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,14 +53,6 @@ class JsInline:
                                          params=self.params)
 
 
-_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|`[^`]*`")
-_JS_ONLY = re.compile(
-    r"===|!==|=>|&&|\|\||\b(?:JSON|Math|Object|Array|Number|String|Promise)\.|\.length\b|\btypeof\b"
-    r"|\b(?:const|let|var)\s|\b(?:true|false|null|undefined)\b|\bparse(?:Int|Float)\("
-    r"|\.(?:includes|toLowerCase|toUpperCase|trim|trimStart|trimEnd|map|filter|some|every|indexOf|slice"
-    r"|substring|startsWith|endsWith|match|test|forEach|reduce|find|join|toFixed|localeCompare)\(")
-
-
 def _compiles_as_python(code: str) -> bool:
     import textwrap
 
@@ -80,7 +71,9 @@ def looks_like_js(code: Any) -> bool:
     """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
     if not isinstance(code, str) or not code.strip() or code.strip().startswith(("file://", "pkg://")):
         return False
-    if _JS_ONLY.search(_STRINGS.sub("''", code)):
+    from evalrun.pyexpr import looks_like_javascript
+
+    if looks_like_javascript(code):
         return True
     if _compiles_as_python(code):
         return False
