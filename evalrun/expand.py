@@ -1,8 +1,5 @@
-"""Pure: Suite -> lazy iterator of Case in promptfoo's order (owner: config engine).
-
-    iter_cases(suite, repeat=None) -> Iterator[Case]   tests x repeat x var combinations x providers x prompts
-    count_cases(suite, repeat=None) -> int             arithmetic, builds no Case
-    test_case_counts(suite, repeat=None) -> array      cases per test, in test order (arithmetic)
+"""Pure: Suite -> lazy iterator of Case in promptfoo's order: tests x repeat x var combinations x providers x
+prompts; `count_cases` and `test_case_counts` are the arithmetic of it, building no Case.
 
 `repeat=None` means `evaluateOptions.repeat` (default 1). A var whose value is a list whose first element is a
 string expands to one value per element (cartesian product over such vars, keys in order); any other list is one

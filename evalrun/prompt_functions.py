@@ -1,8 +1,5 @@
 """Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.ts`, `.py`).
 
-    load_prompt_function(path, fn, loc=, key=) -> str     check at config time; the reference to call
-    await build_prompt(ref, vars, provider) -> str | Messages, config
-
 The function receives promptfoo's context `{vars, provider: {id, label}}` and returns the prompt: a string, a
 chat message list, or `{prompt, config}` (the config is merged over the provider's for that call, like a prompt's
 own `config`). JavaScript runs in evalrun's one Node.js process; Python functions are imported once. A missing

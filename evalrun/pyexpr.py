@@ -2,8 +2,6 @@
 
 Shared by `python` assertions, assertion `transform`, test-level transforms and `contextTransform`.
 
-    compile_user_code(code, params=("output", "context"), *, loc, key, base_dir) -> UserFunction
-
 Forms (promptfoo's rules for `python` assertions):
 - one line: an expression, evaluated as ``return <code>``;
 - several lines: the body of ``def main(<params>):`` (use ``return``);

@@ -1,18 +1,7 @@
-"""The one Jinja2 environment (and what a loaded config adds to it), and what a template reads, found before it
-renders: variables, guarded ones, `env.NAME`s, included templates.
-
-    environment() -> env                     made (and Jinja2 imported) at the first template that needs it
-    add_custom_filters(filters, replace=)    a config's `nunjucksFilters`; reset_custom_filters()
-    add_include_dir(folder)                  where `{% include %}` looks (each config's folder, then the current
-    include_dirs() -> [folder, ...]          folder, where promptfoo's Nunjucks looks); reset_include_dirs()
-    plain_parts(src)    (text pieces, names) of a plain `{{ name }}` template, without Jinja2 (None for any other)
-    simple_names(src)   its variables
-    parse(src)          the checked syntax tree (unknown filters and tests are errors)
-    variables_of(src)   top-level variables read (those of included templates too)
-    guarded_names(src)  variables read only optionally (`x | default(..)`, `x is defined`)
-    env_names_of(src)   `env.NAME` / `env['NAME']` read
-    env_fallbacks(src)  of those, the ones whose absence the template handles (`env.X or 'y'`, `| default`, `if`)
-    included(src)       (name, text) of each template it includes, read from the include folders
+"""The one Jinja2 environment (made, and Jinja2 imported, at the first template that needs it) with what a loaded
+config adds to it (`nunjucksFilters`, the folders `{% include %}` looks in); and what a template reads, found
+before it renders: variables, guarded ones, `env.NAME`s, included templates (plain `{{ name }}` templates
+without Jinja2).
 
 The analyses are cached by source and cleared when the filters or the include folders change (`on_change`, which
 templating.py also uses for its compiled templates).

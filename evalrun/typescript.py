@@ -1,10 +1,6 @@
 """TypeScript files (providers, prompt functions, `javascript` assertions, transforms, filters), run as promptfoo
 users have them run: in Node.js, without a build step.
 
-    TS_EXTS, JS_EXTS                     file endings of TypeScript, and of everything Node.js runs for evalrun
-    is_typescript(path) -> bool
-    require(path, *, loc, key)           make evalrun's Node.js process able to load `path`, else a ConfigError
-
 Node.js strips types itself from 23.6 on (22.6 to 23.5 with `--experimental-strip-types`). Older Node.js runs
 them through the `tsx` package (`node --import tsx`) when the user has it, as promptfoo does (promptfoo depends on
 tsx, so a project with promptfoo installed has it): it is looked for in `node_modules` from the file's folder and

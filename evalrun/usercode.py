@@ -1,16 +1,12 @@
 """User code in either language: `file://x.js[:fn]` runs in the shared Node.js process, the rest is Python.
 
-    compile_code(code, params, *, loc, key, base_dir, default_fn=None) -> UserCode    (await .call(*args))
-
 Python follows evalrun.pyexpr (inline expression or body, `file://x.py:fn`). A JavaScript file is called with
 the same arguments (`module.exports = (output, context) => ...`, its `default`, or `:fn`); without Node.js it
 is a ConfigError at `loc` before any call.
 
-Inline code is JavaScript (promptfoo's language for inline transforms) when `looks_like_js` says so: it does
-not compile as Python but Node.js compiles it, or, outside string literals, it uses what only JavaScript means: `===`, `!==`, `=>`,
-`&&`, `||`, `JSON.`, `Math.`, `Object.`, `Array.`, `.length`, `typeof`, `const`/`let`/`var`, `true`/`false`/
-`null`/`undefined`, `.includes(`, `.toLowerCase(`, `.toUpperCase(`, `.trim(`, `.map(`, `.filter(`, ...
-Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
+Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals,
+what only JavaScript means (`===`, `=>`, `&&`, `JSON.`, `.length`, `const`, `null`, `.trim(`, ...: pyexpr's
+looks_like_javascript), or does not compile as Python but Node.js compiles it. Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
 meaning the same in both).
 """
 

@@ -1,7 +1,5 @@
 """Load configs into a validated `Suite` (owner: config engine).
 
-    load(paths, cli_vars=None) -> Suite
-
 Reads YAML with line numbers, resolves file://, merges several configs (and `extends`), validates against the
 schema (schemas/evalrun.schema.json), builds every assertion (assertions.engine.build), checks templates, and
 raises ConfigError (file, line, key path, hint) on the first user mistake. Calls no model, never imports litellm.

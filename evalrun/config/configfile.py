@@ -1,8 +1,5 @@
 """Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder.
 
-    read(path) -> [FileConfig, ...]      the config at `path` preceded by the configs it `extends`
-    merge_configs(configs) -> FileConfig several configs as one (for `extends`, the base comes first)
-
 Merging several configs: prompts and providers concatenated without duplicates, tests and scenarios
 concatenated, defaultTest merged (the later file wins), other settings: the later file wins.
 

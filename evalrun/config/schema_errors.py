@@ -1,11 +1,6 @@
 """jsonschema errors of a config worded for people: FILE:LINE, key path, plain words, a hint (for schema.py).
 
-    key_path(parts, prefix) -> str                                  ('tests', 2) -> 'tests[2]'
-    explain_all(err, doc, file, prefix, line) -> list[ConfigError]   one error (an `anyOf` failure descends into
-                                                                     the alternative that fits the value's shape;
-                                                                     unknown keys get a did-you-mean)
-    locate(doc, path, file, line) -> Location                        the line of the deepest located node on path
-    nan_path_of(doc) -> path | None                                  the first NaN outside free-form data
+An `anyOf` failure descends into the alternative that fits the value's shape; unknown keys get a did-you-mean.
 """
 
 from __future__ import annotations
