@@ -33,12 +33,10 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     if suffix not in typescript.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
                              hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
-    from evalrun.jsnode import check_export, node_path
+    from evalrun.jsnode import check_export
 
-    if node_path() is None:
-        raise ConfigError.at(loc, f"the prompt function {path.name} needs Node.js, and `node` was not found on PATH",
-                             key=key, hint="install Node.js (https://nodejs.org), or write the prompt as a template")
-    typescript.require(path, loc=loc, key=key)
+    typescript.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
+                          instead="write the prompt as a template")
     try:
         check_export(ref)
     except AssertionRuntimeError as e:

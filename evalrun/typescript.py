@@ -79,6 +79,19 @@ def node_flags(start: str | Path) -> list[str] | None:
     return None if tsx is None else ["--import", tsx.as_uri()]
 
 
+def require_js(path: Path, fn: str | None, *, loc: Location | None, key: str | None, what: str,
+               instead: str) -> str:
+    """`file:///abs/path[:fn]` of a JavaScript or TypeScript file after making sure evalrun's Node.js process can
+    load it: ConfigError at `loc` when Node.js is missing (`instead`: how else to write it), or see `require`."""
+    from evalrun.jsnode import node_path
+
+    if node_path() is None:
+        raise ConfigError.at(loc, f"{what} needs Node.js, and `node` was not found on PATH", key=key,
+                             hint=f"install Node.js (https://nodejs.org), or {instead}")
+    require(path, loc=loc, key=key)
+    return "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
+
+
 def require(path: str | Path, *, loc: Location | None, key: str | None) -> None:
     """Make evalrun's Node.js process able to load the TypeScript file `path` (nothing for other files); a
     ConfigError at `loc` when neither this Node.js nor tsx can."""

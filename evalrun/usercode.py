@@ -102,8 +102,6 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
                  base_dir: str | None, default_fn: str | None = None) -> UserCode:
     """Python code or a JavaScript file reference -> something to `await .call(*args)`."""
     if is_js_ref(code):
-        from evalrun import jsnode
-
         ref = code.strip()[len("file://"):]
         head, sep, tail = ref.rpartition(":")
         path, fn = (head, tail) if sep and head.lower().endswith(JS_EXTS) else (ref, "")
@@ -111,13 +109,10 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if not full.is_file():
             raise ConfigError.at(loc, f"file not found: {full}", key=key,
                                  hint="paths are relative to the config file's directory")
-        if jsnode.node_path() is None:
-            raise ConfigError.at(loc, f"{full.name} is JavaScript but `node` was not found on PATH", key=key,
-                                 hint="install Node.js, or write this in Python (file://x.py:fn)")
         from evalrun import typescript
 
-        typescript.require(full, loc=loc, key=key)
-        target = "file://" + str(full.resolve()) + (f":{fn}" if fn else "")
+        target = typescript.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
+                                       instead="write this in Python (file://x.py:fn)")
         return JsFunction(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):
         from evalrun import jsnode

@@ -166,14 +166,8 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
         from evalrun import typescript
 
         if suffix in typescript.JS_EXTS:
-            from evalrun import jsnode
-
-            if jsnode.node_path() is None:
-                raise ConfigError.at(where, f"filter {name!r} is JavaScript ({path.name}) but `node` was not found "
-                                            "on PATH", key=key, hint="install Node.js, or write the filter in Python "
-                                                                     "(file://filter.py:fn)")
-            typescript.require(path, loc=where, key=key)
-            target = files.PREFIX + str(path.resolve()) + (f":{fn}" if fn else "")
+            target = typescript.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
+                                           instead="write the filter in Python (file://filter.py:fn)")
             out[str(name)] = _js_filter(target, str(name), str(path.parent))
         elif suffix == ".py":
             out[str(name)] = load_function(str(path), fn or str(name), loc=where, key=key)
