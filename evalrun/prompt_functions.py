@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 from evalrun.types import Messages
 
@@ -51,16 +52,12 @@ def _result(value: Any, ref: str) -> tuple[str | Messages, dict[str, Any]]:
     if isinstance(value, dict) and "prompt" in value:
         config = dict(value.get("config") or {})
         value = value["prompt"]
-    if isinstance(value, str):
-        try:  # a JSON chat written as text, as promptfoo reads it
-            parsed = json.loads(value) if value.lstrip().startswith("[") else None
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, list) and parsed and all(isinstance(m, dict) and "role" in m for m in parsed):
-            return parsed, config
-        return value, config
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return [dict(m) for m in value], config
+    if isinstance(value, str):  # a JSON chat written as text, as promptfoo reads it
+        chat = templating.chat_from_json(value) if value.lstrip().startswith("[") else None
+        return chat or value, config
+    chat = templating.as_chat(value)
+    if chat is not None:
+        return chat, config
     if value is None:
         raise AssertionRuntimeError(f"prompt function {ref.rsplit('/', 1)[-1]} returned nothing")
     return json.dumps(value, ensure_ascii=False), config

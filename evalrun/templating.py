@@ -216,15 +216,19 @@ def is_json_template(raw: str) -> bool:
     return head == "[" and has_template(raw)
 
 
+def as_chat(value: Any) -> list[dict[str, Any]] | None:
+    """A copy of `value` when it is a chat (a non-empty list of mappings with a `role`), else None."""
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return [dict(m) for m in value]
+    return None
+
+
 def chat_from_json(text: str) -> list[dict[str, Any]] | None:
-    """The chat message list a rendered JSON template spells, or None when it is not one."""
+    """The chat message list a (rendered) JSON text spells, or None when it is not one."""
     try:
-        data = json.loads(text)
+        return as_chat(json.loads(text))
     except ValueError:
         return None
-    if isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data):
-        return data
-    return None
 
 
 def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
