@@ -1,5 +1,5 @@
-"""asserts.build_list's reuse of built specs (a list equal to the one built before it, or items differing only
-in a string `value`): exactly the specs of a list built from scratch, each with its own
+"""asserts.build_list's previous-list path (a list like the one built before it, items equal or differing only
+in a string `value`, reuses its specs): exactly the specs of a list built from scratch, each with its own
 location and key path, and a differing value's own handler (which checks it)."""
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ def _fields(spec: Any) -> dict[str, Any]:
 
 
 def _clear() -> None:
-    for cache in (asserts._BUILT, asserts._SHAPES, asserts._last):
+    asserts.forget_previous()
+    for cache in (asserts._BUILT, asserts._SHAPES):
         cache.clear()
 
 
