@@ -7,8 +7,9 @@
     lean(spec) -> bool; evaluate_text(spec, output, value, vars) -> AssertionResult
         the same for a TextAssertion without transform or config, synchronously and without a context
     aggregate(test, results) -> (status, pass, score, reason)
-        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0 never fails) or score >= test threshold;
-        any result with error -> status "error".
+        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0
+        never fails) or score >= test threshold; any result with error -> status "error".
+    AssertSet: the `assert-set` type, whose children are built and combined here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError
 from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
 
@@ -237,3 +239,37 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
         sign = "≥" if passed else "<"
         reason = f"Aggregate score {score:.2f} {sign} {threshold} threshold"
     return score, passed, reason
+
+
+@register("assert-set")
+class AssertSet(Assertion):
+    """Groups assertions: the set's score is the weighted mean of its children's scores.
+
+    YAML keys: `assert` (required): the child assertions; `threshold` (optional): the set passes when its
+    score >= threshold (otherwise when every child with weight > 0 passes); `weight` (default 1) and `metric`
+    apply to the set as a whole. An ERROR in a child makes the set an ERROR.
+    """
+
+    summary = "group of assertions with its own threshold and weight"
+
+    def check(self) -> None:
+        if not self.spec.children:
+            raise self.error("assert-set needs a non-empty `assert` list", key="assert")
+        built = []
+        for child in self.spec.children:
+            handler = child.handler if isinstance(child.handler, Assertion) else build(child)
+            built.append(dataclasses.replace(child, handler=handler) if child.handler is None else child)
+        self.children: tuple[AssertionSpec, ...] = tuple(built)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        import asyncio  # here: validate imports every assertion module and never needs it
+
+        async def one(child: AssertionSpec) -> AssertionResult:
+            if ctx.run_child is not None:
+                res: Any = await ctx.run_child(child)
+                return res
+            return await evaluate(child, dataclasses.replace(ctx, value=child.value, config=child.config))
+
+        results = list(await asyncio.gather(*(one(c) for c in self.children)))
+        score, passed, reason = combine(results, self.spec.threshold)
+        return Score(passed, score, reason, {"_children": results})
