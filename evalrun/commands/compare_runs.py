@@ -48,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
             elif suffix == ".md":
                 path.write_text(render.markdown(data), encoding="utf-8")
             else:
-                from evalrun.report import html_diff
+                from evalrun.report import html
 
-                html_diff.write(path, data, d)
+                html.write_diff(path, data, d)
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)

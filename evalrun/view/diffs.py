@@ -1,5 +1,5 @@
 """Two runs compared in the view: what `evalrun compare A B` reports (compare/: load, diff, roll-up, text),
-as the compare page's data (report.html_diff), kept while neither results file changes so that its changed
+as the compare page's data (report.html.diff_head), kept while neither results file changes so that its changed
 cases can be paged and opened.
 
     Diffs(catalogue).get(a, b) -> Compared     .page(filters) / .detail(n)
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalrun.compare import diff, load, render, rollup
-from evalrun.report import html_diff
+from evalrun.report import html
 from evalrun.view import query
 from evalrun.view.catalogue import Catalogue, Run
 from evalrun.view.errors import ViewError
@@ -68,8 +68,8 @@ class Diffs:
         d = diff.compare(ra, rb)
         data = rollup.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
                                    for run in (a, b)))
-        head = html_diff.head(data)
+        head = html.diff_head(data)
         head["text"] = render.text(data)
         head["runs"] = {"a": a.id, "b": b.id}
-        items = [html_diff.item(c, head["providers"]) for c in d.cases if c.changed]
+        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
         return Compared(head, items, [query.diff_text(row) for row, _ in items])
