@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
 from evalrun.assertions.values import compile_js_regex, js_str, parse_csv_values, strict_equal
-
-__all__ = ["Equals", "Contains", "ContainsAny", "ContainsAll", "StartsWith", "Regex", "WordCount", "IsRefusal"]
 
 
 def _quote(s: str, limit: int = 80) -> str:
@@ -48,7 +46,7 @@ class Equals(TextAssertion):
         return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
 
 
-class _ContainsBase(TextAssertion):
+class _Contains(TextAssertion):
     requires_value = True
     ignore_case = False
     value_hint = "give a non-empty string or a number"
@@ -60,14 +58,13 @@ class _ContainsBase(TextAssertion):
 
     def judge_text(self, output: str, value: Any) -> Score:
         needle = self.parsed(value)
-        hay = output
-        passed = needle.lower() in hay.lower() if self.ignore_case else needle in hay
+        passed = needle.lower() in output.lower() if self.ignore_case else needle in output
         return binary(passed, f"Output {'contains' if passed else 'does not contain'} {_quote(needle)}"
                       + (" (ignoring case)" if self.ignore_case else ""))
 
 
 @register("contains")
-class Contains(_ContainsBase):
+class Contains(_Contains):
     """Output contains `value` as a substring (case-sensitive).
 
     YAML keys: `value` (required): a non-empty string or a number.
@@ -76,20 +73,10 @@ class Contains(_ContainsBase):
     summary = "output contains the value (case-sensitive)"
 
 
-@register("icontains")
-class IContains(_ContainsBase):
-    """Output contains `value`, ignoring case.
-
-    YAML keys: `value` (required): a non-empty string or a number.
-    """
-
-    summary = "output contains the value, ignoring case"
-    ignore_case = True
-
-
-class _ListBase(TextAssertion):
+class _ContainsList(TextAssertion):
     requires_value = True
     ignore_case = False
+    every: ClassVar[bool] = False  # contains-all (else contains-any)
     value_hint = "give a list (`[a, b]`) or a comma-separated string (`a, b`)"
 
     def parse(self, value: Any) -> list[str]:
@@ -103,32 +90,23 @@ class _ListBase(TextAssertion):
             raise ValueError(f"{self.spec.type} needs at least one item")
         return items
 
-    def _found(self, output: str, value: Any) -> tuple[list[str], list[str]]:
+    def judge_text(self, output: str, value: Any) -> Score:
         items = self.parsed(value)
         hay = output.lower() if self.ignore_case else output
         present = [v for v in items if (v.lower() if self.ignore_case else v) in hay]
-        return items, present
-
-
-class _AnyBase(_ListBase):
-    def judge_text(self, output: str, value: Any) -> Score:
-        items, present = self._found(output, value)
-        if present:
-            return binary(True, f"Output contains {_quote(present[0])}", found=present)
-        return binary(False, f"Output contains none of {json.dumps(items, ensure_ascii=False)}", found=[])
-
-
-class _AllBase(_ListBase):
-    def judge_text(self, output: str, value: Any) -> Score:
-        items, present = self._found(output, value)
+        listed = json.dumps(items, ensure_ascii=False)
+        if not self.every:
+            if present:
+                return binary(True, f"Output contains {_quote(present[0])}", found=present)
+            return binary(False, f"Output contains none of {listed}", found=[])
         missing = [v for v in items if v not in present]
         if not missing:
-            return binary(True, f"Output contains all of {json.dumps(items, ensure_ascii=False)}")
+            return binary(True, f"Output contains all of {listed}")
         return binary(False, f"Output is missing {json.dumps(missing, ensure_ascii=False)}", missing=missing)
 
 
 @register("contains-any")
-class ContainsAny(_AnyBase):
+class ContainsAny(_ContainsList):
     """Output contains at least one of the values (case-sensitive).
 
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
@@ -137,36 +115,27 @@ class ContainsAny(_AnyBase):
     summary = "output contains at least one of the values"
 
 
-@register("icontains-any")
-class IContainsAny(_AnyBase):
-    """Output contains at least one of the values, ignoring case.
-
-    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
-    """
-
-    summary = "output contains at least one of the values, ignoring case"
-    ignore_case = True
-
-
 @register("contains-all")
-class ContainsAll(_AllBase):
+class ContainsAll(_ContainsList):
     """Output contains every one of the values (case-sensitive).
 
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
     """
 
     summary = "output contains every one of the values"
+    every = True
 
 
-@register("icontains-all")
-class IContainsAll(_AllBase):
-    """Output contains every one of the values, ignoring case.
+def _ignoring_case(cls: type[_Contains | _ContainsList]) -> None:
+    """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
+    doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
+    twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "summary": cls.summary.replace(" (case-sensitive)", "")
+                                             + ", ignoring case", "ignore_case": True, "__module__": __name__})
+    register("i" + cls.name)(twin)
 
-    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
-    """
 
-    summary = "output contains every one of the values, ignoring case"
-    ignore_case = True
+for _cls in (Contains, ContainsAny, ContainsAll):
+    _ignoring_case(_cls)
 
 
 @register("starts-with")
