@@ -42,12 +42,6 @@ def build(spec: AssertionSpec) -> Assertion:
     return cls(spec)
 
 
-def handler_of(spec: AssertionSpec) -> Assertion:
-    """The spec's built handler (built now if the loader did not attach one)."""
-    h = spec.handler
-    return h if isinstance(h, Assertion) else build(spec)
-
-
 def output_text(value: Any) -> str:
     """A transformed output as text: strings unchanged, other values as compact JSON (like JSON.stringify)."""
     if isinstance(value, str):
@@ -60,7 +54,7 @@ def output_text(value: Any) -> str:
 
 async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResult:
     """Run one assertion for one case: transform, handler, `not-`, weight, metric; errors become result.error."""
-    handler = handler_of(spec)
+    handler = spec.handler if isinstance(spec.handler, Assertion) else build(spec)  # built by the loader
     try:
         if handler.transform_fn is not None:
             transformed = await handler.transform_fn.call(ctx.code_output, ctx.as_dict())
@@ -179,14 +173,8 @@ def _error(spec: AssertionSpec, threshold: float | None, message: str,
 
 
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
-    """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules).
-
-    score = sum(score*weight) / sum(weight) over the assertions that have a score (0 when the weights sum to 0;
-    errors count as score 0; a score of None, "nothing to grade", is left out); pass = no assertion with
-    weight > 0 failed, or, when the test sets a threshold (0 included) and some assertion has a score,
-    score >= threshold; any error -> status "error". No assertions, or none with a score and all passed ->
-    score 1.
-    """
+    """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules, see `combine`): any
+    error -> status "error"; no assertions -> a pass with score 1."""
     if not results:
         return "pass", True, 1.0, "No assertions"
     score, passed, reason = combine(results, test.threshold)
@@ -207,12 +195,11 @@ def oriented(r: AssertionResult) -> float:
 def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
     """Weighted score, pass and reason of a group of results (a test, or an assert-set's children).
 
-    Scores enter with one direction, higher is better: a lower-is-better metric counts as 1 - score.
-
-    A result with no score (score None without an error, e.g. a graded assertion on an output that made no
-    claims) is left out of the weighted mean, numerator and denominator; an error counts as score 0. When no
-    result has a score, the score is 1.0 if every result passed (else 0.0) and a threshold is not applied:
-    pass = every assertion passed.
+    score = sum(score * weight) / sum(weight) (0 when the weights sum to 0), higher is better (a lower-is-better
+    metric counts as 1 - score); an error counts as 0; a result with no score and no error (a graded assertion
+    on an output that made no claims) is left out. pass = no result with weight > 0 failed, or, with a
+    threshold (0 included), score >= threshold. When no result has a score, the score is 1.0 if every result
+    passed (else 0.0) and the threshold is not applied.
     """
     scored: list[AssertionResult] = []
     scale: float | None = None

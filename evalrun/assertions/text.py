@@ -194,11 +194,6 @@ class Regex(TextAssertion):
         return binary(False, f"Output does not match /{value}/")
 
 
-def count_words(text: str) -> int:
-    """Words as promptfoo counts them: whitespace-separated, non-empty."""
-    return len(text.split())
-
-
 @register("word-count")
 class WordCount(TextAssertion):
     """Output has exactly N words, or between `min` and `max` words (inclusive).
@@ -235,7 +230,7 @@ class WordCount(TextAssertion):
 
     def judge_text(self, output: str, value: Any) -> Score:
         lo, hi = self.parsed(value)
-        n = count_words(output)
+        n = len(output.split())  # promptfoo's words: whitespace-separated, non-empty
         passed = (lo is None or n >= lo) and (hi is None or n <= hi)
         if lo == hi:
             want = f"exactly {js_str(lo)}"

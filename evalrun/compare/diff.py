@@ -195,10 +195,6 @@ class Diff:
     cases: list[CaseDiff]
     tolerance: float
 
-    @property
-    def regressions(self) -> list[CaseDiff]:
-        return [c for c in self.cases if c.regression]
-
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(("matched", "added", "removed", "newly_failing", "newly_passing", "new_error",
                              "changed", "noise", "score_regressed", "score_improved", "claim_flips",

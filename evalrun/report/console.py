@@ -213,10 +213,6 @@ def cell_lines(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _row_key(rec: dict[str, Any]) -> str:
-    return f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
-
-
 def _row_label(rec: dict[str, Any]) -> str:
     vars = rec.get("vars") or {}
     desc = rec.get("description")
@@ -232,7 +228,7 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     labels: dict[str, str] = {}
     shown = 0
     for rec in outcome.iter_results():
-        key = _row_key(rec)
+        key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
         if key not in grid:
             if len(grid) >= max_rows:
                 break  # a row's cells are contiguous in expansion order: the rest are later rows

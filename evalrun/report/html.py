@@ -52,11 +52,6 @@ def write_head(f: TextIO, head: dict[str, Any]) -> None:
     f.write(text[:-1] + ',"cases":[')
 
 
-def _flaky_keys(outcome: Any) -> set[Any]:
-    repeats = getattr(outcome, "repeats", None)
-    return {g.key for g in repeats.flaky} if repeats is not None else set()
-
-
 def run_head(meta: dict[str, Any], summary: dict[str, Any], agg: html_data.Aggregates) -> dict[str, Any]:
     """A run page's data but its cases: summary, provider x prompt matrix, charts (also `evalrun view`'s)."""
     s = summary
@@ -73,7 +68,8 @@ def write(path: Path, outcome: Any) -> None:
     for rec in outcome.iter_results():
         agg.add(rec)
     head = run_head(outcome.meta(), outcome.summary, agg)
-    flaky = _flaky_keys(outcome)
+    repeats = getattr(outcome, "repeats", None)
+    flaky = {g.key for g in repeats.flaky} if repeats is not None else set()
     page_head, page_tail = template()
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(page_head)

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from html import escape
@@ -41,10 +42,6 @@ def test_label(rec: dict[str, Any]) -> str:
     return cut(f"{desc} [{shown}]" if desc and shown else desc or shown or f"tests[{rec.get('test_index', 0)}]", 200)
 
 
-def assertion_name(a: dict[str, Any], i: int) -> str:
-    return str(a.get("metric") or a.get("type") or f"[{i}]")
-
-
 @dataclass
 class Aggregates:
     providers: list[str] = field(default_factory=list)
@@ -70,7 +67,7 @@ class Aggregates:
         if isinstance(rec.get("score"), (int, float)):
             self.case_bins[_bin(rec["score"])] += 1
         for i, a in enumerate(rec.get("assertions") or []):
-            name = assertion_name(a, i)
+            name = str(a.get("metric") or a.get("type") or f"[{i}]")
             if a.get("lower_is_better"):
                 self.lower.add(name)
             s = self.sums.setdefault(name, [0.0, 0, 0])
@@ -199,8 +196,6 @@ def detail(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _vars_text(vars_: Any) -> str:
-    import json
-
     return json.dumps(vars_ or {}, ensure_ascii=False, default=str, indent=1)
 
 
