@@ -14,7 +14,7 @@ import pytest
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.cli import main
-from evalrun.compare import diff, render, rollup
+from evalrun.compare import diff, render
 from evalrun.run.serialize import assertion_dict
 from evalrun.types import AssertionResult, AssertionSpec
 from tests.fakeserver import FakeOpenAI
@@ -40,7 +40,7 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     """b's score is higher than a's for a lower-is-better type: every view calls that a regression."""
     assert a.lower_is_better and b.lower_is_better and b.score > a.score  # type: ignore[operator]
     d = diff.compare([_record(a)], [_record(b)])
-    data = rollup.as_dict(d, {"ref": "A", "label": "A"}, {"ref": "B", "label": "B"})
+    data = diff.as_dict(d, {"ref": "A", "label": "A"}, {"ref": "B", "label": "B"})
     (m,) = data["cases"][0]["metric_deltas"]
     assert m["regressed"] and not m["improved"] and m["lower_is_better"] and m["delta"] > 0
     (row,) = data["by_metric"]

@@ -18,7 +18,7 @@ OUTPUTS = (".json", ".md", ".html")
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalrun.compare import diff, load, render, rollup
+    from evalrun.compare import diff, load, render
     from evalrun.run.history import History
 
     if not 0 <= args.tolerance <= 1:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     history = History(state_of(args))
     a, b = load.load(args.a, history), load.load(args.b, history)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
-    data = rollup.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
+    data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})
     if args.format == "json":
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))

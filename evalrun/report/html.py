@@ -90,7 +90,7 @@ def _status(side: dict[str, Any] | None) -> str:
 
 
 def diff_head(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` is the JSON form of a diff (compare.rollup.as_dict)."""
+    """`data` is the JSON form of a diff (compare.diff.as_dict)."""
     providers: list[str] = []
     prompts = [str((p["b"] or p["a"] or {}).get("label", "")) for p in data["prompts"]]
     matrix: dict[tuple[int, int], dict[str, Any]] = {}

@@ -6,7 +6,7 @@
     .listing() -> rows of the runs list                 .head(run) -> a run page's data but its cases
     Diffs(catalogue).get(a, b) -> Compared              .page(filters) / .detail(n)
 
-Diffs: two runs compared, what `evalrun compare A B` reports (compare/: load, diff, roll-up, text) as the compare
+Diffs: two runs compared, what `evalrun compare A B` reports (compare/: load, diff, text) as the compare
 page's data (report.html.diff_head), kept while neither results file changes so that its changed cases can be
 paged and opened.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.compare import diff, load, render, rollup
+from evalrun.compare import diff, load, render
 from evalrun.report import html
 from evalrun.run.history import History, RunRecord
 from evalrun.view import ViewError, query
@@ -266,7 +266,7 @@ class Diffs:
     def _compare(self, a: Run, b: Run) -> Compared:
         ra, rb = (load.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
         d = diff.compare(ra, rb)
-        data = rollup.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
+        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
                                    for run in (a, b)))
         head = html.diff_head(data)
         head["text"] = render.text(data)
