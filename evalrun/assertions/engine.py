@@ -24,7 +24,7 @@ from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError
-from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
+from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, Status, TestSpec
 
 
 def build(spec: AssertionSpec) -> Assertion:
@@ -132,17 +132,15 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         if value is not None and not (s.keep_score_on_negate or lower):
             value = 1.0 - value
     lower = lower and not spec.negate
-    if s.trace is None and not s.details:  # a plain verdict (deterministic assertions): nothing to carry over
-        return AssertionResult(spec.full_type, passed, value, threshold, spec.weight, s.reason, metric, None, {},
-                               None, NO_TOKENS, 0.0, (), lower)
-    details = dict(s.details) if s.details else {}
+    details = dict(s.details)
     grader, tokens, cost = None, NO_TOKENS, 0.0
     if s.trace is not None:
         grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
-        details["calls"] = _calls(s.trace)
+        details["calls"] = [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
+                             "tokens": dataclasses.asdict(c.tokens)} for c in s.trace.calls]
         details["raw_replies"] = [c.raw for c in s.trace.calls]
-    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ())) if details else ()
-    failed = next((c for c in children if c.error), None) if children else None
+    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
+    failed = next((c for c in children if c.error), None)
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
         message = f"{failed.type}: {failed.error}"
         return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
@@ -152,11 +150,6 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
                            weight=spec.weight, reason=s.reason, metric=metric, details=details,
                            grader=grader, tokens=tokens, cost=cost, children=children,
                            lower_is_better=lower)
-
-
-def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
-    return [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
-             "tokens": dataclasses.asdict(c.tokens)} for c in trace.calls]
 
 
 def _error(spec: AssertionSpec, threshold: float | None, message: str,
