@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score, against
+from evalrun.assertions.base import AssertionContext, Score, against
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.judges import REASON, REASON_KEY, check_reason_key, explain, wants_reason
 from evalrun.assertions.mastra_text import mastra_input
@@ -77,21 +77,6 @@ def tool_names(ctx: AssertionContext) -> list[str]:
         except ValueError:
             calls = None
     return [n for n in (_name(c) for c in calls or []) if n is not None]
-
-
-def check_config(handler: Assertion) -> None:
-    """expectedTool (string) or expectedToolOrder (list of strings) is required; strictMode is a boolean."""
-    cfg = handler.spec.config
-    tool, order = cfg.get("expectedTool"), cfg.get("expectedToolOrder")
-    if tool is None and order is None:
-        raise handler.error("tool-call-accuracy needs config.expectedTool or config.expectedToolOrder",
-                            key="config", hint="e.g. `config: {expectedTool: weather-tool}`")
-    if tool is not None and not isinstance(tool, str):
-        raise handler.error("config.expectedTool must be a tool name", key="config.expectedTool")
-    if order is not None and (not isinstance(order, list) or not all(isinstance(t, str) for t in order)):
-        raise handler.error("config.expectedToolOrder must be a list of tool names", key="config.expectedToolOrder")
-    if not isinstance(cfg.get("strictMode", False), bool):
-        raise handler.error("config.strictMode must be true or false", key="config.strictMode")
 
 
 def score_code(ctx: AssertionContext) -> Score:
@@ -165,8 +150,17 @@ class ToolCallAccuracy(GradedAssertion):
             if not isinstance(tools, list) or not tools:
                 raise self.error("the LLM variant needs config.availableTools", key="config.availableTools",
                                  hint="a list of {name, description} (or tool names)")
-        else:
-            check_config(self)
+            return
+        tool, order = cfg.get("expectedTool"), cfg.get("expectedToolOrder")
+        if tool is None and order is None:
+            raise self.error("tool-call-accuracy needs config.expectedTool or config.expectedToolOrder",
+                             key="config", hint="e.g. `config: {expectedTool: weather-tool}`")
+        if tool is not None and not isinstance(tool, str):
+            raise self.error("config.expectedTool must be a tool name", key="config.expectedTool")
+        if order is not None and (not isinstance(order, list) or not all(isinstance(t, str) for t in order)):
+            raise self.error("config.expectedToolOrder must be a list of tool names", key="config.expectedToolOrder")
+        if not isinstance(cfg.get("strictMode", False), bool):
+            raise self.error("config.strictMode must be true or false", key="config.strictMode")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         scale = float(ctx.config.get("scale", 1))
