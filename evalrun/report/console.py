@@ -41,11 +41,6 @@ def shorten(text: Any, limit: int = CELL_MAX) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
-def _score(a: dict[str, Any]) -> str:
-    score = a.get("score")
-    return f" (score {score:.3g})" if isinstance(score, (int, float)) and not isinstance(score, bool) else ""
-
-
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
@@ -132,16 +127,18 @@ def _chunk_lines(details: dict[str, Any], indent: str) -> Iterator[str]:
         yield f"{indent}missing: {', '.join(shorten(m, 80) for m in missing)}"
 
 
-def _assertion_lines(a: dict[str, Any], indent: str, *, graded_details: bool) -> Iterator[str]:
+def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
+    """The assertion's verdict and reason, its claims and chunks, then its children (assert-set)."""
     text = a.get("error") or a.get("reason") or ""
+    score = f" (score {a['score']:.3g})" if _is_number(a.get("score")) else ""
     grader = f" [grader {a['grader']}]" if a.get("grader") else ""
-    yield f"{indent}[{mark(a)}] {a.get('type')}{_score(a)}{grader}: {text}"
+    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {text}"
     details = a.get("details") or {}
-    if graded_details and isinstance(details, dict):
+    if isinstance(details, dict):
         yield from _claim_lines(details, indent + "    ")
         yield from _chunk_lines(details, indent + "    ")
     for child in a.get("children") or []:
-        yield from _assertion_lines(child, indent + "  ", graded_details=graded_details)
+        yield from _assertion_lines(child, indent + "  ")
 
 
 def _vars_text(rec: dict[str, Any]) -> str:
@@ -162,7 +159,7 @@ def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
     asserts = rec.get("assertions") or []
     bad = [a for a in asserts if a.get("error") or not a.get("pass")]
     for a in bad:
-        lines.extend(_assertion_lines(a, "  ", graded_details=True))
+        lines.extend(_assertion_lines(a, "  "))
     passed = len(asserts) - len(bad)
     if passed:
         lines.append(f"  ({passed} other assertion{'s' if passed != 1 else ''} passed)")
@@ -181,7 +178,7 @@ def details_text(rec: dict[str, Any]) -> str:
     """Every assertion with its reason and graded details (claims with verdicts, chunk relevance)."""
     lines = [f"status: {rec.get('status')}  score: {rec.get('score')}  provider: {rec.get('provider')}"]
     for a in rec.get("assertions") or []:
-        lines.extend(_assertion_lines(a, "  ", graded_details=True))
+        lines.extend(_assertion_lines(a, "  "))
     return "\n".join(lines)
 
 
