@@ -15,9 +15,10 @@ that flipped, and both outputs. `evalrun view` pages the same items (diff_head, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
 
@@ -46,10 +47,15 @@ def template() -> tuple[str, str]:
     return head, tail
 
 
-def write_head(f: TextIO, head: dict[str, Any]) -> None:
-    """The data object up to its `cases` array (left open for the caller to stream into)."""
-    text = dumps(head)
-    f.write(text[:-1] + ',"cases":[')
+def write_page(path: Path, head: dict[str, Any], cases: Iterable[Any], title: str = "evalrun report") -> None:
+    """The page with its data: `head`, then `cases` streamed into its `cases` array (one at a time)."""
+    page_head, page_tail = template()
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(page_head.replace("<title>evalrun report</title>", f"<title>{title}</title>"))
+        f.write(dumps(head)[:-1] + ',"cases":[')
+        for n, case in enumerate(cases):
+            f.write(("," if n else "") + dumps(case))
+        f.write("]}" + page_tail)
 
 
 def run_head(meta: dict[str, Any], summary: dict[str, Any], agg: html_data.Aggregates) -> dict[str, Any]:
@@ -70,15 +76,8 @@ def write(path: Path, outcome: Any) -> None:
     head = run_head(outcome.meta(), outcome.summary, agg)
     repeats = getattr(outcome, "repeats", None)
     flaky = {g.key for g in repeats.flaky} if repeats is not None else set()
-    page_head, page_tail = template()
-    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(page_head)
-        write_head(f, head)
-        for i, rec in enumerate(outcome.iter_results()):
-            is_flaky = bool(flaky) and group_key(rec) in flaky
-            f.write(("," if i else "") + dumps([html_data.row(i, rec, agg, is_flaky), html_data.detail(rec)]))
-        f.write("]}")
-        f.write(page_tail)
+    write_page(path, head, ([html_data.row(i, rec, agg, bool(flaky) and group_key(rec) in flaky),
+                             html_data.detail(rec)] for i, rec in enumerate(outcome.iter_results())))
 
 
 def _status(side: dict[str, Any] | None) -> str:
@@ -128,15 +127,4 @@ def diff_item(c: Any, providers: list[str]) -> list[Any]:
 def write_diff(path: Path, data: dict[str, Any], diff: Any) -> None:
     """`diff` is the Diff behind `data`, for the records of each case."""
     page = diff_head(data)
-    page_head, page_tail = template()
-    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(page_head.replace("<title>evalrun report</title>", "<title>evalrun compare</title>"))
-        write_head(f, page)
-        n = 0
-        for c in diff.cases:
-            if not c.changed:
-                continue
-            f.write(("," if n else "") + dumps(diff_item(c, page["providers"])))
-            n += 1
-        f.write("]}")
-        f.write(page_tail)
+    write_page(path, page, (diff_item(c, page["providers"]) for c in diff.cases if c.changed), "evalrun compare")
