@@ -148,7 +148,7 @@ class Javascript(Assertion):
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
                                     self.spec.threshold, "JavaScript")
         try:
-            result = await call_js(self.spec.value, ctx.code_output, _jsonable(ctx.as_dict()),
+            result = await call_js(self.spec.value, ctx.code_output, json.loads(json.dumps(ctx.as_dict(), default=str)),
                                    base_dir=self.base_dir)
             if result is None:
                 raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
@@ -170,7 +170,3 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))
-
-
-def _jsonable(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=str))

@@ -18,7 +18,7 @@ OUTPUTS = (".json", ".md", ".html")
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalrun.compare import diff, load, render, rollup
+    from evalrun.compare import diff, load, render
     from evalrun.run.history import History
 
     if not 0 <= args.tolerance <= 1:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     history = History(state_of(args))
     a, b = load.load(args.a, history), load.load(args.b, history)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
-    data = rollup.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
+    data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})
     if args.format == "json":
         print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
@@ -48,9 +48,9 @@ def run(args: argparse.Namespace) -> int:
             elif suffix == ".md":
                 path.write_text(render.markdown(data), encoding="utf-8")
             else:
-                from evalrun.report import html_diff
+                from evalrun.report import html
 
-                html_diff.write(path, data, d)
+                html.write_diff(path, data, d)
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)

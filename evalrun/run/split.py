@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import expand
-from evalrun.assertions.output_groups import ComparesOutputs, group_key
+from evalrun.assertions.output_groups import compares_outputs, group_key
 from evalrun.errors import UsageError
 from evalrun.run import case_filters, readback
 from evalrun.run.outcome import RunOutcome
@@ -125,8 +125,8 @@ def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
     if hasattr(tests, "window"):  # streamed: only whether some test is graded is known without reading rows
         whole = getattr(tests, "graded", True)
         return (max(1, c) if whole else 1 for c in counts)
-    pairs, grouped = expand.case_counter(suite), ComparesOutputs()
-    return (pairs(test)[0] if c and grouped(test) else 1 for test, c in zip(tests, counts, strict=True))
+    pairs = expand.case_counter(suite)
+    return (pairs(test)[0] if c and compares_outputs(test) else 1 for test, c in zip(tests, counts, strict=True))
 
 
 def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | None = None) -> list[Window]:
@@ -190,14 +190,13 @@ def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
     if n == 1:
         yield from stream
         return
-    grouped = ComparesOutputs()
     want = k - 1
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
     give = heapq.heapreplace
     unit: list[Case] = []  # the output group being gathered
     unit_key: Any = None
     for case in stream:
-        in_groups = grouped(case.test)
+        in_groups = compares_outputs(case.test)
         if unit and (not in_groups or group_key(case) != unit_key):
             load, s = loads[0]
             give(loads, (load + len(unit), s))
