@@ -1,8 +1,6 @@
 """Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`. The only place that prints
-besides report/.
-
-Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
-so `evalrun validate` stays fast and never imports litellm.
+besides report/. Each subcommand is a function `(args) -> int` in evalrun/commands/, imported only when chosen, so
+`evalrun validate` stays fast and never imports litellm.
 """
 
 from __future__ import annotations
@@ -34,6 +32,13 @@ def _configs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--strict", action="store_true",
                    help="keys promptfoo ignores (warnings by default) are errors")
+
+
+def _history(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-c", "--config", default=None, metavar="CONFIG",
+                   help="read the history next to this config (default: .evalrun in the current folder)")
+    p.add_argument("--dir", default=None, metavar="DIR", help="a .evalrun folder, or the folder holding one")
+    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,9 +122,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
     rp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
-    from evalrun.commands import compare_args
+    ru = sub.add_parser("runs", help="list recorded runs (.evalrun/history.sqlite)")
+    _history(ru)
+    ru.add_argument("-n", "--limit", type=int, default=20, metavar="N", help="newest N runs (default 20, 0: all)")
+    ru.add_argument("--json", action="store_true", help="print as JSON")
 
-    compare_args.add_parsers(sub)
+    co = sub.add_parser("compare", help="what changed between two runs (default: latest~1 latest)")
+    co.add_argument("a", nargs="?", default="latest~1", metavar="A",
+                    help="baseline: a run id, latest, latest~N, or a results .jsonl / .json file")
+    co.add_argument("b", nargs="?", default="latest", metavar="B", help="the run compared with A (default latest)")
+    _history(co)
+    co.add_argument("--format", choices=["text", "json", "markdown"], default="text", help="stdout format")
+    co.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="also write the diff; format from the extension: .json .md .html")
+    co.add_argument("--fail-on", choices=["regression"], default=None,
+                    help="exit 100 when anything regressed beyond --tolerance (a CI gate)")
+    co.add_argument("--tolerance", type=float, default=0.0, metavar="X",
+                    help="score or pass-rate drop (0-1) still accepted as unchanged (default 0)")
 
     vw = sub.add_parser("view", help="browse the runs and their results in a local web page (read-only)")
     vw.add_argument("dir", nargs="?", default=".", metavar="DIR",
@@ -136,10 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: command -> its module in evalrun/commands/
-_COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list": "list_types",
-             "cache": "cache_admin", "init": "init_suite", "report": "rebuild_reports", "runs": "list_runs",
-             "compare": "compare_runs", "view": "view"}
+#: command -> its module in evalrun/commands/ and the function there
+_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "validate": ("validate", "run"),
+             "list": ("list_types", "run"), "cache": ("cache_admin", "run"), "init": ("init_suite", "run"),
+             "report": ("rebuild_reports", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
+             "view": ("view", "run")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,8 +182,8 @@ def _command(argv: Sequence[str] | None) -> int:
 
     guard_stdout()
     try:
-        module = importlib.import_module(f"evalrun.commands.{_COMMANDS[args.command]}")
-        return int(module.run(args))
+        module, function = _COMMANDS[args.command]
+        return int(getattr(importlib.import_module(f"evalrun.commands.{module}"), function)(args))
     except ConfigError as e:
         if debug:
             _print_traceback()

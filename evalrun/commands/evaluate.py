@@ -1,10 +1,11 @@
-"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code.
+"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code; `evalrun merge`: the shards of a run
+(`eval --shard K/N`) as one report and exit code.
 
 Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
 --pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
 errors; 1 internal errors; 130 interrupted by Ctrl-C, 143 by SIGTERM (summary and -o reports written, results
-kept: continue with --resume). A --filter-pattern or
---filter-failing that selects no case is also exit 2 (with a warning on stderr), never a silent success.
+kept: continue with --resume). A --filter-pattern or --filter-failing that selects no case is also exit 2 (with a
+warning on stderr), never a silent success.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def _env_number(name: str, kind: type) -> Any:
 
 
 def check_env(pass_rate_threshold: float | None) -> None:
-    """Read the exit-code environment variables now, so a bad value is a usage error before any call
-    (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    """--pass-rate-threshold and the exit-code environment variables checked now, so a bad value is a usage error
+    before any call (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    if pass_rate_threshold is not None and not 0 <= pass_rate_threshold <= 100:
+        raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
     if pass_rate_threshold is None:
         _env_number("EVALRUN_PASS_RATE_THRESHOLD", float)
@@ -93,15 +96,6 @@ def output_format(chosen: str | None) -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
 
 
-def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
-    text = getattr(args, "shard", None)
-    if text is None:
-        return None
-    from evalrun.run import split
-
-    return split.parse(text)
-
-
 def _workers(args: argparse.Namespace, ray: Any) -> int:
     """`--workers N` checked (1 when not given)."""
     text = getattr(args, "workers", None)
@@ -128,14 +122,13 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import config, report
+    from evalrun.run import split
     from evalrun.run.options import RunOptions
     from evalrun.run.progress import LoadProgress, Progress, wanted
     from evalrun.run.runner import Runner
 
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
-    if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
-        raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
     workers = _workers(args, ray)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
@@ -156,10 +149,10 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume
     elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
-        from evalrun.run import rundir
+        from evalrun.run import recording
 
-        state = rundir.state_dir(suite.files)
-        last = rundir.last_run(state)
+        state = recording.state_dir(suite.files)
+        last = recording.last_run(state)
         if last is None:
             raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
                              hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
@@ -169,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
         filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
         resume=args.resume is not None, progress=progress_on,
-        history=not args.no_history, shard=_shard(args))
+        history=not args.no_history, shard=None if args.shard is None else split.parse(args.shard))
     outputs = list(args.output or suite.output_paths)
     for path in outputs:
         report.check_path(path)
@@ -250,3 +243,25 @@ def _dry_run(suite: Any, opts: Any) -> int:
         print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """`evalrun merge RESULTS... [-o FILE]`: exit code by eval's rules, over the merged cases."""
+    from evalrun import report
+    from evalrun.report import console
+    from evalrun.run.split import merge
+
+    check_env(args.pass_rate_threshold)
+    for path in args.output:
+        report.check_path(path)
+    out = Path(args.results_file) if args.results_file else Path(".evalrun") / "merged.jsonl"
+    outcome = merge([Path(p) for p in args.results], out)
+    if not args.no_table:
+        print(console.table(outcome))
+    for path in args.output:
+        report.write(path, outcome)
+    print(console.summary(outcome))
+    if args.output:
+        print("Wrote " + ", ".join(args.output))
+    print(f"Results file: {out}")
+    return exit_code(outcome.summary, args.pass_rate_threshold)

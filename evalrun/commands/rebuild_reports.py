@@ -24,8 +24,7 @@ class _Suite:
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
     from evalrun.run import readback
-    from evalrun.run.outcome import RunOutcome
-    from evalrun.run.tally import Tally
+    from evalrun.run.tally import RunOutcome, Tally
 
     path = Path(args.results)
     if not path.is_file():

@@ -11,16 +11,11 @@ from evalrun.errors import UsageError
 
 def state_dir(where: str) -> Path:
     """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
-    from evalrun.run.history import DB_NAME
-    from evalrun.run.rundir import STATE_DIR
+    from evalrun.run.recording import STATE_DIR, given_state_dir
 
-    d = Path(where)
-    if d.is_file():
-        d = d.resolve().parent
-    if not d.is_dir():
+    if not Path(where).exists():
         raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
-    if d.name != STATE_DIR and not (d / DB_NAME).exists():
-        d = d / STATE_DIR
+    d = given_state_dir(where)
     if not d.is_dir():
         raise UsageError(f"no runs in {where!r}: it has no {STATE_DIR} folder", key="DIR",
                          hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")

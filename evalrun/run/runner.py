@@ -20,15 +20,28 @@ from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import case_filters, recording, split
 from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
-from evalrun.run.heap import release_free_memory
 from evalrun.run.options import RunOptions
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
 from evalrun.run.scrub import Scrubber
 from evalrun.run.serialize import prompt_digest, result_dict
 from evalrun.run.store import open_results, read_records
-from evalrun.run.tally import Tally
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
+
+
+def release_free_memory() -> bool:
+    """Hand the pages freed by loading the suite back to the OS (glibc's malloc_trim; False where there is none):
+    a 1,000,000-case suite was 77 MB resident after loading, 56 MB after trimming."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL("libc.so.6").malloc_trim  # glibc's soname (find_library would run ldconfig)
+    except (OSError, AttributeError):  # musl and other libcs: no libc.so.6 or no malloc_trim
+        return False
+    trim(0)
+    return True
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
@@ -224,14 +237,7 @@ class Runner:
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
         tally.graders = self._graders_used()
-        outcome = RunOutcome(self.suite, tally, files.results_file, files.run_id)
-        if opts.repeat > 1:
-            from evalrun.run import repeats
-
-            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
-            tally.repeat_summary = outcome.repeats.summary()
-        recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
-        return outcome
+        return recording.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
         transport = self.transport

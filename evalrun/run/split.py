@@ -40,9 +40,8 @@ from evalrun import expand
 from evalrun.assertions.output_groups import ComparesOutputs, group_key
 from evalrun.errors import UsageError
 from evalrun.run import case_filters, readback
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.store import ResultsWriter, read_at
-from evalrun.run.tally import Tally
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
 _PART = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")

@@ -30,12 +30,11 @@ from pathlib import Path
 from evalrun.errors import UsageError
 from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
 from evalrun.run.runner import Runner
 from evalrun.run.split import Window
 from evalrun.run.store import ResultsWriter, open_results, read_records
-from evalrun.run.tally import Tally
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Suite
 
 MAX_WORKERS = 256
@@ -136,21 +135,10 @@ class WorkerPool:
             gc.unfreeze()
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
-        from evalrun.assertions.named_metrics import compile_derived
-
-        tally.finished = time.time()
-        tally.derived = tuple(compile_derived(suite.derived_metrics))
-        outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
-        if opts.repeat > 1 and not tally.interrupted:
-            from evalrun.run import repeats
-
-            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
-            tally.repeat_summary = outcome.repeats.summary()
         for k, why in sorted(self.failed.items()):
             print(f"evalrun: warning: worker {k + 1}/{len(wins)} failed: {why}; the cases it did not finish are "
                   "errors", file=sys.stderr)
-        recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
-        return outcome
+        return recording.finish(files, suite, opts, tally, status)
 
     def _fork(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
         sys.stdout.flush()
