@@ -206,7 +206,7 @@ def _print_traceback() -> None:
 
 
 def _redact(text: str) -> str:
-    from evalrun.run.scrub import Scrubber
+    from evalrun.run.serialize import Scrubber
 
     return Scrubber.for_run().text(text)
 

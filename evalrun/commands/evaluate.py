@@ -223,10 +223,10 @@ def run(args: argparse.Namespace) -> int:
 def _dry_run(suite: Any, opts: Any) -> int:
     from collections import Counter
 
-    from evalrun.run import case_filters, plan, split
+    from evalrun.run import plan, split
 
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
-                           select=case_filters.selector(opts.filter_pattern, opts.filter_failing))
+                           select=split.selector(opts.filter_pattern, opts.filter_failing))
     p = plan.build(cases)
     by_id: Counter[str] = Counter()
     names = {spec.name: spec.id for spec in suite.providers}

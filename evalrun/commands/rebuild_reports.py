@@ -1,7 +1,7 @@
 """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: rebuild reports from a results file.
 
 After a SIGKILL (or a run without `-o`) the results file still holds every finished case; this writes any
-report format from it (or from a `-o .json` report; other reports are refused, see run/readback.py), with no
+report format from it (or from a `-o .json` report; other reports are refused, see run/store.py), with no
 config and no model call. A case written twice (a resumed run) counts once, its last record wins.
 """
 
@@ -23,7 +23,7 @@ class _Suite:
 
 def run(args: argparse.Namespace) -> int:
     from evalrun import report
-    from evalrun.run import readback
+    from evalrun.run import store
     from evalrun.run.tally import RunOutcome, Tally
 
     path = Path(args.results)
@@ -36,11 +36,11 @@ def run(args: argparse.Namespace) -> int:
                          hint=f"the format comes from the extension: {', '.join(report.FORMATS)}")
     for out in args.output:
         report.check_path(out)
-    hint = f"give {readback.ACCEPTED}"
+    hint = f"give {store.ACCEPTED}"
     with contextlib.ExitStack() as stack:
-        jsonl = readback.as_jsonl(path, stack, key="RESULTS", hint=hint)
+        jsonl = store.as_jsonl(path, stack, key="RESULTS", hint=hint)
         latest: dict[str, tuple[int, dict]] = {}
-        for offset, rec in readback.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
+        for offset, rec in store.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
             latest[rec["id"]] = (offset, rec)
         tally = Tally()
         for offset, rec in latest.values():

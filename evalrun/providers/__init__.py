@@ -10,10 +10,11 @@ never imports litellm; building a litellm provider imports only the wrapper modu
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from evalrun.providers.base import CallContext, Provider
-from evalrun.types import ProviderSpec
+from evalrun.providers.base import CallContext, Provider, prompt_text
+from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
 
 __all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http"]
 
@@ -35,12 +36,25 @@ def _is_js(provider_id: str) -> bool:
     return is_js_provider(provider_id)
 
 
+class EchoProvider:
+    """`echo`: the rendered prompt as the output (chat prompts as their JSON text); the standard way to test
+    assertions."""
+
+    def __init__(self, spec: ProviderSpec) -> None:
+        self.id = spec.id
+        self.label = spec.name
+
+    async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        start = time.perf_counter()
+        text = prompt if isinstance(prompt, str) else prompt_text(prompt)
+        # positional (text, raw, tokens, cost, latency_ms): keyword arguments cost more than the call itself
+        return Output(text, None, NO_TOKENS, None, (time.perf_counter() - start) * 1000.0)
+
+
 def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Provider:
     """Build a provider from its spec; ConfigError (with the spec's location) for a bad one."""
     pid = spec.id
     if pid == "echo":
-        from evalrun.providers.echo import EchoProvider
-
         return EchoProvider(spec)
     if pid.startswith("exec:"):
         from evalrun.providers.exec_ import ExecProvider

@@ -11,8 +11,7 @@ import shlex
 import time
 
 from evalrun.errors import ConfigError, ProviderError
-from evalrun.providers.base import CallContext
-from evalrun.providers.replies import prompt_text
+from evalrun.providers.base import CallContext, prompt_text
 from evalrun.types import Messages, Output, ProviderSpec
 
 

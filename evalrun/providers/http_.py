@@ -26,9 +26,8 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.errors import ConfigError, ProviderError
-from evalrun.providers.base import CallContext
+from evalrun.providers.base import CallContext, as_text
 from evalrun.providers.http_session import LoopSession, proxy_for
-from evalrun.providers.replies import as_text
 from evalrun.retry import (
     RetryPolicy,
     call_with_retries,

@@ -15,8 +15,7 @@ import time
 from typing import Any
 
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
-from evalrun.providers.base import CallContext
-from evalrun.providers.replies import output_from_reply, prompt_text
+from evalrun.providers.base import CallContext, output_from_reply, prompt_text
 from evalrun.types import Messages, Output, ProviderSpec
 from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 

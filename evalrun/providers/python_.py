@@ -15,8 +15,7 @@ import os
 import time
 
 from evalrun.errors import ProviderError
-from evalrun.providers.base import CallContext
-from evalrun.providers.replies import output_from_reply, prompt_text
+from evalrun.providers.base import CallContext, output_from_reply, prompt_text
 from evalrun.pyexpr import load_function, user_exit_message
 from evalrun.types import Messages, Output, ProviderSpec
 

@@ -55,7 +55,7 @@ class ShardJob:
     options: dict[str, Any] = field(default_factory=dict)
     filter_pattern: str | None = None
     filter_first_n: int | None = None
-    #: --filter-failing, read on the driver: (case ids, fallback keys) as case_filters.failing_keys returns them
+    #: --filter-failing, read on the driver: (case ids, fallback keys) as split.failing_keys returns them
     failing: tuple[frozenset[str], frozenset[str]] | None = None
     batch_s: float = 0.5
 
@@ -77,10 +77,8 @@ def resolve(path: str, driver_cwd: str) -> str:
 
 def shard_cases(suite: Suite, job: ShardJob, skip: set[int] | None = None) -> Iterator[Case]:
     """The shard's cases in expansion order (those `eval --shard K/N` runs), less the `skip` indices."""
-    from evalrun.run import case_filters
-
     stream, _ = split.cases(suite, job.options.get("repeat"), part=job.shard, first_n=job.filter_first_n,
-                            select=case_filters.selector(job.filter_pattern, job.failing))
+                            select=split.selector(job.filter_pattern, job.failing))
     return (case for case in stream if case.index not in skip) if skip else stream
 
 
@@ -238,9 +236,7 @@ def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | No
     """What every task gets (its shard set later): the driver's config paths and the run options."""
     failing = None
     if opts.filter_failing:
-        from evalrun.run.case_filters import failing_keys
-
-        ids, keys = failing_keys(opts.filter_failing)  # read here: the workers need not see the file
+        ids, keys = split.failing_keys(opts.filter_failing)  # read here: the workers need not see the file
         failing = (frozenset(ids), frozenset(keys))
     options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
                "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}

@@ -18,12 +18,11 @@ from typing import Any
 from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import case_filters, recording, split
+from evalrun.run import recording, split
 from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.scrub import Scrubber
-from evalrun.run.serialize import prompt_digest, result_dict
+from evalrun.run.serialize import Scrubber, prompt_digest, result_dict
 from evalrun.run.store import open_results, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
@@ -138,9 +137,9 @@ class Runner:
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
         """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""
         opts = self.options
-        select = case_filters.selector(opts.filter_pattern, opts.filter_failing)
+        select = split.selector(opts.filter_pattern, opts.filter_failing)
         if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
-            return case_filters.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
+            return split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
         return split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n, select=select)
 
     async def run(self) -> RunOutcome:

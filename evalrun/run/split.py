@@ -21,6 +21,7 @@ own cases, and a streamed part skips the rows before its first test unparsed (Te
 A filter that reads each case (--filter-pattern, --filter-failing) leaves a stream whose length is known only at its
 end: its units (a case, or an output group) are dealt in turn to the part with the fewest cases so far (ties: the
 first), so parts differ by at most one group. Either way the union of the n parts is exactly the unsplit run.
+Those filters are lazy (they wrap the case iterator) and come before --filter-first-n.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import json
 import re
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -39,8 +41,7 @@ from typing import Any, BinaryIO
 from evalrun import expand
 from evalrun.assertions.output_groups import ComparesOutputs, group_key
 from evalrun.errors import UsageError
-from evalrun.run import case_filters, readback
-from evalrun.run.store import ResultsWriter, read_at
+from evalrun.run import store
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
@@ -80,10 +81,10 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
           select: Callable[[Iterable[Case]], Iterator[Case]] | None = None,
           first_n: int | None = None) -> tuple[Iterator[Case], int | None]:
     """The run's cases in expansion order (part k of n when `part` is given), and how many when that is known
-    without running them: `select` is the filter that reads each case (run/case_filters.py), `first_n` keeps the
+    without running them: `select` is the filter that reads each case (`selector`), `first_n` keeps the
     first N cases (after `select`)."""
     if select is not None:
-        stream = case_filters.apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
+        stream = apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
         return (stream if part is None else deal(stream, *part)), None
     if part is not None and part[1] > 1:
         window = windows(suite, repeat, part[1], first_n)[part[0] - 1]
@@ -94,6 +95,71 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
         total = first_n
         stream = itertools.islice(stream, first_n)
     return stream, total
+
+
+# ------------------------------------------------------------------ filters that read each case
+def _key(provider: str, prompt_label: str, vars: Any) -> str:
+    return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
+
+
+def failing_keys(path: str) -> tuple[set[str], set[str]]:
+    """(ids, fallback keys) of the failed or errored cases in a results .jsonl file or a -o .json report.
+
+    A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
+    only records without one fall back to (provider, prompt label, vars)."""
+    if not Path(path).is_file():
+        raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
+                         hint=f"pass {store.ACCEPTED}")
+    records = store.records(Path(path), key="--filter-failing", hint=f"pass {store.ACCEPTED}")
+    ids: set[str] = set()
+    keys: set[str] = set()
+    for r in records:
+        if not isinstance(r, dict) or r.get("status", "pass" if r.get("pass") else "fail") == "pass":
+            continue
+        if r.get("id"):
+            ids.add(str(r["id"]))
+        else:
+            keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
+    return ids, keys
+
+
+Selector = Callable[[Iterable[Case]], Iterator[Case]]
+
+
+def selector(pattern: str | None = None, failing: str | tuple[Collection[str], Collection[str]] | None = None) \
+        -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_keys already read), or
+    None when neither is given. A bad regex or results file is a UsageError now, before any case."""
+    rx = None
+    if pattern:
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
+    keys = failing_keys(failing) if isinstance(failing, str) and failing else failing or None
+    if rx is None and keys is None:
+        return None
+
+    def select(cases: Iterable[Case]) -> Iterator[Case]:
+        it: Iterator[Case] = iter(cases)
+        if rx is not None:
+            it = (c for c in it if rx.search(c.test.description or ""))
+        if keys is not None:
+            it = keep_failing(it, *keys)
+        return it
+
+    return select
+
+
+def apply(cases: Iterable[Case], select: Selector | None, first_n: int | None) -> Iterator[Case]:
+    """The cases `select` keeps (all when None), then only the first `first_n` of them (all when None)."""
+    it = select(cases) if select is not None else iter(cases)
+    return it if first_n is None else itertools.islice(it, first_n)
+
+
+def keep_failing(cases: Iterable[Case], ids: Collection[str], keys: Collection[str]) -> Iterator[Case]:
+    """The cases `failing_keys` named (by id, or by provider, prompt label and vars for records without one)."""
+    return (c for c in cases if c.id in ids or (keys and _key(c.provider.name, c.prompt.label, c.vars) in keys))
 
 
 # ------------------------------------------------------------------ contiguous parts
@@ -224,7 +290,7 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
     """The records of every part's results file (or -o .json report; other reports are refused:
-    run/readback.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
+    run/store.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
     Only a file number and a byte offset per case index are held (10 bytes a case). A case index found in two
     files is a UsageError (not parts of one run, or a part given twice)."""
     resolved_out = out.resolve()
@@ -240,9 +306,9 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
             if path.resolve() == resolved_out:
                 raise UsageError(f"{str(path)!r} is both an input and the merged results file",
                                  key="--results-file", hint="choose another --results-file")
-            jsonl = readback.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
+            jsonl = store.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
             files.append(stack.enter_context(open(jsonl, "rb")))
-            for offset, rec in readback.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
+            for offset, rec in store.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
                 index = int(rec.get("index", 0))
                 if index >= len(where):
                     grow = index + 1 - len(where)
@@ -252,12 +318,12 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                     raise UsageError(f"case {index} is in both {str(paths[where[index]])!r} and {str(path)!r}",
                                      key="RESULTS_JSONL", hint="merge the results files of one sharded run, each once")
                 where[index], offsets[index] = fno, offset
-        writer = ResultsWriter(out, append=False)
+        writer = store.ResultsWriter(out, append=False)
         try:
             for fno, offset in zip(where, offsets, strict=True):
                 if fno < 0:
                     continue
-                rec = read_at(files[fno], offset)
+                rec = store.read_at(files[fno], offset)
                 tally.add(rec, writer.write(rec))
                 for a in rec.get("assertions") or ():
                     if a.get("grader"):
