@@ -1,12 +1,7 @@
-"""The on-disk response cache: SQLite (WAL) under the user cache directory, successes only.
-
-    key = cache_key(model, messages, params)   # sha256 hex of the canonical request, secrets left out
-    cache = ResponseCache()                    # opens nothing until first used
-    cache.get(key) -> dict | None;  cache.put(key, value);  cache.stats() -> dict;  cache.clear() -> int
-
-Location: $EVALRUN_CACHE_DIR, else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun; file `responses.sqlite`.
-Operations are short synchronous statements on local disk, serialised by a lock, so the cache is safe to use
-from asyncio tasks (and threads) of one run, and from concurrent runs (WAL, busy timeout).
+"""The on-disk response cache: SQLite (WAL) under the user cache directory, successes only, keyed by the sha256 of
+the canonical request with secrets left out, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else
+~/.cache/evalrun)/responses.sqlite. Operations are short synchronous statements on local disk, serialised by a
+lock, so the cache is safe to use from asyncio tasks (and threads) of one run, and from concurrent runs.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """promptfoo's `_conversation`: the earlier turns of a multi-turn test sequence, as a prompt variable.
 
-    uses_conversation(prompt) -> bool          the prompt's template reads `_conversation`
-    Conversations().history(case) -> list       the turns so far for this case's thread (a copy)
-    Conversations().record(case, rendered, output)   this case's turn, once its provider has answered
-
 As promptfoo 0.121.20 does (src/evaluator.ts): a thread is one provider, one prompt and the test's
 `metadata.conversationId` (tests without one share a thread), in run order; a turn is
 `{prompt, input, output, metadata}`: `prompt` the rendered prompt (the message list of a chat prompt), `input`

@@ -6,9 +6,6 @@ as `died`. It records the config digest (SHA-256 over the config files' bytes), 
 commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
 options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
 once in the same folder each write their own row without blocking each other's reads.
-
-    History(state_dir).start(...) -> run id      .finish(run_id, summary, status, graders)
-    History(state_dir).list(limit) -> [RunRecord] (newest first)    .resolve("latest~1") -> RunRecord
 """
 
 from __future__ import annotations

@@ -170,7 +170,7 @@ class Runner:
             rec["prompt_index"], rec["prompt_sha"] = meta
             # secrets redacted, NaN/inf as null (in every report); a clean record is encoded once
             rec, data = scrub.encoded(rec)
-            offset = writer.write_line(data)
+            offset = writer.write_bytes(data + b"\n")
             tally.add(rec, offset)
             self.progress.update(result.status)
 

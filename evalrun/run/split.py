@@ -1,15 +1,6 @@
 """Splitting a run into parts, and its parts' results back into one run: `--shard K/N` + `evalrun merge`, the
 processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
 
-    parse(text) -> (k, n)                                   "2/4" -> (2, 4); UsageError for anything else
-    serial(suite) -> bool                                   storeOutputAs, _conversation: one case at a time,
-    serial_reason(suite) -> str | None                      never split (and why)
-    cases(suite, repeat, part=, select=, first_n=) -> (Iterator[Case], total | None)
-                                                            the run's cases (all, or part k of n) and how many
-    windows(suite, repeat, n, first_n) -> list[Window]      n contiguous parts of the expansion (some may be empty)
-    window_cases(suite, repeat, window) -> Iterator[Case]   a part's cases, built only for the tests it touches
-    merge(paths, out) -> RunOutcome                         the parts' results files as one run's
-
 A part is a contiguous range of the expansion (promptfoo's order, which depends only on the config, so it is the
 same on every machine and every run): part k of n holds positions [(k-1) x total / n, k x total / n), each end
 moved to the nearer end of the output group it would cut (select-best compares a group's outputs:

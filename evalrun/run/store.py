@@ -65,10 +65,6 @@ class ResultsWriter:
         """Append one record; returns its byte offset."""
         return self.write_bytes(jsonfast.dumps(record) + b"\n")
 
-    def write_line(self, data: bytes) -> int:
-        """Append one record already encoded by jsonfast.dumps (its line break added); returns its offset."""
-        return self.write_bytes(data + b"\n")
-
     def write_bytes(self, data: bytes) -> int:
         at = self.offset
         self._f.write(data)

@@ -1,8 +1,4 @@
-"""A case's vars as promptfoo prepares them just before the prompt renders.
-
-    await prepare_vars(case, cache, base_dir) -> dict        the vars the prompt and assertions see
-
-In order (promptfoo's evaluator and renderPrompt):
+"""A case's vars as promptfoo prepares them just before the prompt renders, in order (its evaluator, renderPrompt):
 1. `options.transformVars` (Python code over `vars, context`, or `file://x.js`): its mapping is merged in;
 2. vars whose value is `file://x.py` / `file://x.js` are computed by the file: Python `get_var(var_name,
    prompt, other_vars)`, JavaScript `module.exports = (varName, prompt, otherVars) => ...`, each returning

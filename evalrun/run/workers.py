@@ -1,8 +1,5 @@
 """`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
 
-    single_reason(suite, options) -> str | None   why this run stays in one process (None: it can be split)
-    WorkerPool(suite, options, n, progress).run_sync() -> RunOutcome
-
 Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts of
 `--shard K/N`) with the ordinary Runner into a spool file and hands back its tally; the driver appends the spools
 in window order and adds the tallies, so the outputs are a one-process run's. What it does for the user (failures,
