@@ -133,30 +133,6 @@ class Tally:
             self.metrics.count += 1
         self.rows.put(int(get("index", 0)), status, offset)
 
-    def absorb(self, other: Tally, shift: int) -> None:
-        """Add the totals and rows of another part of this run (a worker's, run/workers.py) whose results file
-        was appended to this run's at byte `shift`."""
-        self.passed += other.passed
-        self.failed += other.failed
-        self.errors += other.errors
-        self.cached += other.cached
-        self.resumed += other.resumed
-        for k in _TOKEN_KEYS:
-            self.provider_tokens[k] += other.provider_tokens[k]
-            self.grader_tokens[k] += other.grader_tokens[k]
-        self.provider_cost += other.provider_cost
-        self.provider_cost_known = self.provider_cost_known or other.provider_cost_known
-        self.grader_cost += other.grader_cost
-        self.interrupted = self.interrupted or other.interrupted
-        self.graders.extend(g for g in other.graders if g not in self.graders)
-        self.metrics.absorb(other.metrics)
-        for name, (total, n, passed, lower) in other.graded.items():
-            g = self.graded.setdefault(name, [0.0, 0, 0, lower])
-            g[0], g[1], g[2] = g[0] + total, g[1] + n, g[2] + passed
-        put = self.rows.put
-        for row in other.rows:
-            put(row.index, row.status, row.offset + shift)
-
     @property
     def total(self) -> int:
         return self.passed + self.failed + self.errors
