@@ -38,7 +38,6 @@ def _history(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--config", default=None, metavar="CONFIG",
                    help="read the history next to this config (default: .evalrun in the current folder)")
     p.add_argument("--dir", default=None, metavar="DIR", help="a .evalrun folder, or the folder holding one")
-    p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -100,7 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
                     help="exit 0 when at least PCT%% of cases pass")
     me.add_argument("--no-table", action="store_true", help="do not print the results table")
-    me.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     va = sub.add_parser("validate", help="load and check config(s) without calling anything")
     _configs(va)
@@ -108,19 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("list", help="list assertion types")
     li.add_argument("--json", action="store_true", help="print as JSON")
-    li.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     it = sub.add_parser("init", help="scaffold a suite that passes offline, with a GitHub Actions workflow")
     it.add_argument("dir", nargs="?", default=".", metavar="DIR", help="folder to create it in (default: here)")
     it.add_argument("--template", choices=["rag", "basic"], default="rag",
                     help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
-    it.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     rp = sub.add_parser("report", help="write reports (any format) from a results file")
     rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
     rp.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                     help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
-    rp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     ru = sub.add_parser("runs", help="list recorded runs (.evalrun/history.sqlite)")
     _history(ru)
@@ -147,11 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="port (default 15500, or a free one when that is taken; 0: any free port)")
     vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                     help="address to listen on (default 127.0.0.1: this machine only)")
-    vw.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
-    ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    for name, p in sub.choices.items():
+        if name not in ("eval", "validate"):  # theirs is in the help (_configs)
+            p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 

@@ -12,12 +12,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from evalrun import config, report
+from evalrun.config.expansion import context_expansion_warnings
 from evalrun.errors import UsageError
+from evalrun.report import console
+from evalrun.run import plan, recording, split
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import LoadProgress, Progress, wanted
+from evalrun.run.runner import Runner
+from evalrun.run.tally import RunOutcome
+from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
@@ -121,12 +132,6 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalrun import config, report
-    from evalrun.run import split
-    from evalrun.run.options import RunOptions
-    from evalrun.run.progress import LoadProgress, Progress, wanted
-    from evalrun.run.runner import Runner
-
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
     ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
@@ -138,19 +143,13 @@ def run(args: argparse.Namespace) -> int:
         suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
     finally:
         loading.done()
-    import gc
-
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
-    from evalrun.config.expansion import context_expansion_warnings
-
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
     results_file = args.results_file
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume
     elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
-        from evalrun.run import recording
-
         state = recording.state_dir(suite.files)
         last = recording.last_run(state)
         if last is None:
@@ -171,9 +170,6 @@ def run(args: argparse.Namespace) -> int:
                          hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
     if args.dry_run:
         return _dry_run(suite, opts)
-
-    from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
-
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
@@ -195,23 +191,8 @@ def run(args: argparse.Namespace) -> int:
     with sigterm_as_sigint() as got:  # Ctrl-C, or SIGTERM (CI cancellation), stops the run: summary, reports
         outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(stoppable(runner.run(), got))
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
-
-    from evalrun.report import console
-
-    if not args.no_table:
-        print(console.table(outcome))
-    for path in outputs:
-        report.write(path, outcome)
-    print(console.summary(outcome))
-    if output_format(args.format) == "github":
-        from evalrun.report import github
-
-        for line in github.error_commands(outcome):
-            print(line)
-        github.write_step_summary(outcome)
-    if outputs:
-        print("Wrote " + ", ".join(outputs))
-    print(f"Results file: {outcome.results_file}" + (f" (run {outcome.run_id})" if opts.history else ""))
+    _report(outcome, outputs, args.no_table, github=output_format(args.format) == "github",
+            run_id=outcome.run_id if opts.history else None)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
@@ -220,11 +201,26 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(outcome.summary, args.pass_rate_threshold)
 
 
+def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
+            run_id: str | None = None) -> None:
+    """The table, the -o reports, the summary (and GitHub's annotations) and where the results are."""
+    if not no_table:
+        print(console.table(outcome))
+    for path in outputs:
+        report.write(path, outcome)
+    print(console.summary(outcome))
+    if github:
+        from evalrun.report import github as gh
+
+        for line in gh.error_commands(outcome):
+            print(line)
+        gh.write_step_summary(outcome)
+    if outputs:
+        print("Wrote " + ", ".join(outputs))
+    print(f"Results file: {outcome.results_file}" + (f" (run {run_id})" if run_id else ""))
+
+
 def _dry_run(suite: Any, opts: Any) -> int:
-    from collections import Counter
-
-    from evalrun.run import plan, split
-
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                            select=split.selector(opts.filter_pattern, opts.filter_failing))
     p = plan.build(cases)
@@ -247,21 +243,10 @@ def _dry_run(suite: Any, opts: Any) -> int:
 
 def merge(args: argparse.Namespace) -> int:
     """`evalrun merge RESULTS... [-o FILE]`: exit code by eval's rules, over the merged cases."""
-    from evalrun import report
-    from evalrun.report import console
-    from evalrun.run.split import merge
-
     check_env(args.pass_rate_threshold)
     for path in args.output:
         report.check_path(path)
     out = Path(args.results_file) if args.results_file else Path(".evalrun") / "merged.jsonl"
-    outcome = merge([Path(p) for p in args.results], out)
-    if not args.no_table:
-        print(console.table(outcome))
-    for path in args.output:
-        report.write(path, outcome)
-    print(console.summary(outcome))
-    if args.output:
-        print("Wrote " + ", ".join(args.output))
-    print(f"Results file: {out}")
+    outcome = split.merge([Path(p) for p in args.results], out)
+    _report(outcome, args.output, args.no_table)
     return exit_code(outcome.summary, args.pass_rate_threshold)

@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any
 
+from evalrun import typescript
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, output_from_reply, prompt_text
 from evalrun.types import Messages, Output, ProviderSpec
@@ -44,8 +45,6 @@ class JsProvider:
         if not os.path.isfile(self.path):
             raise ConfigError.at(spec.loc, f"provider file not found: {self.path}", key="providers",
                                  hint="paths are relative to the config file's folder")
-        from evalrun import typescript
-
         typescript.require(self.path, loc=spec.loc, key="providers")
         written = spec.written_id or spec.id
         # promptfoo constructs the class with `{...providerOptions, id: providerOptions.id ?? providerPath}`

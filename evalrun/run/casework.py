@@ -16,7 +16,7 @@ from typing import Any
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import ConfigError, EvalrunError, ProviderError, one_line
+from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.conversation import Conversations
@@ -258,8 +258,6 @@ class _AssertRun:
 
     def get_embedder(self, spec: AssertionSpec) -> Any:
         if self.env.resolve_embedder is None:
-            from evalrun.errors import GraderError
-
             raise GraderError(f"{spec.type}: no embedding model in this run")
         return self.env.resolve_embedder(spec, self.case.test)
 

@@ -10,6 +10,7 @@ once in the same folder each write their own row without blocking each other's r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -62,11 +63,7 @@ class RunRecord:
     results_file: Path
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "seq": self.seq, "status": self.status, "started_at": self.started_at,
-                "finished_at": self.finished_at, "description": self.description,
-                "config_files": self.config_files, "config_digest": self.config_digest,
-                "git_commit": self.git_commit, "graders": self.graders, "options": self.options,
-                "summary": self.summary, "results_file": str(self.results_file)}
+        return {**dataclasses.asdict(self), "results_file": str(self.results_file)}
 
 
 def config_digest(files: Sequence[str]) -> str:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun import __version__
+from evalrun.assertions.named_metrics import compile_derived
+from evalrun.run import repeats
 from evalrun.run.history import DB_NAME, History
 from evalrun.run.options import RunOptions
 from evalrun.run.tally import RunOutcome, Tally
@@ -117,8 +120,6 @@ def options_record(opts: RunOptions) -> dict[str, Any]:
 
 def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
     """Point last-run at the results file; the history row `running`."""
-    from evalrun import __version__
-
     point_last_run(files.state, files.results_file)
     if files.history is None:
         return
@@ -143,14 +144,10 @@ def end(files: RunFiles, *, status: str, summary: dict[str, Any], graders: list[
 def finish(files: RunFiles, suite: Suite, opts: RunOptions, tally: Tally, status: str) -> RunOutcome:
     """The outcome of a run whose cases are all tallied (by the runner, --workers or Ray): derived metrics,
     statistics over repeats, the history row."""
-    from evalrun.assertions.named_metrics import compile_derived
-
     tally.finished = tally.finished or time.time()
     tally.derived = tally.derived or tuple(compile_derived(suite.derived_metrics))
     outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
     if opts.repeat > 1:
-        from evalrun.run import repeats
-
         outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
         tally.repeat_summary = outcome.repeats.summary()
     end(files, status=status, summary=tally.summary(), graders=tally.graders)

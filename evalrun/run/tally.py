@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalrun import __version__
 from evalrun.assertions.named_metrics import DerivedMetric, MetricTotals
 from evalrun.run.store import read_at
 from evalrun.types import Suite
@@ -206,8 +207,6 @@ class RunOutcome:
                 yield read_at(f, row.offset)
 
     def meta(self) -> dict[str, Any]:
-        from evalrun import __version__
-
         return {"evalrun_version": __version__, "description": self.suite.description,
                 "config_files": list(self.suite.files), "results_file": str(self.results_file),
                 "run_id": self.run_id}

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -35,8 +36,6 @@ def _code_ref(value: Any) -> tuple[str, str] | None:
 
 
 def _prompt_text(case: Case) -> str:
-    import json
-
     raw = case.prompt.raw
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
 
