@@ -152,10 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: command -> its module in evalrun/commands/ and the function there
-_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "validate": ("validate", "run"),
-             "list": ("list_types", "run"), "cache": ("cache_admin", "run"), "init": ("init_suite", "run"),
-             "report": ("rebuild_reports", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
-             "view": ("view", "run")}
+_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"),
+             "report": ("evaluate", "rebuild_reports"), "validate": ("validate", "run"), "list": ("list_types", "run"), "cache": ("cache_admin", "run"),
+             "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
+             "view": ("runs", "view")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """`evalrun eval`: load, expand, run (one asyncio.run), report, exit code; `evalrun merge`: the shards of a run
-(`eval --shard K/N`) as one report and exit code.
+(`eval --shard K/N`) as one report and exit code; `evalrun report`: any report rebuilt from a results file.
 
 Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
 --pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import os
 import sys
@@ -23,11 +24,11 @@ from evalrun import config, report
 from evalrun.config.expansion import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
-from evalrun.run import plan, recording, split
+from evalrun.run import plan, recording, split, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
-from evalrun.run.tally import RunOutcome
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
@@ -250,3 +251,43 @@ def merge(args: argparse.Namespace) -> int:
     outcome = split.merge([Path(p) for p in args.results], out)
     _report(outcome, args.output, args.no_table)
     return exit_code(outcome.summary, args.pass_rate_threshold)
+
+
+class _Suite:
+    """What reports read of a suite when there is none: description and config files."""
+
+    description = None
+    files: list[str] = []
+
+
+def rebuild_reports(args: argparse.Namespace) -> int:
+    """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: after a SIGKILL (or a run without `-o`) the
+    results file still holds every finished case; this writes any report from it (or from a `-o .json` report),
+    with no config and no model call. A case written twice (a resumed run) counts once, its last record wins."""
+    path = Path(args.results)
+    if not path.is_file():
+        raise UsageError(f"no results file {args.results!r}", key="RESULTS",
+                         hint="give the .jsonl results file of a run (default .evalrun/last-run.jsonl) "
+                              "or its -o .json report")
+    if not args.output:
+        raise UsageError("give at least one -o FILE", key="--output",
+                         hint=f"the format comes from the extension: {', '.join(report.FORMATS)}")
+    for out in args.output:
+        report.check_path(out)
+    hint = f"give {store.ACCEPTED}"
+    with contextlib.ExitStack() as stack:
+        jsonl = store.as_jsonl(path, stack, key="RESULTS", hint=hint)
+        latest: dict[str, tuple[int, dict]] = {}
+        for offset, rec in store.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
+            latest[rec["id"]] = (offset, rec)
+        tally = Tally()
+        for offset, rec in latest.values():
+            tally.add(rec, offset)
+        if not latest:
+            raise UsageError(f"{args.results!r} holds no result records", key="RESULTS")
+        tally.finished = tally.started
+        outcome = RunOutcome(_Suite(), tally, jsonl)  # type: ignore[arg-type]
+        for out in args.output:
+            report.write(out, outcome)
+    print(f"Wrote {', '.join(args.output)} from {len(latest)} results in {args.results}")
+    return 0

@@ -1,6 +1,6 @@
-"""`evalrun runs`: the recorded runs, newest first; `evalrun compare A B`: what changed between two runs.
-
-compare's exit codes: 0 (or no --fail-on), 100 a regression beyond --tolerance with --fail-on regression, 2 usage.
+"""The recorded runs of a `.evalrun` folder: `evalrun runs` lists them, newest first; `evalrun compare A B` says
+what changed between two (exit 100 on a regression beyond --tolerance with --fail-on regression); `evalrun view
+[DIR]` serves them as a local, read-only web page until Ctrl-C.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from evalrun.errors import UsageError
 from evalrun.run import recording
 from evalrun.run.history import History
+from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
 OUTPUTS = (".json", ".md", ".html")
@@ -89,4 +90,38 @@ def compare(args: argparse.Namespace) -> int:
         print(f"Wrote {out}", file=sys.stderr)
     if args.fail_on == "regression" and data["summary"]["regressions"]:
         return EXIT_REGRESSION
+    return 0
+
+
+def served_state(where: str) -> Path:
+    """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
+    if not Path(where).exists():
+        raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
+    d = recording.given_state_dir(where)
+    if not d.is_dir():
+        raise UsageError(f"no runs in {where!r}: it has no {recording.STATE_DIR} folder", key="DIR",
+                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
+    return d.resolve()
+
+
+def view(args: argparse.Namespace) -> int:
+    from evalrun.view import server
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
+    state = served_state(args.dir)
+    srv, note = server.start(state, args.host, args.port)
+    with interrupt_raises():  # Ctrl-C ends serving: exit 0
+        try:
+            if note:
+                print(f"evalrun view: {note}", file=sys.stderr)
+            if args.host not in server.LOOPBACK:
+                print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these "
+                      "results", file=sys.stderr)
+            print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
+            srv.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            srv.server_close()
     return 0

@@ -1,7 +1,7 @@
-"""Provider construction. Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`),
-`file://provider.js` (providers/js_.py), `http(s)://...`, and every other id goes to litellm (providers/litellm_.py
-maps promptfoo-style ids there). Importing this package never imports litellm; building a litellm provider imports
-only the wrapper module, not litellm itself.
+"""Provider construction. Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or
+`python:provider.py[:fn]`), `file://provider.js` (providers/js_.py), `http(s)://...`, and every other id goes to
+litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package never imports litellm;
+building a litellm provider imports only the wrapper module, not litellm itself.
 """
 
 from __future__ import annotations

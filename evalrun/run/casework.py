@@ -19,8 +19,7 @@ from evalrun.assertions.engine import output_text
 from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.conversation import Conversations
-from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
+from evalrun.run.varsource import Conversations, VarsError, needs_preparing, prepare_vars
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
@@ -50,7 +49,7 @@ class CaseEnv:
     resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
     #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
     lenient_templates: bool = False
-    #: promptfoo's `_conversation` threads (earlier turns, run/conversation.py)
+    #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
     conversations: Conversations = field(default_factory=Conversations)
     #: Builds the provider of a test's own `provider:` (TestSpec.provider); built ones are kept by what they are.
     build_provider: Callable[[ProviderSpec], Provider] | None = None

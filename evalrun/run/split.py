@@ -57,8 +57,8 @@ def serial(suite: Suite) -> bool:
 def serial_reason(suite: Suite) -> str | None:
     """Why the run must go one case at a time, in order (as promptfoo sets its concurrency to 1 for both):
     storeOutputAs (a later test reads an earlier output), or prompts that read `_conversation` (the earlier turns
-    of a thread, run/conversation.py); None when it need not."""
-    from evalrun.run.conversation import uses_conversation
+    of a thread, run/varsource.py); None when it need not."""
+    from evalrun.run.varsource import uses_conversation
 
     if any(uses_conversation(p) for p in suite.prompts):
         return "prompts read `_conversation` (earlier turns of the same test sequence)"

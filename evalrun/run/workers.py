@@ -1,10 +1,10 @@
 """`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
 
-Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts of
-`--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver collects as they are
-written (store.Collector, as for Ray's tasks); `split.merge` then writes them in expansion order, so the outputs are
-a one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process): docs/scaling.md,
-"--workers".
+Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts
+of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver collects as they
+are written (store.Collector, as for Ray's tasks); `split.merge` then writes them in expansion order, so the
+outputs are a one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
+docs/scaling.md, "--workers".
 """
 
 from __future__ import annotations
