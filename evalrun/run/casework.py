@@ -19,7 +19,7 @@ from evalrun.assertions.engine import output_text
 from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.varsource import Conversations, VarsError, needs_preparing, prepare_vars
+from evalrun.run.varsource import Conversations, VarsError, compiled, needs_preparing, prepare_vars
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
@@ -90,13 +90,8 @@ def _where(case: Case) -> str:
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
     """A transform (Python or JavaScript: evalrun.usercode) of the output; what it returns, as it is (an object
     stays an object for the next transform and for code assertions, as in promptfoo)."""
-    from evalrun.usercode import compile_code
-
-    fn = env.transforms.get((key, src))
-    if fn is None:
-        fn = compile_code(src, ("output", "context"), loc=case.test.loc, key=key, base_dir=env.base_dir,
-                          default_fn="get_transform")
-        env.transforms[(key, src)] = fn
+    fn = compiled(env.transforms, src, ("output", "context"), case=case, key=key, base_dir=env.base_dir,
+                  default_fn="get_transform")
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
     try:
         value = await fn.call(output, context)

@@ -22,7 +22,7 @@ from evalrun.run import recording, split
 from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import Scrubber, prompt_digest, result_dict
+from evalrun.run.serialize import Records
 from evalrun.run.store import open_results, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
@@ -157,19 +157,10 @@ class Runner:
         self.progress.total = total
         timeout = opts.timeout_s
 
-        prompt_pos = {p.id: i for i, p in enumerate(self.suite.prompts)}
-        prompt_meta: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
-
-        scrub = Scrubber.for_run(spec.config for spec in self.suite.providers)
+        records = Records(self.suite)
 
         def finish(result: CaseResult, case: Case) -> None:
-            rec = result_dict(result)
-            meta = prompt_meta.get(case.prompt.id)
-            if meta is None:
-                meta = prompt_meta[case.prompt.id] = (prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw))
-            rec["prompt_index"], rec["prompt_sha"] = meta
-            # secrets redacted, NaN/inf as null (in every report); a clean record is encoded once
-            rec, data = scrub.encoded(rec)
+            rec, data = records.encoded(result, case.prompt)
             offset = writer.write_bytes(data + b"\n")
             tally.add(rec, offset)
             self.progress.update(result.status)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.types import AssertionResult, Case, CaseResult, Suite, TokenUsage
+from evalrun.types import AssertionResult, Case, CaseResult, PromptSpec, Suite, TokenUsage
 
 RESULTS_VERSION = 1
 
@@ -59,16 +59,32 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
     return d
 
 
+class Records:
+    """A run's results as the results file holds them: the prompt's position and digest added, secrets redacted,
+    non-finite numbers null; a clean record is encoded once."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.scrub = Scrubber.for_run(spec.config for spec in suite.providers)
+        self._positions = {p.id: i for i, p in enumerate(suite.prompts)}
+        self._prompts: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
+
+    def encoded(self, result: CaseResult, prompt: PromptSpec) -> tuple[dict[str, Any], bytes]:
+        """The record (for the tally) and its line (jsonfast.dumps, no line break)."""
+        rec = result_dict(result)
+        meta = self._prompts.get(prompt.id)
+        if meta is None:
+            meta = self._prompts[prompt.id] = (self._positions.get(prompt.id), prompt_digest(prompt.raw))
+        rec["prompt_index"], rec["prompt_sha"] = meta
+        return self.scrub.encoded(rec)
+
+
 def error_records(suite: Suite, cases: Iterable[Case], message: str) -> Iterator[dict[str, Any]]:
     """ERROR records, as the runner writes them, for cases a worker or a Ray task never delivered."""
     from evalrun.run.casework import error_result
 
-    scrub = Scrubber.for_run(spec.config for spec in suite.providers)
-    prompt_pos = {p.id: i for i, p in enumerate(suite.prompts)}
+    records = Records(suite)
     for case in cases:
-        rec = scrub.record(result_dict(error_result(case, message)))
-        rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw)
-        yield rec
+        yield records.encoded(error_result(case, message), case.prompt)[0]
 
 
 def prompt_digest(raw: str | list[dict[str, Any]]) -> str:

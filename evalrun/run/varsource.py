@@ -50,17 +50,23 @@ def _prompt_text(case: Case) -> str:
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
 
 
+def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
+             default_fn: str) -> Any:
+    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place."""
+    fn = cache.get((key, src))
+    if fn is None:
+        from evalrun.usercode import compile_code
+
+        fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
+                                              default_fn=default_fn)
+    return fn
+
+
 async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
                        base_dir: str) -> Any:
-    from evalrun.usercode import compile_code
-
     path, ref = path_ref
-    key = f"vars.{name}"
-    fn = cache.get((key, ref))
-    if fn is None:
-        fn = compile_code(ref, ("var_name", "prompt", "other_vars"), loc=case.test.loc, key=key,
-                          base_dir=base_dir, default_fn="get_var")
-        cache[(key, ref)] = fn
+    fn = compiled(cache, ref, ("var_name", "prompt", "other_vars"), case=case, key=f"vars.{name}", base_dir=base_dir,
+                  default_fn="get_var")
     try:
         result = await fn.call(name, _prompt_text(case), dict(vars))
     except EvalrunError as e:
@@ -109,13 +115,8 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
     if not needs_preparing(case):
         return vars
     if isinstance(transform, str) and transform.strip():
-        from evalrun.usercode import compile_code
-
-        fn = cache.get(("options.transformVars", transform))
-        if fn is None:
-            fn = compile_code(transform, ("vars", "context"), loc=case.test.loc, key="options.transformVars",
-                              base_dir=base_dir, default_fn="get_transform")
-            cache[("options.transformVars", transform)] = fn
+        fn = compiled(cache, transform, ("vars", "context"), case=case, key="options.transformVars",
+                      base_dir=base_dir, default_fn="get_transform")
         try:
             extra = await fn.call(dict(vars), {"prompt": {}, "uuid": case.id})
         except EvalrunError as e:
