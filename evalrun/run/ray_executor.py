@@ -95,19 +95,16 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
         done = array("q")
         done.frombytes(skip)
         runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, set(done)))
-        pos = 0
+        pos, batch = 0, []
         loop = asyncio.new_event_loop()
         task = loop.create_task(runner.run())
         try:
-            while not task.done():
+            while not task.done() or batch:  # a last read after the run ended
                 loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
                 batch, pos = new_lines(results, pos)
                 if batch:
                     yield batch
             task.result()  # a config error or a bug in the task: raised to the driver
-            batch, pos = new_lines(results, pos)
-            if batch:
-                yield batch
         finally:
             if not task.done():  # the driver cancelled us (generator closed)
                 task.cancel()
