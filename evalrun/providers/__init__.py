@@ -1,5 +1,5 @@
 """Provider construction. Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or
-`python:provider.py[:fn]`), `file://provider.js` (providers/js_.py), `http(s)://...`, and every other id goes to
+`python:provider.py[:fn]`), `file://provider.js` (providers/custom.py), `http(s)://...`, and every other id goes to
 litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package never imports litellm;
 building a litellm provider imports only the wrapper module, not litellm itself.
 """
@@ -27,7 +27,7 @@ def is_http(provider_id: str) -> bool:
 
 
 def _is_js(provider_id: str) -> bool:
-    from evalrun.providers.js_ import is_js_provider
+    from evalrun.providers.custom import is_js_provider
 
     return is_js_provider(provider_id)
 
@@ -53,15 +53,15 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
     if pid == "echo":
         return EchoProvider(spec)
     if pid.startswith("exec:"):
-        from evalrun.providers.exec_ import ExecProvider
+        from evalrun.providers.custom import ExecProvider
 
         return ExecProvider(spec, base_dir)
     if pid.startswith("python:") or (pid.startswith("file://") and ".py" in pid):
-        from evalrun.providers.python_ import PythonProvider
+        from evalrun.providers.custom import PythonProvider
 
         return PythonProvider(spec, base_dir)
     if _is_js(pid):
-        from evalrun.providers.js_ import JsProvider
+        from evalrun.providers.custom import JsProvider
 
         return JsProvider(spec, base_dir)
     if is_http(pid):

@@ -95,7 +95,8 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
         done = array("q")
         done.frombytes(skip)
         runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, set(done)))
-        pos, batch = 0, []
+        pos = 0
+        batch: list[Record] = []
         loop = asyncio.new_event_loop()
         task = loop.create_task(runner.run())
         try:
