@@ -102,7 +102,9 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
         try:
             while not task.done() or batch:  # a last read after the run ended
                 loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
-                batch, pos = new_lines(results, pos)
+                batch = [(int(rec.get("index", 0)), str(rec.get("status")), line)
+                         for rec, line in new_lines(results, pos)]
+                pos += sum(len(line) for _, _, line in batch)
                 if batch:
                     yield batch
             task.result()  # a config error or a bug in the task: raised to the driver

@@ -123,19 +123,14 @@ def _drop_torn_tail(path: Path) -> None:
         f.truncate(keep)
 
 
-def new_lines(path: Path, pos: int) -> tuple[list[Record], int]:
-    """The complete lines another writer appended to `path` after byte `pos`, and the position after them."""
+def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
+    """(record, line) of each complete line another writer appended to `path` after byte `pos`."""
     if not path.exists():
-        return [], pos
+        return []
     with open(path, "rb") as f:
         f.seek(pos)
         data = f.read()
-    end = data.rfind(b"\n") + 1
-    out: list[Record] = []
-    for line in data[:end].splitlines(keepends=True):
-        rec = json.loads(line)
-        out.append((int(rec.get("index", 0)), str(rec.get("status")), line))
-    return out, pos + end
+    return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
 
 
 class Collector:

@@ -1,9 +1,9 @@
 """`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
 
 Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts
-of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver collects as they
-are written (store.Collector, as for Ray's tasks); `split.merge` then writes them in expansion order, so the
-outputs are a one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
+of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver takes into the
+results file and the tally as they are written, as the runner takes its own cases: the outputs are a
+one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
 docs/scaling.md, "--workers".
 """
 
@@ -28,8 +28,9 @@ from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.runner import Runner
+from evalrun.run.serialize import error_records
 from evalrun.run.split import Window
-from evalrun.run.store import Collector, new_lines, open_results
+from evalrun.run.store import ResultsWriter, new_lines, open_results, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Suite
 
@@ -87,10 +88,10 @@ class WorkerPool:
         asyncio.run(Runner(suite, opts).check())  # a bad provider or grader id: one error before any worker starts
         wins = [w for w in split.windows(suite, opts.repeat, self.workers, opts.filter_first_n) if w]
         files = recording.plan(suite, opts)
-        open_results(files.results_file).close()  # a results file another run writes: an error before any case
+        writer = open_results(files.results_file)
         recording.begin(files, suite, opts)
         work = Path(tempfile.mkdtemp(prefix=".evalrun-workers-", dir=files.results_file.parent))
-        collector = Collector(work / "spool.jsonl", self.progress)
+        tally = Tally(started=started)
         status = "failed"
         try:
             self.progress.total = wins[-1].stop if wins else 0
@@ -105,26 +106,26 @@ class WorkerPool:
                         os.waitpid(pid, 0)
                     raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
                                      key="--workers", hint="run with fewer --workers") from None
-            interrupted = self._wait(pids, work, collector)
-            graders: dict[str, None] = {}
+            tally.interrupted = self._wait(pids, work, writer, tally)
             for k, w in enumerate(wins):
                 if k in self.failed:  # the cases it did not deliver are errors
-                    why = self._why(k, work)
-                    collector.fill_errors(suite, split.window_cases(suite, opts.repeat, w),
-                                          f"the worker process running this case failed: {why}")
+                    delivered = {int(rec.get("index", 0)) for _, rec in read_records(work / f"{k}.jsonl")}
+                    missing = (c for c in split.window_cases(suite, opts.repeat, w) if c.index not in delivered)
+                    why = f"the worker process running this case failed: {self._why(k, work)}"
+                    for rec in error_records(suite, missing, why):
+                        tally.add(rec, writer.write(rec))
+                        self.progress.update("error")
                 elif (work / f"{k}.graders").exists():
-                    graders.update(dict.fromkeys(json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))))
-            collector.close()
-            tally = split.merge([collector.spool], files.results_file).tally
-            tally.started, tally.interrupted, tally.graders = started, interrupted, list(graders)
-            status = "interrupted" if interrupted else "finished"
+                    graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
+                    tally.graders.extend(g for g in graders if g not in tally.graders)
+            status = "interrupted" if tally.interrupted else "finished"
         finally:
-            collector.close()
+            writer.close()
             self.progress.close()
             shutil.rmtree(work, ignore_errors=True)
             gc.unfreeze()
             if status == "failed":
-                recording.end(files, status=status, summary=Tally(started=started).summary(), graders=[])
+                recording.end(files, status=status, summary=tally.summary(), graders=[])
         for k, why in sorted(self.failed.items()):
             print(f"evalrun: warning: worker {k + 1}/{len(wins)} failed: {why}; the cases it did not finish are "
                   "errors", file=sys.stderr)
@@ -163,16 +164,18 @@ class WorkerPool:
         (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
         return 0
 
-    def _wait(self, pids: dict[int, int], work: Path, collector: Collector) -> bool:
-        """Wait for every worker, collecting its records as they are written; True when the run was interrupted."""
+    def _wait(self, pids: dict[int, int], work: Path, writer: ResultsWriter, tally: Tally) -> bool:
+        """Wait for every worker, taking its records into the results file and the tally as they are written (in
+        the order they arrive: the tally's rows put them in expansion order); True when the run was interrupted."""
         interrupted = False
         live = dict(pids)
-        read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file collected
+        read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
 
         def collect(k: int) -> None:
-            batch, end = new_lines(work / f"{k}.jsonl", read[k])
-            collector.take(k, batch)  # a batch taken again (after Ctrl-C) is dropped case by case
-            read[k] = end
+            for rec, line in new_lines(work / f"{k}.jsonl", read[k]):
+                read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
+                tally.add(rec, writer.write_bytes(line))
+                self.progress.update(rec["status"])
 
         while live:
             try:
