@@ -3,8 +3,7 @@
 A task (`run_shard`) loads the config itself (the driver's absolute path, else the same path under the worker's
 working directory), runs its shard with the ordinary Runner into a scratch file and sends the new lines every
 `batch_s` seconds. The driver's `Collector` keeps each case once in a spool file, which `split.merge` then
-writes in expansion order, as `evalrun merge` does (and as --workers collects its processes). Only the driver
-imports Ray.
+writes in expansion order, as `evalrun merge` does. Only the driver imports Ray.
 
 Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
 because Ray re-runs a streaming task from its start and drops as many items as it delivered, which loses cases
@@ -21,7 +20,7 @@ import sys
 import tempfile
 import time
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,13 +30,16 @@ from evalrun.pyexpr import watch_sigint
 from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.store import Collector, Record, new_lines, read_records
+from evalrun.run.serialize import error_records
+from evalrun.run.store import ResultsWriter, new_lines, read_records
 from evalrun.run.tally import RunOutcome
 from evalrun.types import Case, Suite
 
 #: attempts after the first for a shard whose task failed
 RETRIES = 3
 MAX_TASKS = 10_000
+#: one finished case as a task sends it: (case index, status, its results-file line)
+Record = tuple[int, str, bytes]
 
 
 # ------------------------------------------------------------------ the task
@@ -117,6 +119,72 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
 
 
 # ------------------------------------------------------------------ the driver
+class Collector:
+    """The records the tasks send, each case kept once (a retried task may send one again), spooled in arrival
+    order for `split.merge`; only a bitmap and each shard's delivered indices are held in memory."""
+
+    def __init__(self, spool: Path, progress: Progress) -> None:
+        self.spool = spool
+        self._out = ResultsWriter(spool, append=False)
+        self._seen = bytearray()
+        self._held: dict[int, array[int]] = {}
+        self.progress = progress
+        self.duplicates = 0
+
+    def _mark(self, index: int) -> bool:
+        """True when the index is new (and marks it)."""
+        if index >= len(self._seen):
+            self._seen.extend(bytes(max(index + 1 - len(self._seen), len(self._seen) // 2, 1024)))
+        if self._seen[index]:
+            return False
+        self._seen[index] = 1
+        return True
+
+    def take(self, k: int, batch: Iterable[Record]) -> int:
+        """Spool shard k's new cases; returns how many were new."""
+        new = 0
+        held = self._held.setdefault(k, array("q"))
+        for index, status, line in batch:
+            if not self._mark(index):
+                self.duplicates += 1
+                continue
+            self._out.write_bytes(line)
+            held.append(index)
+            self.progress.update(status)
+            new += 1
+        return new
+
+    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's (every task
+        skips them)."""
+        held = self._held.setdefault(0, array("q"))
+        count = 0
+        for _, rec in records:
+            index = int(rec.get("index", 0))
+            if self._mark(index):
+                self._out.write(rec)
+                held.append(index)
+                self.progress.update(str(rec.get("status")))
+                count += 1
+        return count
+
+    def held(self, k: int) -> list[int]:
+        """The case indices shard k has delivered (a retry skips them)."""
+        return list(self._held.get(k, ()))
+
+    def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
+        """ERROR records (serialised as the runner does) for the cases no task delivered."""
+        added = 0
+        for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
+            self._out.write(rec)
+            self.progress.update("error")
+            added += 1
+        return added
+
+    def close(self) -> None:
+        self._out.close()
+
+
 def import_ray() -> Any:
     try:
         import ray

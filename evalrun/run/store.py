@@ -19,18 +19,12 @@ import contextlib
 import json
 import tempfile
 import time
-from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import jsonfast
 from evalrun.errors import UsageError
-from evalrun.run.progress import Progress
-from evalrun.types import Case, Suite
-
-#: one finished case as a part of a run sends it: (case index, status, its results-file line)
-Record = tuple[int, str, bytes]
 
 #: Bytes buffered before a write reaches the file (besides the flush every `flush_s`): fewer system calls
 #: than the default 8 KiB (a record is ~1 KiB).
@@ -131,75 +125,6 @@ def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
         f.seek(pos)
         data = f.read()
     return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
-
-
-class Collector:
-    """The records the parts of a run send (Ray tasks, --workers processes), each case kept once (a retried task
-    may send one again), spooled in arrival order for `split.merge`; only a bitmap and each part's delivered
-    indices are held in memory."""
-
-    def __init__(self, spool: Path, progress: Progress) -> None:
-        self.spool = spool
-        self._out = ResultsWriter(spool, append=False)
-        self._seen = bytearray()
-        self._held: dict[int, array[int]] = {}
-        self.progress = progress
-        self.duplicates = 0
-
-    def _mark(self, index: int) -> bool:
-        """True when the index is new (and marks it)."""
-        if index >= len(self._seen):
-            self._seen.extend(bytes(max(index + 1 - len(self._seen), len(self._seen) // 2, 1024)))
-        if self._seen[index]:
-            return False
-        self._seen[index] = 1
-        return True
-
-    def take(self, k: int, batch: Iterable[Record]) -> int:
-        """Spool shard k's new cases; returns how many were new."""
-        new = 0
-        held = self._held.setdefault(k, array("q"))
-        for index, status, line in batch:
-            if not self._mark(index):
-                self.duplicates += 1
-                continue
-            self._out.write_bytes(line)
-            held.append(index)
-            self.progress.update(status)
-            new += 1
-        return new
-
-    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
-        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's (every task
-        skips them)."""
-        held = self._held.setdefault(0, array("q"))
-        count = 0
-        for _, rec in records:
-            index = int(rec.get("index", 0))
-            if self._mark(index):
-                self._out.write(rec)
-                held.append(index)
-                self.progress.update(str(rec.get("status")))
-                count += 1
-        return count
-
-    def held(self, k: int) -> list[int]:
-        """The case indices shard k has delivered (a retry skips them)."""
-        return list(self._held.get(k, ()))
-
-    def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
-        """ERROR records (serialised as the runner does) for the cases no task delivered."""
-        added = 0
-        from evalrun.run.serialize import error_records
-
-        for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
-            self._out.write(rec)
-            self.progress.update("error")
-            added += 1
-        return added
-
-    def close(self) -> None:
-        self._out.close()
 
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
