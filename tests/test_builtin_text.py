@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.grading.builtin.text import analyse, base_stem, content_words, stem, tokenize
+from evalrun.grading.builtin.stemming import base_stem, stem
+from evalrun.grading.builtin.terms import analyse, content_words
+from evalrun.grading.builtin.tokens import tokenize
 
 
 @pytest.mark.parametrize(("a", "b"), [

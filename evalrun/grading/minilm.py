@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -74,3 +75,11 @@ class MiniLMEmbedder:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         return await asyncio.to_thread(lambda: [[float(v) for v in row] for row in embed(texts)])
+
+
+def similarities(text: str, candidates: Sequence[str]) -> list[float]:
+    """Cosine similarity of `text` to each candidate."""
+    if not candidates:
+        return []
+    vectors = embed([text, *candidates])
+    return [float(s) for s in vectors[1:] @ vectors[0]]

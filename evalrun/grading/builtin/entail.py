@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalrun.grading.builtin import amounts as _amounts
+from evalrun.grading.builtin import stemming, terms, tokens
 from evalrun.grading.builtin import support as _support
 from evalrun.grading.builtin.coverage import weighted_coverage
 from evalrun.grading.builtin.evidence import Evidence, Unit, claim_terms, prepare
 from evalrun.grading.builtin.reasons import short, surface
 from evalrun.grading.builtin.support import CONTRADICTED_MAX, question_keys
-from evalrun.grading.builtin.text import clear_caches as _clear_text_caches
 from evalrun.types import VerdictLabel
 
 __all__ = ["ATTRIBUTION_MIN", "CONTRADICTED_MAX", "SUPPORT_THRESHOLD", "Evidence", "Judgement", "attributes",
@@ -101,7 +101,9 @@ def clear_caches() -> None:
     _support.phrase_pairs.cache_clear()
     _amounts.clear_caches()
     _verbatim_index.cache_clear()
-    _clear_text_caches()
+    tokens.clear_caches()
+    terms.clear_caches()
+    stemming.clear_caches()
 
 
 def support_score(claim: str, evidence: str | list[str] | tuple[str, ...], question: str | None = None) -> float:

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from evalrun.errors import GraderError
-from evalrun.grading.builtin import meaning
+from evalrun.grading import minilm
 from evalrun.grading.builtin.entail import attributes, judge
 from evalrun.grading.builtin.relevance import classify
 from evalrun.grading.builtin.segment import claims as split_claims
@@ -45,7 +45,7 @@ class BuiltinGrader:
     @property
     def description(self) -> str:
         """What grades, for the run summary: with the semantic tier or words alone."""
-        return "builtin (offline, with all-MiniLM-L6-v2)" if meaning.available() else "builtin (offline, words only)"
+        return "builtin (offline, with all-MiniLM-L6-v2)" if minilm.available() else "builtin (offline, words only)"
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""

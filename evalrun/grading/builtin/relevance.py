@@ -1,6 +1,6 @@
 """Chunk relevance for the builtin grader (context-relevance): levels, `used`, missing information.
 
-With the semantic tier (meaning.py, the default install) a chunk's level is how close in meaning the query is to
+With the semantic tier (grading/minilm.py: sentence embeddings, the default install) a chunk's level is how close in meaning the query is to
 the chunk or its closest sentence: `high` from `HIGH_SIM`, `medium` from `MEDIUM_SIM`, `low` from `LOW_SIM`, else
 `none` ("How long do I have to ask for a refund?" and "You can request a refund within 30 days of delivery." share
 one word and answer each other; a chunk sharing the query's words without answering it stays below). A chunk is
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalrun.grading.builtin import meaning
+from evalrun.grading import minilm
 from evalrun.grading.builtin.coverage import MATERIAL_WEIGHT
 from evalrun.grading.builtin.evidence import prepare
 from evalrun.grading.builtin.terms import analyse, content_words
@@ -69,7 +69,7 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
     judgements: list[ChunkJudgement] = []
     record: list[dict[str, Any]] = []
     covered: set[str] = set()
-    semantic = meaning.available() and bool(query.strip())
+    semantic = minilm.available() and bool(query.strip())
     for chunk, keys in zip(chunks, chunk_keys, strict=True):
         hit = [k for _, k in q_words if k in keys]
         covered.update(hit)
@@ -79,10 +79,10 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
         topic_only = bool(topic and answered and share and not (answered & keys))
         if semantic:
             units = _units(chunk)
-            sim = max(meaning.similarities(query, units))
+            sim = max(minilm.similarities(query, units))
             level = "low" if topic_only and sim >= LOW_SIM else _semantic_level(sim)
             if output.strip():
-                used_sim = max(meaning.similarities(output, units))
+                used_sim = max(minilm.similarities(output, units))
         elif share == 0:
             level = "none"
         elif topic_only:

@@ -16,7 +16,7 @@ the claim asserts nothing else: "Wonder came out in 2014" asserts the year, not 
                                of each other in one evidence sentence (the words are found together);
 * `conflict`                   1 when conflicts.py found a precise contradiction.
 
-The similarity in meaning of the claim to its closest evidence sentence (meaning.py) was tried as a feature and
+The similarity in meaning of the claim to its closest evidence sentence (grading/minilm.py) was tried as a feature and
 left out: on the dev splits it did not separate faithful from hallucinated claims (HaluEval's hallucinations are
 close rewrites of their source) and lowered the summaries' AUROC (0.79 -> 0.67-0.76); see
 benchmarks/grading/README.md.
