@@ -11,14 +11,15 @@ from typing import Any
 
 from evalrun.providers.base import CallContext, Provider, prompt_text
 from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
+from evalrun.typescript import JS_EXTS
 
-__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http"]
+__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http", "is_js_provider"]
 
 
 def is_builtin(provider_id: str) -> bool:
     """True for the kinds implemented here (no model call, never litellm)."""
     return (provider_id == "echo" or provider_id.startswith(("exec:", "python:")) or is_http(provider_id)
-            or (provider_id.startswith("file://") and ".py" in provider_id) or _is_js(provider_id))
+            or (provider_id.startswith("file://") and ".py" in provider_id) or is_js_provider(provider_id))
 
 
 def is_http(provider_id: str) -> bool:
@@ -26,10 +27,13 @@ def is_http(provider_id: str) -> bool:
     return provider_id in ("http", "https") or provider_id.startswith(("http:", "https:"))
 
 
-def _is_js(provider_id: str) -> bool:
-    from evalrun.providers.custom import is_js_provider
-
-    return is_js_provider(provider_id)
+def is_js_provider(provider_id: str) -> bool:
+    """`file://x.js` / `.cjs` / `.mjs` (TypeScript too), or a bare relative path to one (promptfoo's
+    `isJavascriptFile`)."""
+    path = provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id
+    if ":" in path.replace("\\", "/").split("/")[-1]:
+        return False  # `openai:x.js`-like ids are model names, not files
+    return path.lower().endswith(JS_EXTS) and (provider_id.startswith("file://") or "://" not in provider_id)
 
 
 class EchoProvider:
@@ -60,7 +64,7 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.custom import PythonProvider
 
         return PythonProvider(spec, base_dir)
-    if _is_js(pid):
+    if is_js_provider(pid):
         from evalrun.providers.custom import JsProvider
 
         return JsProvider(spec, base_dir)

@@ -28,7 +28,6 @@ from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, output_from_reply, prompt_text
 from evalrun.pyexpr import load_function, user_exit_message
 from evalrun.types import Messages, Output, ProviderSpec
-from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
 class ExecProvider:
@@ -115,14 +114,6 @@ class PythonProvider:
                                 f"({'None' if reply is None else repr({'output': None})}); "
                                 "return a string or {'output': ...}")
         return output_from_reply(reply, latency_ms=latency, source=os.path.basename(self.path))
-
-
-def is_js_provider(provider_id: str) -> bool:
-    """`file://x.js` / `.cjs` / `.mjs`, or a bare relative path to one (promptfoo's `isJavascriptFile`)."""
-    path = provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id
-    if ":" in path.replace("\\", "/").split("/")[-1]:
-        return False  # `openai:x.js`-like ids are model names, not files
-    return path.lower().endswith(JS_EXTS) and (provider_id.startswith("file://") or "://" not in provider_id)
 
 
 class JsProvider:
