@@ -135,8 +135,9 @@ def selector(pattern: str | None = None, failing: str | tuple[Collection[str], C
         it: Iterator[Case] = iter(cases)
         if rx is not None:
             it = (c for c in it if rx.search(c.test.description or ""))
-        if keys is not None:
-            it = keep_failing(it, *keys)
+        if keys is not None:  # by id, or by provider, prompt label and vars for records without one
+            ids, other = keys
+            it = (c for c in it if c.id in ids or (other and _key(c.provider.name, c.prompt.label, c.vars) in other))
         return it
 
     return select
@@ -146,11 +147,6 @@ def apply(cases: Iterable[Case], select: Selector | None, first_n: int | None) -
     """The cases `select` keeps (all when None), then only the first `first_n` of them (all when None)."""
     it = select(cases) if select is not None else iter(cases)
     return it if first_n is None else itertools.islice(it, first_n)
-
-
-def keep_failing(cases: Iterable[Case], ids: Collection[str], keys: Collection[str]) -> Iterator[Case]:
-    """The cases `failing_keys` named (by id, or by provider, prompt label and vars for records without one)."""
-    return (c for c in cases if c.id in ids or (keys and _key(c.provider.name, c.prompt.label, c.vars) in keys))
 
 
 # ------------------------------------------------------------------ contiguous parts
