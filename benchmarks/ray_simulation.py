@@ -130,7 +130,7 @@ def model_rate(tasks: int, j: int, cpu_call: float, rate: float | None, l_case: 
 def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
     """(records/s the Collector takes in, records/s merge writes in order) on synthetic graded records."""
     from evalrun.run.progress import Progress
-    from evalrun.run.ray_collect import Collector
+    from evalrun.run.ray_executor import Collector
     from evalrun.run.split import merge
 
     rec = {"id": "x", "index": 0, "status": "pass", "output": ANSWER, "vars": {"n": "1", "context": ANSWER},
@@ -161,7 +161,7 @@ def shard_walk_s(cases: int = 100_000) -> float:
     """Seconds per case of the suite for a task to load it and build its shard's cases (1 of 64), on one test of
     `cases` var values (run/split.py counts the cases, then builds only the shard's)."""
     from evalrun import config
-    from evalrun.run.ray_task import ShardJob, shard_cases
+    from evalrun.run.ray_executor import ShardJob, shard_cases
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "c.yaml"

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.run.options import RunOptions
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.runner import Runner
+from evalrun.run.tally import RunOutcome
 
 
 async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: dict[str, Any] | None = None,

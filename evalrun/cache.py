@@ -1,12 +1,7 @@
-"""The on-disk response cache: SQLite (WAL) under the user cache directory, successes only.
-
-    key = cache_key(model, messages, params)   # sha256 hex of the canonical request, secrets left out
-    cache = ResponseCache()                    # opens nothing until first used
-    cache.get(key) -> dict | None;  cache.put(key, value);  cache.stats() -> dict;  cache.clear() -> int
-
-Location: $EVALRUN_CACHE_DIR, else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun; file `responses.sqlite`.
-Operations are short synchronous statements on local disk, serialised by a lock, so the cache is safe to use
-from asyncio tasks (and threads) of one run, and from concurrent runs (WAL, busy timeout).
+"""The on-disk response cache: SQLite (WAL) under the user cache directory, successes only, keyed by the sha256 of
+the canonical request with secrets left out, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else
+~/.cache/evalrun)/responses.sqlite. Operations are short synchronous statements on local disk, serialised by a
+lock, so the cache is safe to use from asyncio tasks (and threads) of one run, and from concurrent runs.
 """
 
 from __future__ import annotations
@@ -50,29 +45,27 @@ def is_secret_param(name: str) -> bool:
     return lower in SECRET_PARAMS or lower.endswith(_SECRET_SUFFIXES)
 
 
-def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters that enter the cache key: all but secrets; credential headers dropped."""
+def _split(params: Mapping[str, Any], secret: bool) -> dict[str, Any]:
+    """The parameters without their credentials (secret=False), or only those (secret=True)."""
     out: dict[str, Any] = {}
     for name, value in params.items():
-        if is_secret_param(name):
-            continue
         if name in ("headers", "extra_headers") and isinstance(value, Mapping):
-            value = {k: v for k, v in value.items() if str(k).lower() not in SECRET_HEADERS}
-        out[name] = value
+            out[name] = {k: v for k, v in value.items() if (str(k).lower() in SECRET_HEADERS) == secret}
+        elif is_secret_param(name) == secret:
+            out[name] = value
     return out
 
 
-def credential_fingerprint(params: Mapping[str, Any]) -> str:
-    """sha256 hex of exactly what key_params leaves out (credentials and credential headers), or "" for none.
+def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters that enter the cache key: all but secrets; credential headers dropped."""
+    return _split(params, secret=False)
 
-    Appended to the key of an in-flight request, so providers with different credentials never share one
+
+def credential_fingerprint(params: Mapping[str, Any]) -> str:
+    """sha256 hex of exactly what key_params leaves out (credentials and credential headers), or "" for none:
+    appended to the key of an in-flight request, so providers with different credentials never share one
     request (which would go out with the other provider's key)."""
-    secret: dict[str, Any] = {}
-    for name, value in params.items():
-        if is_secret_param(name):
-            secret[name] = value
-        elif name in ("headers", "extra_headers") and isinstance(value, Mapping):
-            secret[name] = {k: v for k, v in value.items() if str(k).lower() in SECRET_HEADERS}
+    secret = _split(params, secret=True)
     if not any(secret.values()):
         return ""
     return hashlib.sha256(canonical_json(secret).encode("utf-8")).hexdigest()

@@ -1,8 +1,6 @@
 """Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`. The only place that prints
-besides report/.
-
-Each subcommand lives in evalrun/commands/<name>.py as `run(args) -> int`, imported only when chosen,
-so `evalrun validate` stays fast and never imports litellm.
+besides report/. Each subcommand is a function `(args) -> int` in evalrun/commands/, imported only when chosen, so
+`evalrun validate` stays fast and never imports litellm.
 """
 
 from __future__ import annotations
@@ -34,6 +32,12 @@ def _configs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--strict", action="store_true",
                    help="keys promptfoo ignores (warnings by default) are errors")
+
+
+def _history(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-c", "--config", default=None, metavar="CONFIG",
+                   help="read the history next to this config (default: .evalrun in the current folder)")
+    p.add_argument("--dir", default=None, metavar="DIR", help="a .evalrun folder, or the folder holding one")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,7 +99,6 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
                     help="exit 0 when at least PCT%% of cases pass")
     me.add_argument("--no-table", action="store_true", help="do not print the results table")
-    me.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     va = sub.add_parser("validate", help="load and check config(s) without calling anything")
     _configs(va)
@@ -103,23 +106,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     li = sub.add_parser("list", help="list assertion types")
     li.add_argument("--json", action="store_true", help="print as JSON")
-    li.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     it = sub.add_parser("init", help="scaffold a suite that passes offline, with a GitHub Actions workflow")
     it.add_argument("dir", nargs="?", default=".", metavar="DIR", help="folder to create it in (default: here)")
     it.add_argument("--template", choices=["rag", "basic"], default="rag",
                     help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
-    it.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     rp = sub.add_parser("report", help="write reports (any format) from a results file")
     rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
     rp.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                     help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
-    rp.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
-    from evalrun.commands import compare_args
+    ru = sub.add_parser("runs", help="list recorded runs (.evalrun/history.sqlite)")
+    _history(ru)
+    ru.add_argument("-n", "--limit", type=int, default=20, metavar="N", help="newest N runs (default 20, 0: all)")
+    ru.add_argument("--json", action="store_true", help="print as JSON")
 
-    compare_args.add_parsers(sub)
+    co = sub.add_parser("compare", help="what changed between two runs (default: latest~1 latest)")
+    co.add_argument("a", nargs="?", default="latest~1", metavar="A",
+                    help="baseline: a run id, latest, latest~N, or a results .jsonl / .json file")
+    co.add_argument("b", nargs="?", default="latest", metavar="B", help="the run compared with A (default latest)")
+    _history(co)
+    co.add_argument("--format", choices=["text", "json", "markdown"], default="text", help="stdout format")
+    co.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="also write the diff; format from the extension: .json .md .html")
+    co.add_argument("--fail-on", choices=["regression"], default=None,
+                    help="exit 100 when anything regressed beyond --tolerance (a CI gate)")
+    co.add_argument("--tolerance", type=float, default=0.0, metavar="X",
+                    help="score or pass-rate drop (0-1) still accepted as unchanged (default 0)")
 
     vw = sub.add_parser("view", help="browse the runs and their results in a local web page (read-only)")
     vw.add_argument("dir", nargs="?", default=".", metavar="DIR",
@@ -128,18 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
                     help="port (default 15500, or a free one when that is taken; 0: any free port)")
     vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                     help="address to listen on (default 127.0.0.1: this machine only)")
-    vw.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
 
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
-    ca.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+    for name, p in sub.choices.items():
+        if name not in ("eval", "validate"):  # theirs is in the help (_configs)
+            p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
-#: command -> its module in evalrun/commands/
-_COMMANDS = {"eval": "evaluate", "merge": "merge", "validate": "validate", "list": "list_types",
-             "cache": "cache_admin", "init": "init_suite", "report": "rebuild_reports", "runs": "list_runs",
-             "compare": "compare_runs", "view": "view"}
+#: command -> its module in evalrun/commands/ and the function there
+_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"),
+             "report": ("evaluate", "rebuild_reports"), "validate": ("validate", "run"), "list": ("list_types", "run"), "cache": ("cache_admin", "run"),
+             "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
+             "view": ("runs", "view")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,8 +178,8 @@ def _command(argv: Sequence[str] | None) -> int:
 
     guard_stdout()
     try:
-        module = importlib.import_module(f"evalrun.commands.{_COMMANDS[args.command]}")
-        return int(module.run(args))
+        module, function = _COMMANDS[args.command]
+        return int(getattr(importlib.import_module(f"evalrun.commands.{module}"), function)(args))
     except ConfigError as e:
         if debug:
             _print_traceback()
@@ -186,7 +202,7 @@ def _print_traceback() -> None:
 
 
 def _redact(text: str) -> str:
-    from evalrun.run.scrub import Scrubber
+    from evalrun.run.serialize import Scrubber
 
     return Scrubber.for_run().text(text)
 

@@ -179,7 +179,7 @@ class EvalrunItem(pytest.Item):
         self.extra_keyword_matches.update({case.provider.name, case.prompt.label})
 
     def setup(self) -> None:
-        from evalrun.report import casetext
+        from evalrun.report import console
 
         parent = self.parent
         assert isinstance(parent, EvalrunFile)
@@ -187,17 +187,17 @@ class EvalrunItem(pytest.Item):
         self.record = rec
         self.user_properties.append(("evalrun_status", rec.get("status")))
         self.user_properties.append(("evalrun_score", rec.get("score")))
-        self.add_report_section("setup", "evalrun", casetext.details_text(rec))
+        self.add_report_section("setup", "evalrun", console.details_text(rec))
         if rec.get("status") == "error":
-            pytest.fail(casetext.failure_text(rec), pytrace=False)
+            pytest.fail(console.failure_text(rec), pytrace=False)
 
     def runtest(self) -> None:
-        from evalrun.report import casetext
+        from evalrun.report import console
 
         rec = self.record
         assert rec is not None
         if rec.get("status") != "pass":
-            pytest.fail(casetext.failure_text(rec), pytrace=False)
+            pytest.fail(console.failure_text(rec), pytrace=False)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         loc = self.case.test.loc

@@ -1,12 +1,6 @@
-"""The retry policy for model calls: bounded attempts, tenacity's exponential back-off with jitter, Retry-After
-honoured.
-
-Only errors marked retryable are retried: rate limits (429), 408, 5xx, connection errors and timeouts. Every
-other error (400, 401, 403, 404, 422, ...) fails at once. The policy works on `ProviderError`s; the litellm
-module turns litellm's exceptions into them (see `providers/litellm_.py`), so this module stays pure.
-
-    policy = RetryPolicy.from_env()                    # EVALRUN_MAX_RETRIES = total attempts (default 5)
-    result = await call_with_retries(fn, policy, on_retry=lambda attempt, total, err, wait: ...)
+"""The retry policy for model calls: bounded attempts (EVALRUN_MAX_RETRIES, default 5), tenacity's exponential
+back-off with jitter, Retry-After honoured. Only `ProviderError`s marked retryable are retried (rate limits, 408,
+5xx, connection errors, timeouts); every other error fails at once.
 """
 
 from __future__ import annotations

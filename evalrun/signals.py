@@ -1,16 +1,11 @@
-"""Ctrl-C and SIGTERM on the command line: stop cleanly at any moment, with the documented exit code.
+"""Ctrl-C and SIGTERM on the command line: stop cleanly at any moment, with the documented exit code (130, 143).
 
-    with exit_on_interrupt():               # cli.main: until a long phase, Ctrl-C ends the process (exit 130)
-        with sigterm_as_sigint() as got:    # the run: Ctrl-C raises again (asyncio cancels the run) and SIGTERM
-            asyncio.run(stoppable(runner.run(), got))  # stops it the same way: summary and reports written
-        got.term                            # True once a SIGTERM arrived (exit 143 instead of 130)
-        with interrupt_raises(): ...        # another command's long phase (evalrun view's server)
-
-Until the run nothing needs saving, and a KeyboardInterrupt raised in the middle of an import is not safe to
-catch: it can crash a C extension (orjson: SIGSEGV), be swallowed by the import system (the run then goes on),
-or become a config error that blames the user's file. So until then Ctrl-C exits at once. A SIGINT that the
-parent ignores (a background job of a shell script) stays ignored; SIGTERM stops the run either way. This
-module imports only what the interpreter has already loaded, so the handler is in place within milliseconds.
+cli.main runs under `exit_on_interrupt`, the run under `sigterm_as_sigint` (summary and reports written). Until
+the run nothing needs saving, and a KeyboardInterrupt raised in the middle of an import is not safe to catch: it
+can crash a C extension (orjson: SIGSEGV), be swallowed by the import system (the run then goes on), or become a
+config error that blames the user's file. So until then Ctrl-C exits at once. A SIGINT that the parent ignores (a
+background job of a shell script) stays ignored; SIGTERM stops the run either way. This module imports only what
+the interpreter has already loaded, so the handler is in place within milliseconds.
 """
 
 from __future__ import annotations

@@ -85,7 +85,7 @@ async def check_async(output: Any, assertions: Any, *, vars: Mapping[str, Any] |
                         cases=lambda _suite, _repeat: iter([case]))
         outcome = await runner.run()
         [rec] = list(outcome.iter_results())
-    from evalrun.report.casetext import failure_text
+    from evalrun.report.console import failure_text
 
     if rec["status"] == "error":
         raise CheckError("evalrun check could not evaluate an assertion:\n" + failure_text(rec, show_provider=False))

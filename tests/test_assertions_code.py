@@ -83,11 +83,13 @@ def test_python_bad_return_type_fails_with_the_reason() -> None:
 
 
 @needs_node
-def test_javascript_mapping_ignores_threshold_and_nan_is_a_number() -> None:
+def test_javascript_mapping_ignores_threshold_and_nan_is_an_error() -> None:
     r = run("javascript", "x", "({pass: true, score: 0.2, reason: 'x'})", threshold=0.5)
     assert r.pass_ and r.score == 0.2                      # promptfoo applies no threshold to JS mappings
-    r = run("not-javascript", "x", "NaN")
-    assert r.pass_ and r.error is None                     # NaN > 0 is false; negated it passes
+    r = run("javascript", "x", "NaN")                      # a failure, as code that throws (and as in promptfoo)
+    assert not r.pass_ and "returned NaN" in r.reason
+    r = run("not-javascript", "x", "NaN")  # promptfoo: NaN > 0 is false, so negated it passes; evalrun: an ERROR,
+    assert not r.pass_ and r.error and "returned NaN" in r.error  # as negated code that throws (docs/config.md)
 
 
 @pytest.mark.parametrize(("value", "needle"), [

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.assertions.sql import judge_sql, parse_rules
-from evalrun.assertions.sql_access import columns, tables
+from evalrun.assertions.sql import columns, judge_sql, parse_rules, tables
 from evalrun.assertions.sql_statements import statements
 from tests.test_assertions_helpers import bad, run
 

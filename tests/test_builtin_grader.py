@@ -147,7 +147,7 @@ def test_judge_refuses_free_form_rubrics() -> None:
 
 
 def test_supports_the_pipeline_steps_and_no_judge_step() -> None:
-    from evalrun.assertions.rubric import RUBRIC
+    from evalrun.assertions.model_graded import RUBRIC
     from evalrun.grading import steps
 
     g = BuiltinGrader()

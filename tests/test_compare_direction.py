@@ -14,7 +14,7 @@ import pytest
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.cli import main
-from evalrun.compare import diff, render, rollup
+from evalrun.compare import diff, render
 from evalrun.run.serialize import assertion_dict
 from evalrun.types import AssertionResult, AssertionSpec
 from tests.fakeserver import FakeOpenAI
@@ -40,7 +40,7 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     """b's score is higher than a's for a lower-is-better type: every view calls that a regression."""
     assert a.lower_is_better and b.lower_is_better and b.score > a.score  # type: ignore[operator]
     d = diff.compare([_record(a)], [_record(b)])
-    data = rollup.as_dict(d, {"ref": "A", "label": "A"}, {"ref": "B", "label": "B"})
+    data = diff.as_dict(d, {"ref": "A", "label": "A"}, {"ref": "B", "label": "B"})
     (m,) = data["cases"][0]["metric_deltas"]
     assert m["regressed"] and not m["improved"] and m["lower_is_better"] and m["delta"] > 0
     (row,) = data["by_metric"]
@@ -51,12 +51,12 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     back = diff.compare([_record(b)], [_record(a)])  # and the fall is an improvement
     m = back.cases[0].metric_deltas[0]
     assert m["improved"] and not m["regressed"] and not back.cases[0].regression
-    from evalrun.report import html_diff, html_svg
+    from evalrun.report import html, html_data
 
-    html_diff.write(tmp_path / "d.html", data, d)
+    html.write_diff(tmp_path / "d.html", data, d)
     assert "lower is better" in (tmp_path / "d.html").read_text()  # the case's assertion table says so
-    bar = html_svg.delta_bars([(row["name"], row["delta"], True)])
-    assert f'fill="{html_svg.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
+    bar = html_data.delta_bars([(row["name"], row["delta"], True)])
+    assert f'fill="{html_data.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
 
 
 def _spec(type_: str, **kw: Any) -> AssertionSpec:

@@ -101,7 +101,7 @@ def test_the_html_report_names_the_failing_assertions_by_the_case_score(
      "context-relevance: ERROR no query: set `vars.query`"),
 ])
 def test_brief(a: dict[str, object], want: str) -> None:
-    from evalrun.report.casetext import brief
+    from evalrun.report.console import brief
 
     assert brief(a) == want
 

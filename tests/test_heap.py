@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-from evalrun.run import heap
+from evalrun.run import runner
 
 
 def test_runs_on_linux_and_says_so() -> None:
-    ran = heap.release_free_memory()
+    ran = runner.release_free_memory()
     assert isinstance(ran, bool)
     if sys.platform.startswith("linux"):
         import ctypes
@@ -23,5 +23,5 @@ def test_runs_on_linux_and_says_so() -> None:
 
 
 def test_other_platforms_are_a_no_op(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(heap.sys, "platform", "darwin")
-    assert heap.release_free_memory() is False
+    monkeypatch.setattr(runner.sys, "platform", "darwin")
+    assert runner.release_free_memory() is False

@@ -13,8 +13,7 @@ import pytest
 from evalrun import config
 from evalrun.cli import main
 from evalrun.run.progress import Progress
-from evalrun.run.ray_collect import Collector
-from evalrun.run.ray_task import ShardJob, resolve, run_shard, shard_cases, skip_bytes
+from evalrun.run.ray_executor import Collector, ShardJob, resolve, run_shard, shard_cases, skip_bytes
 
 CONFIG = """providers: [echo]
 prompts: ['{{q}}']

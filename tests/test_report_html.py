@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.report import html_data, html_svg
+from evalrun.report import html_data
 from evalrun.report.html import dumps
 
 
@@ -43,10 +43,10 @@ def test_detail_shows_the_rendered_prompt_and_rounded_scores() -> None:
 
 
 def test_histogram_and_delta_bars_are_inline_svg() -> None:
-    svg = html_svg.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
+    svg = html_data.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
     assert svg.startswith("<svg") and svg.count("<rect") == 10 and "http" not in svg
     assert "0.9–1.0: 5" in svg
-    bars = html_svg.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
+    bars = html_data.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
     assert bars.count("<rect") == 2 and "a: -0.500" in bars
 
 

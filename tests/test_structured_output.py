@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.providers.structured_output import parses_json
+from evalrun.providers.litellm_ import parses_json
 from tests.fakeserver import FakeOpenAI
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node not installed")

@@ -2,7 +2,7 @@
 
 prompt-alignment: one `judge` call scores intent, requirements, completeness and appropriateness (0-1 each);
 answer-similarity: `extract` semantic units of output and ground truth, then `judge` their matches (2 calls).
-Both end with Mastra's reason call (assertions/generate_reason.py), unless `config.generateReason: false`.
+Both end with Mastra's reason call (judges.explain), unless `config.generateReason: false`.
 """
 
 from __future__ import annotations

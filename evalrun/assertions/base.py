@@ -269,6 +269,13 @@ def binary(passed: bool, reason: str, **details: Any) -> Score:
     return Score(passed, 1.0 if passed else 0.0, reason, details)  # `details`: a new dict each call
 
 
+def against(score: float, threshold: float, lower_is_better: bool = False) -> tuple[bool, str]:
+    """(pass, "0.50 >= threshold 0.20"): a score against a threshold, in the metric's direction."""
+    passed = score <= threshold if lower_is_better else score >= threshold
+    op = ("<=" if passed else ">") if lower_is_better else (">=" if passed else "<")
+    return passed, f"{score:.2f} {op} threshold {threshold:.2f}"
+
+
 def _assertion_dict(spec: AssertionSpec) -> dict[str, Any]:
     """An assertion as promptfoo's `context.test.assert` lists it (the keys given)."""
     out: dict[str, Any] = {"type": spec.full_type}

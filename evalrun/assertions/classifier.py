@@ -1,10 +1,6 @@
-"""promptfoo's `classifier`: the output run through a text classifier (a Hugging Face model, or a Python function),
-passing when the expected class scores at least the threshold.
-
-The classification provider is chosen as in grading/classifiers.py (assertion `provider`, test
-`options.provider`'s `classification` entry, EVALRUN_CLASSIFIER); `validate` refuses a suite whose classifier
-assertion has none. One classification request per evaluation; no grader call.
-"""
+"""promptfoo's `classifier`: the output run through a text classifier. The classification provider is chosen as in
+grading/classifiers.py (assertion `provider`, test `options.provider`'s `classification` entry,
+EVALRUN_CLASSIFIER); `validate` refuses a suite whose classifier assertion has none."""
 
 from __future__ import annotations
 

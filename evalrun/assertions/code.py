@@ -31,8 +31,8 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
             raise AssertionRuntimeError(f"{language} assertion returned invalid JSON: {e}") from None
     if isinstance(result, dict):
         return _from_mapping(result, threshold, language)
-    if isinstance(result, float) and math.isnan(result) and language == "Python":
-        raise AssertionRuntimeError("Python assertion returned NaN")
+    if isinstance(result, float) and math.isnan(result):  # promptfoo: Python's an error, JavaScript's a number
+        raise AssertionRuntimeError(f"{language} assertion returned NaN")  # a broken check never passes negated
     if isinstance(result, (int, float)):
         score = float(result)
     else:
@@ -148,7 +148,7 @@ class Javascript(Assertion):
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
                                     self.spec.threshold, "JavaScript")
         try:
-            result = await call_js(self.spec.value, ctx.code_output, _jsonable(ctx.as_dict()),
+            result = await call_js(self.spec.value, ctx.code_output, json.loads(json.dumps(ctx.as_dict(), default=str)),
                                    base_dir=self.base_dir)
             if result is None:
                 raise AssertionRuntimeError("JavaScript assertion returned nothing (missing `return`?)")
@@ -170,7 +170,3 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))
-
-
-def _jsonable(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=str))

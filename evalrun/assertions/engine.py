@@ -7,8 +7,9 @@
     lean(spec) -> bool; evaluate_text(spec, output, value, vars) -> AssertionResult
         the same for a TextAssertion without transform or config, synchronously and without a context
     aggregate(test, results) -> (status, pass, score, reason)
-        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0 never fails) or score >= test threshold;
-        any result with error -> status "error".
+        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0
+        never fails) or score >= test threshold; any result with error -> status "error".
+    AssertSet: the `assert-set` type, whose children are built and combined here.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any
 
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError
-from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, GraderTrace, Status, TestSpec
+from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, Status, TestSpec
 
 
 def build(spec: AssertionSpec) -> Assertion:
@@ -40,12 +42,6 @@ def build(spec: AssertionSpec) -> Assertion:
     return cls(spec)
 
 
-def handler_of(spec: AssertionSpec) -> Assertion:
-    """The spec's built handler (built now if the loader did not attach one)."""
-    h = spec.handler
-    return h if isinstance(h, Assertion) else build(spec)
-
-
 def output_text(value: Any) -> str:
     """A transformed output as text: strings unchanged, other values as compact JSON (like JSON.stringify)."""
     if isinstance(value, str):
@@ -58,7 +54,7 @@ def output_text(value: Any) -> str:
 
 async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResult:
     """Run one assertion for one case: transform, handler, `not-`, weight, metric; errors become result.error."""
-    handler = handler_of(spec)
+    handler = spec.handler if isinstance(spec.handler, Assertion) else build(spec)  # built by the loader
     try:
         if handler.transform_fn is not None:
             transformed = await handler.transform_fn.call(ctx.code_output, ctx.as_dict())
@@ -136,17 +132,15 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         if value is not None and not (s.keep_score_on_negate or lower):
             value = 1.0 - value
     lower = lower and not spec.negate
-    if s.trace is None and not s.details:  # a plain verdict (deterministic assertions): nothing to carry over
-        return AssertionResult(spec.full_type, passed, value, threshold, spec.weight, s.reason, metric, None, {},
-                               None, NO_TOKENS, 0.0, (), lower)
-    details = dict(s.details) if s.details else {}
+    details = dict(s.details)
     grader, tokens, cost = None, NO_TOKENS, 0.0
     if s.trace is not None:
         grader, tokens, cost = s.trace.grader, s.trace.tokens, s.trace.cost
-        details["calls"] = _calls(s.trace)
+        details["calls"] = [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
+                             "tokens": dataclasses.asdict(c.tokens)} for c in s.trace.calls]
         details["raw_replies"] = [c.raw for c in s.trace.calls]
-    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ())) if details else ()
-    failed = next((c for c in children if c.error), None) if children else None
+    children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
+    failed = next((c for c in children if c.error), None)
     if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
         message = f"{failed.type}: {failed.error}"
         return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
@@ -156,11 +150,6 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
                            weight=spec.weight, reason=s.reason, metric=metric, details=details,
                            grader=grader, tokens=tokens, cost=cost, children=children,
                            lower_is_better=lower)
-
-
-def _calls(trace: GraderTrace) -> list[dict[str, Any]]:
-    return [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
-             "tokens": dataclasses.asdict(c.tokens)} for c in trace.calls]
 
 
 def _error(spec: AssertionSpec, threshold: float | None, message: str,
@@ -177,14 +166,8 @@ def _error(spec: AssertionSpec, threshold: float | None, message: str,
 
 
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
-    """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules).
-
-    score = sum(score*weight) / sum(weight) over the assertions that have a score (0 when the weights sum to 0;
-    errors count as score 0; a score of None, "nothing to grade", is left out); pass = no assertion with
-    weight > 0 failed, or, when the test sets a threshold (0 included) and some assertion has a score,
-    score >= threshold; any error -> status "error". No assertions, or none with a score and all passed ->
-    score 1.
-    """
+    """Test-level verdict from its assertion results (promptfoo's AssertionsResult rules, see `combine`): any
+    error -> status "error"; no assertions -> a pass with score 1."""
     if not results:
         return "pass", True, 1.0, "No assertions"
     score, passed, reason = combine(results, test.threshold)
@@ -205,12 +188,11 @@ def oriented(r: AssertionResult) -> float:
 def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
     """Weighted score, pass and reason of a group of results (a test, or an assert-set's children).
 
-    Scores enter with one direction, higher is better: a lower-is-better metric counts as 1 - score.
-
-    A result with no score (score None without an error, e.g. a graded assertion on an output that made no
-    claims) is left out of the weighted mean, numerator and denominator; an error counts as score 0. When no
-    result has a score, the score is 1.0 if every result passed (else 0.0) and a threshold is not applied:
-    pass = every assertion passed.
+    score = sum(score * weight) / sum(weight) (0 when the weights sum to 0), higher is better (a lower-is-better
+    metric counts as 1 - score); an error counts as 0; a result with no score and no error (a graded assertion
+    on an output that made no claims) is left out. pass = no result with weight > 0 failed, or, with a
+    threshold (0 included), score >= threshold. When no result has a score, the score is 1.0 if every result
+    passed (else 0.0) and the threshold is not applied.
     """
     scored: list[AssertionResult] = []
     scale: float | None = None
@@ -237,3 +219,37 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
         sign = "≥" if passed else "<"
         reason = f"Aggregate score {score:.2f} {sign} {threshold} threshold"
     return score, passed, reason
+
+
+@register("assert-set")
+class AssertSet(Assertion):
+    """Groups assertions: the set's score is the weighted mean of its children's scores.
+
+    YAML keys: `assert` (required): the child assertions; `threshold` (optional): the set passes when its
+    score >= threshold (otherwise when every child with weight > 0 passes); `weight` (default 1) and `metric`
+    apply to the set as a whole. An ERROR in a child makes the set an ERROR.
+    """
+
+    summary = "group of assertions with its own threshold and weight"
+
+    def check(self) -> None:
+        if not self.spec.children:
+            raise self.error("assert-set needs a non-empty `assert` list", key="assert")
+        built = []
+        for child in self.spec.children:
+            handler = child.handler if isinstance(child.handler, Assertion) else build(child)
+            built.append(dataclasses.replace(child, handler=handler) if child.handler is None else child)
+        self.children: tuple[AssertionSpec, ...] = tuple(built)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        import asyncio  # here: validate imports every assertion module and never needs it
+
+        async def one(child: AssertionSpec) -> AssertionResult:
+            if ctx.run_child is not None:
+                res: Any = await ctx.run_child(child)
+                return res
+            return await evaluate(child, dataclasses.replace(ctx, value=child.value, config=child.config))
+
+        results = list(await asyncio.gather(*(one(c) for c in self.children)))
+        score, passed, reason = combine(results, self.spec.threshold)
+        return Score(passed, score, reason, {"_children": results})

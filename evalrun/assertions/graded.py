@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.base import Assertion, AssertionContext, Score, against
 from evalrun.assertions.context import compile_context_transform
 from evalrun.errors import AssertionRuntimeError, ConfigError
 from evalrun.types import GraderTrace
@@ -136,16 +136,19 @@ class GradedAssertion(Assertion):
 
     async def ask(self, ctx: AssertionContext, variables: dict[str, Any], *,
                   schema_args: tuple[Any, ...] = ()) -> tuple[Any, GraderTrace]:
-        """Ask this metric's judge step (with the rubricPrompt override, if any): (typed result, trace)."""
+        """Ask this metric's judge step: (typed result, a fresh trace)."""
+        if self.judge_step is None:  # pragma: no cover - a programming error in a handler
+            raise RuntimeError(f"{self.spec.type} has no judge step")
+        _, trace = self.grader_for(ctx)
+        return await self.step(ctx, self.judge_step, variables, trace, schema_args), trace
+
+    async def step(self, ctx: AssertionContext, step: Step[Any], variables: dict[str, Any], trace: GraderTrace,
+                   schema_args: tuple[Any, ...] = ()) -> Any:
+        """Ask one judge-style step, with this assertion's rubricPrompt override for it (if any)."""
         from evalrun.grading.steps import ask
 
-        step = self.judge_step
-        if step is None:  # pragma: no cover - a programming error in a handler
-            raise RuntimeError(f"{self.spec.type} has no judge step")
-        grader, trace = self.grader_for(ctx)
-        result = await ask(grader, step, variables, trace, schema_args=schema_args,
-                           override=self.overrides(ctx).get(step.name), extra=ctx.vars)
-        return result, trace
+        return await ask(ctx.grader(self.spec), step, variables, trace, schema_args=schema_args,
+                         override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
         """The grader for this case (with the prompt overrides) and a fresh trace for it.
@@ -167,11 +170,9 @@ class GradedAssertion(Assertion):
         return Checked(grader), GraderTrace(grader.id)
 
     def verdict(self, score: float) -> tuple[bool, str]:
-        """(pass, "0.50 > threshold 0.20") for a score against this assertion's threshold."""
+        """(pass, "0.50 >= threshold 0.20") for a score against this assertion's threshold."""
         thr = self.threshold if self.threshold is not None else (1.0 if self.lower_is_better else 0.0)
-        passed = score <= thr if self.lower_is_better else score >= thr
-        op = ("<=" if passed else ">") if self.lower_is_better else (">=" if passed else "<")
-        return passed, f"{score:.2f} {op} threshold {thr:.2f}"
+        return against(score, thr, self.lower_is_better)
 
     def score(self, passed: bool, value: float | None, reason: str, details: dict[str, Any],
               trace: GraderTrace) -> Score:

@@ -1,25 +1,64 @@
-"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in evalrun/grading/scoring/verdicts.py).
+"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in grading/scoring/verdicts.py), their
+shared base, and Mastra's generateReason step.
 
 Each needs an LLM grader (`validate` says so when the builtin grader would grade it). Mastra's `input` is
 `vars.query` when present, else the rendered prompt; `output` is the provider's output. `config.scale`
-(default 1) multiplies the score, which is rounded to two decimals as Mastra does. Grader calls per evaluation
-are fixed: answer-relevancy 3, bias 3 (2 when no opinion is found), toxicity 2, each counting Mastra's
-reason step (assertions/generate_reason.py; `config.generateReason: false` saves that call).
+(default 1) multiplies the score, which is rounded to two decimals as Mastra does.
+
+Mastra's LLM scorers (these, prompt-alignment, answer-similarity, tool-call-accuracy's LLM variant) end with a
+`generateReason` step: after the score is computed (it never depends on it), one more grader call writes "The
+score is X because ..." from the judgements. The reason leads the result's `reason` (the computed figures follow
+in parentheses) and is kept as `details.reason`; `config.generateReason: false` skips the call.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from evalrun.assertions import generate_reason
-from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.base import AssertionContext, Score, against
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
 from evalrun.grading.scoring import verdicts as judge_scoring
-from evalrun.grading.steps import Step, ask, judge_step
+from evalrun.grading.steps import Step, judge_step
+from evalrun.types import GraderTrace
+
+#: The config key that turns the reason step off (Mastra has no such option: its scorers always explain).
+REASON_KEY = "generateReason"
+REASON: Step[str] = judge_step(
+    "reason", "reason", lambda: schemas.obj({"reason": {"type": "string"}}),
+    lambda r: " ".join(str(r["reason"]).split()),
+    ("metric", "score", "scale", "direction", "about", "input", "output", "results"), "reason")
+
+
+def wants_reason(config: Mapping[str, Any]) -> bool:
+    """Whether the reason step runs (default true, as in Mastra)."""
+    return config.get(REASON_KEY, True) is not False
+
+
+def check_reason_key(handler: GradedAssertion) -> None:
+    """`config.generateReason` must be a boolean (a ConfigError at load time otherwise)."""
+    v = handler.spec.config.get(REASON_KEY, True)
+    if not isinstance(v, bool):
+        raise handler.error(f"config.{REASON_KEY} must be true or false, got {v!r}", key=f"config.{REASON_KEY}",
+                            hint="false skips Mastra's reason call (the reason line is then built from the "
+                                 "judgements alone)")
+
+
+async def explain(handler: GradedAssertion, ctx: AssertionContext, trace: GraderTrace, *, score: float,
+                  scale: float, about: str, judgements: Any, input_text: str | None,
+                  input_label: str = "INPUT") -> str:
+    """Ask the grader to explain `score` from `judgements` (one call): the reason text."""
+    direction = "lower is better" if handler.lower_is_better else "higher is better"
+    return await handler.step(ctx, REASON, {
+        "metric": handler.spec.type, "score": f"{score:g}", "scale": f"{scale:g}", "direction": direction,
+        "about": about, "input": block(input_label, input_text) if input_text is not None else "",
+        "output": block("OUTPUT", ctx.output),
+        "results": block("JUDGEMENTS", json.dumps(judgements, ensure_ascii=False, indent=1))}, trace)
 
 
 def _items(key: str, label: str) -> Any:
@@ -47,7 +86,7 @@ TOXICITY: Step[list[tuple[str, str]]] = judge_step(
 
 
 #: Config keys every Mastra judge takes.
-MASTRA_KEYS = frozenset({"scale", generate_reason.KEY})
+MASTRA_KEYS = frozenset({"scale", REASON_KEY})
 
 
 class MastraJudge(GradedAssertion):
@@ -62,25 +101,24 @@ class MastraJudge(GradedAssertion):
     extract_step: ClassVar[Step[Any] | None] = None
     #: For the reason prompt: how this scorer's judgements make the score (Mastra's generateReason rules).
     reason_about: ClassVar[str] = ""
+    #: Config keys that must be positive numbers (default: every config key but generateReason).
+    numeric_config: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, spec: Any) -> None:
-        if not generate_reason.wanted(spec.config):
+        if not wants_reason(spec.config):
             self.grader_calls = type(self).grader_calls - 1  # type: ignore[misc]  # per instance
         super().__init__(spec)
 
     @classmethod
     def grading_steps(cls) -> tuple[Step[Any], ...]:
-        return tuple(s for s in (cls.extract_step, cls.judge_step, generate_reason.REASON) if s is not None)
-
-    #: Config keys that must be positive numbers (the rest are checked by the subclass).
-    numeric_config: ClassVar[frozenset[str] | None] = None
+        return tuple(s for s in (cls.extract_step, cls.judge_step, REASON) if s is not None)
 
     def check(self) -> None:
         super().check()
-        generate_reason.check(self)
+        check_reason_key(self)
         numeric = self.numeric_config if self.numeric_config is not None else (self.config_keys or frozenset())
         for key in self.spec.config:
-            if key not in numeric or key == generate_reason.KEY:
+            if key not in numeric or key == REASON_KEY:
                 continue
             v = self.spec.config[key]
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "scale" and v == 0):
@@ -96,22 +134,15 @@ class MastraJudge(GradedAssertion):
         of the score from `judgements` (default: `details`) leads the reason line."""
         scale = self.scale(ctx)
         thr = self.spec.threshold if self.spec.threshold is not None else (self.default_threshold or 0) * scale
-        passed = value <= thr if self.lower_is_better else value >= thr
-        op = ("<=" if passed else ">") if self.lower_is_better else (">=" if passed else "<")
-        line = f"{what}: {value:.2f} {op} threshold {thr:.2f}"
-        if generate_reason.wanted(ctx.config):
-            why = await generate_reason.explain(self, ctx, trace, score=value, scale=scale, about=self.reason_about,
-                                        judgements=details if judgements is None else judgements,
-                                        input_text=input_text, input_label=input_label)
+        passed, comparison = against(value, thr, self.lower_is_better)
+        line = f"{what}: {comparison}"
+        if wants_reason(ctx.config):
+            why = await explain(self, ctx, trace, score=value, scale=scale, about=self.reason_about,
+                                judgements=details if judgements is None else judgements,
+                                input_text=input_text, input_label=input_label)
             details = {**details, "reason": why}
             line = f"{why} ({line})"
         return self.score(passed, value, line, {**details, "scale": scale}, trace)
-
-    async def step(self, ctx: AssertionContext, step: Step[Any], variables: dict[str, Any], trace: Any,
-                   schema_args: tuple[Any, ...] = ()) -> Any:
-        grader = ctx.grader(self.spec)
-        return await ask(grader, step, variables, trace, schema_args=schema_args,
-                         override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
 
 @register("answer-relevancy")
@@ -135,7 +166,7 @@ class AnswerRelevancy(MastraJudge):
     judge_step = RELEVANCY
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        grader, trace = self.grader_for(ctx)
+        _, trace = self.grader_for(ctx)
         statements = await self.step(ctx, STATEMENTS, {"output": block("OUTPUT", ctx.output)}, trace)
         results: list[tuple[str, str]] = []
         if statements:
@@ -174,7 +205,7 @@ class Bias(MastraJudge):
     judge_step = BIAS
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        grader, trace = self.grader_for(ctx)
+        _, trace = self.grader_for(ctx)
         opinions = await self.step(ctx, OPINIONS, {"output": block("OUTPUT", ctx.output)}, trace)
         results: list[tuple[str, str]] = []
         if opinions:
@@ -212,7 +243,7 @@ class Toxicity(MastraJudge):
     judge_step = TOXICITY
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        grader, trace = self.grader_for(ctx)
+        _, trace = self.grader_for(ctx)
         verdicts = await self.step(ctx, TOXICITY, {"input": block("INPUT", mastra_input(ctx)),
                                                    "output": block("OUTPUT", ctx.output)}, trace)
         value = judge_scoring.toxicity([v for v, _ in verdicts], scale=self.scale(ctx))

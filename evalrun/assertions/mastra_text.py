@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.base import Assertion, AssertionContext, Score, against
 from evalrun.assertions.registry import register
 from evalrun.grading.scoring import deterministic as text_scoring
 
@@ -54,11 +54,8 @@ class ScaledScorer(Assertion):
     def scaled(self, ctx: AssertionContext, raw: float, what: str, details: dict[str, Any]) -> Score:
         scale = float(ctx.config.get("scale", 1))
         score = raw * scale
-        threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
-        passed = score >= threshold
-        op = ">=" if passed else "<"
-        return Score(passed, score, f"{what}: {score:.2f} {op} threshold {threshold:.2f}",
-                     {**details, "scale": scale})
+        passed, comparison = against(score, self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        return Score(passed, score, f"{what}: {comparison}", {**details, "scale": scale})
 
 
 @register("content-similarity")

@@ -1,10 +1,11 @@
-"""promptfoo's model-graded types: factuality, model-graded-closedqa, g-eval (each needs an LLM grader).
+"""promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval (each needs an LLM grader).
 
 The question is `vars.query` when present, else the rendered prompt; the output is the provider's output.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from evalrun.assertions.base import AssertionContext, Score
@@ -14,7 +15,7 @@ from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
-from evalrun.grading.steps import Step, ask, judge_step
+from evalrun.grading.steps import Step, judge_step
 
 FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
 #: promptfoo's default score per factuality category (options.factuality overrides them).
@@ -37,6 +38,18 @@ GEVAL: Step[tuple[float, str]] = judge_step(
     lambda r: (float(r["score"]), str(r["reason"]).strip()), ("criteria", "steps", "input", "output"), "score")
 
 
+@dataclass(frozen=True)
+class RubricReply:
+    passed: bool
+    score: float
+    reason: str
+
+
+RUBRIC = judge_step("judge", "rubric", schemas.rubric,
+                    lambda r: RubricReply(bool(r["pass"]), float(r["score"]), str(r["reason"]).strip()),
+                    ("output", "rubric"), "rubric verdict")
+
+
 class _Judged(GradedAssertion):
     uses_context = False
     requires_value = True
@@ -46,11 +59,6 @@ class _Judged(GradedAssertion):
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"{self.spec.type} needs a non-empty string `value`")
         return value
-
-    async def run_step(self, ctx: AssertionContext, step: Step[Any], variables: dict[str, Any],
-                       trace: Any) -> Any:
-        return await ask(ctx.grader(self.spec), step, variables, trace,
-                         override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
 
 @register("factuality", "model-graded-factuality")
@@ -77,7 +85,7 @@ class Factuality(_Judged):
             raise AssertionRuntimeError("options.factuality takes " + ", ".join(FACT_SCORES))
         weights.update({k: float(v) for k, v in custom.items()})
         _, trace = self.grader_for(ctx)
-        category, why = await self.run_step(ctx, FACTUALITY, {
+        category, why = await self.step(ctx, FACTUALITY, {
             "input": block("QUESTION", mastra_input(ctx)), "ideal": block("EXPERT ANSWER", ideal),
             "output": block("SUBMITTED ANSWER", ctx.output)}, trace)
         score = weights[FACT_OPTIONS[category]]
@@ -102,7 +110,7 @@ class ClosedQA(_Judged):
     async def evaluate(self, ctx: AssertionContext) -> Score:
         criteria = self.value_of(ctx)
         _, trace = self.grader_for(ctx)
-        ok, why = await self.run_step(ctx, CLOSEDQA, {
+        ok, why = await self.step(ctx, CLOSEDQA, {
             "input": block("TASK", mastra_input(ctx)), "output": block("SUBMISSION", ctx.output),
             "criteria": block("CRITERION", criteria)}, trace)
         return self.score(ok, 1.0 if ok else 0.0, why or ("meets" if ok else "does not meet"),
@@ -130,11 +138,52 @@ class GEval(_Judged):
     async def evaluate(self, ctx: AssertionContext) -> Score:
         criteria = self.value_of(ctx)
         _, trace = self.grader_for(ctx)
-        plan = await self.run_step(ctx, GEVAL_STEPS, {"criteria": block("CRITERIA", criteria)}, trace)
-        raw, why = await self.run_step(ctx, GEVAL, {
+        plan = await self.step(ctx, GEVAL_STEPS, {"criteria": block("CRITERIA", criteria)}, trace)
+        raw, why = await self.step(ctx, GEVAL, {
             "criteria": block("CRITERIA", criteria), "steps": plan, "input": block("INPUT", mastra_input(ctx)),
             "output": block("REPLY", ctx.output)}, trace)
         score = raw / 10.0
         passed, comparison = self.verdict(score)
         return self.score(passed, score, f"{why} ({comparison})" if why else comparison,
                           {"criteria": criteria, "steps": plan}, trace)
+
+
+@register("llm-rubric")
+class LLMRubric(GradedAssertion):
+    """A grader model judges the output against a free-text rubric (promptfoo's llm-rubric): {reason, pass, score}.
+
+    YAML keys: `value` = the rubric (required unless a rubricPrompt holds it); `threshold` (optional: then pass
+    also needs score >= threshold); `provider` (grader); `rubricPrompt` (step judge: receives `output`
+    (fenced), `rubric` and the case's vars; may render to a JSON list of chat messages). One call.
+    """
+
+    summary = "a grader model judges the output against a rubric"
+    grader_calls = 1
+    requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
+    uses_context = False
+    config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
+    steps = ("judge",)
+    judge_step = RUBRIC
+    value_hint = "give the rubric as a string, e.g. `value: is polite and answers the question`"
+
+    def parse(self, value: Any) -> str:
+        if isinstance(value, (dict, list)):
+            import json
+
+            return json.dumps(value, ensure_ascii=False)
+        if value is None:
+            return ""  # the custom rubricPrompt holds the rubric
+        if not str(value).strip():
+            raise ValueError("llm-rubric needs a rubric in `value`")
+        return str(value)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        rubric = self.value_of(ctx)
+        reply, trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output), "rubric": rubric})
+        passed = reply.passed
+        reason = reply.reason or ("passed" if passed else "failed")
+        if self.threshold is not None:
+            ok, comparison = self.verdict(reply.score)
+            passed = passed and ok
+            reason = f"{reason} ({comparison})"
+        return self.score(passed, reply.score, reason, {"rubric": rubric}, trace)

@@ -158,13 +158,6 @@ class MetricTotals:
             self.sums[name] = self.sums.get(name, 0.0) + s
             self.weights[name] = self.weights.get(name, 0.0) + w
 
-    def absorb(self, other: MetricTotals) -> None:
-        """Add another run part's totals (a worker's: run/workers.py)."""
-        self.count += other.count
-        for name, s in other.sums.items():
-            self.sums[name] = self.sums.get(name, 0.0) + s
-            self.weights[name] = self.weights.get(name, 0.0) + other.weights.get(name, 0.0)
-
     def averages(self) -> dict[str, float]:
         """Weighted mean score per metric (what a summary shows)."""
         return {k: (self.sums[k] / w if (w := self.weights.get(k, 0.0)) > 0 else 0.0) for k in sorted(self.sums)}

@@ -1,12 +1,5 @@
-"""noise-sensitivity: share of the output's claims that are wrong (and, per mode, came from noise). Lower is better.
-
-YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
-`config.mode` relevant (default) | irrelevant; `config.formula` default | ragas; `config.contextChunks`
-([{text, relevant}], strings, or a string; else `vars.contextChunks`, else `vars.context` / `contextTransform`);
-`config.noiseContext` (one extra irrelevant chunk); `provider` (grader); `rubricPrompt` (steps verify,
-extract, attribute). Grader calls: at most 4 (extract output claims [+ ground-truth claims when chunks are
-unlabelled], concurrently; then verify against the ground truth and attribute claims x chunks, concurrently).
-"""
+"""The noise metrics: noise-sensitivity (wrong claims traced to noisy context; lower is better) and noise-robustness
+(Mastra's: does a noisy query derail the answer; higher is better)."""
 
 from __future__ import annotations
 
@@ -16,7 +9,10 @@ from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
 from evalrun.assertions.graded import GradedAssertion, plural, quote
 from evalrun.assertions.registry import register
+from evalrun.grading import schemas
+from evalrun.grading.fence import block
 from evalrun.grading.scoring import claims as scoring
+from evalrun.grading.steps import judge_step
 
 
 @register("noise-sensitivity")
@@ -24,9 +20,11 @@ class NoiseSensitivity(GradedAssertion):
     """Wrong claims / all claims of the output, traced to the context chunks they came from. Lower is better.
 
     YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
-    `config.mode` relevant | irrelevant; `config.formula` default | ragas; `config.contextChunks`;
-    `config.noiseContext`; `contextTransform`; `provider`; `rubricPrompt` (steps verify, extract, attribute).
-    At most 4 grader calls.
+    `config.mode` relevant (default) | irrelevant; `config.formula` default | ragas; `config.contextChunks`
+    ([{text, relevant}], strings, or a string; else `vars.contextChunks`, else `vars.context` /
+    `contextTransform`); `config.noiseContext` (one extra irrelevant chunk); `provider`; `rubricPrompt` (steps
+    verify, extract, attribute). At most 4 grader calls: extract the output's claims (and the ground truth's when
+    chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
     """
 
     summary = "share of wrong claims (from noisy context) in the output vs the ground truth; lower is better"
@@ -136,3 +134,67 @@ def _source(row: list[bool], relevant: list[bool]) -> str:
     kind = "relevant " if labels == {True} else "irrelevant " if labels == {False} else ""
     word = "chunk" if len(hits) == 1 else "chunks"
     return f"from {kind}{word} {', '.join(str(k + 1) for k in hits)}"
+
+
+_SCORING = {"impactWeights": "weights", "majorIssuePerItem": "major_issue_per_item",
+            "maxMajorIssuePenalty": "max_major_issue_penalty", "discrepancyThreshold": "discrepancy_threshold"}
+
+ROBUSTNESS = judge_step("judge", "noise_robustness", schemas.noise_robustness, dict,
+                        ("query", "noisy_query", "baseline", "output", "noise_type"), "robustness analysis")
+
+
+@register("noise-robustness")
+class NoiseRobustness(GradedAssertion):
+    """Compares the output (answer to a noisy query) with a baseline answer; Mastra's scoring. Higher is better.
+
+    YAML keys: `config.baselineResponse` (the answer to the clean query, required), `config.noisyQuery`
+    (required), `config.noiseType` (misinformation | distractors | adversarial), `config.scoring` {impactWeights
+    {none, minimal, moderate, significant, severe}, majorIssuePerItem 0.1, maxMajorIssuePenalty 0.3,
+    discrepancyThreshold 0.2}; `vars.query` (the original query); `threshold` (default 0.7); `provider`;
+    `rubricPrompt` (step judge). One call (needs an LLM grader).
+    """
+
+    summary = "robustness of the answer to a noisy query vs a baseline answer (higher is better)"
+    grader_calls = 1
+    default_threshold = 0.7
+    uses_context = False
+    config_keys = frozenset({"baselineResponse", "noisyQuery", "noiseType", "scoring"})
+    steps = ("judge",)
+    judge_step = ROBUSTNESS
+
+    def check(self) -> None:
+        super().check()
+        cfg = self.spec.config
+        for key in ("baselineResponse", "noisyQuery"):
+            if not isinstance(cfg.get(key), str):
+                raise self.error(f"config.{key} is required (a string)", key=f"config.{key}")
+        if cfg.get("noiseType") not in (None, "misinformation", "distractors", "adversarial"):
+            raise self.error(f"unknown noiseType {cfg['noiseType']!r}", key="config.noiseType",
+                             hint="misinformation, distractors or adversarial")
+        sc = cfg.get("scoring") or {}
+        if not isinstance(sc, dict) or any(k not in _SCORING for k in sc):
+            raise self.error("config.scoring accepts only " + ", ".join(_SCORING), key="config.scoring")
+        weights = sc.get("impactWeights") or {}
+        if not isinstance(weights, dict) or any(k not in scoring.IMPACT_WEIGHTS for k in weights):
+            raise self.error("impactWeights keys: " + ", ".join(scoring.IMPACT_WEIGHTS),
+                             key="config.scoring.impactWeights")
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        cfg = ctx.config
+        query = query_of(ctx, required=True)
+        variables = {"query": block("QUERY", str(query)), "noisy_query": block("NOISY QUERY", str(cfg["noisyQuery"])),
+                     "baseline": block("BASELINE", str(cfg["baselineResponse"])),
+                     "output": block("ANSWER", ctx.output), "noise_type": cfg.get("noiseType") or ""}
+        reply, trace = await self.ask(ctx, variables)
+        levels = [reply["dimensions"][d] for d in schemas.ROBUSTNESS_DIMENSIONS]
+        kwargs: dict[str, Any] = {_SCORING[k]: v for k, v in (cfg.get("scoring") or {}).items()}
+        value = scoring.noise_robustness(float(reply["robustnessScore"]), levels, len(reply["majorIssues"]),
+                                         **kwargs)
+        passed, comparison = self.verdict(value)
+        issues = reply["majorIssues"]
+        listed = f" ({'; '.join(quote(i, 60) for i in issues[:3])})" if issues else ""
+        reason = (f"robustness {float(reply['robustnessScore']):.2f}, {plural(len(issues), 'major issue')}"
+                  f"{listed}: {comparison}")
+        details = {"dimensions": dict(reply["dimensions"]), "robustnessScore": reply["robustnessScore"],
+                   "majorIssues": list(issues), "grader_reason": reply.get("reason", "")}
+        return self.score(passed, value, reason, details, trace)

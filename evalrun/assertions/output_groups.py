@@ -88,20 +88,6 @@ def _any_compares(specs: Iterable[AssertionSpec]) -> bool:
     return False
 
 
-class ComparesOutputs:
-    """compares_outputs, asked once per case: consecutive cases of one test (or of tests sharing their
-    assertion tuple) reuse the last answer."""
-
-    def __init__(self) -> None:
-        self.last: object = None
-        self.answer = False
-
-    def __call__(self, test: TestSpec) -> bool:
-        if test.asserts is not self.last:
-            self.last, self.answer = test.asserts, compares_outputs(test)
-        return self.answer
-
-
 def group_key(case: Case) -> tuple[int, str, int]:
     """What the cases of one output group share: their test, vars and repeat."""
     return case.test.index, json.dumps(case.vars, sort_keys=True, default=str), case.repeat
@@ -109,13 +95,12 @@ def group_key(case: Case) -> tuple[int, str, int]:
 
 def batches(stream: Iterable[Case]) -> Iterator[Case | list[Case]]:
     """The case stream with each group of a test that compares outputs as one list (groups are contiguous)."""
-    grouped = ComparesOutputs()
     pending: list[Case] = []
     for case in stream:
         if pending and group_key(pending[0]) != group_key(case):
             yield pending
             pending = []
-        if grouped(case.test):
+        if compares_outputs(case.test):
             pending.append(case)
         else:
             yield case

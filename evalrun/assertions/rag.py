@@ -6,7 +6,7 @@ Zero claims is an outcome, not a score: the result passes with score None and sa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.context import context_texts, query_of
@@ -55,8 +55,14 @@ class _ContextClaims(GradedAssertion):
 
     grader_calls = 2
     steps = ("verify", "extract")
+    #: How a claim that is not supported is named in the reason, and what zero claims mean.
+    bad_word: ClassVar[str] = ""
+    no_claims: ClassVar[str] = ""
 
-    async def _claims(self, ctx: AssertionContext) -> tuple[list[str], list[Verdict], Any, dict[str, Any]]:
+    def formula(self, ctx: AssertionContext, verdicts: list[Verdict]) -> float | None:
+        raise NotImplementedError
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
         chunks = await context_texts(ctx, self.context_fn)
         grader, trace = self.grader_for(ctx)
         question = query_of(ctx, required=False)
@@ -68,7 +74,14 @@ class _ContextClaims(GradedAssertion):
                         "evidence": list(v.evidence)} for c, v in zip(claims, verdicts, strict=True)],
             "context": chunks,
         }
-        return claims, verdicts, trace, details
+        if not claims:
+            return self.score(True, None, f"output made no factual claims: {self.no_claims} (no score)", details,
+                              trace)
+        value = self.formula(ctx, verdicts)
+        assert value is not None
+        passed, comparison = self.verdict(value)
+        reason = claims_reason(claims, verdicts, passed, self.bad_word)
+        return self.score(passed, value, f"{reason}: {comparison}", details, trace)
 
 
 @register("faithfulness", "context-faithfulness")
@@ -84,24 +97,17 @@ class Faithfulness(_ContextClaims):
     default_threshold = 0.7
     config_keys = frozenset({"lenient"})
     list_steps = ("extract", "verify")  # promptfoo: [claim-extraction prompt, verification prompt]
+    bad_word = "not supported by the context"
+    no_claims = "nothing to be unfaithful"
 
     def check(self) -> None:
         super().check()
         if not isinstance(self.spec.config.get("lenient", False), bool):
             raise self.error("lenient must be true or false", key="config.lenient")
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        claims, verdicts, trace, details = await self._claims(ctx)
-        if not claims:
-            return self.score(True, None, "output made no factual claims: nothing to be unfaithful "
-                              "(no score)", details, trace)
-        labels = [v.verdict for v in verdicts]
-        value = scoring.faithfulness(labels, lenient=bool(ctx.config.get("lenient", False)),
-                                     support=[v.support for v in verdicts])
-        assert value is not None
-        passed, comparison = self.verdict(value)
-        reason = claims_reason(claims, verdicts, passed, "not supported by the context")
-        return self.score(passed, value, f"{reason}: {comparison}", details, trace)
+    def formula(self, ctx: AssertionContext, verdicts: list[Verdict]) -> float | None:
+        return scoring.faithfulness([v.verdict for v in verdicts], lenient=bool(ctx.config.get("lenient", False)),
+                                    support=[v.support for v in verdicts])
 
 
 @register("hallucination")
@@ -116,17 +122,11 @@ class Hallucination(_ContextClaims):
     default_threshold = 0.3
     lower_is_better = True
     config_keys = frozenset()
+    bad_word = "hallucinated"
+    no_claims = "nothing can be hallucinated"
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        claims, verdicts, trace, details = await self._claims(ctx)
-        if not claims:
-            return self.score(True, None, "output made no factual claims: nothing can be hallucinated "
-                              "(no score)", details, trace)
-        value = scoring.hallucination([v.verdict for v in verdicts], support=[v.support for v in verdicts])
-        assert value is not None
-        passed, comparison = self.verdict(value)
-        reason = claims_reason(claims, verdicts, passed, "hallucinated")
-        return self.score(passed, value, f"{reason}: {comparison}", details, trace)
+    def formula(self, ctx: AssertionContext, verdicts: list[Verdict]) -> float | None:
+        return scoring.hallucination([v.verdict for v in verdicts], support=[v.support for v in verdicts])
 
 
 @register("context-relevance")
@@ -259,5 +259,3 @@ class ContextPrecision(_ReferenceClaims):
         reason = f"{sum(useful)} of {plural(len(chunks), 'chunk')} useful (positions {ranks}): {comparison}"
         return self.score(passed, value, reason, details, trace)
 
-
-__all__ = ["ContextPrecision", "ContextRecall", "ContextRelevance", "Faithfulness", "Hallucination"]

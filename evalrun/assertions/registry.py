@@ -3,8 +3,9 @@
 Built-in handlers register with the @register decorator when their module is imported; third-party packages
 add handlers through the entry-point group `evalrun.assertions` (each entry point names an Assertion subclass,
 or a module whose import registers some). `load_all()` imports everything once; `get(name)` imports only the
-module that registers `name` (BUILTIN_TYPES), so a suite using a few types loads a few modules. The built-in modules are listed in one place (BUILTIN_MODULES); a type name
-registered twice (two built-ins, or a plugin reusing a taken name) is an error naming both sources.
+module that registers `name` (BUILTIN_TYPES, the one list of built-in modules), so a suite using a few types loads
+a few modules. A type name registered twice (two built-ins, or a plugin reusing a taken name) is an error naming
+both sources.
 """
 
 from __future__ import annotations
@@ -27,60 +28,35 @@ _PLUGINS: dict[str, str] = {}  # type name -> entry point value, for `evalrun li
 _LOADED = False  # every built-in module imported (and the plugins loaded)
 _PLUGINS_LOADED = False
 
-#: Modules holding the built-in handlers (imported by load_all()).
-BUILTIN_MODULES = (
-    "evalrun.assertions.text",
-    "evalrun.assertions.structured",
-    "evalrun.assertions.markup",
-    "evalrun.assertions.sql",
-    "evalrun.assertions.similarity",
-    "evalrun.assertions.meta",
-    "evalrun.assertions.code",
-    "evalrun.assertions.sets",
-    "evalrun.assertions.rag",
-    "evalrun.assertions.noise",
-    "evalrun.assertions.robustness",
-    "evalrun.assertions.rubric",
-    "evalrun.assertions.mastra_text",
-    "evalrun.assertions.tools",
-    "evalrun.assertions.function_call",
-    "evalrun.assertions.judges",
-    "evalrun.assertions.alignment",
-    "evalrun.assertions.model_graded",
-    "evalrun.assertions.embedding",
-    "evalrun.assertions.select_best",
-    "evalrun.assertions.classifier",
-)
-
-#: Built-in type names by the module that registers them, so `get` imports one module, not all of them (a test
-#: checks this against what importing BUILTIN_MODULES registers).
+#: Built-in type names by the module that registers them (imported by load_all()), so `get` imports one module,
+#: not all of them (a test checks this against what importing the modules registers).
 BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.text": ("contains", "contains-all", "contains-any", "equals", "icontains", "icontains-all",
         "icontains-any", "is-refusal", "regex", "starts-with", "word-count"),
-    "evalrun.assertions.structured": ("contains-json", "is-json", "is-valid-openai-tools-call"),
+    "evalrun.assertions.structured": ("contains-json", "is-json", "is-valid-openai-function-call",
+        "is-valid-openai-tools-call"),
     "evalrun.assertions.markup": ("contains-html", "contains-xml", "is-html", "is-xml"),
     "evalrun.assertions.sql": ("contains-sql", "is-sql"),
     "evalrun.assertions.similarity": ("bleu", "levenshtein", "rouge-n"),
     "evalrun.assertions.meta": ("cost", "finish-reason", "latency"),
     "evalrun.assertions.code": ("javascript", "python"),
-    "evalrun.assertions.sets": ("assert-set",),
+    "evalrun.assertions.engine": ("assert-set",),
     "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
         "faithfulness", "hallucination"),
-    "evalrun.assertions.noise": ("noise-sensitivity",),
-    "evalrun.assertions.robustness": ("noise-robustness",),
-    "evalrun.assertions.rubric": ("llm-rubric",),
+    "evalrun.assertions.noise": ("noise-robustness", "noise-sensitivity"),
     "evalrun.assertions.mastra_text": ("completeness", "content-similarity", "keyword-coverage",
         "textual-difference", "tone-consistency"),
     "evalrun.assertions.tools": ("tool-call-accuracy",),
-    "evalrun.assertions.function_call": ("is-valid-openai-function-call",),
     "evalrun.assertions.judges": ("answer-relevancy", "bias", "toxicity"),
     "evalrun.assertions.alignment": ("answer-similarity", "prompt-alignment"),
-    "evalrun.assertions.model_graded": ("factuality", "g-eval", "model-graded-closedqa", "model-graded-factuality"),
+    "evalrun.assertions.model_graded": ("factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
+        "model-graded-factuality"),
     "evalrun.assertions.embedding": ("answer-relevance", "similar", "similar:cosine", "similar:dot",
         "similar:euclidean"),
     "evalrun.assertions.select_best": ("select-best",),
     "evalrun.assertions.classifier": ("classifier",),
 }
+BUILTIN_MODULES = tuple(BUILTIN_TYPES)
 _MODULE_OF = {name: module for module, names in BUILTIN_TYPES.items() for name in names}
 
 

@@ -1,9 +1,6 @@
-"""select-best: promptfoo's cross-output assertion. The grader picks, among the outputs of one test (same vars,
-every provider x prompt), the one that best meets the criteria in `value`; that output passes, the others fail.
-
-The runner runs such a test's cases together (assertions/output_groups.py); the comparison is one grader call per
-group, whatever the number of outputs, made by whichever case gets there first, and shared by all.
-"""
+"""select-best, promptfoo's cross-output assertion. The runner runs the cases of such a test (same vars, every
+provider x prompt) together (assertions/output_groups.py); the comparison is one grader call per group, whatever
+the number of outputs, made by whichever case gets there first, and shared by all."""
 
 from __future__ import annotations
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evalrun.assertions import generate_reason
-from evalrun.assertions.base import Assertion, AssertionContext, Score
+from evalrun.assertions.base import AssertionContext, Score, against
 from evalrun.assertions.graded import GradedAssertion
+from evalrun.assertions.judges import REASON, REASON_KEY, check_reason_key, explain, wants_reason
 from evalrun.assertions.mastra_text import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
 from evalrun.grading.scoring import deterministic as text_scoring
 from evalrun.grading.scoring import verdicts as judge_scoring
-from evalrun.grading.steps import Step, ask, judge_step
+from evalrun.grading.steps import Step, judge_step
 
 _EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
                      "reasoning": {"type": "string"}})
@@ -79,21 +79,6 @@ def tool_names(ctx: AssertionContext) -> list[str]:
     return [n for n in (_name(c) for c in calls or []) if n is not None]
 
 
-def check_config(handler: Assertion) -> None:
-    """expectedTool (string) or expectedToolOrder (list of strings) is required; strictMode is a boolean."""
-    cfg = handler.spec.config
-    tool, order = cfg.get("expectedTool"), cfg.get("expectedToolOrder")
-    if tool is None and order is None:
-        raise handler.error("tool-call-accuracy needs config.expectedTool or config.expectedToolOrder",
-                            key="config", hint="e.g. `config: {expectedTool: weather-tool}`")
-    if tool is not None and not isinstance(tool, str):
-        raise handler.error("config.expectedTool must be a tool name", key="config.expectedTool")
-    if order is not None and (not isinstance(order, list) or not all(isinstance(t, str) for t in order)):
-        raise handler.error("config.expectedToolOrder must be a list of tool names", key="config.expectedToolOrder")
-    if not isinstance(cfg.get("strictMode", False), bool):
-        raise handler.error("config.strictMode must be true or false", key="config.strictMode")
-
-
 def score_code(ctx: AssertionContext) -> Score:
     """Mastra's code variant: 1 or 0 (times config.scale)."""
     cfg = ctx.config
@@ -134,19 +119,19 @@ class ToolCallAccuracy(GradedAssertion):
     takes_value = False
     uses_context = False
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
-                             "scale", generate_reason.KEY})
+                             "scale", REASON_KEY})
     steps = ("judge", "reason")
 
     def __init__(self, spec: Any) -> None:
         self.llm = spec.config.get("judge", "code") == "llm"
         self.graded = self.llm  # type: ignore[misc]  # per instance: only the LLM variant needs a grader
-        self.grader_calls = (2 if generate_reason.wanted(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
+        self.grader_calls = (2 if wants_reason(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
         super().__init__(spec)
 
     def grading_steps(self) -> tuple[Step[Any], ...]:  # type: ignore[override]
         if not self.llm:
             return ()
-        return (TOOL_SELECTION, generate_reason.REASON) if generate_reason.wanted(self.spec.config) else (TOOL_SELECTION,)
+        return (TOOL_SELECTION, REASON) if wants_reason(self.spec.config) else (TOOL_SELECTION,)
 
     def check(self) -> None:
         super().check()
@@ -156,41 +141,45 @@ class ToolCallAccuracy(GradedAssertion):
         scale = cfg.get("scale", 1)
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
             raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale")
-        if generate_reason.KEY in cfg and not self.llm:
-            raise self.error(f"config.{generate_reason.KEY} applies to the LLM variant only (config.judge: llm)",
-                             key=f"config.{generate_reason.KEY}", hint="the code variant makes no grader call")
-        generate_reason.check(self)
+        if REASON_KEY in cfg and not self.llm:
+            raise self.error(f"config.{REASON_KEY} applies to the LLM variant only (config.judge: llm)",
+                             key=f"config.{REASON_KEY}", hint="the code variant makes no grader call")
+        check_reason_key(self)
         if self.llm:
             tools = cfg.get("availableTools")
             if not isinstance(tools, list) or not tools:
                 raise self.error("the LLM variant needs config.availableTools", key="config.availableTools",
                                  hint="a list of {name, description} (or tool names)")
-        else:
-            check_config(self)
+            return
+        tool, order = cfg.get("expectedTool"), cfg.get("expectedToolOrder")
+        if tool is None and order is None:
+            raise self.error("tool-call-accuracy needs config.expectedTool or config.expectedToolOrder",
+                             key="config", hint="e.g. `config: {expectedTool: weather-tool}`")
+        if tool is not None and not isinstance(tool, str):
+            raise self.error("config.expectedTool must be a tool name", key="config.expectedTool")
+        if order is not None and (not isinstance(order, list) or not all(isinstance(t, str) for t in order)):
+            raise self.error("config.expectedToolOrder must be a list of tool names", key="config.expectedToolOrder")
+        if not isinstance(cfg.get("strictMode", False), bool):
+            raise self.error("config.strictMode must be true or false", key="config.strictMode")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
+        scale = float(ctx.config.get("scale", 1))
+        threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
         if not self.llm:
             s = score_code(ctx)
-            scale = float(ctx.config.get("scale", 1))
-            threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
             s.pass_ = (s.score or 0.0) >= threshold
             return s
         names = tool_names(ctx)
         tools = "\n".join(f"{t.get('name', t.get('id', '?'))}: {t.get('description', '')}" if isinstance(t, dict)
                           else str(t) for t in ctx.config["availableTools"])
-        grader = ctx.grader(self.spec)
-        trace = self.grader_for(ctx)[1]
-        evaluations, missing = await ask(grader, TOOL_SELECTION, {
+        _, trace = self.grader_for(ctx)
+        evaluations, missing = await self.step(ctx, TOOL_SELECTION, {
             "input": block("USER REQUEST", mastra_input(ctx)), "output": block("AGENT RESPONSE", ctx.output),
             "available_tools": block("TOOLS", tools), "tools_called": ", ".join(names) or "none",
-            "n_calls": len(names)}, trace, schema_args=(len(names),),
-            override=self.overrides(ctx).get("judge"), extra=ctx.vars)
+            "n_calls": len(names)}, trace, (len(names),))
         TOOL_SELECTION.check_count(len(evaluations), len(names))
-        scale = float(ctx.config.get("scale", 1))
         value = judge_scoring.tool_selection([ok for _, ok, _ in evaluations], missing) * scale
-        passed, comparison = self.verdict(value)
-        if self.spec.threshold is None:
-            passed, comparison = value >= 0.5 * scale, f"{value:.2f} vs threshold {0.5 * scale:.2f}"
+        passed, comparison = against(value, threshold)
         bad = [n for n, ok, _ in evaluations if not ok]
         what = (f"{len(evaluations) - len(bad)} of {len(evaluations)} call(s) appropriate"
                 + (f"; inappropriate: {', '.join(bad)}" if bad else "")
@@ -199,8 +188,8 @@ class ToolCallAccuracy(GradedAssertion):
                                                    for n, ok, why in evaluations], "missingTools": missing,
                                    "actualTools": names}
         line = f"{what} ({comparison})"
-        if generate_reason.wanted(ctx.config):
-            details["reason"] = await generate_reason.explain(
+        if wants_reason(ctx.config):
+            details["reason"] = await explain(
                 self, ctx, trace, score=value, scale=scale, about=_REASON_ABOUT,
                 judgements={k: details[k] for k in ("evaluations", "missingTools")}, input_text=mastra_input(ctx))
             line = f"{details['reason']} ({line})"

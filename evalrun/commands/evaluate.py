@@ -1,22 +1,35 @@
-"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code.
+"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code; `evalrun merge`: the shards of a run
+(`eval --shard K/N`) as one report and exit code; `evalrun report`: any report rebuilt from a results file.
 
 Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
 --pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
 errors; 1 internal errors; 130 interrupted by Ctrl-C, 143 by SIGTERM (summary and -o reports written, results
-kept: continue with --resume). A --filter-pattern or
---filter-failing that selects no case is also exit 2 (with a warning on stderr), never a silent success.
+kept: continue with --resume). A --filter-pattern or --filter-failing that selects no case is also exit 2 (with a
+warning on stderr), never a silent success.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from evalrun import config, report
+from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
+from evalrun.report import console
+from evalrun.run import plan, recording, split, store
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import LoadProgress, Progress, wanted
+from evalrun.run.runner import Runner
+from evalrun.run.tally import RunOutcome, Tally
+from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
@@ -55,8 +68,10 @@ def _env_number(name: str, kind: type) -> Any:
 
 
 def check_env(pass_rate_threshold: float | None) -> None:
-    """Read the exit-code environment variables now, so a bad value is a usage error before any call
-    (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    """--pass-rate-threshold and the exit-code environment variables checked now, so a bad value is a usage error
+    before any call (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    if pass_rate_threshold is not None and not 0 <= pass_rate_threshold <= 100:
+        raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
     if pass_rate_threshold is None:
         _env_number("EVALRUN_PASS_RATE_THRESHOLD", float)
@@ -93,15 +108,6 @@ def output_format(chosen: str | None) -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
 
 
-def _shard(args: argparse.Namespace) -> tuple[int, int] | None:
-    text = getattr(args, "shard", None)
-    if text is None:
-        return None
-    from evalrun.run import split
-
-    return split.parse(text)
-
-
 def _workers(args: argparse.Namespace, ray: Any) -> int:
     """`--workers N` checked (1 when not given)."""
     text = getattr(args, "workers", None)
@@ -127,15 +133,8 @@ def _ray_settings(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalrun import config, report
-    from evalrun.run.options import RunOptions
-    from evalrun.run.progress import LoadProgress, Progress, wanted
-    from evalrun.run.runner import Runner
-
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
-    if args.pass_rate_threshold is not None and not 0 <= args.pass_rate_threshold <= 100:
-        raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
     workers = _workers(args, ray)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
@@ -145,21 +144,15 @@ def run(args: argparse.Namespace) -> int:
         suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
     finally:
         loading.done()
-    import gc
-
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
-    from evalrun.config.checks import context_expansion_warnings
-
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
     results_file = args.results_file
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume
     elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
-        from evalrun.run import rundir
-
-        state = rundir.state_dir(suite.files)
-        last = rundir.last_run(state)
+        state = recording.state_dir(suite.files)
+        last = recording.last_run(state)
         if last is None:
             raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
                              hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
@@ -169,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
         filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
         resume=args.resume is not None, progress=progress_on,
-        history=not args.no_history, shard=_shard(args))
+        history=not args.no_history, shard=None if args.shard is None else split.parse(args.shard))
     outputs = list(args.output or suite.output_paths)
     for path in outputs:
         report.check_path(path)
@@ -178,9 +171,6 @@ def run(args: argparse.Namespace) -> int:
                          hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
     if args.dry_run:
         return _dry_run(suite, opts)
-
-    from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
-
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
@@ -202,23 +192,8 @@ def run(args: argparse.Namespace) -> int:
     with sigterm_as_sigint() as got:  # Ctrl-C, or SIGTERM (CI cancellation), stops the run: summary, reports
         outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(stoppable(runner.run(), got))
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
-
-    from evalrun.report import console
-
-    if not args.no_table:
-        print(console.table(outcome))
-    for path in outputs:
-        report.write(path, outcome)
-    print(console.summary(outcome))
-    if output_format(args.format) == "github":
-        from evalrun.report import github
-
-        for line in github.error_commands(outcome):
-            print(line)
-        github.write_step_summary(outcome)
-    if outputs:
-        print("Wrote " + ", ".join(outputs))
-    print(f"Results file: {outcome.results_file}" + (f" (run {outcome.run_id})" if opts.history else ""))
+    _report(outcome, outputs, args.no_table, github=output_format(args.format) == "github",
+            run_id=outcome.run_id if opts.history else None)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
@@ -227,13 +202,28 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(outcome.summary, args.pass_rate_threshold)
 
 
+def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
+            run_id: str | None = None) -> None:
+    """The table, the -o reports, the summary (and GitHub's annotations) and where the results are."""
+    if not no_table:
+        print(console.table(outcome))
+    for path in outputs:
+        report.write(path, outcome)
+    print(console.summary(outcome))
+    if github:
+        from evalrun.report import github as gh
+
+        for line in gh.error_commands(outcome):
+            print(line)
+        gh.write_step_summary(outcome)
+    if outputs:
+        print("Wrote " + ", ".join(outputs))
+    print(f"Results file: {outcome.results_file}" + (f" (run {run_id})" if run_id else ""))
+
+
 def _dry_run(suite: Any, opts: Any) -> int:
-    from collections import Counter
-
-    from evalrun.run import case_filters, plan, split
-
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
-                           select=case_filters.selector(opts.filter_pattern, opts.filter_failing))
+                           select=split.selector(opts.filter_pattern, opts.filter_failing))
     p = plan.build(cases)
     by_id: Counter[str] = Counter()
     names = {spec.name: spec.id for spec in suite.providers}
@@ -249,4 +239,55 @@ def _dry_run(suite: Any, opts: Any) -> int:
     if p.cases == 0 and (opts.filter_pattern or opts.filter_failing):
         print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
         return EXIT_USAGE
+    return 0
+
+
+def merge(args: argparse.Namespace) -> int:
+    """`evalrun merge RESULTS... [-o FILE]`: exit code by eval's rules, over the merged cases."""
+    check_env(args.pass_rate_threshold)
+    for path in args.output:
+        report.check_path(path)
+    out = Path(args.results_file) if args.results_file else Path(".evalrun") / "merged.jsonl"
+    outcome = split.merge([Path(p) for p in args.results], out)
+    _report(outcome, args.output, args.no_table)
+    return exit_code(outcome.summary, args.pass_rate_threshold)
+
+
+class _Suite:
+    """What reports read of a suite when there is none: description and config files."""
+
+    description = None
+    files: list[str] = []
+
+
+def rebuild_reports(args: argparse.Namespace) -> int:
+    """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: after a SIGKILL (or a run without `-o`) the
+    results file still holds every finished case; this writes any report from it (or from a `-o .json` report),
+    with no config and no model call. A case written twice (a resumed run) counts once, its last record wins."""
+    path = Path(args.results)
+    if not path.is_file():
+        raise UsageError(f"no results file {args.results!r}", key="RESULTS",
+                         hint="give the .jsonl results file of a run (default .evalrun/last-run.jsonl) "
+                              "or its -o .json report")
+    if not args.output:
+        raise UsageError("give at least one -o FILE", key="--output",
+                         hint=f"the format comes from the extension: {', '.join(report.FORMATS)}")
+    for out in args.output:
+        report.check_path(out)
+    hint = f"give {store.ACCEPTED}"
+    with contextlib.ExitStack() as stack:
+        jsonl = store.as_jsonl(path, stack, key="RESULTS", hint=hint)
+        latest: dict[str, tuple[int, dict]] = {}
+        for offset, rec in store.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
+            latest[rec["id"]] = (offset, rec)
+        tally = Tally()
+        for offset, rec in latest.values():
+            tally.add(rec, offset)
+        if not latest:
+            raise UsageError(f"{args.results!r} holds no result records", key="RESULTS")
+        tally.finished = tally.started
+        outcome = RunOutcome(_Suite(), tally, jsonl)  # type: ignore[arg-type]
+        for out in args.output:
+            report.write(out, outcome)
+    print(f"Wrote {', '.join(args.output)} from {len(latest)} results in {args.results}")
     return 0

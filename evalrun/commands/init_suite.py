@@ -1,11 +1,6 @@
-"""`evalrun init [DIR] [--template rag|basic]`: scaffold a suite that passes offline, ready for CI.
-
-Writes into DIR (default: the current folder):
-    evalrun.yaml                    the suite (rag: a small RAG app checked with graded metrics; basic: echo)
-    app.py                          rag only: the stand-in application the suite calls
-    .gitignore                      `.evalrun/` (created, or the line appended when missing), next to the workflow's
-                                    repository root
-    .github/workflows/evalrun.yml   at the git repository's root when DIR is inside one, else in DIR
+"""`evalrun init [DIR] [--template rag|basic]`: scaffold a suite that passes offline, ready for CI: evalrun.yaml
+(rag: a small RAG app, app.py, checked with graded metrics; basic: echo), `.evalrun/` in .gitignore, and
+.github/workflows/evalrun.yml at the git repository's root when DIR is inside one, else in DIR.
 
 The workflow installs this very evalrun: `evalrun-llm==VERSION` from the package index, or the pinned git commit
 or URL it was installed from (PEP 610's direct_url.json). A copy installed from a local folder or file has no

@@ -40,10 +40,9 @@ def _slim_assertion(a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_file(path: Path) -> list[dict[str, Any]]:
-    from evalrun.run import readback
+    from evalrun.run import store
 
-    return [slim(rec) for rec in readback.records(path, key="RUN",
-                                                  hint=f"pass {readback.ACCEPTED}, or a run id")]
+    return [slim(rec) for rec in store.records(path, key="RUN", hint=f"pass {store.ACCEPTED}, or a run id")]
 
 
 def load(ref: str, history: History) -> LoadedRun:

@@ -76,7 +76,7 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, 
             raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
     if files.is_ref(raw):
         return files.absolute_ref(raw, base_dir, loc=loc, key=key)
-    from evalrun.providers.js_ import is_js_provider
+    from evalrun.providers import is_js_provider
 
     if is_js_provider(raw):  # promptfoo loads a bare `provider.js` id as a file too
         return files.absolute_ref("file://" + raw, base_dir, loc=loc, key=key)

@@ -1,27 +1,25 @@
-"""Provider construction (owner: run engine).
-
-    build(spec: ProviderSpec, base_dir: str, transport=None) -> Provider
-
-Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or `python:provider.py[:fn]`), `file://provider.js`
-(providers/js_.py), `http(s)://...`,
-and every other id goes to litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package
-never imports litellm; building a litellm provider imports only the wrapper module, not litellm itself.
+"""Provider construction. Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or
+`python:provider.py[:fn]`), `file://provider.js` (providers/custom.py), `http(s)://...`, and every other id goes to
+litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package never imports litellm;
+building a litellm provider imports only the wrapper module, not litellm itself.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from evalrun.providers.base import CallContext, Provider
-from evalrun.types import ProviderSpec
+from evalrun.providers.base import CallContext, Provider, prompt_text
+from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
+from evalrun.typescript import JS_EXTS
 
-__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http"]
+__all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http", "is_js_provider"]
 
 
 def is_builtin(provider_id: str) -> bool:
     """True for the kinds implemented here (no model call, never litellm)."""
     return (provider_id == "echo" or provider_id.startswith(("exec:", "python:")) or is_http(provider_id)
-            or (provider_id.startswith("file://") and ".py" in provider_id) or _is_js(provider_id))
+            or (provider_id.startswith("file://") and ".py" in provider_id) or is_js_provider(provider_id))
 
 
 def is_http(provider_id: str) -> bool:
@@ -29,29 +27,45 @@ def is_http(provider_id: str) -> bool:
     return provider_id in ("http", "https") or provider_id.startswith(("http:", "https:"))
 
 
-def _is_js(provider_id: str) -> bool:
-    from evalrun.providers.js_ import is_js_provider
+def is_js_provider(provider_id: str) -> bool:
+    """`file://x.js` / `.cjs` / `.mjs` (TypeScript too), or a bare relative path to one (promptfoo's
+    `isJavascriptFile`)."""
+    path = provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id
+    if ":" in path.replace("\\", "/").split("/")[-1]:
+        return False  # `openai:x.js`-like ids are model names, not files
+    return path.lower().endswith(JS_EXTS) and (provider_id.startswith("file://") or "://" not in provider_id)
 
-    return is_js_provider(provider_id)
+
+class EchoProvider:
+    """`echo`: the rendered prompt as the output (chat prompts as their JSON text); the standard way to test
+    assertions."""
+
+    def __init__(self, spec: ProviderSpec) -> None:
+        self.id = spec.id
+        self.label = spec.name
+
+    async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
+        start = time.perf_counter()
+        text = prompt if isinstance(prompt, str) else prompt_text(prompt)
+        # positional (text, raw, tokens, cost, latency_ms): keyword arguments cost more than the call itself
+        return Output(text, None, NO_TOKENS, None, (time.perf_counter() - start) * 1000.0)
 
 
 def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Provider:
     """Build a provider from its spec; ConfigError (with the spec's location) for a bad one."""
     pid = spec.id
     if pid == "echo":
-        from evalrun.providers.echo import EchoProvider
-
         return EchoProvider(spec)
     if pid.startswith("exec:"):
-        from evalrun.providers.exec_ import ExecProvider
+        from evalrun.providers.custom import ExecProvider
 
         return ExecProvider(spec, base_dir)
     if pid.startswith("python:") or (pid.startswith("file://") and ".py" in pid):
-        from evalrun.providers.python_ import PythonProvider
+        from evalrun.providers.custom import PythonProvider
 
         return PythonProvider(spec, base_dir)
-    if _is_js(pid):
-        from evalrun.providers.js_ import JsProvider
+    if is_js_provider(pid):
+        from evalrun.providers.custom import JsProvider
 
         return JsProvider(spec, base_dir)
     if is_http(pid):

@@ -1,17 +1,19 @@
-"""The provider contract: an object with an id and an async `call()` returning an Output.
+"""The provider contract: an object with an id and an async `call()` returning an Output; and a user's reply as
+an Output, shared by the builtin (non-litellm) providers (python, JavaScript, exec, http).
 
-Providers are built from ProviderSpecs by `providers.build(spec, base_dir)`. A provider raises ProviderError
-when it cannot produce an output; `retryable=True` marks rate limits, 5xx, connection errors and timeouts,
-which the runner retries with back-off (honouring `retry_after`).
+A provider raises ProviderError when it cannot produce an output; `retryable=True` marks rate limits, 5xx,
+connection errors and timeouts, which are retried with back-off (honouring `retry_after`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from evalrun.errors import ProviderError
 from evalrun.frozen_init import fast_init
-from evalrun.types import Messages, Output
+from evalrun.types import Messages, Output, TokenUsage
 
 
 @fast_init  # made per case
@@ -32,3 +34,53 @@ class Provider(Protocol):
 
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         ...
+
+
+def prompt_text(prompt: str | Messages) -> str:
+    """The prompt as one string, as promptfoo hands it to providers that take text (echo, exec, python,
+    JavaScript): a chat prompt as its JSON, indented by 2 as promptfoo's JSON.stringify(messages, null, 2)."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False, indent=2)
+
+
+def as_text(value: Any) -> str:
+    """Provider output as text: strings as they are, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _usage(raw: Any) -> TokenUsage:
+    if not isinstance(raw, dict):
+        return TokenUsage()
+
+    def num(*keys: str) -> int:
+        for k in keys:
+            v = raw.get(k)
+            if isinstance(v, (int, float)):
+                return int(v)
+        return 0
+
+    prompt, completion = num("prompt", "prompt_tokens"), num("completion", "completion_tokens")
+    total = num("total", "total_tokens") or prompt + completion
+    return TokenUsage(prompt, completion, total, num("cached"))
+
+
+def output_from_reply(reply: Any, *, latency_ms: float, source: str) -> Output:
+    """promptfoo's ProviderResponse (`{output, error, tokenUsage, cost, metadata}`) or a bare value -> Output."""
+    if isinstance(reply, dict) and ("output" in reply or "error" in reply):
+        if reply.get("error"):
+            raise ProviderError(f"{source}: {reply['error']}")
+        cost = reply.get("cost")
+        metadata = reply.get("metadata")
+        out = reply.get("output")
+        return Output(
+            text=as_text(out),
+            value=None if isinstance(out, str) or out is None else out,
+            raw=reply,
+            tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
+            cost=float(cost) if isinstance(cost, (int, float)) else None,
+            latency_ms=latency_ms,
+            cached=bool(reply.get("cached", False)),
+            metadata=dict(metadata) if isinstance(metadata, dict) else {},
+        )
+    return Output(text=as_text(reply), raw=reply, latency_ms=latency_ms)

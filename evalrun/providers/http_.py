@@ -25,10 +25,9 @@ from collections.abc import Callable
 from typing import Any
 
 from evalrun import templating
-from evalrun.errors import ConfigError, ProviderError
-from evalrun.providers.base import CallContext
+from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
+from evalrun.providers.base import CallContext, as_text
 from evalrun.providers.http_session import LoopSession, proxy_for
-from evalrun.providers.replies import as_text
 from evalrun.retry import (
     RetryPolicy,
     call_with_retries,
@@ -36,6 +35,7 @@ from evalrun.retry import (
     is_retryable_status,
     parse_retry_after,
 )
+from evalrun.suggest import did_you_mean
 from evalrun.types import Messages, Output, ProviderSpec
 
 _PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")
@@ -103,8 +103,6 @@ class HttpProvider:
         cfg = dict(spec.config)
         for k in cfg:
             if k not in _ALLOWED:
-                from evalrun.suggest import did_you_mean
-
                 raise ConfigError.at(spec.loc, f"unknown http provider config key {k!r}", key=f"config.{k}",
                                      hint=did_you_mean(k, _ALLOWED) or f"allowed: {', '.join(sorted(_ALLOWED))}")
         if not cfg.get("url") and "://" not in spec.id:
@@ -197,7 +195,6 @@ class HttpProvider:
         if self.context_path is not None:
             meta["context"] = follow(data, self.context_path)
         if self.transform_js is not None:
-            from evalrun.errors import AssertionRuntimeError
             from evalrun.jsnode import call_js_args
 
             try:

@@ -1,10 +1,5 @@
 """aiohttp, evalrun's one HTTP client: one session per event loop, proxies from the environment.
 
-    sessions = LoopSession()                     # one per provider / transport
-    session = await sessions.get()               # the running loop's aiohttp.ClientSession, made on first use
-    async with session.post(url, ..., proxy=proxy_for(url)) as resp: ...
-    await sessions.aclose()
-
 aiohttp rather than httpx: against a local OpenAI-compatible server (benchmarks/llm_calls.py's), httpx 0.28
 spent 2.4 ms of CPU per request one at a time and 4.4 ms with 64 in flight, aiohttp 0.7 and 0.45 ms; the direct
 transport's target (>= 0.25x a bare client's calls/s) needs the latter. aiohttp comes with litellm and is

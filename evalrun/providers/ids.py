@@ -1,10 +1,5 @@
-"""Provider ids and config keys: promptfoo spelling -> litellm spelling. Pure (no litellm, no I/O).
-
-    to_litellm_model("openai:chat:gpt-4o") -> "openai/gpt-4o"      litellm ids ("openai/gpt-4o") pass through
-    default_params("localai:chat:m")       -> {"api_base": "http://localhost:8080/v1"}
-    normalise_params({"apiBaseUrl": ..., "apiKeyEnvar": "MY_KEY", "temperature": 0}) -> litellm kwargs
-
-`evalrun validate` uses these to check provider ids without importing litellm.
+"""Provider ids and config keys: promptfoo spelling -> litellm spelling (`openai:chat:gpt-4o` -> `openai/gpt-4o`).
+Pure (no litellm, no I/O): `evalrun validate` checks provider ids with it without importing litellm.
 """
 
 from __future__ import annotations
@@ -20,33 +15,13 @@ HINT = ("write a promptfoo id such as `openai:gpt-4o-mini`, `anthropic:messages:
 
 #: promptfoo provider prefix -> litellm provider prefix (chat models).
 _PREFIXES: dict[str, str] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "azure": "azure",
-    "azureopenai": "azure",
-    "bedrock": "bedrock",
-    "vertex": "vertex_ai",
-    "google": "gemini",
-    "gemini": "gemini",
-    "mistral": "mistral",
-    "groq": "groq",
-    "openrouter": "openrouter",
-    "together": "together_ai",
-    "togetherai": "together_ai",
-    "deepseek": "deepseek",
-    "fireworks": "fireworks_ai",
-    "perplexity": "perplexity",
-    "cohere": "cohere_chat",
-    "xai": "xai",
-    "cerebras": "cerebras",
-    "huggingface": "huggingface",
-    "replicate": "replicate",
-    "cloudflare-ai": "cloudflare",
-    "ollama": "ollama",
-    "vllm": "hosted_vllm",
-    "localai": "openai",
+    "openai": "openai", "anthropic": "anthropic", "azure": "azure", "azureopenai": "azure", "bedrock": "bedrock",
+    "vertex": "vertex_ai", "google": "gemini", "gemini": "gemini", "mistral": "mistral", "groq": "groq",
+    "openrouter": "openrouter", "together": "together_ai", "togetherai": "together_ai", "deepseek": "deepseek",
+    "fireworks": "fireworks_ai", "perplexity": "perplexity", "cohere": "cohere_chat", "xai": "xai",
+    "cerebras": "cerebras", "huggingface": "huggingface", "replicate": "replicate", "cloudflare-ai": "cloudflare",
+    "ollama": "ollama", "vllm": "hosted_vllm", "localai": "openai", "lmstudio": "lm_studio",
     "llama": "openai",  # llama.cpp server (OpenAI-compatible /v1)
-    "lmstudio": "lm_studio",
     "litellm": "litellm_proxy",
 }
 
@@ -179,23 +154,11 @@ def env_params(provider_id: str, env: Mapping[str, str]) -> dict[str, Any]:
 
 #: promptfoo config key -> litellm kwarg. Keys already in litellm spelling pass through unchanged.
 _KEY_MAP: dict[str, str] = {
-    "apiBaseUrl": "api_base",
-    "apiBase": "api_base",
-    "baseUrl": "api_base",
-    "base_url": "api_base",
-    "apiKey": "api_key",
-    "apiVersion": "api_version",
-    "organization": "organization",
-    "maxTokens": "max_tokens",
-    "topP": "top_p",
-    "topK": "top_k",
-    "frequencyPenalty": "frequency_penalty",
-    "presencePenalty": "presence_penalty",
-    "responseFormat": "response_format",
-    "stopSequences": "stop",
-    "headers": "extra_headers",
-    "passthrough": "extra_body",
-    "toolChoice": "tool_choice",
+    "apiBaseUrl": "api_base", "apiBase": "api_base", "baseUrl": "api_base", "base_url": "api_base",
+    "apiKey": "api_key", "apiVersion": "api_version", "organization": "organization", "maxTokens": "max_tokens",
+    "topP": "top_p", "topK": "top_k", "frequencyPenalty": "frequency_penalty", "presencePenalty": "presence_penalty",
+    "responseFormat": "response_format", "stopSequences": "stop", "headers": "extra_headers",
+    "passthrough": "extra_body", "toolChoice": "tool_choice",
 }
 #: promptfoo-only keys with no meaning for a litellm call (dropped instead of sent to the server).
 _PROMPTFOO_ONLY = frozenset({

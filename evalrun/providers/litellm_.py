@@ -2,14 +2,6 @@
 
 OpenAI-compatible servers given by `api_base` (with parameters litellm forwards unchanged) are called directly
 (openai_direct.py: the same request, without litellm's per-call CPU); everything else goes through litellm.
-
-    transport = LLMTransport(max_concurrency=4, use_cache=True, on_event=print)   # one per run; no litellm yet
-    out = await transport.chat("openai/gpt-4o-mini", messages, {"temperature": 0})  # -> Output
-    transport.stats()  # {"calls", "requests", "cache_hits", "coalesced", "retries", "errors"}
-
-    provider = LiteLLMProvider(spec, transport)   # promptfoo id + config -> litellm model + kwargs
-    out = await provider.call("prompt text" | [messages], ctx)
-
 A chat call: response cache (successes only; key in evalrun/cache.py) -> identical in-flight requests
 coalesced -> retries (evalrun/retry.py) around one HTTP attempt at a time, each attempt holding a slot of the
 transport's semaphore (shared by providers and graders). Errors come out as ProviderError naming model and
@@ -26,12 +18,12 @@ import gc
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
-from evalrun.providers import ids, structured_output
+from evalrun.providers import ids
 from evalrun.providers.base import CallContext
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
 from evalrun.providers.openai_direct import DirectOpenAI
@@ -166,10 +158,7 @@ class LLMTransport:
             self._stats["cache_hits"] += 1
             return [list(map(float, v)) for v in hit["embeddings"]]
         litellm = await _litellm_module()
-        kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
-        if (model.startswith("openai/") and params.get("api_base") and not params.get("api_key")
-                and not os.environ.get("OPENAI_API_KEY")):
-            kwargs["api_key"] = "sk-no-key-required"
+        kwargs = _call_kwargs(model, params)
 
         async def attempt() -> list[list[float]]:
             async with self._semaphore():
@@ -203,12 +192,7 @@ class LLMTransport:
             task.exception()  # retrieved here so an unawaited failure never warns
 
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
-        kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
-        if (model.startswith("openai/") and params.get("api_base") and not params.get("api_key")
-                and not os.environ.get("OPENAI_API_KEY")):
-            kwargs["api_key"] = "sk-no-key-required"  # local OpenAI-compatible servers need none
-        if model.startswith("openai/") and not kwargs.get("api_key") and os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = os.environ["OPENAI_API_KEY"]  # what litellm would send
+        kwargs = _call_kwargs(model, params)
         direct = self._direct if self._direct.accepts(model, kwargs) else None
         litellm = None if direct is not None else await _litellm_module()
         attempts = 0
@@ -249,6 +233,17 @@ class LLMTransport:
         if key is not None:
             self.cache.put(key, _value_from_output(out), model=model)
         return out
+
+
+def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One attempt's litellm kwargs: no retries of litellm's own; an OpenAI-compatible server gets a key."""
+    kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
+    if model.startswith("openai/") and not kwargs.get("api_key"):
+        # what litellm would send; a local OpenAI-compatible server needs none
+        key = os.environ.get("OPENAI_API_KEY") or ("sk-no-key-required" if params.get("api_base") else None)
+        if key:
+            kwargs["api_key"] = key
+    return kwargs
 
 
 # ---------------------------------------------------------------- response <-> Output <-> cache value
@@ -349,9 +344,25 @@ class LiteLLMProvider:
         if ctx.prompt_config:  # a prompt's `config` overrides the provider's for this call (promptfoo)
             params = {**params, **ids.normalise_params(ctx.prompt_config, loc=self.spec.loc, key="prompt config")}
         out = await self.transport.chat(self.model, messages, params, use_cache=ctx.use_cache)
-        if structured_output.parses_json(self.model, params):  # promptfoo hands on the parsed object
-            return structured_output.with_parsed_json(out)
+        if parses_json(self.model, params):  # promptfoo hands on the parsed object (a reply that is JSON)
+            with contextlib.suppress(ValueError):
+                return dataclasses.replace(out, value=json.loads(out.text))
         return out
+
+
+def _format_type(value: Any) -> str | None:
+    return str(value.get("type")) if isinstance(value, Mapping) and value.get("type") else None
+
+
+def parses_json(model: str, params: Mapping[str, Any]) -> bool:
+    """Whether promptfoo (0.121.20) parses this call's reply as JSON, handing the object to transforms and
+    `javascript` / `python` assertions (the others, the report and the results see compact JSON text): for
+    `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's
+    `output_format: {type: json_schema}`. The cache keeps the reply as sent: a cached reply is parsed again."""
+    kind = _format_type(params.get("response_format"))
+    if kind == "json_schema" or _format_type(params.get("output_format")) == "json_schema":
+        return True
+    return kind == "json_object" and model.startswith(("azure/", "azure_text/"))
 
 
 # ---------------------------------------------------------------- original functional contract

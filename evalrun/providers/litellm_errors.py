@@ -1,8 +1,5 @@
 """litellm's exceptions as ProviderErrors: status, retryability, the server's own words, a hint.
 
-    err = to_provider_error(exc, model, params)   # ProviderError(retryable=..., status=..., retry_after=...)
-    final = with_attempts(err, attempts)          # "... (gave up after 3 attempts)", retryable=False
-
 This module never imports litellm (only litellm_.py does): exceptions are classified by the names in their
 class hierarchy (`RateLimitError`, `Timeout`, `APIConnectionError`, ...) and their `status_code`, `response`
 and `headers` attributes, which litellm's exception classes carry.

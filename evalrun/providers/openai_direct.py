@@ -1,8 +1,5 @@
 """A lean transport for OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LocalAI, a gateway): one aiohttp POST.
 
-    direct = DirectOpenAI()
-    if direct.accepts(model, kwargs): raw = await direct.complete(model, messages, kwargs)   # the reply's JSON
-
 litellm stays the way every provider is reached. For `openai/<model>` with an `api_base` and only parameters
 that litellm passes to such a server unchanged, this module sends the same request body itself (litellm spent
 ~5-7 ms of CPU per call building it, pricing the reply, logging and validating models; this costs a few hundred
@@ -12,7 +9,6 @@ timeouts, connection failures, bad JSON). `EVALRUN_LLM_TRANSPORT=litellm` turns 
 
 Only model names litellm has no price for take this path (so the cost is None on both paths: a self-hosted
 model has no price); `Output.raw` is the server's JSON as sent (litellm's adds null fields).
-The session is evalrun's one HTTP client (http_session.py).
 """
 
 from __future__ import annotations

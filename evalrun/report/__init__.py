@@ -15,7 +15,9 @@ from typing import Any
 
 from evalrun.errors import UsageError
 
-FORMATS = {".json": "json_", ".jsonl": "jsonl", ".csv": "csv_", ".xml": "junit", ".html": "html"}
+#: Extension -> (module, function) that writes it.
+FORMATS = {".json": ("files", "write_json"), ".jsonl": ("files", "write_jsonl"), ".csv": ("files", "write_csv"),
+           ".xml": ("files", "write_junit"), ".html": ("html", "write")}
 
 
 def check_path(path: str) -> None:
@@ -28,11 +30,11 @@ def check_path(path: str) -> None:
 def write(path: str, outcome: Any) -> None:
     """Write one report file; the format comes from the extension."""
     check_path(path)
-    module = importlib.import_module(f"evalrun.report.{FORMATS[Path(path).suffix.lower()]}")
+    module, function = FORMATS[Path(path).suffix.lower()]
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        module.write(p, outcome)
+        getattr(importlib.import_module(f"evalrun.report.{module}"), function)(p, outcome)
     except OSError as e:
         raise UsageError(f"cannot write {path!r}: {e.strerror or e}", key="--output",
                          hint=f"the results are also in {outcome.results_file}") from None

@@ -1,31 +1,185 @@
-"""The console table promptfoo users know, and the run summary.
+"""Results as text: the console table promptfoo users know, the run summary, and one case's text for test runners.
 
 Table: one row per test x var combination (x repeat), one column per provider x prompt. A cell's first line is
-`[PASS] output`, `[FAIL] output` or `[ERROR] message`; below it, one line per graded assertion (its score
-against its threshold and the claim that decided it) and per failing assertion (casetext.brief), at most
-`CELL_LINES` lines. Every line is cut to fit the terminal. Long runs show the first `max_rows` rows; the records
-are re-read from the results file (only those shown are kept in memory). The summary ends with each graded
-type's mean score.
+`[PASS] output`, `[FAIL] output` or `[ERROR] message`; below it, one line per graded assertion and per failing
+assertion (`brief`), at most `CELL_LINES` lines. Every line is cut to fit the terminal. Long runs show the first
+`max_rows` rows; the records are re-read from the results file (only those shown are kept in memory). The
+summary ends with each graded type's mean score.
+
+    brief(a)            one assertion in one line: `faithfulness 0.42 < 0.70: "The refund takes 60 days."
+                        contradicted: the claim says 60 where the evidence says 30` (score against threshold,
+                        then the claim that decided it, else the reason)
+    failed_briefs(rec)  the failing assertions' `score_text`s (the HTML report's score column)
+    failure_text(rec)   why a case failed or errored (the pytest plugin, `evalrun.testing.check`): each failing
+                        assertion's reason, with the claims and verdicts of graded ones, the output (cut), vars
+    details_text(rec)   every assertion with its reason and graded details (claims, verdicts, chunks)
+
+Everything here reads the result records of the results contract (evalrun/run/serialize.py).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
-from evalrun.report.casetext import brief
+from evalrun.report.files import mark
 
 MAX_ROWS = 200
 CELL_MAX = 160
 CELL_LINES = 6
 WRAP = 2  # physical lines an assertion's line may take in its column
+OUTPUT_MAX = 600  # output characters in a failure text
 
 
-def shorten(text: str, limit: int = CELL_MAX) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def shorten(text: Any, limit: int = CELL_MAX) -> str:
+    """The text on one line (whitespace runs as one space), cut to `limit` characters."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def score_text(a: dict[str, Any]) -> str:
+    """`faithfulness 0.42 < 0.70`: the type (or metric), its score against its threshold in its direction
+    (`noise-sensitivity 0.50 > 0.20` for a lower-is-better one); a yes/no check is its type alone."""
+    name = str(a.get("metric") or a.get("type"))
+    score, thr = a.get("score"), a.get("threshold")
+    if not _is_number(score) or (not a.get("grader") and score in (0, 1) and thr is None):
+        return name
+    if not _is_number(thr):
+        return f"{name} {score:.2f}"
+    passed = bool(a.get("pass"))
+    if str(a.get("type", "")).startswith("not-"):
+        return f"{name} {score:.2f} (threshold {thr:.2f})"
+    op = ("≤" if passed else ">") if a.get("lower_is_better") else ("≥" if passed else "<")
+    return f"{name} {score:.2f} {op} {thr:.2f}"
+
+
+_NOT_AGAINST = {"supported", None}
+_VERDICT_TAIL = re.compile(r"[:;,]? *\(?\d+(\.\d+)? *(<=|>=|<|>|≤|≥) *threshold \d+(\.\d+)?\)?$")
+
+
+def deciding_claim(a: dict[str, Any]) -> str | None:
+    """The first claim that counted against the assertion, as `"claim" verdict: why` (the evidence quote left
+    out); None when no claim did."""
+    details = a.get("details")
+    claims = details.get("claims") if isinstance(details, dict) else None
+    for c in claims if isinstance(claims, list) else ():
+        if not isinstance(c, dict):
+            continue
+        if c.get("counted") is False or (c.get("counted") is None and c.get("verdict") in _NOT_AGAINST
+                                         and c.get("attributed") is not False):
+            continue
+        verdict = c.get("verdict") or ("not in the context" if c.get("attributed") is False else "counted")
+        why = str(c.get("reason") or "").split(': "', 1)[0]
+        return f'"{shorten(c.get("text", ""), 100)}" {verdict}' + (f": {shorten(why, 80)}" if why else "")
+    return None
+
+
+def brief(a: dict[str, Any]) -> str:
+    """One assertion in one line (see the module docstring)."""
+    if a.get("error"):
+        return f"{a.get('type')}: ERROR {shorten(a['error'], 120)}"
+    head = score_text(a)
+    claim = deciding_claim(a)
+    if claim:
+        return f"{head}: {claim}"
+    if not a.get("pass") and a.get("reason"):
+        reason = _VERDICT_TAIL.sub("", str(a["reason"]))  # the score against the threshold is in `head`
+        return f"{head}: {shorten(reason, 120)}"
+    return head
+
+
+def failed_briefs(rec: dict[str, Any]) -> list[str]:
+    """The score texts of the assertions that failed or errored the case."""
+    return [score_text(a) + (" ERROR" if a.get("error") else "") for a in rec.get("assertions") or []
+            if a.get("error") or (not a.get("pass") and (a.get("weight", 1) or 0) > 0)]
+
+
+def _claim_lines(details: dict[str, Any], indent: str) -> Iterator[str]:
+    for c in details.get("claims") or []:
+        if not isinstance(c, dict):
+            continue
+        extra = ""
+        if c.get("correct") is not None:
+            extra = ", correct" if c.get("correct") else ", incorrect"
+        chunks = c.get("chunks")
+        if chunks:
+            extra += f", chunks {list(chunks)}"
+        reason = f" — {shorten(c['reason'], 120)}" if c.get("reason") else ""
+        yield f"{indent}- {c.get('verdict', '?')}{extra}: {shorten(c.get('text', ''))!r}{reason}"
+
+
+def _chunk_lines(details: dict[str, Any], indent: str) -> Iterator[str]:
+    for i, ch in enumerate(details.get("chunks") or []):
+        if not isinstance(ch, dict) or "level" not in ch:
+            continue  # noise-sensitivity's labelled chunks are shown through its claims
+        used = ", used" if ch.get("used") else ""
+        yield f"{indent}chunk {i}: {ch.get('level')}{used}: {shorten(ch.get('text', ''), 100)!r}"
+    missing = details.get("missing")
+    if missing:
+        yield f"{indent}missing: {', '.join(shorten(m, 80) for m in missing)}"
+
+
+def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
+    """The assertion's verdict and reason, its claims and chunks, then its children (assert-set)."""
+    text = a.get("error") or a.get("reason") or ""
+    score = f" (score {a['score']:.3g})" if _is_number(a.get("score")) else ""
+    grader = f" [grader {a['grader']}]" if a.get("grader") else ""
+    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {text}"
+    details = a.get("details") or {}
+    if isinstance(details, dict):
+        yield from _claim_lines(details, indent + "    ")
+        yield from _chunk_lines(details, indent + "    ")
+    for child in a.get("children") or []:
+        yield from _assertion_lines(child, indent + "  ")
+
+
+def _vars_text(rec: dict[str, Any]) -> str:
+    vars_ = rec.get("vars") or {}
+    parts = [f"{k}={shorten(v if isinstance(v, str) else json.dumps(v, default=str), 80)}" for k, v in vars_.items()]
+    return ", ".join(parts)
+
+
+def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
+    """Why the case did not pass: its reason (`ERROR: message` for an error) on the first line, then each
+    failing assertion (graded ones with their claims and verdicts), the output, vars, provider and prompt."""
+    status = rec.get("status")
+    lines: list[str] = []
+    if status == "error":
+        lines.append(f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}")
+    else:
+        lines.append(str(rec.get("reason") or "an assertion failed"))
+    asserts = rec.get("assertions") or []
+    bad = [a for a in asserts if a.get("error") or not a.get("pass")]
+    for a in bad:
+        lines.extend(_assertion_lines(a, "  "))
+    passed = len(asserts) - len(bad)
+    if passed:
+        lines.append(f"  ({passed} other assertion{'s' if passed != 1 else ''} passed)")
+    out = rec.get("output")
+    if out is not None:
+        s = str(out)
+        lines.append("output: " + (s if len(s) <= OUTPUT_MAX else s[:OUTPUT_MAX] + f"… ({len(s)} chars)"))
+    if rec.get("vars"):
+        lines.append(f"vars: {_vars_text(rec)}")
+    if show_provider:
+        lines.append(f"provider: {rec.get('provider')}  prompt: {shorten(rec.get('prompt_label') or '', 80)}")
+    return "\n".join(lines)
+
+
+def details_text(rec: dict[str, Any]) -> str:
+    """Every assertion with its reason and graded details (claims with verdicts, chunk relevance)."""
+    lines = [f"status: {rec.get('status')}  score: {rec.get('score')}  provider: {rec.get('provider')}"]
+    for a in rec.get("assertions") or []:
+        lines.extend(_assertion_lines(a, "  "))
+    return "\n".join(lines)
 
 
 def _fit(text: str, limit: int) -> str:
@@ -56,10 +210,6 @@ def cell_lines(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _row_key(rec: dict[str, Any]) -> str:
-    return f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
-
-
 def _row_label(rec: dict[str, Any]) -> str:
     vars = rec.get("vars") or {}
     desc = rec.get("description")
@@ -75,7 +225,7 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     labels: dict[str, str] = {}
     shown = 0
     for rec in outcome.iter_results():
-        key = _row_key(rec)
+        key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
         if key not in grid:
             if len(grid) >= max_rows:
                 break  # a row's cells are contiguous in expansion order: the rest are later rows

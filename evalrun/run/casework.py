@@ -16,11 +16,10 @@ from typing import Any
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import ConfigError, EvalrunError, ProviderError, one_line
+from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.conversation import Conversations
-from evalrun.run.varsource import VarsError, needs_preparing, prepare_vars
+from evalrun.run.varsource import Conversations, VarsError, compiled, needs_preparing, prepare_vars
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
@@ -50,7 +49,7 @@ class CaseEnv:
     resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
     #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
     lenient_templates: bool = False
-    #: promptfoo's `_conversation` threads (earlier turns, run/conversation.py)
+    #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
     conversations: Conversations = field(default_factory=Conversations)
     #: Builds the provider of a test's own `provider:` (TestSpec.provider); built ones are kept by what they are.
     build_provider: Callable[[ProviderSpec], Provider] | None = None
@@ -91,13 +90,8 @@ def _where(case: Case) -> str:
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
     """A transform (Python or JavaScript: evalrun.usercode) of the output; what it returns, as it is (an object
     stays an object for the next transform and for code assertions, as in promptfoo)."""
-    from evalrun.usercode import compile_code
-
-    fn = env.transforms.get((key, src))
-    if fn is None:
-        fn = compile_code(src, ("output", "context"), loc=case.test.loc, key=key, base_dir=env.base_dir,
-                          default_fn="get_transform")
-        env.transforms[(key, src)] = fn
+    fn = compiled(env.transforms, src, ("output", "context"), case=case, key=key, base_dir=env.base_dir,
+                  default_fn="get_transform")
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
     try:
         value = await fn.call(output, context)
@@ -258,8 +252,6 @@ class _AssertRun:
 
     def get_embedder(self, spec: AssertionSpec) -> Any:
         if self.env.resolve_embedder is None:
-            from evalrun.errors import GraderError
-
             raise GraderError(f"{spec.type}: no embedding model in this run")
         return self.env.resolve_embedder(spec, self.case.test)
 

@@ -6,13 +6,11 @@ as `died`. It records the config digest (SHA-256 over the config files' bytes), 
 commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
 options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
 once in the same folder each write their own row without blocking each other's reads.
-
-    History(state_dir).start(...) -> run id      .finish(run_id, summary, status, graders)
-    History(state_dir).list(limit) -> [RunRecord] (newest first)    .resolve("latest~1") -> RunRecord
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -65,11 +63,7 @@ class RunRecord:
     results_file: Path
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "seq": self.seq, "status": self.status, "started_at": self.started_at,
-                "finished_at": self.finished_at, "description": self.description,
-                "config_files": self.config_files, "config_digest": self.config_digest,
-                "git_commit": self.git_commit, "graders": self.graders, "options": self.options,
-                "summary": self.summary, "results_file": str(self.results_file)}
+        return {**dataclasses.asdict(self), "results_file": str(self.results_file)}
 
 
 def config_digest(files: Sequence[str]) -> str:

@@ -1,7 +1,9 @@
-"""`evalrun eval --executor ray`: the shards of a run (`--shard K/N`) as Ray tasks, merged as `evalrun merge` does.
+"""`evalrun eval --executor ray`: the shards of a run (`--shard K/N`, run/split.py) as Ray streaming tasks.
 
-    ray = import_ray()                          Ray, or a UsageError naming the `ray` extra (exit 2)
-    RayExecutor(suite, opts, job, settings, progress).run() -> RunOutcome
+A task (`run_shard`) loads the config itself (the driver's absolute path, else the same path under the worker's
+working directory), runs its shard with the ordinary Runner into a scratch file and sends the new lines every
+`batch_s` seconds. The driver's `Collector` keeps each case once in a spool file, which `split.merge` then
+writes in expansion order, as `evalrun merge` does. Only the driver imports Ray.
 
 Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
 because Ray re-runs a streaming task from its start and drops as many items as it delivered, which loses cases
@@ -15,22 +17,172 @@ import contextlib
 import logging
 import os
 import sys
+import tempfile
 import time
-from dataclasses import dataclass, replace
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from evalrun.errors import EvalrunError, UsageError
-from evalrun.run import split
+from evalrun.pyexpr import watch_sigint
+from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
-from evalrun.run.ray_collect import Collector
-from evalrun.run.ray_task import ShardJob, run_shard, shard_cases, skip_bytes
-from evalrun.types import Suite
+from evalrun.run.serialize import error_records
+from evalrun.run.store import ResultsWriter, new_lines, read_records
+from evalrun.run.tally import RunOutcome
+from evalrun.types import Case, Suite
 
 #: attempts after the first for a shard whose task failed
 RETRIES = 3
+MAX_TASKS = 10_000
+#: one finished case as a task sends it: (case index, status, its results-file line)
+Record = tuple[int, str, bytes]
+
+
+# ------------------------------------------------------------------ the task
+@dataclass(frozen=True)
+class ShardJob:
+    configs: tuple[str, ...]  # absolute paths on the driver
+    driver_cwd: str
+    shard: tuple[int, int]  # (k, n)
+    cli_vars: dict[str, Any] | None = None
+    strict: bool | None = None
+    #: RunOptions fields the task's Runner takes over (max_concurrency, repeat, delay_ms, timeout_s, ...)
+    options: dict[str, Any] = field(default_factory=dict)
+    filter_pattern: str | None = None
+    filter_first_n: int | None = None
+    #: --filter-failing, read on the driver: (case ids, fallback keys) as split.failing_keys returns them
+    failing: tuple[frozenset[str], frozenset[str]] | None = None
+    batch_s: float = 0.5
+
+
+def skip_bytes(indices: list[int]) -> bytes:
+    """Case indices packed for `run_shard(skip=...)` (8 bytes each)."""
+    return array("q", indices).tobytes()
+
+
+def resolve(path: str, driver_cwd: str) -> str:
+    """The driver's path if the worker sees it, else the same path under the worker's working directory."""
+    if os.path.exists(path):
+        return path
+    rel = os.path.relpath(path, driver_cwd)
+    if not rel.startswith(os.pardir) and os.path.exists(rel):
+        return os.path.abspath(rel)
+    return path  # loading it raises the ConfigError that names it
+
+
+def shard_cases(suite: Suite, job: ShardJob, skip: set[int] | None = None) -> Iterator[Case]:
+    """The shard's cases in expansion order (those `eval --shard K/N` runs), less the `skip` indices."""
+    stream, _ = split.cases(suite, job.options.get("repeat"), part=job.shard, first_n=job.filter_first_n,
+                            select=split.selector(job.filter_pattern, job.failing))
+    return (case for case in stream if case.index not in skip) if skip else stream
+
+
+def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
+    """Run the shard; yield its records in batches as they are written (a Ray streaming-generator task)."""
+    from evalrun import config
+    from evalrun.run.runner import Runner
+
+    with tempfile.TemporaryDirectory(prefix="evalrun-ray-") as scratch:
+        suite = config.load([resolve(p, job.driver_cwd) for p in job.configs], cli_vars=job.cli_vars,
+                            strict=job.strict)
+        # The scratch folder stands in for the config's: the task's `.evalrun/last-run.jsonl` pointer lands
+        # there, never next to the user's config (which a local cluster shares).
+        suite = replace(suite, files=(str(Path(scratch) / "shard.yaml"),))
+        results = Path(scratch) / "shard.jsonl"
+        opts = RunOptions(**job.options, results_file=results, history=False, progress=False)
+        done = array("q")
+        done.frombytes(skip)
+        runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, set(done)))
+        pos = 0
+        batch: list[Record] = []
+        loop = asyncio.new_event_loop()
+        task = loop.create_task(runner.run())
+        try:
+            while not task.done() or batch:  # a last read after the run ended
+                loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
+                batch = [(int(rec.get("index", 0)), str(rec.get("status")), line)
+                         for rec, line in new_lines(results, pos)]
+                pos += sum(len(line) for _, _, line in batch)
+                if batch:
+                    yield batch
+            task.result()  # a config error or a bug in the task: raised to the driver
+        finally:
+            if not task.done():  # the driver cancelled us (generator closed)
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    loop.run_until_complete(task)
+            loop.close()
+
+
+# ------------------------------------------------------------------ the driver
+class Collector:
+    """The records the tasks send, each case kept once (a retried task may send one again), spooled in arrival
+    order for `split.merge`; only a bitmap and each shard's delivered indices are held in memory."""
+
+    def __init__(self, spool: Path, progress: Progress) -> None:
+        self.spool = spool
+        self._out = ResultsWriter(spool, append=False)
+        self._seen = bytearray()
+        self._held: dict[int, array[int]] = {}
+        self.progress = progress
+        self.duplicates = 0
+
+    def _mark(self, index: int) -> bool:
+        """True when the index is new (and marks it)."""
+        if index >= len(self._seen):
+            self._seen.extend(bytes(max(index + 1 - len(self._seen), len(self._seen) // 2, 1024)))
+        if self._seen[index]:
+            return False
+        self._seen[index] = 1
+        return True
+
+    def take(self, k: int, batch: Iterable[Record]) -> int:
+        """Spool shard k's new cases; returns how many were new."""
+        new = 0
+        held = self._held.setdefault(k, array("q"))
+        for index, status, line in batch:
+            if not self._mark(index):
+                self.duplicates += 1
+                continue
+            self._out.write_bytes(line)
+            held.append(index)
+            self.progress.update(status)
+            new += 1
+        return new
+
+    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
+        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's (every task
+        skips them)."""
+        held = self._held.setdefault(0, array("q"))
+        count = 0
+        for _, rec in records:
+            index = int(rec.get("index", 0))
+            if self._mark(index):
+                self._out.write(rec)
+                held.append(index)
+                self.progress.update(str(rec.get("status")))
+                count += 1
+        return count
+
+    def held(self, k: int) -> list[int]:
+        """The case indices shard k has delivered (a retry skips them)."""
+        return list(self._held.get(k, ()))
+
+    def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
+        """ERROR records (serialised as the runner does) for the cases no task delivered."""
+        added = 0
+        for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
+            self._out.write(rec)
+            self.progress.update("error")
+            added += 1
+        return added
+
+    def close(self) -> None:
+        self._out.close()
 
 
 def import_ray() -> Any:
@@ -46,9 +198,6 @@ def import_ray() -> Any:
 class RaySettings:
     address: str | None = None  # None: RAY_ADDRESS, else a local instance
     tasks: int | None = None  # None: the cluster's CPUs
-
-
-MAX_TASKS = 10_000
 
 
 def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None) -> RaySettings:
@@ -71,9 +220,7 @@ def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | No
     """What every task gets (its shard set later): the driver's config paths and the run options."""
     failing = None
     if opts.filter_failing:
-        from evalrun.run.case_filters import failing_keys
-
-        ids, keys = failing_keys(opts.filter_failing)  # read here: the workers need not see the file
+        ids, keys = split.failing_keys(opts.filter_failing)  # read here: the workers need not see the file
         failing = (frozenset(ids), frozenset(keys))
     options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
                "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}
@@ -100,7 +247,6 @@ class RayExecutor:
         self.settings = settings
         self.progress = progress or Progress(None, enabled=options.progress)
         self.failed: dict[int, str] = {}  # shard -> why it was given up
-
     def _connect(self, ray: Any) -> bool:
         """Initialise Ray unless this process already did; True when we started it (and so stop it)."""
         if ray.is_initialized():
@@ -129,18 +275,13 @@ class RayExecutor:
         return n
 
     async def run(self) -> RunOutcome:
-        from evalrun.assertions.named_metrics import compile_derived
-        from evalrun.pyexpr import watch_sigint
-        from evalrun.run import recording
-        from evalrun.run.store import read_records
-
         ray = import_ray()
         opts = self.options
         started_at = time.time()
         total = None if opts.filter_pattern or opts.filter_failing else \
             split.cases(self.suite, opts.repeat, first_n=opts.filter_first_n)[1]
         files = recording.plan(self.suite, opts)
-        spool = results_spool(files.results_file)
+        spool = files.results_file.with_name(files.results_file.stem + ".ray-spool.jsonl")  # merged, removed
         started_ray = self._connect(ray)
         try:
             n = self._shards(ray, total)
@@ -175,19 +316,10 @@ class RayExecutor:
         spool.unlink()
         tally = outcome.tally
         tally.started, tally.interrupted, tally.resumed = started_at, interrupted, resumed
-        tally.derived = tuple(compile_derived(self.suite.derived_metrics))
-        outcome.suite, outcome.run_id = self.suite, files.run_id
-        if opts.repeat > 1 and not interrupted:
-            from evalrun.run import repeats
-
-            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
-            tally.repeat_summary = outcome.repeats.summary()
         for k, why in sorted(self.failed.items()):
             print(f"evalrun: warning: Ray task for shard {k}/{n} failed: {why}; its undelivered cases are "
                   "errors", file=sys.stderr)
-        recording.end(files, status="interrupted" if interrupted else "finished", summary=tally.summary(),
-                      graders=tally.graders)
-        return outcome
+        return recording.finish(files, self.suite, opts, tally, "interrupted" if interrupted else "finished")
 
     async def _shard(self, ray: Any, task: Any, k: int, n: int, collector: Collector,
                      live: dict[int, Any]) -> None:
@@ -212,7 +344,3 @@ class RayExecutor:
             finally:
                 live.pop(k, None)
 
-
-def results_spool(results_file: Path) -> Path:
-    """Where records land as they arrive (merged into the results file at the end, then removed)."""
-    return results_file.with_name(results_file.stem + ".ray-spool.jsonl")

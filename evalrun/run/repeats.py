@@ -4,9 +4,6 @@ flaky. Both intervals stay inside the range of what they measure.
 
 A group is one test x var combination x provider x prompt: the N cases that differ only in their repeat
 index. Flaky: passed in some repeats and failed or errored in others. Pure functions, no I/O.
-
-    group_key(rec) -> tuple       summarise(records) -> RepeatReport
-    wilson(k, n) -> (lo, hi)      mean_ci(values) -> (mean, lo, hi)
 """
 
 from __future__ import annotations

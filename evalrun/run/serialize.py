@@ -1,17 +1,25 @@
-"""CaseResult -> the JSON-ready dict of the results contract (schemas/results.schema.json).
+"""CaseResult -> the JSON-ready dict of the results contract (schemas/results.schema.json), made safe to write.
 
 One function owns the shape of a result record; every output format (jsonl, json, csv, junit, html) reads
-these dicts, so the formats cannot disagree.
+these dicts, so the formats cannot disagree. Every record passes through `Scrubber.record` before it reaches the
+results file, so every report rebuilt from it inherits two guarantees: known secrets redacted, non-finite numbers
+written as null. `Scrubber.text` serves the CLI's own messages. Secrets are the values of environment variables
+named *_API_KEY, *_TOKEN or *_SECRET and every `apiKey`/`api_key` in a provider's config (values shorter than 8
+characters are too common to redact).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+import math
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from evalrun.types import AssertionResult, Case, CaseResult, Suite, TokenUsage
+from evalrun import jsonfast
+from evalrun.types import AssertionResult, Case, CaseResult, PromptSpec, Suite, TokenUsage
 
 RESULTS_VERSION = 1
 
@@ -51,20 +59,161 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
     return d
 
 
+class Records:
+    """A run's results as the results file holds them: the prompt's position and digest added, secrets redacted,
+    non-finite numbers null; a clean record is encoded once."""
+
+    def __init__(self, suite: Suite) -> None:
+        self.scrub = Scrubber.for_run(spec.config for spec in suite.providers)
+        self._positions = {p.id: i for i, p in enumerate(suite.prompts)}
+        self._prompts: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
+
+    def encoded(self, result: CaseResult, prompt: PromptSpec) -> tuple[dict[str, Any], bytes]:
+        """The record (for the tally) and its line (jsonfast.dumps, no line break)."""
+        rec = result_dict(result)
+        meta = self._prompts.get(prompt.id)
+        if meta is None:
+            meta = self._prompts[prompt.id] = (self._positions.get(prompt.id), prompt_digest(prompt.raw))
+        rec["prompt_index"], rec["prompt_sha"] = meta
+        return self.scrub.encoded(rec)
+
+
 def error_records(suite: Suite, cases: Iterable[Case], message: str) -> Iterator[dict[str, Any]]:
     """ERROR records, as the runner writes them, for cases a worker or a Ray task never delivered."""
     from evalrun.run.casework import error_result
-    from evalrun.run.scrub import Scrubber
 
-    scrub = Scrubber.for_run(spec.config for spec in suite.providers)
-    prompt_pos = {p.id: i for i, p in enumerate(suite.prompts)}
+    records = Records(suite)
     for case in cases:
-        rec = scrub.record(result_dict(error_result(case, message)))
-        rec["prompt_index"], rec["prompt_sha"] = prompt_pos.get(case.prompt.id), prompt_digest(case.prompt.raw)
-        yield rec
+        yield records.encoded(error_result(case, message), case.prompt)[0]
 
 
 def prompt_digest(raw: str | list[dict[str, Any]]) -> str:
     """Short digest of a prompt template's text (`prompt_sha`: tells an edited prompt across runs)."""
     text = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, ensure_ascii=False)
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+# ------------------------------------------------------------------ secrets and non-finite numbers
+REDACTED = "[REDACTED]"
+MIN_SECRET_LEN = 8
+_SECRET_ENV = re.compile(r"(?:_API_KEY|_TOKEN|_SECRET|^API_KEY|^TOKEN|^SECRET)$", re.I)
+_CONFIG_KEYS = ("apiKey", "api_key", "apikey")
+_PROBE = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
+
+
+def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    env = os.environ if environ is None else environ
+    return [v for k, v in env.items() if _SECRET_ENV.search(k) and v]
+
+
+def config_secrets(configs: Iterable[Mapping[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for config in configs:
+        for key in _CONFIG_KEYS:
+            value = config.get(key) if isinstance(config, Mapping) else None
+            if isinstance(value, str) and value:
+                out.append(value)
+    return out
+
+
+class Scrubber:
+    """Redacts a fixed set of secret values; a Scrubber with none only fixes non-finite numbers."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
+        #: Every secret appears verbatim in JSON text (no quote, backslash or control character to escape).
+        self.plain = all(json.dumps(s, ensure_ascii=False)[1:-1] == s for s in found)
+        #: The same for the results file's encoder (jsonfast: UTF-8 bytes), and the secrets as a bytes pattern.
+        self.plain_bytes = all(_verbatim_utf8(s) for s in found)
+        self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
+                              if found and self.plain_bytes else None)
+
+    @classmethod
+    def for_run(cls, provider_configs: Iterable[Mapping[str, Any]] = ()) -> Scrubber:
+        return cls([*env_secrets(), *config_secrets(provider_configs)])
+
+    def text(self, value: str) -> str:
+        return value if self.pattern is None else self.pattern.sub(REDACTED, value)
+
+    def record(self, value: Any) -> Any:
+        """A JSON-ready value with secrets redacted from every string (keys too) and NaN/±inf as None.
+
+        A record is first encoded once and searched (C speed): when it holds no secret and no non-finite
+        number it is returned as it is, without the walk (which cost ~100 µs per case). Secrets that JSON
+        would escape are never searched for in the encoded text: those records are always walked."""
+        if isinstance(value, dict) and self.plain:
+            text = _PROBE.encode(value)
+            if "NaN" not in text and "Infinity" not in text and (self.pattern is None
+                                                                   or self.pattern.search(text) is None):
+                return value
+        return self._walk(value)
+
+    def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+        """`record(value)` and its JSON line as the results file holds it (jsonfast.dumps, UTF-8, no line
+        break), encoding a clean record only once: the bytes searched for secrets are the bytes written.
+
+        The encoder writes every non-finite number as null, so the file never holds one. The record handed
+        back (to the tally) is walked when it holds a secret, or when one of the numbers the results contract
+        defines (`finite_fields`) is not finite; a non-finite number elsewhere (inside vars, metadata or
+        details) is only in the file, as null."""
+        if self.plain_bytes:
+            data = jsonfast.dumps(value)
+            if (self.bytes_pattern is None or self.bytes_pattern.search(data) is None) and finite_fields(value):
+                return value, data
+        clean = self._walk(value)
+        return clean, jsonfast.dumps(clean)
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, float):
+            return value if math.isfinite(value) else None
+        if isinstance(value, dict):
+            return {self.text(k) if isinstance(k, str) else k: self._walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._walk(v) for v in value]
+        return value
+
+
+def _verbatim_utf8(secret: str) -> bool:
+    """The secret appears in jsonfast's output as its own UTF-8 bytes (nothing escaped, encodable)."""
+    try:
+        return jsonfast.dumps(secret)[1:-1] == secret.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an undecodable environment value): never searched in bytes
+        return False
+
+
+def _nonfinite(v: Any) -> bool:
+    return v.__class__ is float and bool(v - v)  # x - x is 0.0 for a finite float, NaN (truthy) otherwise
+
+
+def finite_fields(rec: Mapping[str, Any]) -> bool:
+    """Every number of a result record's own fields (score, latency, cost, tokens, and each assertion's score,
+    threshold, weight, cost and tokens, children included) is finite or absent. This runs for every record:
+    the common fields are tested inline (`x - x` is truthy only for NaN and +-inf)."""
+    get = rec.get
+    s, lat, c = get("score"), get("latency_ms"), get("cost")
+    if (s.__class__ is float and s - s) or (lat.__class__ is float and lat - lat) or (c.__class__ is float and c - c):
+        return False
+    tokens = get("tokens")
+    if tokens and any(map(_nonfinite, tokens.values())):
+        return False
+    assertions = get("assertions")
+    return _assertions_finite(assertions) if assertions else True
+
+
+def _assertions_finite(items: Iterable[Mapping[str, Any]]) -> bool:
+    for a in items:
+        get = a.get
+        s, t, w, c = get("score"), get("threshold"), get("weight"), get("cost")
+        if ((s.__class__ is float and s - s) or (t.__class__ is float and t - t)
+                or (w.__class__ is float and w - w) or (c.__class__ is float and c - c)):
+            return False
+        tokens = get("tokens")
+        if tokens and any(map(_nonfinite, tokens.values())):
+            return False
+        children = get("children")
+        if children and not _assertions_finite(children):
+            return False
+    return True

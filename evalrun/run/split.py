@@ -1,15 +1,6 @@
 """Splitting a run into parts, and its parts' results back into one run: `--shard K/N` + `evalrun merge`, the
 processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
 
-    parse(text) -> (k, n)                                   "2/4" -> (2, 4); UsageError for anything else
-    serial(suite) -> bool                                   storeOutputAs, _conversation: one case at a time,
-    serial_reason(suite) -> str | None                      never split (and why)
-    cases(suite, repeat, part=, select=, first_n=) -> (Iterator[Case], total | None)
-                                                            the run's cases (all, or part k of n) and how many
-    windows(suite, repeat, n, first_n) -> list[Window]      n contiguous parts of the expansion (some may be empty)
-    window_cases(suite, repeat, window) -> Iterator[Case]   a part's cases, built only for the tests it touches
-    merge(paths, out) -> RunOutcome                         the parts' results files as one run's
-
 A part is a contiguous range of the expansion (promptfoo's order, which depends only on the config, so it is the
 same on every machine and every run): part k of n holds positions [(k-1) x total / n, k x total / n), each end
 moved to the nearer end of the output group it would cut (select-best compares a group's outputs:
@@ -21,6 +12,7 @@ own cases, and a streamed part skips the rows before its first test unparsed (Te
 A filter that reads each case (--filter-pattern, --filter-failing) leaves a stream whose length is known only at its
 end: its units (a case, or an output group) are dealt in turn to the part with the fewest cases so far (ties: the
 first), so parts differ by at most one group. Either way the union of the n parts is exactly the unsplit run.
+Those filters are lazy (they wrap the case iterator) and come before --filter-first-n.
 """
 
 from __future__ import annotations
@@ -28,21 +20,20 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import json
 import re
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evalrun import expand
-from evalrun.assertions.output_groups import ComparesOutputs, group_key
+from evalrun import expand, jsonfast
+from evalrun.assertions.output_groups import compares_outputs, group_key
 from evalrun.errors import UsageError
-from evalrun.run import case_filters, readback
-from evalrun.run.outcome import RunOutcome
-from evalrun.run.store import ResultsWriter, read_at
-from evalrun.run.tally import Tally
+from evalrun.run import store
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
 _PART = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -66,8 +57,8 @@ def serial(suite: Suite) -> bool:
 def serial_reason(suite: Suite) -> str | None:
     """Why the run must go one case at a time, in order (as promptfoo sets its concurrency to 1 for both):
     storeOutputAs (a later test reads an earlier output), or prompts that read `_conversation` (the earlier turns
-    of a thread, run/conversation.py); None when it need not."""
-    from evalrun.run.conversation import uses_conversation
+    of a thread, run/varsource.py); None when it need not."""
+    from evalrun.run.varsource import uses_conversation
 
     if any(uses_conversation(p) for p in suite.prompts):
         return "prompts read `_conversation` (earlier turns of the same test sequence)"
@@ -81,10 +72,10 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
           select: Callable[[Iterable[Case]], Iterator[Case]] | None = None,
           first_n: int | None = None) -> tuple[Iterator[Case], int | None]:
     """The run's cases in expansion order (part k of n when `part` is given), and how many when that is known
-    without running them: `select` is the filter that reads each case (run/case_filters.py), `first_n` keeps the
+    without running them: `select` is the filter that reads each case (`selector`), `first_n` keeps the
     first N cases (after `select`)."""
     if select is not None:
-        stream = case_filters.apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
+        stream = apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
         return (stream if part is None else deal(stream, *part)), None
     if part is not None and part[1] > 1:
         window = windows(suite, repeat, part[1], first_n)[part[0] - 1]
@@ -95,6 +86,67 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
         total = first_n
         stream = itertools.islice(stream, first_n)
     return stream, total
+
+
+# ------------------------------------------------------------------ filters that read each case
+def _key(provider: str, prompt_label: str, vars: Any) -> str:
+    return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
+
+
+def failing_keys(path: str) -> tuple[set[str], set[str]]:
+    """(ids, fallback keys) of the failed or errored cases in a results .jsonl file or a -o .json report.
+
+    A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
+    only records without one fall back to (provider, prompt label, vars)."""
+    if not Path(path).is_file():
+        raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
+                         hint=f"pass {store.ACCEPTED}")
+    records = store.records(Path(path), key="--filter-failing", hint=f"pass {store.ACCEPTED}")
+    ids: set[str] = set()
+    keys: set[str] = set()
+    for r in records:
+        if not isinstance(r, dict) or r.get("status", "pass" if r.get("pass") else "fail") == "pass":
+            continue
+        if r.get("id"):
+            ids.add(str(r["id"]))
+        else:
+            keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
+    return ids, keys
+
+
+Selector = Callable[[Iterable[Case]], Iterator[Case]]
+
+
+def selector(pattern: str | None = None, failing: str | tuple[Collection[str], Collection[str]] | None = None) \
+        -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_keys already read), or
+    None when neither is given. A bad regex or results file is a UsageError now, before any case."""
+    rx = None
+    if pattern:
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
+    keys = failing_keys(failing) if isinstance(failing, str) and failing else failing or None
+    if rx is None and keys is None:
+        return None
+
+    def select(cases: Iterable[Case]) -> Iterator[Case]:
+        it: Iterator[Case] = iter(cases)
+        if rx is not None:
+            it = (c for c in it if rx.search(c.test.description or ""))
+        if keys is not None:  # by id, or by provider, prompt label and vars for records without one
+            ids, other = keys
+            it = (c for c in it if c.id in ids or (other and _key(c.provider.name, c.prompt.label, c.vars) in other))
+        return it
+
+    return select
+
+
+def apply(cases: Iterable[Case], select: Selector | None, first_n: int | None) -> Iterator[Case]:
+    """The cases `select` keeps (all when None), then only the first `first_n` of them (all when None)."""
+    it = select(cases) if select is not None else iter(cases)
+    return it if first_n is None else itertools.islice(it, first_n)
 
 
 # ------------------------------------------------------------------ contiguous parts
@@ -125,8 +177,8 @@ def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
     if hasattr(tests, "window"):  # streamed: only whether some test is graded is known without reading rows
         whole = getattr(tests, "graded", True)
         return (max(1, c) if whole else 1 for c in counts)
-    pairs, grouped = expand.case_counter(suite), ComparesOutputs()
-    return (pairs(test)[0] if c and grouped(test) else 1 for test, c in zip(tests, counts, strict=True))
+    pairs = expand.case_counter(suite)
+    return (pairs(test)[0] if c and compares_outputs(test) else 1 for test, c in zip(tests, counts, strict=True))
 
 
 def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | None = None) -> list[Window]:
@@ -190,14 +242,13 @@ def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
     if n == 1:
         yield from stream
         return
-    grouped = ComparesOutputs()
     want = k - 1
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
     give = heapq.heapreplace
     unit: list[Case] = []  # the output group being gathered
     unit_key: Any = None
     for case in stream:
-        in_groups = grouped(case.test)
+        in_groups = compares_outputs(case.test)
         if unit and (not in_groups or group_key(case) != unit_key):
             load, s = loads[0]
             give(loads, (load + len(unit), s))
@@ -225,7 +276,7 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
     """The records of every part's results file (or -o .json report; other reports are refused:
-    run/readback.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
+    run/store.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
     Only a file number and a byte offset per case index are held (10 bytes a case). A case index found in two
     files is a UsageError (not parts of one run, or a part given twice)."""
     resolved_out = out.resolve()
@@ -241,9 +292,9 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
             if path.resolve() == resolved_out:
                 raise UsageError(f"{str(path)!r} is both an input and the merged results file",
                                  key="--results-file", hint="choose another --results-file")
-            jsonl = readback.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
+            jsonl = store.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
             files.append(stack.enter_context(open(jsonl, "rb")))
-            for offset, rec in readback.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
+            for offset, rec in store.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
                 index = int(rec.get("index", 0))
                 if index >= len(where):
                     grow = index + 1 - len(where)
@@ -253,13 +304,16 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                     raise UsageError(f"case {index} is in both {str(paths[where[index]])!r} and {str(path)!r}",
                                      key="RESULTS_JSONL", hint="merge the results files of one sharded run, each once")
                 where[index], offsets[index] = fno, offset
-        writer = ResultsWriter(out, append=False)
+        writer = store.ResultsWriter(out, append=False)
         try:
             for fno, offset in zip(where, offsets, strict=True):
                 if fno < 0:
                     continue
-                rec = read_at(files[fno], offset)
-                tally.add(rec, writer.write(rec))
+                f = files[fno]
+                f.seek(offset)
+                line = f.readline()  # written as it is: the record is parsed once, for the tally
+                rec = jsonfast.loads(line)
+                tally.add(rec, writer.write_bytes(line if line.endswith(b"\n") else line + b"\n"))
                 for a in rec.get("assertions") or ():
                     if a.get("grader"):
                         graders[str(a["grader"])] = None

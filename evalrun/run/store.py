@@ -1,20 +1,30 @@
-"""The results file: one JSON object per finished case, appended as each case ends.
+"""The results file: one JSON object per finished case, appended as each case ends, and read back.
 
 Writes are buffered and flushed at least every `flush_s` seconds (no per-case fsync), so a crash loses at most
 that window and Ctrl-C loses nothing. Each record's byte offset is kept so reports can re-read results in order
-without holding them in memory. `read_records` tolerates a torn last line (an interrupted write). A writer holds an exclusive lock on its file
-(where the platform has `fcntl`), so a second run told to write the same file stops with `ResultsFileBusy`
-instead of truncating results the first run is still writing and reading back.
+without holding them in memory. A writer holds an exclusive lock on its file (where the platform has `fcntl`), so
+a second run told to write the same file stops with `ResultsFileBusy` instead of truncating results the first run
+is still writing and reading back.
+
+Reading back (`merge`, `report`, `compare`, `--filter-failing`): a results JSONL file (a `-o .jsonl` report is the
+same) and a `-o .json` report (`{version, meta, summary, results: [...]}`), told apart by their content. Refused,
+with an error that names the file and says what to pass: the CSV, JUnit XML and HTML reports (each keeps only
+part of a record) and anything else. A line that does not parse is an error at its line, except a torn last line
+(an interrupted write), which is left out as everywhere else.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import jsonfast
+from evalrun.errors import UsageError
 
 #: Bytes buffered before a write reaches the file (besides the flush every `flush_s`): fewer system calls
 #: than the default 8 KiB (a record is ~1 KiB).
@@ -55,10 +65,6 @@ class ResultsWriter:
         """Append one record; returns its byte offset."""
         return self.write_bytes(jsonfast.dumps(record) + b"\n")
 
-    def write_line(self, data: bytes) -> int:
-        """Append one record already encoded by jsonfast.dumps (its line break added); returns its offset."""
-        return self.write_bytes(data + b"\n")
-
     def write_bytes(self, data: bytes) -> int:
         at = self.offset
         self._f.write(data)
@@ -67,19 +73,6 @@ class ResultsWriter:
         if now - self._last_flush >= self.flush_s:
             self._f.flush()
             self._last_flush = now
-        return at
-
-    def append_file(self, path: Path) -> int:
-        """Append another results file (a worker's), less a last line not completely written (a worker killed
-        mid-write); returns the byte offset it starts at."""
-        import shutil
-
-        _drop_torn_tail(path)
-        self._f.flush()
-        at = self.offset
-        with open(path, "rb") as src:
-            shutil.copyfileobj(src, self._f.raw, 1 << 20)  # type: ignore[attr-defined]
-            self.offset += src.tell()
         return at
 
     def close(self) -> None:
@@ -91,8 +84,6 @@ class ResultsWriter:
 def open_results(path: Path, *, append: bool = False) -> ResultsWriter:
     """A run's results file opened for writing; a file another run writes, or one that cannot be written, is a
     usage error."""
-    from evalrun.errors import UsageError
-
     try:
         return ResultsWriter(path, append=append)
     except ResultsFileBusy:
@@ -126,6 +117,16 @@ def _drop_torn_tail(path: Path) -> None:
         f.truncate(keep)
 
 
+def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
+    """(record, line) of each complete line another writer appended to `path` after byte `pos`."""
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        f.seek(pos)
+        data = f.read()
+    return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
+
+
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(offset, record) for each complete, parseable line of a results JSONL file."""
     offset = 0
@@ -147,3 +148,106 @@ def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
     f.seek(offset)
     rec: dict[str, Any] = jsonfast.loads(f.readline())
     return rec
+
+
+# ------------------------------------------------------------------ reading results back
+#: What every command that reads results accepts (the end of its hints).
+ACCEPTED = "a results file (--results-file, default .evalrun/runs/RUN_ID.jsonl) or a -o .json report"
+
+
+def _refuse(path: Path, what: str, key: str, hint: str) -> UsageError:
+    return UsageError(f"{str(path)!r} is {what}: it holds no result records to read back", key=key,
+                      hint=f"{hint}; CSV, JUnit XML and HTML reports keep only part of each result")
+
+
+def kind(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") -> str:
+    """"jsonl" (a results file) or "json" (a -o .json report); UsageError for a missing file or another kind."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError as e:
+        raise UsageError(f"cannot read {str(path)!r}: {e.strerror or e}", key=key, hint=hint) from None
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not text:
+        return "jsonl"  # an empty results file: a shard that ran no case
+    lower = text[:512].lower()
+    if text[:1] == b"<":
+        what = "an HTML report" if b"<html" in lower or b"<!doctype html" in lower else \
+            "a JUnit XML report" if b"<testsuite" in lower or b"<?xml" in lower else "an XML or HTML file"
+        raise _refuse(path, what, key, hint)
+    if text[:1] == b"[":
+        return "json"
+    if text[:1] == b"{":
+        first = text.split(b"\n", 1)[0]
+        try:
+            rec = jsonfast.loads(first)
+        except ValueError:
+            return "json"  # a document over several lines: the -o .json report
+        if isinstance(rec, dict) and "results" in rec and "id" not in rec:
+            return "json"
+        if isinstance(rec, dict) and "id" in rec:
+            return "jsonl"
+        raise _refuse(path, "JSON but not a result record (no `id`)", key, hint)
+    if path.suffix.lower() == ".csv" or b"," in text.split(b"\n", 1)[0]:
+        raise _refuse(path, "a CSV report", key, hint)
+    raise _refuse(path, "not a results file", key, hint)
+
+
+def _jsonl(path: Path, key: str, hint: str, shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    offset = 0
+    with open(path, "rb") as f:
+        for lineno, line in enumerate(f, 1):
+            at = offset
+            offset += len(line)
+            if not line.strip():
+                continue
+            try:
+                rec = jsonfast.loads(line)
+            except ValueError:
+                if not line.endswith(b"\n"):
+                    return  # a torn last line: an interrupted write
+                raise UsageError(f"{shown or path}:{lineno}: not a JSON result record", key=key, hint=hint) from None
+            if not isinstance(rec, dict) or "id" not in rec:
+                raise UsageError(f"{shown or path}:{lineno}: not a result record (no `id`)", key=key, hint=hint)
+            yield at, rec
+
+
+def _json(path: Path, key: str, hint: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"cannot read results from {str(path)!r}: {e}", key=key, hint=hint) from None
+    results = data.get("results") if isinstance(data, dict) else data
+    if not isinstance(results, list) or not all(isinstance(r, dict) and "id" in r for r in results):
+        raise _refuse(path, "JSON without a `results` list of result records", key, hint)
+    return results
+
+
+def records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") -> Iterator[dict[str, Any]]:
+    """Every result record of a results file or a -o .json report, in file order."""
+    if kind(path, key=key, hint=hint) == "json":
+        yield from _json(path, key, hint)
+    else:
+        for _, rec in _jsonl(path, key, hint):
+            yield rec
+
+
+def as_jsonl(path: Path, stack: contextlib.ExitStack, *, key: str = "RESULTS",
+             hint: str = f"pass {ACCEPTED}") -> Path:
+    """A results JSONL file holding `path`'s records: `path` itself, or a temporary copy of a .json report's
+    records (removed when `stack` closes). Read it with `indexed`."""
+    if kind(path, key=key, hint=hint) == "jsonl":
+        return path
+    tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalrun-"))) / f"{path.stem}.jsonl"
+    with open(tmp, "wb") as f:
+        for rec in _json(path, key, hint):
+            f.write(jsonfast.dumps(rec) + b"\n")
+    return tmp
+
+
+def indexed(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}",
+            shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, record) of each record of a results JSONL file (`as_jsonl`), for `store.read_at`; errors
+    name `shown` (the file the user gave) when it differs."""
+    yield from _jsonl(path, key, hint, shown)

@@ -1,21 +1,22 @@
-"""Running totals of a run and one tiny `Row` per case (index, status, byte offset in the results file).
-
-Rows are stored as arrays indexed by case index (9 bytes a case: 1,000,000 cases ~ 9 MB), read back as Row
-objects in expansion order.
-
-A full result is written to the results file and dropped; reports re-read records by offset, in expansion
-order, so 10,000 cases cost well under a megabyte here.
+"""A run's totals and outcome: a full result is written to the results file and dropped; the Tally keeps running
+totals and one tiny Row per case (index, status, byte offset: 9 bytes a case), and reports re-read the records by
+offset, in expansion order. The RunOutcome is made by the runner, by `--workers` and `--executor ray` from their
+parts, and by `evalrun merge` (run/split.py).
 """
 
 from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, overload
+from pathlib import Path
+from typing import Any
 
+from evalrun import __version__
 from evalrun.assertions.named_metrics import DerivedMetric, MetricTotals
+from evalrun.run.store import read_at
+from evalrun.types import Suite
 
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
 
@@ -31,7 +32,7 @@ _STATUS = ("pass", "fail", "error")
 _CODE = {"pass": 0, "fail": 1, "error": 2}
 
 
-class Rows(Sequence[Row]):
+class Rows:
     """Every case's Row in expansion order, kept as two arrays indexed by case index (9 bytes a case slot)."""
 
     def __init__(self) -> None:
@@ -57,15 +58,6 @@ class Rows(Sequence[Row]):
         for i, off in enumerate(self._offsets):
             if off >= 0:
                 yield Row(i, _STATUS[status[i]], off)
-
-    @overload
-    def __getitem__(self, i: int) -> Row: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[Row]: ...
-
-    def __getitem__(self, i: Any) -> Any:
-        return list(self)[i]
 
 
 @dataclass
@@ -142,30 +134,6 @@ class Tally:
             self.metrics.count += 1
         self.rows.put(int(get("index", 0)), status, offset)
 
-    def absorb(self, other: Tally, shift: int) -> None:
-        """Add the totals and rows of another part of this run (a worker's, run/workers.py) whose results file
-        was appended to this run's at byte `shift`."""
-        self.passed += other.passed
-        self.failed += other.failed
-        self.errors += other.errors
-        self.cached += other.cached
-        self.resumed += other.resumed
-        for k in _TOKEN_KEYS:
-            self.provider_tokens[k] += other.provider_tokens[k]
-            self.grader_tokens[k] += other.grader_tokens[k]
-        self.provider_cost += other.provider_cost
-        self.provider_cost_known = self.provider_cost_known or other.provider_cost_known
-        self.grader_cost += other.grader_cost
-        self.interrupted = self.interrupted or other.interrupted
-        self.graders.extend(g for g in other.graders if g not in self.graders)
-        self.metrics.absorb(other.metrics)
-        for name, (total, n, passed, lower) in other.graded.items():
-            g = self.graded.setdefault(name, [0.0, 0, 0, lower])
-            g[0], g[1], g[2] = g[0] + total, g[1] + n, g[2] + passed
-        put = self.rows.put
-        for row in other.rows:
-            put(row.index, row.status, row.offset + shift)
-
     @property
     def total(self) -> int:
         return self.passed + self.failed + self.errors
@@ -196,10 +164,49 @@ class Tally:
             out["repeats"] = self.repeat_summary
         return out
 
-    def ordered(self) -> Rows:
-        """Rows in expansion order."""
-        return self.rows
-
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+@dataclass(repr=False)
+class RunOutcome:
+    """A finished (or interrupted) run: the tally in memory, full results in the results file."""
+
+    suite: Suite
+    tally: Tally
+    results_file: Path
+    run_id: str | None = None
+    #: per-group statistics over repeats (runs with --repeat N > 1), see evalrun/run/repeats.py
+    repeats: Any = None
+
+    def __repr__(self) -> str:
+        # Kept short on purpose: asyncio.run reprs the main task, and with it this result, on exit;
+        # a dataclass repr would walk the whole suite (over a second for 10,000 tests).
+        return f"<RunOutcome {self.tally.total} cases, results in {self.results_file}>"
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return self.tally.summary()
+
+    @property
+    def interrupted(self) -> bool:
+        return self.tally.interrupted
+
+    def rows(self) -> Rows:
+        """Compact rows in expansion order."""
+        return self.tally.rows
+
+    def iter_results(self) -> Iterator[dict[str, Any]]:
+        """Full result records in expansion order, re-read one at a time from the results file."""
+        rows = self.rows()
+        if not rows:
+            return
+        with open(self.results_file, "rb") as f:
+            for row in rows:
+                yield read_at(f, row.offset)
+
+    def meta(self) -> dict[str, Any]:
+        return {"evalrun_version": __version__, "description": self.suite.description,
+                "config_files": list(self.suite.files), "results_file": str(self.results_file),
+                "run_id": self.run_id}

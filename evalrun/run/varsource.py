@@ -1,8 +1,4 @@
-"""A case's vars as promptfoo prepares them just before the prompt renders.
-
-    await prepare_vars(case, cache, base_dir) -> dict        the vars the prompt and assertions see
-
-In order (promptfoo's evaluator and renderPrompt):
+"""A case's vars as promptfoo prepares them just before the prompt renders, in order (its evaluator, renderPrompt):
 1. `options.transformVars` (Python code over `vars, context`, or `file://x.js`): its mapping is merged in;
 2. vars whose value is `file://x.py` / `file://x.js` are computed by the file: Python `get_var(var_name,
    prompt, other_vars)`, JavaScript `module.exports = (varName, prompt, otherVars) => ...`, each returning
@@ -10,15 +6,26 @@ In order (promptfoo's evaluator and renderPrompt):
 3. one final newline is dropped from every string var;
 4. `{{ name }}` placeholders inside string vars are replaced by the named var (up to 5 rounds); anything
    else in a var value stays text: var values are never rendered as templates.
+
+And promptfoo's `_conversation`: the earlier turns of a multi-turn test sequence, as a prompt variable. As
+promptfoo 0.121.20 does (src/evaluator.ts): a thread is one provider, one prompt and the test's
+`metadata.conversationId` (tests without one share a thread), in run order; a turn is
+`{prompt, input, output, metadata}`: `prompt` the rendered prompt (the message list of a chat prompt), `input`
+its last message's content (else the whole prompt), `output` the provider's output ("" when it failed). A test
+with `options.disableConversationVar`, or the environment variable PROMPTFOO_DISABLE_CONVERSATION_VAR, leaves
+`_conversation` unset (an empty list). A run whose prompts read it runs one case at a time (run/split.py serial).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import re
 from typing import Any
 
 from evalrun.errors import EvalrunError
-from evalrun.types import Case
+from evalrun.types import Case, PromptSpec
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _CODE_EXTS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")  # typescript.JS_EXTS and .py
@@ -39,23 +46,27 @@ def _code_ref(value: Any) -> tuple[str, str] | None:
 
 
 def _prompt_text(case: Case) -> str:
-    import json
-
     raw = case.prompt.raw
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
 
 
+def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
+             default_fn: str) -> Any:
+    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place."""
+    fn = cache.get((key, src))
+    if fn is None:
+        from evalrun.usercode import compile_code
+
+        fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
+                                              default_fn=default_fn)
+    return fn
+
+
 async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
                        base_dir: str) -> Any:
-    from evalrun.usercode import compile_code
-
     path, ref = path_ref
-    key = f"vars.{name}"
-    fn = cache.get((key, ref))
-    if fn is None:
-        fn = compile_code(ref, ("var_name", "prompt", "other_vars"), loc=case.test.loc, key=key,
-                          base_dir=base_dir, default_fn="get_var")
-        cache[(key, ref)] = fn
+    fn = compiled(cache, ref, ("var_name", "prompt", "other_vars"), case=case, key=f"vars.{name}", base_dir=base_dir,
+                  default_fn="get_var")
     try:
         result = await fn.call(name, _prompt_text(case), dict(vars))
     except EvalrunError as e:
@@ -104,13 +115,8 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
     if not needs_preparing(case):
         return vars
     if isinstance(transform, str) and transform.strip():
-        from evalrun.usercode import compile_code
-
-        fn = cache.get(("options.transformVars", transform))
-        if fn is None:
-            fn = compile_code(transform, ("vars", "context"), loc=case.test.loc, key="options.transformVars",
-                              base_dir=base_dir, default_fn="get_transform")
-            cache[("options.transformVars", transform)] = fn
+        fn = compiled(cache, transform, ("vars", "context"), case=case, key="options.transformVars",
+                      base_dir=base_dir, default_fn="get_transform")
         try:
             extra = await fn.call(dict(vars), {"prompt": {}, "uuid": case.id})
         except EvalrunError as e:
@@ -129,3 +135,55 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
         vars = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in vars.items()}
         vars = resolve_placeholders(vars)
     return vars
+
+
+# ------------------------------------------------------------------ _conversation
+NAME = "_conversation"
+
+
+def uses_conversation(prompt: PromptSpec) -> bool:
+    """Whether the prompt's template reads `_conversation` (a prompt function cannot: promptfoo parses templates)."""
+    if prompt.function:
+        return False
+    raw = prompt.raw
+    sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
+    from evalrun import template_names
+
+    return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
+
+
+def _enabled(case: Case) -> bool:
+    if os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() in ("1", "true", "yes"):
+        return False
+    return not case.test.options.get("disableConversationVar")
+
+
+class Conversations:
+    """The threads of one run (the run is serial while prompts read them: no locking needed)."""
+
+    def __init__(self) -> None:
+        self._threads: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self._uses: dict[int, bool] = {}
+
+    def applies(self, case: Case) -> bool:
+        prompt = case.prompt
+        uses = self._uses.get(id(prompt))
+        if uses is None:
+            uses = self._uses[id(prompt)] = uses_conversation(prompt)
+        return uses and _enabled(case)
+
+    @staticmethod
+    def _key(case: Case) -> tuple[Any, ...]:
+        return case.provider.name, case.prompt.id, case.prompt.label, case.test.metadata.get("conversationId")
+
+    def history(self, case: Case) -> list[dict[str, Any]]:
+        return list(self._threads.get(self._key(case), ()))
+
+    def record(self, case: Case, rendered: Any, output: Any, metadata: dict[str, Any] | None) -> None:
+        if isinstance(rendered, str):  # promptfoo keeps a rendered prompt that is JSON as parsed JSON
+            with contextlib.suppress(ValueError):
+                rendered = json.loads(rendered)
+        last = rendered[-1] if isinstance(rendered, list) and rendered else None
+        content = last.get("content") if isinstance(last, dict) else last
+        self._threads.setdefault(self._key(case), []).append({
+            "prompt": rendered, "input": content or rendered, "output": output or "", "metadata": metadata or {}})

@@ -1,12 +1,10 @@
 """`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
 
-    single_reason(suite, options) -> str | None   why this run stays in one process (None: it can be split)
-    WorkerPool(suite, options, n, progress).run_sync() -> RunOutcome
-
-Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts of
-`--shard K/N`) with the ordinary Runner into a spool file and hands back its tally; the driver appends the spools
-in window order and adds the tallies, so the outputs are a one-process run's. What it does for the user (failures,
-Ctrl-C, runs that stay in one process): docs/scaling.md, "--workers".
+Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts
+of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver takes into the
+results file and the tally as they are written, as the runner takes its own cases: the outputs are a
+one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
+docs/scaling.md, "--workers".
 """
 
 from __future__ import annotations
@@ -14,12 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import mmap
+import json
 import os
-import pickle
 import shutil
 import signal
-import struct
 import sys
 import tempfile
 import time
@@ -30,16 +26,15 @@ from pathlib import Path
 from evalrun.errors import UsageError
 from evalrun.run import recording, split
 from evalrun.run.options import RunOptions
-from evalrun.run.outcome import RunOutcome
 from evalrun.run.progress import Progress
 from evalrun.run.runner import Runner
+from evalrun.run.serialize import error_records
 from evalrun.run.split import Window
-from evalrun.run.store import ResultsWriter, open_results, read_records
-from evalrun.run.tally import Tally
+from evalrun.run.store import ResultsWriter, new_lines, open_results, read_records
+from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Suite
 
 MAX_WORKERS = 256
-_SLOT = struct.Struct("qqq")  # a worker's progress counters in shared memory: passed, failed, errors
 
 
 def parse(text: str) -> int:
@@ -76,18 +71,6 @@ def single_reason(suite: Suite, opts: RunOptions) -> str | None:
     return split.serial_reason(suite)
 
 
-class _SharedProgress(Progress):
-    """A worker's progress: its counts in the shared memory the driver reads (nothing drawn here)."""
-
-    def __init__(self, buf: mmap.mmap, slot: int) -> None:
-        super().__init__(None, enabled=False)
-        self.buf, self.at = buf, slot * _SLOT.size
-
-    def update(self, status: str) -> None:
-        super().update(status)
-        _SLOT.pack_into(self.buf, self.at, self.passed, self.failed, self.errors)
-
-
 class WorkerPool:
     """Runs a suite's cases in N forked processes and merges them into one run (see the module doc)."""
 
@@ -112,22 +95,29 @@ class WorkerPool:
         status = "failed"
         try:
             self.progress.total = wins[-1].stop if wins else 0
-            shared = mmap.mmap(-1, _SLOT.size * max(1, len(wins)))
             gc.freeze()  # the objects made so far stay out of collections: a worker's GC never copies their pages
             pids: dict[int, int] = {}
             for k, w in enumerate(wins):
                 try:
-                    pids[self._fork(w, k, work, shared)] = k
+                    pids[self._fork(w, k, work)] = k
                 except OSError as e:  # a process limit: stop the workers started, the run never began
                     for pid in pids:
                         os.kill(pid, signal.SIGKILL)
                         os.waitpid(pid, 0)
                     raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
                                      key="--workers", hint="run with fewer --workers") from None
-            interrupted = self._wait(pids, shared)
+            tally.interrupted = self._wait(pids, work, writer, tally)
             for k, w in enumerate(wins):
-                self._gather(k, w, work, writer, tally)
-            tally.interrupted = tally.interrupted or interrupted
+                if k in self.failed:  # the cases it did not deliver are errors
+                    delivered = {int(rec.get("index", 0)) for _, rec in read_records(work / f"{k}.jsonl")}
+                    missing = (c for c in split.window_cases(suite, opts.repeat, w) if c.index not in delivered)
+                    why = f"the worker process running this case failed: {self._why(k, work)}"
+                    for rec in error_records(suite, missing, why):
+                        tally.add(rec, writer.write(rec))
+                        self.progress.update("error")
+                elif (work / f"{k}.graders").exists():
+                    graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
+                    tally.graders.extend(g for g in graders if g not in tally.graders)
             status = "interrupted" if tally.interrupted else "finished"
         finally:
             writer.close()
@@ -136,23 +126,12 @@ class WorkerPool:
             gc.unfreeze()
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
-        from evalrun.assertions.named_metrics import compile_derived
-
-        tally.finished = time.time()
-        tally.derived = tuple(compile_derived(suite.derived_metrics))
-        outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
-        if opts.repeat > 1 and not tally.interrupted:
-            from evalrun.run import repeats
-
-            outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
-            tally.repeat_summary = outcome.repeats.summary()
         for k, why in sorted(self.failed.items()):
             print(f"evalrun: warning: worker {k + 1}/{len(wins)} failed: {why}; the cases it did not finish are "
                   "errors", file=sys.stderr)
-        recording.end(files, status=status, summary=tally.summary(), graders=tally.graders)
-        return outcome
+        return recording.finish(files, suite, opts, tally, status)
 
-    def _fork(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
+    def _fork(self, w: Window, k: int, work: Path) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -162,7 +141,7 @@ class WorkerPool:
         try:
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)  # Ctrl-C reaches the driver only; it passes one SIGINT on
-            code = self._child(w, k, work, shared)
+            code = self._child(w, k, work)
         except BaseException:
             with open(work / f"{k}.error", "w", encoding="utf-8") as f:
                 f.write(traceback.format_exc())
@@ -170,7 +149,7 @@ class WorkerPool:
             sys.stderr.flush()
             os._exit(code)
 
-    def _child(self, w: Window, k: int, work: Path, shared: mmap.mmap) -> int:
+    def _child(self, w: Window, k: int, work: Path) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         scratch = work / str(k)
@@ -180,19 +159,24 @@ class WorkerPool:
         opts = replace(self.options, results_file=work / f"{k}.jsonl", history=False, progress=False,
                        resume=False, shard=None, filter_first_n=None,
                        max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
-        runner = Runner(suite, opts, progress=_SharedProgress(shared, k),
-                        cases=lambda _suite, repeat: split.window_cases(self.suite, repeat, w))
+        runner = Runner(suite, opts, cases=lambda _suite, repeat: split.window_cases(self.suite, repeat, w))
         outcome = asyncio.run(runner.run())
-        tally = outcome.tally
-        tally.derived = ()  # compiled expressions: the driver compiles its own
-        with open(work / f"{k}.tally", "wb") as f:
-            pickle.dump(tally, f, protocol=pickle.HIGHEST_PROTOCOL)
+        (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
         return 0
 
-    def _wait(self, pids: dict[int, int], shared: mmap.mmap) -> bool:
-        """Wait for every worker, drawing their progress; True when the run was interrupted."""
+    def _wait(self, pids: dict[int, int], work: Path, writer: ResultsWriter, tally: Tally) -> bool:
+        """Wait for every worker, taking its records into the results file and the tally as they are written (in
+        the order they arrive: the tally's rows put them in expansion order); True when the run was interrupted."""
         interrupted = False
         live = dict(pids)
+        read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
+
+        def collect(k: int) -> None:
+            for rec, line in new_lines(work / f"{k}.jsonl", read[k]):
+                read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
+                tally.add(rec, writer.write_bytes(line))
+                self.progress.update(rec["status"])
+
         while live:
             try:
                 for pid in list(live):
@@ -201,54 +185,25 @@ class WorkerPool:
                         k = live.pop(pid)
                         if status != 0:
                             self.failed[k] = _exit_reason(status)
+                    collect(pids[pid])
                 if live:
-                    self._show(shared, len(pids))
                     time.sleep(0.05)
             except KeyboardInterrupt:  # Ctrl-C or SIGTERM: each worker stops as an interrupted run does
                 if not interrupted:
                     interrupted = True
                     for pid in live:
                         os.kill(pid, signal.SIGINT)
-        self._show(shared, len(pids))
+        for k in read:  # every line written before each worker ended
+            collect(k)
         return interrupted
 
-    def _show(self, shared: mmap.mmap, n: int) -> None:
-        p = self.progress
-        if not p.enabled:
-            return
-        p.passed = p.failed = p.errors = 0
-        for k in range(n):
-            passed, failed, errors = _SLOT.unpack_from(shared, k * _SLOT.size)
-            p.passed, p.failed, p.errors = p.passed + passed, p.failed + failed, p.errors + errors
-        p.done = p.passed + p.failed + p.errors
-        p.draw()
-
-    def _gather(self, k: int, w: Window, work: Path, writer: ResultsWriter, tally: Tally) -> None:
-        """Worker k's records appended to the results file and its tally added (or, for a worker that died,
-        its records re-read and an ERROR for each case it did not deliver)."""
-        spool, saved = work / f"{k}.jsonl", work / f"{k}.tally"
-        if k not in self.failed and saved.exists():
-            with open(saved, "rb") as f:
-                part: Tally = pickle.load(f)  # noqa: S301 - written by our own worker a moment ago
-            tally.absorb(part, writer.append_file(spool))
-            return
-        why = self.failed.get(k) or "it ended without its results"
+    def _why(self, k: int, work: Path) -> str:
+        """Why worker k failed: its exit, and the last line of its traceback when it left one."""
         error = work / f"{k}.error"
-        if error.exists():
-            lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            why = f"{why}: {lines[-1]}" if lines else why
-            self.failed[k] = why
-        delivered: set[int] = set()
-        if spool.exists():
-            base = writer.append_file(spool)
-            for offset, rec in read_records(spool):
-                delivered.add(int(rec.get("index", 0)))
-                tally.add(rec, base + offset)
-        from evalrun.run.serialize import error_records
-
-        missing = (c for c in split.window_cases(self.suite, self.options.repeat, w) if c.index not in delivered)
-        for rec in error_records(self.suite, missing, f"the worker process running this case failed: {why}"):
-            tally.add(rec, writer.write(rec))
+        lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines() if error.exists() else []
+        if lines:
+            self.failed[k] = f"{self.failed[k]}: {lines[-1]}"
+        return self.failed[k]
 
 
 def _exit_reason(status: int) -> str:

@@ -4,6 +4,11 @@
 
     Catalogue(state).runs() -> [Run] newest first      .get(run_id) -> Run
     .listing() -> rows of the runs list                 .head(run) -> a run page's data but its cases
+    Diffs(catalogue).get(a, b) -> Compared              .page(filters) / .detail(n)
+
+Diffs: two runs compared, what `evalrun compare A B` reports (compare/: load, diff, text) as the compare
+page's data (report.html.diff_head), kept while neither results file changes so that its changed cases can be
+paged and opened.
 """
 
 from __future__ import annotations
@@ -11,20 +16,23 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.report.html import run_head
+from evalrun.compare import diff, load, render
+from evalrun.report import html
 from evalrun.run.history import History, RunRecord
-from evalrun.view.errors import ViewError
+from evalrun.view import ViewError, query
 from evalrun.view.index import RunIndex, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
 #: A results file the list must read (a run in progress, a file the history does not name) and that was never
 #: read is read in the background above this size: 100,000 cases (88 MB) take 5-15 s, the list must not wait.
 INLINE_BYTES = 4 << 20
+KEEP = 4  # comparisons kept in memory (each holds its changed cases)
 
 
 @dataclass(frozen=True)
@@ -181,7 +189,7 @@ class Catalogue:
             meta = {"description": rec.description if rec else None,
                     "config_files": list(rec.config_files) if rec else [],
                     "results_file": str(run.results_file), "run_id": run.id}
-            page = run_head(meta, self.summary(run, idx), idx.agg)
+            page = html.run_head(meta, self.summary(run, idx), idx.agg)
             page["view"] = {"status": rec.status if rec else "not in history", "live": run.live,
                             "version": idx.version, "git_commit": rec.git_commit if rec else None,
                             "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
@@ -211,3 +219,57 @@ def _shown(path: Path, state: Path) -> str:
         return str(path.resolve().relative_to(state.resolve().parent))
     except ValueError:
         return str(path)
+
+
+@dataclass
+class Compared:
+    head: dict[str, Any]  # the compare page's data but its cases, and `text`: `evalrun compare`'s own output
+    items: list[list[Any]]  # [row, detail] per changed case
+    texts: list[str] = field(default_factory=list)
+
+    def page(self, f: query.Filters) -> dict[str, Any]:
+        keep = query.keep_diff(f)
+        shown = [i for i, (row, _) in enumerate(self.items) if keep(row, self.texts[i])]
+        chosen, counts = query.paged(shown, f, str)
+        return {"items": [{"key": i, "row": self.items[i][0]} for i in chosen], "total": len(self.items), **counts}
+
+    def detail(self, n: int) -> dict[str, Any]:
+        if not 0 <= n < len(self.items):
+            raise ViewError("not_found", f"no changed case #{n} in this comparison", "reload the compare page")
+        out: dict[str, Any] = self.items[n][1]
+        return out
+
+
+class Diffs:
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self._kept: OrderedDict[tuple[Any, ...], Compared] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, a_id: str, b_id: str) -> Compared:
+        runs = [self.catalogue.get(a_id), self.catalogue.get(b_id)]
+        key: tuple[Any, ...] = ()
+        for run in runs:
+            idx = self.catalogue.index(run)  # ViewError for a missing or corrupt file
+            key += (run.id, run.results_file, idx.ident, idx.pos)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        compared = self._compare(*runs)
+        with self._lock:
+            self._kept[key] = compared
+            while len(self._kept) > KEEP:
+                self._kept.popitem(last=False)
+        return compared
+
+    def _compare(self, a: Run, b: Run) -> Compared:
+        ra, rb = (load.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
+        d = diff.compare(ra, rb)
+        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
+                                   for run in (a, b)))
+        head = html.diff_head(data)
+        head["text"] = render.text(data)
+        head["runs"] = {"a": a.id, "b": b.id}
+        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
+        return Compared(head, items, [query.diff_text(row) for row, _ in items])

@@ -26,8 +26,7 @@ from evalrun.report import html_data
 from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
 from evalrun.run.tally import Tally
-from evalrun.view import query
-from evalrun.view.errors import ViewError
+from evalrun.view import ViewError, query
 
 SNIPPET = 160  # output characters in a table row (report.js shows the same)
 

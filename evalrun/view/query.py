@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from evalrun.view.errors import ViewError
+from evalrun.view import ViewError
 
 PAGE = 100
 RUN_STATUS = ("pass", "fail", "error")

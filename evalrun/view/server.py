@@ -30,10 +30,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from evalrun import jsonfast
 from evalrun.errors import UsageError
 from evalrun.report.html import asset
-from evalrun.view import query
-from evalrun.view.catalogue import Catalogue
-from evalrun.view.diffs import Diffs
-from evalrun.view.errors import ViewError
+from evalrun.view import ViewError, query
+from evalrun.view.catalogue import Catalogue, Diffs
 
 DEFAULT_PORT = 15500  # promptfoo view's
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "

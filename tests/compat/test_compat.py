@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.compat.compare import HERE, compare, promptfoo_bin
+from tests.compat.compare import DOCUMENTED, HERE, compare, promptfoo_bin
 
 
 def test_same_verdicts_as_promptfoo() -> None:
@@ -23,5 +23,6 @@ def test_same_verdicts_as_promptfoo() -> None:
     configs = sorted(Path(HERE / "configs").glob("*.yaml"))
     rows, mismatches = compare(configs, binary)
     assert len(rows) >= 170
-    diffs = [r for r in rows if not r["match"]]
+    diffs = [r for r in rows if not r["match"] and not r["documented"]]
     assert mismatches == 0, diffs
+    assert sum(r["documented"] for r in rows) == len(DOCUMENTED)  # each documented difference is still there

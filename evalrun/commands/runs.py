@@ -1,0 +1,127 @@
+"""The recorded runs of a `.evalrun` folder: `evalrun runs` lists them, newest first; `evalrun compare A B` says
+what changed between two (exit 100 on a regression beyond --tolerance with --fail-on regression); `evalrun view
+[DIR]` serves them as a local, read-only web page until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evalrun.errors import UsageError
+from evalrun.run import recording
+from evalrun.run.history import History
+from evalrun.signals import interrupt_raises
+
+EXIT_REGRESSION = 100
+OUTPUTS = (".json", ".md", ".html")
+
+
+def state_of(args: argparse.Namespace) -> Path:
+    """The .evalrun folder `runs` and `compare` read: --dir, else next to -c CONFIG, else in the current folder."""
+    if args.dir:
+        return recording.given_state_dir(args.dir)
+    return recording.state_dir([args.config] if args.config else [])
+
+
+def list_runs(args: argparse.Namespace) -> int:
+    """id, when, status, results, grader, git commit of each run."""
+    runs = History(state_of(args)).list(args.limit or None)
+    if args.json:
+        print(json.dumps([r.as_dict() for r in runs], indent=2, ensure_ascii=False))
+        return 0
+    if not runs:
+        print("No runs recorded yet.")
+        return 0
+    print(f"{'RUN':<23} {'STARTED (UTC)':<20} {'STATUS':<11} {'PASS':>6} {'FAIL':>5} {'ERR':>4} {'RATE':>7}  "
+          "GIT           GRADER / DESCRIPTION")
+    for r in runs:
+        s = r.summary or {}
+        rate = f"{s['pass_rate']:.1f}%" if isinstance(s.get("pass_rate"), (int, float)) else "–"
+        rep = s.get("repeats")
+        flaky = f" [{rep['flaky_count']} flaky of {rep['groups']} x{rep['repeat']}]" if rep else ""
+        what = ", ".join(r.graders) or "no grader"
+        if r.description:
+            what += f" · {r.description}"
+        print(f"{r.id:<23} {r.started_at.replace('T', ' ').rstrip('Z'):<20} {r.status:<11} "
+              f"{s.get('passed', '–'):>6} {s.get('failed', '–'):>5} {s.get('errors', '–'):>4} {rate:>7}  "
+              f"{(r.git_commit or '–'):<13} {what}{flaky}")
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    from evalrun.compare import diff, load, render
+
+    if not 0 <= args.tolerance <= 1:
+        raise UsageError("--tolerance is a score or pass-rate difference between 0 and 1", key="--tolerance")
+    for out in args.output:
+        if Path(out).suffix.lower() not in OUTPUTS:
+            raise UsageError(f"unknown output format for {out!r}", key="--output",
+                             hint=f"use one of the extensions {', '.join(OUTPUTS)}")
+    history = History(state_of(args))
+    a, b = load.load(args.a, history), load.load(args.b, history)
+    d = diff.compare(a.records, b.records, tolerance=args.tolerance)
+    data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
+                          {"ref": b.ref, "label": b.label, "run": b.info or None})
+    as_json = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if args.format == "json":
+        print(as_json)
+    elif args.format == "markdown":
+        print(render.markdown(data), end="")
+    else:
+        print(render.text(data))
+    for out in args.output:
+        path = Path(out)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            suffix = path.suffix.lower()
+            if suffix == ".json":
+                path.write_text(as_json, encoding="utf-8")
+            elif suffix == ".md":
+                path.write_text(render.markdown(data), encoding="utf-8")
+            else:
+                from evalrun.report import html
+
+                html.write_diff(path, data, d)
+        except OSError as e:
+            raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
+        print(f"Wrote {out}", file=sys.stderr)
+    if args.fail_on == "regression" and data["summary"]["regressions"]:
+        return EXIT_REGRESSION
+    return 0
+
+
+def served_state(where: str) -> Path:
+    """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
+    if not Path(where).exists():
+        raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
+    d = recording.given_state_dir(where)
+    if not d.is_dir():
+        raise UsageError(f"no runs in {where!r}: it has no {recording.STATE_DIR} folder", key="DIR",
+                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
+    return d.resolve()
+
+
+def view(args: argparse.Namespace) -> int:
+    from evalrun.view import server
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
+    state = served_state(args.dir)
+    srv, note = server.start(state, args.host, args.port)
+    with interrupt_raises():  # Ctrl-C ends serving: exit 0
+        try:
+            if note:
+                print(f"evalrun view: {note}", file=sys.stderr)
+            if args.host not in server.LOOPBACK:
+                print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these "
+                      "results", file=sys.stderr)
+            print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
+            srv.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            srv.server_close()
+    return 0
