@@ -1,8 +1,5 @@
-"""Pure: Suite -> lazy iterator of Case in promptfoo's order (owner: config engine).
-
-    iter_cases(suite, repeat=None) -> Iterator[Case]   tests x repeat x var combinations x providers x prompts
-    count_cases(suite, repeat=None) -> int             arithmetic, builds no Case
-    test_case_counts(suite, repeat=None) -> array      cases per test, in test order (arithmetic)
+"""Pure: Suite -> lazy iterator of Case in promptfoo's order: tests x repeat x var combinations x providers x
+prompts; `count_cases` and `test_case_counts` are the arithmetic of it, building no Case.
 
 `repeat=None` means `evaluateOptions.repeat` (default 1). A var whose value is a list whose first element is a
 string expands to one value per element (cartesian product over such vars, keys in order); any other list is one
@@ -16,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from evalrun.config.selection import prompt_allowed, provider_allowed
+from evalrun.config import selection
+from evalrun.config.selection import count_combinations, var_values
 from evalrun.types import Case, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
@@ -34,13 +31,6 @@ def _repeat(suite: Suite, repeat: int | None) -> int:
 
 def _expands(suite: Suite, test: TestSpec) -> bool:
     return not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
-
-
-def var_values(value: Any, expand: bool = True) -> list[Any]:
-    """The values one var takes: a list of strings expands (promptfoo: first element a string)."""
-    if expand and isinstance(value, list) and value and isinstance(value[0], str):
-        return value
-    return [value]
 
 
 def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterable[dict[str, Any]]:
@@ -63,11 +53,6 @@ def _product(vars: dict[str, Any], expand: bool) -> Iterator[dict[str, Any]]:
         yield dict(zip(keys, combo, strict=True))
 
 
-def count_combinations(vars: dict[str, Any], expand: bool = True) -> int:
-    """Number of var combinations (only a list value can make it more than 1)."""
-    return math.prod(len(var_values(v, expand)) for v in vars.values() if isinstance(v, list)) if expand else 1
-
-
 def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:
     if not prefix and not suffix:
         return prompt
@@ -83,10 +68,8 @@ def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:
 
 
 def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]:
-    """(provider, prompt) pairs this test runs, providers outer, prompts inner, filters applied."""
-    return [(prov, prompt) for prov in suite.providers if provider_allowed(test.providers, prov)
-            for prompt in suite.prompts
-            if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
+    """(provider, prompt) pairs this test runs (config/selection.py)."""
+    return selection.pairs(test, suite.providers, suite.prompts)
 
 
 #: The encoder of case ids (same output as json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str)).

@@ -1,12 +1,8 @@
 """The Jinja2 environment templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined.
 
-    make_env() -> the sandboxed environment (templating.py makes one, at the first template that needs Jinja2)
-    lenient(env) -> the same where an undefined variable renders as empty text (promptfoo's Nunjucks)
-    set_search_path(env, folders) -> where `{% include %}` finds templates
-
-Kept apart from templating.py so that loading a config whose templates are all plain `{{ name }}`
+Kept apart from templating.py and template_names.py so that loading a config whose templates are all plain `{{ name }}`
 substitutions (checked without Jinja2, see template_names.plain_parts) never imports Jinja2 (~25 ms). It imports
-nothing of evalrun: templating imports it, on first use.
+nothing of evalrun: template_names imports it, on first use.
 """
 
 from __future__ import annotations

@@ -273,29 +273,29 @@ def _process() -> _NodeProcess:
         return _PROC
 
 
-async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
-    """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
+async def _ask(payload: dict[str, Any], what: str) -> Any:
+    """Send one request to the shared node process and return its value; past EVALRUN_JS_TIMEOUT a CodeTimeout."""
     proc = _process()
     limit = timeout_s()
     try:
-        reply = await asyncio.wait_for(
-            proc.request({"code": code, "output": output, "context": context, "base_dir": base_dir}), limit)
+        reply = await asyncio.wait_for(proc.request(payload), limit)
     except asyncio.TimeoutError:
         proc.kill()  # a stuck script would block every later call: the next call starts a fresh process
-        raise CodeTimeout(f"JavaScript assertion did not finish within {limit:g}s "
-                                    "(EVALRUN_JS_TIMEOUT sets the limit)") from None
-    if not reply.get("ok"):
-        raise AssertionRuntimeError(f"JavaScript threw {reply.get('error')}")
-    if reply.get("special"):
-        return float(reply["special"])  # NaN / Infinity: JSON cannot carry them
-    return reply.get("result")
+        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
+    return _reply_value(reply, what)
+
+
+async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
+    """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
+    return await _ask({"code": code, "output": output, "context": context, "base_dir": base_dir},
+                      "JavaScript assertion")
 
 
 def _reply_value(reply: dict[str, Any], what: str) -> Any:
     if not reply.get("ok"):
-        raise AssertionRuntimeError(f"{what}: JavaScript threw {reply.get('error')}")
+        raise AssertionRuntimeError(f"{what} threw {reply.get('error')}")
     if reply.get("special"):
-        return float(reply["special"])
+        return float(reply["special"])  # NaN / Infinity: JSON cannot carry them
     return reply.get("result")
 
 
@@ -303,17 +303,10 @@ async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what:
                        params: list[str] | None = None) -> Any:
     """Call a JavaScript function (`file://x.js[:fn]`, or inline code over `params`, default `output, context`)
     with `args`."""
-    proc = _process()
-    limit = timeout_s()
     payload: dict[str, Any] = {"code": code, "args": args, "base_dir": base_dir}
     if params:
         payload["params"] = params
-    try:
-        reply = await asyncio.wait_for(proc.request(payload), limit)
-    except asyncio.TimeoutError:
-        proc.kill()
-        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None
-    return _reply_value(reply, what)
+    return await _ask(payload, what)
 
 
 def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
@@ -324,23 +317,15 @@ def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str =
         reply = proc.request_sync({"code": code, "args": args, "base_dir": base_dir}, timeout=limit)
     except concurrent.futures.TimeoutError:
         proc.kill()
-        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT)") from None
+        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
     return _reply_value(reply, what)
 
 
 async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, context: dict[str, Any]) -> Any:
     """`callApi(prompt, context)` of the provider class a JavaScript file exports (one instance per path and
     options, kept in the Node process); its exceptions -> AssertionRuntimeError."""
-    proc = _process()
-    limit = timeout_s()
-    payload = {"provider": path, "options": options, "prompt": prompt, "context": context}
-    try:
-        reply = await asyncio.wait_for(proc.request(payload), limit)
-    except asyncio.TimeoutError:
-        proc.kill()
-        raise CodeTimeout(f"{os.path.basename(path)} did not answer within {limit:g}s "
-                          "(EVALRUN_JS_TIMEOUT)") from None
-    return _reply_value(reply, os.path.basename(path))
+    return await _ask({"provider": path, "options": options, "prompt": prompt, "context": context},
+                      os.path.basename(path))
 
 
 def load_js_provider(path: str, options: dict[str, Any]) -> Any:

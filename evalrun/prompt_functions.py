@@ -1,8 +1,5 @@
 """Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.ts`, `.py`).
 
-    load_prompt_function(path, fn, loc=, key=) -> str     check at config time; the reference to call
-    await build_prompt(ref, vars, provider) -> str | Messages, config
-
 The function receives promptfoo's context `{vars, provider: {id, label}}` and returns the prompt: a string, a
 chat message list, or `{prompt, config}` (the config is merged over the provider's for that call, like a prompt's
 own `config`). JavaScript runs in evalrun's one Node.js process; Python functions are imported once. A missing
@@ -18,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 from evalrun.types import Messages
 
@@ -36,12 +34,10 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     if suffix not in typescript.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
                              hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
-    from evalrun.jsnode import check_export, node_path
+    from evalrun.jsnode import check_export
 
-    if node_path() is None:
-        raise ConfigError.at(loc, f"the prompt function {path.name} needs Node.js, and `node` was not found on PATH",
-                             key=key, hint="install Node.js (https://nodejs.org), or write the prompt as a template")
-    typescript.require(path, loc=loc, key=key)
+    typescript.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
+                          instead="write the prompt as a template")
     try:
         check_export(ref)
     except AssertionRuntimeError as e:
@@ -56,16 +52,12 @@ def _result(value: Any, ref: str) -> tuple[str | Messages, dict[str, Any]]:
     if isinstance(value, dict) and "prompt" in value:
         config = dict(value.get("config") or {})
         value = value["prompt"]
-    if isinstance(value, str):
-        try:  # a JSON chat written as text, as promptfoo reads it
-            parsed = json.loads(value) if value.lstrip().startswith("[") else None
-        except ValueError:
-            parsed = None
-        if isinstance(parsed, list) and parsed and all(isinstance(m, dict) and "role" in m for m in parsed):
-            return parsed, config
-        return value, config
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return [dict(m) for m in value], config
+    if isinstance(value, str):  # a JSON chat written as text, as promptfoo reads it
+        chat = templating.chat_from_json(value) if value.lstrip().startswith("[") else None
+        return chat or value, config
+    chat = templating.as_chat(value)
+    if chat is not None:
+        return chat, config
     if value is None:
         raise AssertionRuntimeError(f"prompt function {ref.rsplit('/', 1)[-1]} returned nothing")
     return json.dumps(value, ensure_ascii=False), config

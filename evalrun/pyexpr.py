@@ -2,8 +2,6 @@
 
 Shared by `python` assertions, assertion `transform`, test-level transforms and `contextTransform`.
 
-    compile_user_code(code, params=("output", "context"), *, loc, key, base_dir) -> UserFunction
-
 Forms (promptfoo's rules for `python` assertions):
 - one line: an expression, evaluated as ``return <code>``;
 - several lines: the body of ``def main(<params>):`` (use ``return``);
@@ -22,6 +20,7 @@ import contextlib
 import importlib.util
 import inspect
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -239,14 +238,19 @@ def _wrap(code: str, params: Sequence[str]) -> str:
     return head + textwrap.indent(body, "    ") + "\n    return None\n"
 
 
-_JS_MARKERS = ("===", "!==", "=>", "JSON.parse", "JSON.stringify", ".trim()", ".toLowerCase()", ".toUpperCase()",
-               ".length", "const ", "let ", ".includes(", ".startsWith(", ".endsWith(", "&&", "||")
+_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|`[^`]*`")
+_JS_ONLY = re.compile(
+    r"===|!==|=>|&&|\|\||\b(?:JSON|Math|Object|Array|Number|String|Promise)\.|\.length\b|\btypeof\b"
+    r"|\b(?:const|let|var)\s|\b(?:true|false|null|undefined)\b|\bparse(?:Int|Float)\("
+    r"|\.(?:includes|toLowerCase|toUpperCase|trim|trimStart|trimEnd|map|filter|some|every|indexOf|slice"
+    r"|substring|startsWith|endsWith|match|test|forEach|reduce|find|join|toFixed|localeCompare)\(")
 _PY_EQUIVALENTS = ("this looks like JavaScript (promptfoo's language here); evalrun runs Python: e.g. "
                    "`output.strip()`, `json.loads(output)`, `len(output)`, `'x' in output`, `and`/`or`")
 
 
 def looks_like_javascript(code: str) -> bool:
-    return any(m in code for m in _JS_MARKERS)
+    """Whether code uses, outside string literals, what only JavaScript means (`===`, `=>`, `JSON.`, `.trim(`...)."""
+    return _JS_ONLY.search(_STRINGS.sub("''", code)) is not None
 
 
 def _js_note(code: str, e: Exception) -> str:

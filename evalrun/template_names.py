@@ -1,27 +1,99 @@
-"""What a template reads, found before it renders: variables, guarded ones, `env.NAME`s, included templates.
+"""The one Jinja2 environment (made, and Jinja2 imported, at the first template that needs it) with what a loaded
+config adds to it (`nunjucksFilters`, the folders `{% include %}` looks in); and what a template reads, found
+before it renders: variables, guarded ones, `env.NAME`s, included templates (plain `{{ name }}` templates
+without Jinja2).
 
-    plain_parts(src)    (text pieces, names) of a plain `{{ name }}` template, without Jinja2 (None for any other)
-    simple_names(src)   its variables
-    parse(src)          the checked syntax tree (unknown filters and tests are errors)
-    variables_of(src)   top-level variables read (those of included templates too)
-    guarded_names(src)  variables read only optionally (`x | default(..)`, `x is defined`)
-    env_names_of(src)   `env.NAME` / `env['NAME']` read
-    env_fallbacks(src)  of those, the ones whose absence the template handles (`env.X or 'y'`, `| default`, `if`)
-    included(src)       (name, text) of each template it includes, read from the include folders
-
-All cached by source, and cleared when the filters or the include folders change (template_env.on_change).
+The analyses are cached by source and cleared when the filters or the include folders change (`on_change`, which
+templating.py also uses for its compiled templates).
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evalrun.template_env import environment, on_change
-
 if TYPE_CHECKING:
     import jinja2.nodes
+
+_env: Any = None  # the Jinja2 environment (jinja_env.make_env)
+_builtin_filters: dict[str, Any] = {}  # its own filters, as made
+_custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
+_include_dirs: list[str] = []
+_on_filters: list[Callable[[], None]] = []
+_on_includes: list[Callable[[], None]] = []
+
+
+def on_change(clear: Callable[[], None], *, includes: bool = False) -> None:
+    """Call `clear` when the filters change, and with `includes` also when the include folders do."""
+    _on_filters.append(clear)
+    if includes:
+        _on_includes.append(clear)
+
+
+def environment() -> Any:
+    """The Jinja2 environment, made (and Jinja2 imported) on first use."""
+    global _env
+    if _env is None:
+        from evalrun.jinja_env import make_env
+
+        env = make_env()  # jinja_env imports nothing of evalrun: no cycle
+        _builtin_filters.update(env.filters)
+        env.filters.update(_custom_filters)
+        _env = env
+        _set_loader()
+    return _env
+
+
+def reset_custom_filters() -> None:
+    """Forget the `nunjucksFilters` of a previously loaded config."""
+    add_custom_filters({}, replace=True)
+
+
+def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> None:
+    """Add a config's `nunjucksFilters` (name -> callable); `replace` drops earlier custom filters first (a
+    custom filter that took a built-in filter's name gives the name back)."""
+    if replace:
+        _custom_filters.clear()
+    _custom_filters.update(filters)
+    if _env is not None:
+        _env.filters.clear()
+        _env.filters.update(_builtin_filters)
+        _env.filters.update(_custom_filters)
+    for clear in _on_filters:
+        clear()
+
+
+def include_dirs() -> list[str]:
+    """The folders `{% include %}` looks in, in order."""
+    return [*_include_dirs, os.getcwd()]
+
+
+def reset_include_dirs() -> None:
+    """Forget the folders of a previously loaded config (`{% include %}` then looks in the current folder)."""
+    if _include_dirs:
+        _include_dirs.clear()
+        _set_loader()
+
+
+def add_include_dir(folder: str) -> None:
+    """A loaded config's folder, where its templates' `{% include "partial.njk" %}` names are looked up (promptfoo's
+    Nunjucks looks in the current folder, where promptfoo users run it from; that comes next)."""
+    folder = os.path.abspath(folder)
+    if folder not in _include_dirs:
+        _include_dirs.append(folder)
+        _set_loader()
+
+
+def _set_loader() -> None:
+    if _env is not None:
+        from evalrun.jinja_env import set_search_path
+
+        set_search_path(_env, include_dirs())
+    for clear in _on_includes:  # what includes find, and the variables of the templates that include them
+        clear()
 
 
 #: `{{ name }}` with nothing else inside (whitespace around the name allowed).

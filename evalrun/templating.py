@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evalrun import template_env, template_names
+from evalrun import template_names
 from evalrun.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def as_written(source: str) -> str:
 @lru_cache(maxsize=4096)
 def compile_template(source: str) -> jinja2.Template:
     """Compile (cached). Raises jinja2.TemplateSyntaxError."""
-    return template_env.environment().from_string(source)
+    return template_names.environment().from_string(source)
 
 
 def env_has(name: str) -> bool:
@@ -127,7 +127,7 @@ def check_syntax(source: str) -> str | None:
     try:
         template_names.included(source)
     except jinja2.TemplateNotFound as e:
-        return f"included template {e.name!r} not found (looked in {', '.join(template_env.include_dirs())})"
+        return f"included template {e.name!r} not found (looked in {', '.join(template_names.include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None
@@ -175,7 +175,7 @@ def _compile_lenient(source: str) -> jinja2.Template:
     """The template compiled where undefined variables are empty (jinja_env.lenient), cached apart."""
     from evalrun.jinja_env import lenient
 
-    return lenient(template_env.environment()).from_string(source)
+    return lenient(template_names.environment()).from_string(source)
 
 
 def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> Any:
@@ -216,15 +216,19 @@ def is_json_template(raw: str) -> bool:
     return head == "[" and has_template(raw)
 
 
+def as_chat(value: Any) -> list[dict[str, Any]] | None:
+    """A copy of `value` when it is a chat (a non-empty list of mappings with a `role`), else None."""
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
+        return [dict(m) for m in value]
+    return None
+
+
 def chat_from_json(text: str) -> list[dict[str, Any]] | None:
-    """The chat message list a rendered JSON template spells, or None when it is not one."""
+    """The chat message list a (rendered) JSON text spells, or None when it is not one."""
     try:
-        data = json.loads(text)
+        return as_chat(json.loads(text))
     except ValueError:
         return None
-    if isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data):
-        return data
-    return None
 
 
 def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
@@ -270,5 +274,5 @@ def describe_render_error(e: Exception, *, where: str) -> ConfigError:
     return ConfigError(f"template error in {where}: {e}")
 
 
-template_env.on_change(compile_template.cache_clear)
-template_env.on_change(_compile_lenient.cache_clear)
+template_names.on_change(compile_template.cache_clear)
+template_names.on_change(_compile_lenient.cache_clear)

@@ -1,10 +1,6 @@
 """TypeScript files (providers, prompt functions, `javascript` assertions, transforms, filters), run as promptfoo
 users have them run: in Node.js, without a build step.
 
-    TS_EXTS, JS_EXTS                     file endings of TypeScript, and of everything Node.js runs for evalrun
-    is_typescript(path) -> bool
-    require(path, *, loc, key)           make evalrun's Node.js process able to load `path`, else a ConfigError
-
 Node.js strips types itself from 23.6 on (22.6 to 23.5 with `--experimental-strip-types`). Older Node.js runs
 them through the `tsx` package (`node --import tsx`) when the user has it, as promptfoo does (promptfoo depends on
 tsx, so a project with promptfoo installed has it): it is looked for in `node_modules` from the file's folder and
@@ -81,6 +77,19 @@ def node_flags(start: str | Path) -> list[str] | None:
         return ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
     tsx = find_tsx(start)
     return None if tsx is None else ["--import", tsx.as_uri()]
+
+
+def require_js(path: Path, fn: str | None, *, loc: Location | None, key: str | None, what: str,
+               instead: str) -> str:
+    """`file:///abs/path[:fn]` of a JavaScript or TypeScript file after making sure evalrun's Node.js process can
+    load it: ConfigError at `loc` when Node.js is missing (`instead`: how else to write it), or see `require`."""
+    from evalrun.jsnode import node_path
+
+    if node_path() is None:
+        raise ConfigError.at(loc, f"{what} needs Node.js, and `node` was not found on PATH", key=key,
+                             hint=f"install Node.js (https://nodejs.org), or {instead}")
+    require(path, loc=loc, key=key)
+    return "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
 
 
 def require(path: str | Path, *, loc: Location | None, key: str | None) -> None:

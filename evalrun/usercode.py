@@ -1,22 +1,17 @@
 """User code in either language: `file://x.js[:fn]` runs in the shared Node.js process, the rest is Python.
 
-    compile_code(code, params, *, loc, key, base_dir, default_fn=None) -> UserCode    (await .call(*args))
-
 Python follows evalrun.pyexpr (inline expression or body, `file://x.py:fn`). A JavaScript file is called with
 the same arguments (`module.exports = (output, context) => ...`, its `default`, or `:fn`); without Node.js it
 is a ConfigError at `loc` before any call.
 
-Inline code is JavaScript (promptfoo's language for inline transforms) when `looks_like_js` says so: it does
-not compile as Python but Node.js compiles it, or, outside string literals, it uses what only JavaScript means: `===`, `!==`, `=>`,
-`&&`, `||`, `JSON.`, `Math.`, `Object.`, `Array.`, `.length`, `typeof`, `const`/`let`/`var`, `true`/`false`/
-`null`/`undefined`, `.includes(`, `.toLowerCase(`, `.toUpperCase(`, `.trim(`, `.map(`, `.filter(`, ...
-Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
+Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals,
+what only JavaScript means (`===`, `=>`, `&&`, `JSON.`, `.length`, `const`, `null`, `.trim(`, ...: pyexpr's
+looks_like_javascript), or does not compile as Python but Node.js compiles it. Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
 meaning the same in both).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,14 +49,6 @@ class JsInline:
                                          params=self.params)
 
 
-_STRINGS = re.compile(r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|`[^`]*`")
-_JS_ONLY = re.compile(
-    r"===|!==|=>|&&|\|\||\b(?:JSON|Math|Object|Array|Number|String|Promise)\.|\.length\b|\btypeof\b"
-    r"|\b(?:const|let|var)\s|\b(?:true|false|null|undefined)\b|\bparse(?:Int|Float)\("
-    r"|\.(?:includes|toLowerCase|toUpperCase|trim|trimStart|trimEnd|map|filter|some|every|indexOf|slice"
-    r"|substring|startsWith|endsWith|match|test|forEach|reduce|find|join|toFixed|localeCompare)\(")
-
-
 def _compiles_as_python(code: str) -> bool:
     import textwrap
 
@@ -80,7 +67,9 @@ def looks_like_js(code: Any) -> bool:
     """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
     if not isinstance(code, str) or not code.strip() or code.strip().startswith(("file://", "pkg://")):
         return False
-    if _JS_ONLY.search(_STRINGS.sub("''", code)):
+    from evalrun.pyexpr import looks_like_javascript
+
+    if looks_like_javascript(code):
         return True
     if _compiles_as_python(code):
         return False
@@ -113,8 +102,6 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
                  base_dir: str | None, default_fn: str | None = None) -> UserCode:
     """Python code or a JavaScript file reference -> something to `await .call(*args)`."""
     if is_js_ref(code):
-        from evalrun import jsnode
-
         ref = code.strip()[len("file://"):]
         head, sep, tail = ref.rpartition(":")
         path, fn = (head, tail) if sep and head.lower().endswith(JS_EXTS) else (ref, "")
@@ -122,13 +109,10 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if not full.is_file():
             raise ConfigError.at(loc, f"file not found: {full}", key=key,
                                  hint="paths are relative to the config file's directory")
-        if jsnode.node_path() is None:
-            raise ConfigError.at(loc, f"{full.name} is JavaScript but `node` was not found on PATH", key=key,
-                                 hint="install Node.js, or write this in Python (file://x.py:fn)")
         from evalrun import typescript
 
-        typescript.require(full, loc=loc, key=key)
-        target = "file://" + str(full.resolve()) + (f":{fn}" if fn else "")
+        target = typescript.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
+                                       instead="write this in Python (file://x.py:fn)")
         return JsFunction(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):
         from evalrun import jsnode

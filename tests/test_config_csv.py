@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalrun.config import load
-from evalrun.config.csvtests import check_header, row_to_test
+from evalrun.config.csvtests import check_header, from_shorthand, row_to_test
 from evalrun.config.readers import csvrows
-from evalrun.config.shorthand import from_shorthand
 from evalrun.errors import ConfigError
 
 NAMES = ("contains", "icontains", "contains-any", "regex", "rouge-n", "llm-rubric", "equals", "is-json",

@@ -13,14 +13,14 @@ import jinja2
 import pytest
 from jinja2 import meta, nodes
 
-from evalrun import template_env, template_names, templating
+from evalrun import template_names, templating
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _jinja(source: str) -> tuple[str | None, frozenset[str], frozenset[str], frozenset[str]]:
     """(syntax error, variables, guarded names, env names) as the Jinja2 path finds them."""
-    env = template_env.environment()
+    env = template_names.environment()
     try:
         tree = env.parse(source)
     except jinja2.TemplateSyntaxError as e:
@@ -106,14 +106,14 @@ def test_a_custom_filter_named_like_a_builtin_is_forgotten_with_its_config() -> 
     """`nunjucksFilters` of one config do not outlive it, even one that took a built-in filter's name (it used
     to stay in place of the built-in after the reset)."""
     try:
-        template_env.add_custom_filters({"upper": lambda v: "custom", "mine": lambda v: "mine"}, replace=True)
+        template_names.add_custom_filters({"upper": lambda v: "custom", "mine": lambda v: "mine"}, replace=True)
         assert templating.render("{{ 'a' | upper }} {{ 'a' | mine }}", {}) == "custom mine"
-        template_env.reset_custom_filters()
+        template_names.reset_custom_filters()
         assert templating.render("{{ 'a' | upper }}", {}) == "A"
         assert templating.check_syntax("{{ 'a' | mine }}") == \
             "template syntax error: No filter named 'mine'. (template line 1)"
     finally:
-        template_env.reset_custom_filters()
+        template_names.reset_custom_filters()
 
 
 def test_validating_plain_templates_imports_no_jinja2(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report
-from evalrun.config.expansion import context_expansion_warnings
+from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
 from evalrun.run import plan, recording, split, store

@@ -166,7 +166,7 @@ def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
     warnings = list(tally.no_case)
     if checked:  # graded, embedding or classifier assertions: the grading modules are imported only then
         graded, graded_evals = _check_grading(suite, tally, graders, reps)
-        from evalrun.config.expansion import context_expansion_warnings
+        from evalrun.config.checks import context_expansion_warnings
 
         warnings += context_expansion_warnings(suite, checked)
     return {

@@ -1,7 +1,5 @@
 """Load configs into a validated `Suite` (owner: config engine).
 
-    load(paths, cli_vars=None) -> Suite
-
 Reads YAML with line numbers, resolves file://, merges several configs (and `extends`), validates against the
 schema (schemas/evalrun.schema.json), builds every assertion (assertions.engine.build), checks templates, and
 raises ConfigError (file, line, key path, hint) on the first user mistake. Calls no model, never imports litellm.
@@ -41,7 +39,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     `on_progress(n)` is called every 10,000 tests checked (large test files); `on_test`: see build_suite."""
     from dataclasses import replace
 
-    from evalrun import template_env, templating
+    from evalrun import template_names, templating
     from evalrun.config import lenient
     from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
@@ -50,8 +48,8 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         paths = default_paths()
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
-    template_env.reset_custom_filters()
-    template_env.reset_include_dirs()
+    template_names.reset_custom_filters()
+    template_names.reset_include_dirs()
     templating.set_config_env({})
     lenient.reset(strict)
     try:

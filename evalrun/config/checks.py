@@ -9,6 +9,8 @@ this test is read by its own templates (two prompts, each test filling one promp
 test's `system_prompt` is no misspelled `compress_prompt` of the second). Tests are checked in one pass, so
 such a name is a suspect until the pass ends: `Suspects.settle()` then warns of those some test defined and
 returns the others as errors.
+
+Also here: the warning about a `context` list var whose expansion changes what a graded assertion measures.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from evalrun import template_names, templating
 from evalrun.config import lenient
 from evalrun.errors import ConfigError
-from evalrun.types import AssertionSpec, PromptSpec, TestSpec
+from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
 
 #: Always defined when a template renders.
 BUILTIN_VARS = frozenset({"env", "_conversation"})
@@ -272,3 +274,32 @@ def _check_rubric_values(test: TestSpec) -> None:
             raise ConfigError.at(spec.loc, "a value is required", key=f"{spec.key_path}.value" if spec.key_path
                                  else "value", hint="give `value:` (the rubric) for llm-rubric, or a custom "
                                                     "`rubricPrompt` that holds the whole rubric")
+
+
+#: The var graded assertions read as their context when no contextTransform is given.
+CONTEXT_VAR = "context"
+
+
+def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = None) -> list[str]:
+    """One warning per test whose `context` list var expands (promptfoo's rule: one case per item) while a graded
+    assertion reads it: faithfulness over 6 chunks becomes 6 one-chunk cases. `tests`: the suite's tests that
+    have a graded assertion, when the caller knows them (no pass over the suite)."""
+    out: list[str] = []
+    if tests is None and getattr(suite.tests, "graded", True) is False:  # streamed, no graded test: no pass
+        return out
+    for test in suite.tests if tests is None else tests:
+        if suite.disable_var_expansion or test.options.get("disableVarExpansion"):
+            continue
+        value = test.vars.get(CONTEXT_VAR)
+        if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
+            continue
+        graded = [s for s in _walk(test.asserts)
+                  if getattr(s.handler, "graded", False) and not s.context_transform]
+        if not graded:
+            continue
+        where = f"{test.loc}: " if test.loc else ""
+        out.append(f"{where}{test_name(test)}: vars.{CONTEXT_VAR} is a list of {len(value)} strings, so it expands "
+                   f"into {len(value)} cases of one chunk each, and {graded[0].full_type} grades each chunk alone; "
+                   "to grade all chunks together set `options.disableVarExpansion: true` on the test "
+                   "(or under defaultTest)")
+    return out

@@ -1,26 +1,30 @@
 """Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder.
 
-    read(path) -> [FileConfig, ...]      the config at `path` preceded by the configs it `extends`
-    merge_configs(configs) -> FileConfig several configs as one (for `extends`, the base comes first)
-
 Merging several configs: prompts and providers concatenated without duplicates, tests and scenarios
 concatenated, defaultTest merged (the later file wins), other settings: the later file wins.
+
+`nunjucksFilters: {name: path}`: `file://allcaps.js` (or `./allcaps.js`, as promptfoo's example writes it) runs
+the module's exported function (`module.exports = fn`, its `default`, or `:fn`) in evalrun's shared Node.js
+process; `file://f.py[:fn]` calls the Python function `fn` (default: the filter's name). A missing file or
+function, Node.js absent for a .js filter, or any other extension is a ConfigError at the filter's line.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun.config import files, nunjucks_filters, prompts, providers, refs
+from evalrun.config import files, prompts, providers, refs
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
 from evalrun.config.schema import validate
 from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scenario_tests
 from evalrun.config.tests import TestItem, collect, each_part
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import load_function
 from evalrun.types import PromptSpec, ProviderSpec
 
 
@@ -119,14 +123,13 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    from evalrun import template_env, templating
+    from evalrun import template_names, templating
 
-    template_env.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    template_names.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
-        template_env.add_custom_filters(nunjucks_filters.load(doc["nunjucksFilters"], base_dir,
-                                                          doc.loc("nunjucksFilters")))
+        template_names.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
     if doc.get("defaultTest") is not None:
@@ -140,6 +143,38 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
             cfg.settings[key] = doc[key]
     cfg.env = env
     return cfg
+
+
+def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
+    def run(value: Any, *args: Any) -> Any:
+        from evalrun import jsnode
+
+        return jsnode.call_js_sync(ref, [value, *args], base_dir=base_dir, what=f"filter {name!r}")
+
+    return run
+
+
+def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[..., Any]]:
+    """`nunjucksFilters` -> {name: callable} (see the module doc)."""
+    out: dict[str, Callable[..., Any]] = {}
+    for name, ref in (node or {}).items():
+        key = f"nunjucksFilters.{name}"
+        where = loc_of(node, name) or loc
+        path_s, fn = files.split_ref(ref)
+        path = files.expand(path_s, base_dir, loc=where, key=key)[0]
+        suffix = path.suffix.lower()
+        from evalrun import typescript
+
+        if suffix in typescript.JS_EXTS:
+            target = typescript.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
+                                           instead="write the filter in Python (file://filter.py:fn)")
+            out[str(name)] = _js_filter(target, str(name), str(path.parent))
+        elif suffix == ".py":
+            out[str(name)] = load_function(str(path), fn or str(name), loc=where, key=key)
+        else:
+            raise ConfigError.at(where, f"filter {name!r}: expected a .js or .py file, got {path.name}", key=key,
+                                 hint="a filter file exports one function: module.exports = (value) => ...")
+    return out
 
 
 def _unique(items: list[Any], key: Any) -> list[Any]:

@@ -3,11 +3,6 @@
 
 A `file://` path inside a test file (tests.yaml, rows of tests.jsonl) is relative to the config's folder too, as
 promptfoo resolves it; one that exists only next to the test file is accepted with a warning (`TestFileDir`).
-
-    split_ref("file://a/b.py:fn") -> ("a/b.py", "fn")
-    expand(ref, base_dir, loc=..., key=...) -> [Path, ...]       glob-aware; ConfigError when nothing matches
-    read_value(path, display)                                    .json/.yaml/.yml parsed, other files as text
-
 A user's Python function is loaded by `pyexpr.load_function` (the one importer of user code).
 """
 

@@ -1,11 +1,5 @@
 """What promptfoo lets pass silently and real configs rely on: a warning in evalrun, an error under `--strict`.
 
-    reset(strict=None)   at the start of a load (strict: None reads EVALRUN_STRICT)
-    note(loc, key, msg)  a dropped key: recorded as a warning, or raised as ConfigError when strict
-    warn(loc, key, msg, hint)  anything else promptfoo allows (an undefined template variable, which renders
-                         as empty text): recorded as a warning, or raised as ConfigError (with `hint`) when strict
-    take() -> tuple[str, ...]   the warnings of this load, in order
-
 An unknown key that is a near-miss of a key valid at that place (`tets`, `asert`) stays an error: it changes
 the meaning of the config. Any other unknown key is what promptfoo's loader ignores (`ignoreCase` on an
 assertion, top-level `vars`, `transform` on a test): evalrun warns at FILE:LINE and runs, as promptfoo does.
@@ -17,19 +11,22 @@ import os
 
 from evalrun.errors import ConfigError, Location
 
-_STATE: dict[str, object] = {"strict": False, "warnings": [], "seen": set()}
+_strict = [False]
+_warnings: list[str] = []
+_seen: set[object] = set()
 
 
 def reset(strict: bool | None = None) -> None:
+    """At the start of a load; `strict=None` reads EVALRUN_STRICT."""
     if strict is None:
         strict = os.environ.get("EVALRUN_STRICT", "").strip().lower() in ("1", "true", "yes")
-    _STATE["strict"] = strict
-    _STATE["warnings"] = []
-    _STATE["seen"] = set()
+    _strict[0] = strict
+    _warnings.clear()
+    _seen.clear()
 
 
 def is_strict() -> bool:
-    return bool(_STATE["strict"])
+    return _strict[0]
 
 
 def note(loc: Location | None, key: str, message: str) -> None:
@@ -38,11 +35,9 @@ def note(loc: Location | None, key: str, message: str) -> None:
         raise ConfigError.at(loc, message, key=key,
                              hint="promptfoo ignores this key; remove it (--strict makes ignored keys errors)")
     where = f"{loc.file}:{loc.line}: " if loc and loc.file else ""
-    warnings = _STATE["warnings"]
-    assert isinstance(warnings, list)
     text = f"{where}{key}: {message}, ignored (promptfoo ignores it too; --strict makes it an error)"
-    if text not in warnings:
-        warnings.append(text)
+    if text not in _warnings:
+        _warnings.append(text)
 
 
 def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once: object = None) -> None:
@@ -52,17 +47,12 @@ def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once
         raise ConfigError.at(loc, message, key=key, hint=f"{hint} (--strict makes this an error)")
     where = f"{loc.file}:{loc.line}: " if loc and loc.file and loc.line else (f"{loc.file}: " if loc else "")
     text = f"{where}{key + ': ' if key else ''}{message}; {hint} (--strict makes it an error)"
-    seen = _STATE["seen"]
-    assert isinstance(seen, set)
     marker = text if once is None else once
-    if marker not in seen:
-        seen.add(marker)
-        warnings = _STATE["warnings"]
-        assert isinstance(warnings, list)
-        warnings.append(text)
+    if marker not in _seen:
+        _seen.add(marker)
+        _warnings.append(text)
 
 
 def take() -> tuple[str, ...]:
-    warnings = _STATE["warnings"]
-    assert isinstance(warnings, list)
-    return tuple(warnings)
+    """The warnings of this load, in order."""
+    return tuple(_warnings)

@@ -32,20 +32,11 @@ def _content_id(raw: str | Messages) -> str:
     return "p-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:10]
 
 
-def _as_chat(value: Any) -> Messages | None:
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return [dict(m) for m in value]
-    return None
-
-
 def _json_chat(text: str) -> Messages | None:
     s = text.strip()
     if not (s.startswith("[") and s.endswith("]")) or templating.has_template(s[:2]):
         return None
-    try:
-        return _as_chat(json.loads(s))
-    except ValueError:
-        return None
+    return templating.chat_from_json(s)
 
 
 def check_template(raw: str | Messages, loc: Location | None, key: str) -> None:
@@ -142,14 +133,14 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
         if suffix == ".jsonl":
             items = []
             for n, item in enumerate(data):
-                chat = _as_chat(item)
+                chat = templating.as_chat(item)
                 if chat is None:
                     raise ConfigError.at(loc_of(data, n), "each line must be a chat message list", key=display)
                 items.append(chat)
         elif isinstance(data, _JsonTemplate):
             items = [str(data)]
         elif suffix in (".json", ".yaml", ".yml"):
-            chat = _as_chat(data)
+            chat = templating.as_chat(data)
             if chat is None and not isinstance(data, str):
                 raise ConfigError.at(loc, f"{display} must hold a chat message list [{{role, content}}, ...]",
                                      key=key, hint="or use a .txt file for a text prompt")
@@ -179,7 +170,7 @@ def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key
         if files.is_ref(item) or looks_like_path(item):
             return _from_file(item, label, base_dir, loc, key)
         return [_spec(item, label, None, loc, key)]
-    chat = _as_chat(item)
+    chat = templating.as_chat(item)
     if chat is not None:
         return [_spec(chat, label, None, loc, key)]
     if isinstance(item, dict):

@@ -9,10 +9,14 @@ renders them when it loads providers: the provider's own `env:` first, then the 
 environment. A config string naming a variable that is not set (without a fallback such as `env.X or 'y'`) is left
 as written, as promptfoo leaves it (an http provider renders it per call, an error then); strings that also read
 vars (an http body) are rendered per call.
+
+The numbers of a provider's free-form `config:` that evalrun, litellm or the HTTP provider read (timeouts,
+retries, delays, concurrency, sampling parameters) must be numbers in their range, at their own line.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +28,39 @@ from evalrun.errors import ConfigError, Location
 from evalrun.types import ProviderSpec
 
 _DATA_EXTS = (".yaml", ".yml", ".json")
+
+#: Numbers a provider's `config` may hold, in promptfoo's and litellm's spellings: (lowest, highest, whole, unit).
+_TIMEOUT_S, _TIMEOUT_MS = (0.001, 86_400.0, False, "seconds"), (1.0, 86_400_000.0, False, "milliseconds")
+_RETRIES, _CONCURRENCY = (0.0, 100.0, True, "a count"), (1.0, 10_000.0, True, "concurrent requests")
+_DELAY_MS, _TOKENS = (0.0, 3_600_000.0, False, "milliseconds"), (1.0, 10_000_000.0, True, "a token count")
+_PENALTY, _P = (-2.0, 2.0, False, "a penalty"), (0.0, 1.0, False, "a probability")
+PROVIDER_NUMBERS: dict[str, tuple[float, float, bool, str]] = {
+    "timeout": _TIMEOUT_S, "timeoutMs": _TIMEOUT_MS, "timeout_ms": _TIMEOUT_MS, "request_timeout": _TIMEOUT_S,
+    "max_retries": _RETRIES, "maxRetries": _RETRIES, "num_retries": _RETRIES, "retries": _RETRIES,
+    "maxConcurrency": _CONCURRENCY, "max_concurrency": _CONCURRENCY,
+    "delay": _DELAY_MS, "delayMs": _DELAY_MS, "retryDelay": _DELAY_MS, "retry_delay": _DELAY_MS,
+    "temperature": (0.0, 2.0, False, "a sampling temperature"), "top_p": _P, "topP": _P,
+    "max_tokens": _TOKENS, "maxTokens": _TOKENS, "max_completion_tokens": _TOKENS,
+    "frequency_penalty": _PENALTY, "frequencyPenalty": _PENALTY, "presence_penalty": _PENALTY,
+    "presencePenalty": _PENALTY, "n": (1.0, 128.0, True, "a count"),
+}
+
+
+def _check_numbers(config: dict[str, Any], loc: Location | None, key: str) -> None:
+    """ConfigError at a key's own line for a number of PROVIDER_NUMBERS that is not a number, not finite, not
+    whole where it must be, or outside its range (provider config is not templated: a string would fail later)."""
+    for name, (low, high, whole, unit) in PROVIDER_NUMBERS.items():
+        value = config.get(name)
+        if value is None:
+            continue
+        where = loc_of(config, name) or loc
+        what = "a whole number" if whole else "a number"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError.at(where, f"{name} must be {what}, got {value!r}", key=f"{key}.{name}",
+                                 hint=f"give {what} between {low:g} and {high:g}")
+        if not math.isfinite(value) or not low <= value <= high or (whole and value != int(value)):
+            raise ConfigError.at(where, f"{name} {value!r} is out of range: must be {what} between {low:g} and "
+                                        f"{high:g}", key=f"{key}.{name}", hint=f"{name} is read as {unit}")
 
 
 def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, str] | None = None) -> str:
@@ -100,9 +137,7 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
     config = opts.get("config") or {}
     if not isinstance(config, dict):
         raise ConfigError.at(loc, "provider `config` must be a mapping", key=f"{key}.config")
-    from evalrun.config.numbers import check_provider_config
-
-    check_provider_config(config, loc=loc_of(opts, "config") or loc, key=f"{key}.config", loc_of=loc_of)
+    _check_numbers(config, loc_of(opts, "config") or loc, f"{key}.config")
     return ProviderSpec(id=id_, label=opts.get("label"), config=_render_env(dict(config), env, loc, f"{key}.config"),
                         prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
                         transform=opts.get("transform"), delay_ms=int(delay), loc=loc, env=env)

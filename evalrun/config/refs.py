@@ -1,7 +1,5 @@
 """JSON-pointer `$ref`s inside a config (`$ref: '#/assertionTemplates/name'`), resolved as promptfoo does.
 
-    resolve(doc, display) -> doc       every `{$ref: '#/a/b'}` mapping replaced by the node it points at
-
 A `$ref` mapping with other keys is the target with those keys laid over it. A pointer to nothing, to
 another file, or a loop is a ConfigError at the `$ref`'s line. Only local (`#/...`) pointers are supported.
 """

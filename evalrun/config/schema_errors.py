@@ -1,11 +1,6 @@
 """jsonschema errors of a config worded for people: FILE:LINE, key path, plain words, a hint (for schema.py).
 
-    key_path(parts, prefix) -> str                                  ('tests', 2) -> 'tests[2]'
-    explain_all(err, doc, file, prefix, line) -> list[ConfigError]   one error (an `anyOf` failure descends into
-                                                                     the alternative that fits the value's shape;
-                                                                     unknown keys get a did-you-mean)
-    locate(doc, path, file, line) -> Location                        the line of the deepest located node on path
-    nan_path_of(doc) -> path | None                                  the first NaN outside free-form data
+An `anyOf` failure descends into the alternative that fits the value's shape; unknown keys get a did-you-mean.
 """
 
 from __future__ import annotations
@@ -77,25 +72,26 @@ def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
     return sum(1 for k in instance if k in alt.get("properties", {}))
 
 
-def _chosen_branch(err: Any) -> list[Any] | None:
-    """The errors of the anyOf alternative `_explain` would report (the one that fits the value best)."""
+def _best(err: Any) -> Any:
+    """The error of an anyOf failure's alternative that fits the value best (for a mapping: the alternative that
+    knows most of its keys), or None when no alternative fits its shape."""
     fitting = [e for e in err.context if _branch_fits(e)]
     if not fitting:
         return None
     if isinstance(err.instance, dict):
         scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
-        best = min(fitting, key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
-    else:
-        best = max(fitting, key=lambda e: len(e.absolute_path))
-    return [e for e in fitting if e.relative_schema_path[0] == best.relative_schema_path[0]]
+        return min(fitting, key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
+    return max(fitting, key=lambda e: len(e.absolute_path))
 
 
 def explain_all(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> list[ConfigError]:
     """Every error one schema violation stands for: each error of the best-fitting anyOf alternative (every
     bad test of a list), one per unknown key of a mapping, else `_explain`'s one."""
     if err.validator in ("anyOf", "oneOf") and err.context:
-        branch = _chosen_branch(err)
-        if branch:
+        best = _best(err)
+        if best is not None:  # every error of that alternative
+            branch = [e for e in err.context if _branch_fits(e)
+                      and e.relative_schema_path[0] == best.relative_schema_path[0]]
             return [x for e in branch for x in explain_all(e, doc, file, prefix, line)]
     first = _explain(err, doc, file, prefix, line)
     dropped = getattr(first, "droppable", None)
@@ -148,13 +144,8 @@ def _node_at(doc: Any, dotted: str | None, prefix: str) -> Any:
 
 def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> ConfigError:
     if err.validator in ("anyOf", "oneOf") and err.context:
-        fitting = [e for e in err.context if _branch_fits(e)]
-        if fitting and isinstance(err.instance, dict):  # the alternative that knows most of the keys
-            scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
-            fitting.sort(key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
-            return _explain(fitting[0], doc, file, prefix, line)
-        if fitting:
-            best = max(fitting, key=lambda e: len(e.absolute_path))
+        best = _best(err)
+        if best is not None:
             return _explain(best, doc, file, prefix, line)
         wanted: list[str] = []
         for e in err.context:

@@ -1,4 +1,5 @@
-"""Which prompts and providers a test or provider selects (`providers[].prompts`, test `prompts` / `providers`).
+"""Which prompts and providers a test or provider selects (`providers[].prompts`, test `prompts` / `providers`),
+and the var combinations a test expands to: what a test runs, counted here at load time, expanded by expand.py.
 
 A filter entry matches a provider's label, its id as written in the config, or its resolved id
 (`file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a trailing `*`
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 
-from evalrun.types import PromptSpec, ProviderSpec
+from evalrun.types import PromptSpec, ProviderSpec, TestSpec
 
 
 def _match(pattern: str, names: Sequence[str | None]) -> bool:
@@ -68,3 +70,27 @@ def unknown_provider(filters: Sequence[str] | None, providers: Sequence[Provider
         if not any(_provider_match(f, p) for p in providers):
             return f
     return None
+
+
+def pairs(test: TestSpec, providers: Sequence[ProviderSpec],
+          prompts: Sequence[PromptSpec]) -> list[tuple[ProviderSpec, PromptSpec]]:
+    """(provider, prompt) pairs the test runs, providers outer, prompts inner, filters applied."""
+    return [(prov, prompt) for prov in providers if provider_allowed(test.providers, prov) for prompt in prompts
+            if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
+
+
+def var_values(value: Any, expand: bool = True) -> list[Any]:
+    """The values one var takes: a list of strings expands (promptfoo: first element a string)."""
+    if expand and isinstance(value, list) and value and isinstance(value[0], str):
+        return value
+    return [value]
+
+
+def count_combinations(vars: dict[str, Any], expand: bool = True) -> int:
+    """Number of var combinations: the product of the lengths of the lists that expand (see var_values)."""
+    n = 1
+    if expand:
+        for v in vars.values():  # a plain loop (no generator): this runs once per test
+            if isinstance(v, list) and v and isinstance(v[0], str):
+                n *= len(v)
+    return n

@@ -43,9 +43,8 @@ def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: li
 
 
 def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> list[PromptSpec]:
-    provs = [p for p in providers if selection.provider_allowed(test.providers, p)]
-    return [pr for pr in prompts if selection.prompt_allowed(test.prompts, pr)
-            and any(selection.prompt_allowed(p.prompts, pr) for p in provs)]
+    used = {id(prompt) for _, prompt in selection.pairs(test, providers, prompts)}
+    return [p for p in prompts if id(p) in used]
 
 
 def _check_key(spec: AssertionSpec) -> Any:
@@ -65,21 +64,6 @@ def _has_graded(specs: Sequence[AssertionSpec]) -> bool:
     """Graded or embedding assertions (their grader and embedder are checked before a run)."""
     return any(getattr(s.handler, "graded", False) or getattr(s.handler, "needs_embedder", False)
                or _has_graded(s.children) for s in specs)
-
-
-def _combinations(vars: dict[str, Any], expand: bool) -> int:
-    """Var combinations of a test: expand.count_combinations's rule (config may not import a later stage)."""
-    n = 1
-    if expand:
-        for v in vars.values():
-            if isinstance(v, list) and v and isinstance(v[0], str):
-                n *= len(v)
-    return n
-
-
-def _pairs_count(prompts: list[PromptSpec], providers: list[ProviderSpec], test: TestSpec) -> int:
-    return sum(1 for prov in providers if selection.provider_allowed(test.providers, prov) for prompt in prompts
-               if selection.prompt_allowed(prov.prompts, prompt) and selection.prompt_allowed(test.prompts, prompt))
 
 
 #: build_suite reports progress every this many tests (for large streamed test files).
@@ -182,13 +166,13 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         if streamed or on_test is not None:
             n_pairs = pairs_memo.get(fkey)
             if n_pairs is None:
-                n_pairs = pairs_memo[fkey] = _pairs_count(prompts, providers, test)
+                n_pairs = pairs_memo[fkey] = len(selection.pairs(test, providers, prompts))
             expand_on = not (no_expansion or test.options.get("disableVarExpansion"))
             if on_test is not None:
                 on_test(test, n_pairs, expand_on)
         if streamed:
             store_output = store_output or bool(test.options.get("storeOutputAs"))
-            n_cases = n_pairs * _combinations(test.vars, expand_on) if n_pairs else 0
+            n_cases = n_pairs * selection.count_combinations(test.vars, expand_on) if n_pairs else 0
             cases += n_cases
             case_counts.append(n_cases)
         else:

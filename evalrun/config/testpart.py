@@ -1,11 +1,5 @@
 """One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules.
 
-    part_from_node(node, base_dir, loc=, key=) -> TestPart   a schema-checked test mapping (assertions built,
-                                                             file:// vars loaded)
-    merge_tests(base, test) -> TestPart                      defaultTest / scenario entry under a test
-    scenario_tests(entries, tests, description)              every entry x every test
-    to_spec(part, index) -> TestSpec
-
 Merging: `assert` = base's + test's; `vars`, `options`, `metadata` shallow-merged with the test winning;
 `threshold`, `description` and the filters fall back to the base. Scenario entries merge under their tests
 (defaultTest is merged afterwards, so vars are default < entry < test and assertions default + entry + test).
@@ -98,7 +92,7 @@ def _names(value: Any) -> tuple[str, ...] | None:
 
 
 def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None, key: str) -> TestPart:
-    """One test mapping (already schema-checked) -> TestPart."""
+    """One test mapping (already schema-checked) -> TestPart: assertions built, file:// vars loaded."""
     provider = None
     if node.get("provider") is not None:
         provider = provider_parser.one(node["provider"], base_dir, loc=loc_of(node, "provider") or loc,

@@ -1,10 +1,5 @@
 """The tests of a config: every source, one path from a test mapping to a TestSpec (owner of test loading).
 
-    collect(node, base_dir, key=, loc=) -> list[TestItem]    `tests:` in any form, in order
-    each_part(items) -> Iterator[TestPart]                   the parts, streamed files read through
-    iter_specs(items, default, lo, hi) -> Iterator[TestSpec] defaultTest merged, numbered
-    TestList(items, default, count=, ...)                    Suite.tests when a file is streamed
-
 Sources: inline mappings (checked with the whole config); paths or globs (with or without `file://`) to test
 files; Python generators `file://gen.py[:fn]` (default `generate_tests`) or `{path, config}`; lists mixing them.
 Each file format plugs in as a reader of test mappings with their locations (`_FORMATS`): YAML / JSON files are

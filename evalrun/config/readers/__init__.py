@@ -1,10 +1,5 @@
 """Located data from YAML, JSON, JSONL and CSV text: every mapping key and list item knows its FILE:LINE.
 
-    read_text(path, display=)          a UTF-8 text file; missing, unreadable or undecodable: ConfigError
-    parse_data(text, file)             by extension: .json, .jsonl, else YAML
-    read_data(path, display)           read_text + parse_data
-    load_config_file(path, display)    a config file: a non-empty mapping
-
 Modules: located (LDict / LList, the located types: a leaf), limits (depth, aliases, size: every limit),
 yamldoc (YAML), jsondoc (JSON and JSONL rows), csvrows (CSV rows), encoding (text that is not UTF-8: the line
 of its first bad byte). YAML and JSON documents are read whole (at
@@ -40,7 +35,7 @@ def open_text(path: Path, *, display: str, loc: Location | None = None, key: str
 
 
 def read_text(path: Path, *, display: str, loc: Location | None = None, key: str | None = None) -> str:
-    """Read a UTF-8 text file; missing/unreadable/undecodable files are ConfigErrors at `loc`."""
+    """A UTF-8 text file; missing, unreadable or undecodable: ConfigError at `loc`."""
     try:
         with open_text(path, display=display, loc=loc, key=key) as f:
             return f.read()

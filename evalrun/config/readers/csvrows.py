@@ -1,7 +1,5 @@
 """CSV rows with their lines: a header row names the columns; each data row is a CsvRow (line, cells by name).
 
-    iter_rows(f, display, check_header=None) -> Iterator[CsvRow]    an open file, row by row
-
 The delimiter is `,` unless PROMPTFOO_CSV_DELIMITER says otherwise (as in promptfoo). An empty file, a header
 cell without a name, a row with the wrong number of cells, bad quoting or undecodable text is a ConfigError at
 its line.

@@ -1,9 +1,5 @@
 """JSON and JSONL with lines: LDict / LList (readers/located.py) from JSON text, without the YAML parser.
 
-    parse_json(text, file) -> Any             every mapping, key and list item with its line
-    iter_jsonl(lines, file) -> (value, line)  one JSON value per non-blank line (streamed test files)
-    parse_jsonl(text, file) -> LList          the same, held: each row's mapping at its own line
-
 `parse_json` is a small recursive-descent reader: strings go through the json module's C `scanstring` (escapes
 and surrogate pairs included), numbers through its number pattern. Duplicate keys are an error naming both lines
 (json.loads keeps the last one silently); nesting deeper than MAX_DEPTH is an error at its line. Where the text

@@ -1,10 +1,5 @@
 """Resource limits for config text, in one place: nesting depth, alias expansion, size of a document read whole.
 
-    may_exceed(text)                   False when the text surely nests no deeper than MAX_DEPTH (no parsing)
-    json_depth(value)                  depth of parsed JSON data (no recursion)
-    AliasBudget(file).spend(n, line)   ConfigError once aliases have expanded to more than MAX_ALIAS_VALUES
-    check_size(chars, file)            ConfigError for a YAML/JSON document too large to hold (hint: JSONL/CSV)
-
 libyaml's composer recurses in C, so a flow mapping nested 100,000 levels deep crashes the process (SIGSEGV)
 on older libyaml versions before Python can catch anything (newer ones stop at 1,000 levels with their own
 error). `may_exceed` runs on every YAML file; only when it says so is the text walked event by event

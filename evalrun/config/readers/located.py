@@ -1,10 +1,4 @@
-"""Located data: mappings and lists that remember the file and line they came from (a leaf module).
-
-    LDict / LList             dict / list subclasses with .file, .line and the line of each key / item
-    located(obj, file, line)  set where a container came from
-    loc_of(node, key)         Location of node[key] (or node) when it came from a file read with lines
-    loc_of_path(node, path)   Location of the deepest part of a key path ("[3].assert[0].value") found in node
-"""
+"""Located data: mappings and lists that remember the file and line they came from (a leaf module)."""
 
 from __future__ import annotations
 
