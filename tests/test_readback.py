@@ -1,4 +1,4 @@
-"""Reading results back (run/readback.py): `merge`, `report`, `compare` and `--filter-failing` read the results
+"""Reading results back (run/store.py): `merge`, `report`, `compare` and `--filter-failing` read the results
 JSONL and the -o .json report completely, and refuse every other report with an error naming the file."""
 
 from __future__ import annotations

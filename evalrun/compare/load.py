@@ -48,7 +48,7 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
 def load(ref: str, history: History) -> LoadedRun:
     """A results file when `ref` names an existing file, else a run from the history."""
     path = Path(ref)
-    if path.is_file() and (path.suffix or "/" in ref or "\\" in ref):  # any file: readback refuses the wrong kind
+    if path.is_file() and (path.suffix or "/" in ref or "\\" in ref):  # any file: store.records refuses the wrong kind
         return LoadedRun(ref, path.name, _read_file(path))
     if path.suffix.lower() in (".json", ".jsonl") and not path.exists() and ("/" in ref or "\\" in ref):
         raise UsageError(f"no results file {ref!r}", hint="pass an existing results file or a run id")
