@@ -79,7 +79,6 @@ class Python(Assertion):
     assertion with the reason, as in promptfoo (an ERROR under `not-`).
     """
 
-    summary = "Python expression / body / file://x.py:fn returning bool, number or {pass, score, reason}"
     requires_value = True
     raw_value = True
 
@@ -116,7 +115,6 @@ class Javascript(Assertion):
     PATH: without it the assertion is an ERROR saying so.
     """
 
-    summary = "JavaScript expression / body / file://x.js:fn, run by Node.js"
     requires_value = True
     raw_value = True
 

@@ -230,8 +230,6 @@ class AssertSet(Assertion):
     apply to the set as a whole. An ERROR in a child makes the set an ERROR.
     """
 
-    summary = "group of assertions with its own threshold and weight"
-
     def check(self) -> None:
         if not self.spec.children:
             raise self.error("assert-set needs a non-empty `assert` list", key="assert")

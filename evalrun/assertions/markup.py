@@ -101,8 +101,6 @@ class IsXml(_XmlBase):
     element; `@_name` names an attribute), as a comma-separated string, a list, or `{requiredElements: [...]}`.
     """
 
-    summary = "output is well-formed XML (optional required elements)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = validate_xml(ctx.output, self.value_of(ctx))
         return binary(ok, reason)
@@ -114,8 +112,6 @@ class ContainsXml(_XmlBase):
 
     YAML keys: `value` (optional): required element paths, as for is-xml.
     """
-
-    summary = "output contains well-formed XML (optional required elements)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = contains_xml(ctx.output, self.value_of(ctx))
@@ -259,8 +255,6 @@ class IsHtml(Assertion):
 
     takes_value = False
 
-    summary = "output is HTML (recognised elements, no stray top-level text)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = validate_html(ctx.output)
         return binary(ok, reason)
@@ -274,8 +268,6 @@ class ContainsHtml(Assertion):
     """
 
     takes_value = False
-
-    summary = "output contains HTML"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok = contains_html(ctx.output)

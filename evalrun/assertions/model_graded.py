@@ -71,7 +71,6 @@ class Factuality(_Judged):
     >= `threshold` when given); `provider`; `rubricPrompt` (step judge). 1 call.
     """
 
-    summary = "promptfoo: the output is factually consistent with the reference answer (LLM grader)"
     grader_calls = 1
     steps = ("judge",)
     judge_step = FACTUALITY
@@ -101,7 +100,6 @@ class ClosedQA(_Judged):
     YAML keys: `value` (criterion, required); `provider`; `rubricPrompt` (step judge). Score 1 or 0. 1 call.
     """
 
-    summary = "promptfoo: the grader answers Y/N whether the output meets a criterion (LLM grader)"
     grader_calls = 1
     steps = ("judge",)
     judge_step = CLOSEDQA
@@ -125,7 +123,6 @@ class GEval(_Judged):
     `steps`, `judge`). Score = grader score / 10. 2 calls.
     """
 
-    summary = "promptfoo: chain-of-thought scoring (0-10, /10) against criteria (LLM grader)"
     grader_calls = 2
     default_threshold = 0.7
     steps = ("judge", "steps")
@@ -157,7 +154,6 @@ class LLMRubric(GradedAssertion):
     (fenced), `rubric` and the case's vars; may render to a JSON list of chat messages). One call.
     """
 
-    summary = "a grader model judges the output against a rubric"
     grader_calls = 1
     requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
     uses_context = False

@@ -27,7 +27,6 @@ class NoiseSensitivity(GradedAssertion):
     chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
     """
 
-    summary = "share of wrong claims (from noisy context) in the output vs the ground truth; lower is better"
     grader_calls = 4
     default_threshold = 0.2
     requires_value = True
@@ -154,7 +153,6 @@ class NoiseRobustness(GradedAssertion):
     `rubricPrompt` (step judge). One call (needs an LLM grader).
     """
 
-    summary = "robustness of the answer to a noisy query vs a baseline answer (higher is better)"
     grader_calls = 1
     default_threshold = 0.7
     uses_context = False

@@ -163,12 +163,12 @@ def type_names(*, negated: bool = True) -> list[str]:
 def describe(name: str) -> dict[str, Any]:
     """What `evalrun list` shows for one type: summary, YAML keys and defaults (from the docstring), flags."""
     cls = load_all()[name]
-    doc = inspect.cleandoc(cls.__doc__ or "")
-    first, _, rest = doc.partition("\n")
+    first, _, rest = inspect.cleandoc(cls.__doc__ or "").partition("\n\n")
+    first = " ".join(first.split())
     return {
         "type": name,
-        "summary": cls.summary or first.strip(),
-        "description": first.strip(),
+        "summary": cls.summary or first,
+        "description": first,
         "details": rest.strip(),
         "graded": cls.graded,
         "default_threshold": cls.default_threshold,

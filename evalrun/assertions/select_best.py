@@ -30,7 +30,6 @@ class SelectBest(GradedAssertion):
     output, 0 for the others. One grader call per group of outputs (needs at least 2 outputs and an LLM grader).
     """
 
-    summary = "promptfoo: the grader picks the best output of the test across providers/prompts"
     grader_calls = 1
     requires_value = True
     uses_context = False

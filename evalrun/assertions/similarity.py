@@ -143,7 +143,6 @@ class Levenshtein(_StringRef):
     Score 1 when it passes, else 0.
     """
 
-    summary = "edit distance to the value <= threshold (default 5)"
     default_threshold = 5
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -162,7 +161,6 @@ class RougeN(_StringRef):
     (`not-` reports 1 - score).
     """
 
-    summary = "ROUGE-1 F-score against the value >= threshold (default 0.75)"
     default_threshold = 0.75
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -180,7 +178,6 @@ class Bleu(Assertion):
     Whitespace tokens, lowercased. Score = the BLEU score (`not-` reports 1 - score).
     """
 
-    summary = "BLEU-4 against the reference(s) >= threshold (default 0.5)"
     requires_value = True
     default_threshold = 0.5
 

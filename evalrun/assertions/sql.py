@@ -287,8 +287,6 @@ class IsSql(_SqlBase):
     against `operation::table::column`).
     """
 
-    summary = "output is valid SQL (databaseType, allowedTables, allowedColumns)"
-
     def judge_text(self, output: str, value: Any) -> Score:
         ok, reason = judge_sql(output, self.parsed(value))
         return binary(ok, reason)
@@ -300,8 +298,6 @@ class ContainsSql(_SqlBase):
 
     YAML keys: `value` (optional): `{databaseType, allowedTables, allowedColumns}` as for is-sql.
     """
-
-    summary = "output contains valid SQL (fenced block or whole output)"
 
     def judge_text(self, output: str, value: Any) -> Score:
         rules = self.parsed(value)

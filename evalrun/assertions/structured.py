@@ -123,8 +123,6 @@ class IsJson(_SchemaBase):
     YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
     """
 
-    summary = "output is valid JSON (optional JSON Schema)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         validator = self.value_of(ctx)
         try:
@@ -146,8 +144,6 @@ class ContainsJson(_SchemaBase):
     YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
     Objects are found at every `{`; prose around them is ignored.
     """
-
-    summary = "output contains a JSON object (optional JSON Schema)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         validator = self.value_of(ctx)
@@ -174,8 +170,6 @@ class IsValidOpenAiToolsCall(Assertion):
     """
 
     takes_value = False
-
-    summary = "output is a tool_calls list matching the provider's config.tools"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         calls = _tool_calls(ctx)
@@ -250,7 +244,6 @@ class IsValidOpenAiFunctionCall(Assertion):
     """
 
     takes_value = False
-    summary = "output is a function call matching the provider's config.functions"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         call = ctx.output_value

@@ -29,7 +29,6 @@ class Equals(TextAssertion):
     text), or an object/list (the output is parsed as JSON and compared structurally).
     """
 
-    summary = "output is exactly the value (objects: JSON-equal)"
     requires_value = True
 
     def judge_text(self, output: str, value: Any) -> Score:
@@ -69,8 +68,6 @@ class Contains(_Contains):
 
     YAML keys: `value` (required): a non-empty string or a number.
     """
-
-    summary = "output contains the value (case-sensitive)"
 
 
 class _ContainsList(TextAssertion):
@@ -112,8 +109,6 @@ class ContainsAny(_ContainsList):
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
     """
 
-    summary = "output contains at least one of the values"
-
 
 @register("contains-all")
 class ContainsAll(_ContainsList):
@@ -122,15 +117,13 @@ class ContainsAll(_ContainsList):
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
     """
 
-    summary = "output contains every one of the values"
     every = True
 
 
 def _ignoring_case(cls: type[_Contains | _ContainsList]) -> None:
     """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
     doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
-    twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "summary": cls.summary.replace(" (case-sensitive)", "")
-                                             + ", ignoring case", "ignore_case": True, "__module__": __name__})
+    twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "ignore_case": True, "__module__": __name__})
     register("i" + cls.name)(twin)
 
 
@@ -145,7 +138,6 @@ class StartsWith(TextAssertion):
     YAML keys: `value` (required): a non-empty string.
     """
 
-    summary = "output starts with the value"
     requires_value = True
 
     def parse(self, value: Any) -> str:
@@ -172,7 +164,6 @@ class Regex(TextAssertion):
     MAX_REGEX_CHARS (10,000 characters), is a config error.
     """
 
-    summary = "output matches the regular expression"
     requires_value = True
 
     def parse(self, value: Any) -> re.Pattern[str]:
@@ -202,7 +193,6 @@ class WordCount(TextAssertion):
     whitespace-separated runs of characters.
     """
 
-    summary = "number of words equals the value or is within {min, max}"
     requires_value = True
     value_hint = "write `value: 50` or `value: {min: 10, max: 100}`"
 
@@ -305,8 +295,6 @@ class IsRefusal(TextAssertion):
     """
 
     takes_value = False
-
-    summary = "output is a refusal (promptfoo's phrase list) or empty"
 
     def judge_text(self, output: str, value: Any) -> Score:
         if not output.strip():

@@ -101,7 +101,9 @@ def score_code(ctx: AssertionContext) -> Score:
 
 @register("tool-call-accuracy")
 class ToolCallAccuracy(GradedAssertion):
-    """Mastra's tool-call accuracy. Code variant (default): 1 when the expected tool was called (strictMode: as
+    """Mastra's tool-call accuracy: were the expected tools called (by code, or judged by the grader)?
+
+    Code variant (default): 1 when the expected tool was called (strictMode: as
     the only call), or with expectedToolOrder when the tools came in that order (strictMode: exactly that
     sequence); 0 otherwise and when no tool was called. LLM variant (`config.judge: llm`): appropriate calls /
     calls, judged by the grader against `config.availableTools`; with no call, 1 unless a tool was missing.
@@ -114,7 +116,6 @@ class ToolCallAccuracy(GradedAssertion):
     the reason call).
     """
 
-    summary = "Mastra: the right tools were called (code variant, or config.judge: llm)"
     grader_calls = 2
     takes_value = False
     uses_context = False
