@@ -1,11 +1,6 @@
-"""The assertion handler contract.
-
-A handler is a subclass of `Assertion` registered under a type name (see registry.py). It is built once per
-configured assertion at config-load time (`__init__` -> `check()`, which raises ConfigError for bad arguments),
-and its `evaluate()` is awaited once per case with an `AssertionContext`. It returns a `Score` for the
-*un-negated* assertion; the engine applies `not-`, weight, metric and error handling. Handlers keep no per-case
-state on `self` (house rule 5).
-"""
+"""The assertion handler contract: a handler is built once per configured assertion at load time (`check()` raises
+ConfigError for bad arguments); `evaluate()` returns a `Score` for the un-negated assertion, and the engine
+applies `not-`, weight and metric. Handlers keep no per-case state on `self` (house rule 5)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,6 @@
-"""Builds handlers from specs and turns handler Scores into AssertionResults (owner: assertion library).
-
-    build(spec) -> Assertion                 config time; ConfigError for unknown types (did-you-mean) and bad args
-    async evaluate(spec, ctx) -> AssertionResult
-        renders nothing itself (ctx.value/config are rendered), applies the assertion transform, not-,
-        weight, metric; a GraderError/AssertionRuntimeError becomes result.error (never inverted by not-)
-    lean(spec) -> bool; evaluate_text(spec, output, value, vars) -> AssertionResult
-        the same for a TextAssertion without transform or config, synchronously and without a context
-    aggregate(test, results) -> (status, pass, score, reason)
-        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0
-        never fails) or score >= test threshold; any result with error -> status "error".
-    AssertSet: the `assert-set` type, whose children are built and combined here.
-"""
+"""Builds handlers from specs and turns their Scores into AssertionResults: the transform, `not-`, weight, metric
+and error rules (a GraderError/AssertionRuntimeError becomes result.error, never inverted by `not-`), and
+promptfoo's aggregation of a test's results (`combine`). Also the `assert-set` type."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """Shared base of the graded assertions: grader choice, `rubricPrompt` overrides, context source, thresholds.
 
-`rubricPrompt` replaces the prompt template of one grader step for this assertion (LLM graders only; the
-builtin grader has no prompts and ignores it). Forms:
-- a string (or `file://prompt.j2`): the assertion's main step (first in `steps`);
-- a list: the steps in order (promptfoo's context-faithfulness: [extract, verify]);
-- a mapping {step: template}.
-Without one on the assertion, the test's `options.rubricPrompt` (or defaultTest's) applies, promptfoo-style:
-a string or list to judge-based assertions (llm-rubric, noise-robustness), a mapping to the steps it names.
-Each step's template receives the variables listed in grading.steps.PIPELINE (`variables`) plus the case's vars.
-"""
+`rubricPrompt` replaces one grader step's prompt template (LLM graders only): a string (or file://) for the main
+step, a list for the steps in order, or a mapping {step: template}. Without one, the test's
+`options.rubricPrompt` applies, promptfoo-style."""
 
 from __future__ import annotations
 

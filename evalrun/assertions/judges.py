@@ -1,15 +1,6 @@
-"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity (formulas in grading/scoring/verdicts.py), their
-shared base, and Mastra's generateReason step.
-
-Each needs an LLM grader (`validate` says so when the builtin grader would grade it). Mastra's `input` is
-`vars.query` when present, else the rendered prompt; `output` is the provider's output. `config.scale`
-(default 1) multiplies the score, which is rounded to two decimals as Mastra does.
-
-Mastra's LLM scorers (these, prompt-alignment, answer-similarity, tool-call-accuracy's LLM variant) end with a
-`generateReason` step: after the score is computed (it never depends on it), one more grader call writes "The
-score is X because ..." from the judgements. The reason leads the result's `reason` (the computed figures follow
-in parentheses) and is kept as `details.reason`; `config.generateReason: false` skips the call.
-"""
+"""Mastra's judge-style scorers: answer-relevancy, bias, toxicity, their shared base, and Mastra's generateReason
+step: one more grader call, after the score, that writes "The score is X because ..." from the judgements
+(`config.generateReason: false` skips it)."""
 
 from __future__ import annotations
 

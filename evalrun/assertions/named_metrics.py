@@ -1,14 +1,8 @@
 """Named metrics (`metric:` on assertions) and `derivedMetrics`, aggregated the way promptfoo does.
 
-    case_metrics(results) -> {name: (weighted score total, weight total)}    one case; assert-set children count
-    MetricTotals().add(results) ... .averages() / .derived(defs)            over a run (or one prompt x provider)
-    compile_derived(defs) -> list[DerivedMetric]                            config time: ConfigError on bad syntax
-
-A derived metric is an arithmetic expression (mathjs syntax: + - * / ^ %, parentheses, min max abs sqrt round
-floor ceil log exp) over the metrics' *weighted score totals* and `__count` (cases seen), evaluated in order, so
-later ones may use earlier ones; e.g. `{name: f1, value: "2 * precision * recall / (precision + recall)"}`.
-Division by zero gives NaN or infinity (as in mathjs), never an exception.
-"""
+A derived metric is an arithmetic expression (mathjs-like: + - * / ^ %, min max abs sqrt round floor ceil log
+exp) over the metrics' weighted score totals and `__count` (cases seen), evaluated in order (later ones may use
+earlier ones). Division by zero gives NaN or infinity, as in mathjs."""
 
 from __future__ import annotations
 

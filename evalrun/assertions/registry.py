@@ -1,12 +1,7 @@
 """Assertion type name -> handler class.
 
-Built-in handlers register with the @register decorator when their module is imported; third-party packages
-add handlers through the entry-point group `evalrun.assertions` (each entry point names an Assertion subclass,
-or a module whose import registers some). `load_all()` imports everything once; `get(name)` imports only the
-module that registers `name` (BUILTIN_TYPES, the one list of built-in modules), so a suite using a few types loads
-a few modules. A type name registered twice (two built-ins, or a plugin reusing a taken name) is an error naming
-both sources.
-"""
+Built-ins register with @register; plugins through the entry-point group `evalrun.assertions`. `get(name)`
+imports only the module that registers `name` (BUILTIN_TYPES). A name registered twice is an error naming both."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""tool-call-accuracy: Mastra's tool-call accuracy scorers: the code variant (default; deterministic, binary,
-no grader) and, with `config.judge: llm`, the LLM variant (the grader judges each call's appropriateness).
+"""tool-call-accuracy: Mastra's code variant (default, no grader) and LLM variant (`config.judge: llm`).
 
-The tool calls are read from the provider's response (an OpenAI-style `message.tool_calls`, kept next to the
-text output), else from the output itself when it is JSON: a list of calls or {"tool_calls": [...]}. A call's
-name is `function.name`, `name` or `toolName`.
-"""
+The calls come from the provider's response (OpenAI `message.tool_calls`), else from the output when it is
+JSON (a list of calls or {"tool_calls": [...]}); a call's name is `function.name`, `name` or `toolName`."""
 
 from __future__ import annotations
 

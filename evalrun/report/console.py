@@ -1,21 +1,5 @@
-"""Results as text: the console table promptfoo users know, the run summary, and one case's text for test runners.
-
-Table: one row per test x var combination (x repeat), one column per provider x prompt. A cell's first line is
-`[PASS] output`, `[FAIL] output` or `[ERROR] message`; below it, one line per graded assertion and per failing
-assertion (`brief`), at most `CELL_LINES` lines. Every line is cut to fit the terminal. Long runs show the first
-`max_rows` rows; the records are re-read from the results file (only those shown are kept in memory). The
-summary ends with each graded type's mean score.
-
-    brief(a)            one assertion in one line: `faithfulness 0.42 < 0.70: "The refund takes 60 days."
-                        contradicted: the claim says 60 where the evidence says 30` (score against threshold,
-                        then the claim that decided it, else the reason)
-    failed_briefs(rec)  the failing assertions' `score_text`s (the HTML report's score column)
-    failure_text(rec)   why a case failed or errored (the pytest plugin, `evalrun.testing.check`): each failing
-                        assertion's reason, with the claims and verdicts of graded ones, the output (cut), vars
-    details_text(rec)   every assertion with its reason and graded details (claims, verdicts, chunks)
-
-Everything here reads the result records of the results contract (evalrun/run/serialize.py).
-"""
+"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and one
+case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/serialize.py."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""GitHub Actions output (`evalrun eval --format github`, automatic when GITHUB_ACTIONS=true).
-
-    error_commands(outcome) -> [str]      one `::error file=F,line=L,title=T::message` per failing test, at the line
-                                       that defines the test (inline YAML, CSV row, JSONL line), so the pull
-                                       request shows the failure there
-    step_summary(outcome) -> str       Markdown for $GITHUB_STEP_SUMMARY: totals and pass rate per provider x prompt
-    write_step_summary(outcome)        appends it to $GITHUB_STEP_SUMMARY when that variable is set
-
-Paths are made relative to GITHUB_WORKSPACE (the repository root) when the file lies inside it.
-"""
+"""GitHub Actions output (`--format github`, automatic when GITHUB_ACTIONS=true): one `::error` command per failing
+test at the line that defines it, and a Markdown job summary for $GITHUB_STEP_SUMMARY. Paths are relative to
+GITHUB_WORKSPACE."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The data behind the HTML report, from result records. Pure: records in, JSON-ready dicts and SVG text out.
-
-    Aggregates   one pass over the records: provider x prompt matrix, score histograms per metric, labels
-    row(rec)     one compact table row   detail(rec)   what a row shows when opened (rendered prompt,
-                 output, each assertion with rounded scores, claims with verdicts, chunks with spans)
-    spans(claim, chunk)  where a claim's support is in a chunk (character ranges to highlight)
-    histogram / status_bar / delta_bars   small inline SVG charts (no library, no network)
-"""
+"""The data behind the HTML report, from result records. Pure: records in, JSON-ready dicts and SVG text out."""
 
 from __future__ import annotations
 

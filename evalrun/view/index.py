@@ -1,15 +1,6 @@
-"""One results file as the view reads it: incrementally (a run in progress appends a line per finished case),
-into the HTML report's aggregates (report.html_data.Aggregates: matrix, histograms) and the run's totals
-(run.tally.Tally), plus one small entry per case for filtering and paging; records themselves are re-read
-by offset for the 100 cases of a page.
-
-    RunIndex(path).refresh()       read what was appended since the last call; the whole file the first time,
-                                   or again when it was replaced, a case was written twice (a resumed run) or
-                                   repeats appear; ViewError when the file is missing or unreadable
-    .problems()                    lines that are not result records, a cut-off last line
-    .summary(started, finished)    the report's summary of the cases so far
-    .page(filters) / .detail(id)   one page of table rows / one opened case, as the report shows them
-"""
+"""One results file as the view reads it: incrementally (a run in progress appends a line per case) into the HTML
+report's aggregates and the run's totals, plus one small entry per case for filtering and paging; the records
+of a page are re-read by offset."""
 
 from __future__ import annotations
 
