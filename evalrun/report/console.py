@@ -19,10 +19,15 @@ WRAP = 2  # physical lines an assertion's line may take in its column
 OUTPUT_MAX = 600  # output characters in a failure text
 
 
+def cut(text: Any, limit: int) -> str:
+    """The text cut to `limit` characters (an ellipsis marks the cut)."""
+    s = "" if text is None else str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def shorten(text: Any, limit: int = CELL_MAX) -> str:
     """The text on one line (whitespace runs as one space), cut to `limit` characters."""
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    return cut(" ".join(str(text).split()), limit)
 
 
 def _is_number(x: Any) -> bool:
@@ -166,11 +171,6 @@ def details_text(rec: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _fit(text: str, limit: int) -> str:
-    """Cut to `limit` characters, its leading indent kept (cell lines are one line each already)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
     parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
     return shorten(", ".join(parts), limit)
@@ -228,7 +228,7 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     widths = [first_w] + [col_w] * len(columns)
 
     def line(values: list[str]) -> str:
-        return "| " + " | ".join(_fit(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
+        return "| " + " | ".join(cut(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
 
     def wrapped(cell: list[str]) -> list[str]:
         """The verdict line cut to the column; an assertion line wrapped onto at most WRAP lines."""

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalrun.report.console import shorten
+
 MESSAGE_MAX = 4000
 
 
@@ -36,8 +38,7 @@ def workspace_path(file: str) -> str:
 def _case_label(rec: dict[str, Any]) -> str:
     vars_ = rec.get("vars") or {}
     shown = ", ".join(f"{k}={v}" for k, v in vars_.items() if isinstance(v, (str, int, float, bool)))
-    shown = " ".join(shown.split())
-    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    shown = shorten(shown, 80)
     return f"[{rec.get('provider')} / {' '.join(str(rec.get('prompt_label')).split())[:60]}]" + \
         (f" {shown}" if shown else "")
 

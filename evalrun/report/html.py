@@ -12,6 +12,7 @@ from typing import Any
 from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.report import html_data
+from evalrun.report.console import cut
 
 PLACEHOLDER = "/*__EVALRUN_DATA__*/"
 
@@ -106,9 +107,9 @@ def diff_item(c: Any, providers: list[str]) -> list[Any]:
     row = [d["label"], providers.index(c.provider) if c.provider in providers else 0,
            max(0, c.prompt_pair), d["kind"], int(d["regression"]), _status(d["a"]), _status(d["b"]),
            a_score, b_score, d["score_delta"]]
-    detail = {**d, "output_a": html_data.cut(rec_a.get("output"), html_data.TEXT_MAX) if rec_a else None,
-              "output_b": html_data.cut(rec_b.get("output"), html_data.TEXT_MAX) if c.b else None,
-              "prompt_b": html_data.cut(rec_b.get("prompt"), html_data.TEXT_MAX) if c.b else None,
+    detail = {**d, "output_a": cut(rec_a.get("output"), html_data.TEXT_MAX) if rec_a else None,
+              "output_b": cut(rec_b.get("output"), html_data.TEXT_MAX) if c.b else None,
+              "prompt_b": cut(rec_b.get("prompt"), html_data.TEXT_MAX) if c.b else None,
               "id_a": rec_a.get("id") if c.a else None, "id_b": rec_b.get("id") if c.b else None}
     return [row, detail]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from evalrun.report.console import failed_briefs
+from evalrun.report.console import cut, failed_briefs
 
 TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
 SNIPPET = 160
@@ -21,11 +21,6 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+[.!?。！？]*")  # 
 
 def rnd(x: Any, digits: int = 3) -> float | None:
     return round(float(x), digits) if isinstance(x, (int, float)) and x == x else None
-
-
-def cut(text: Any, limit: int) -> str:
-    s = "" if text is None else str(text)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def test_label(rec: dict[str, Any]) -> str:
