@@ -18,7 +18,7 @@ class _Limit(Assertion):
         if t is None:
             raise self.error(f"{self.spec.type} needs a threshold", key="threshold",
                              hint=f"e.g. `threshold: {1000 if self.spec.type == 'latency' else 0.01}`")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
+        if t < 0:  # the loader has made it a number
             raise self.error(f"threshold must be a non-negative number, got {t!r}", key="threshold")
 
     def measure(self, ctx: AssertionContext) -> float:

@@ -128,12 +128,6 @@ class _StringRef(Assertion):
             raise ValueError(f"{self.spec.type} needs a string value, got {value!r}")
         return value
 
-    def check(self) -> None:
-        super().check()
-        t = self.spec.threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
-            raise self.error(f"threshold must be a number, got {t!r}", key="threshold")
-
 
 @register("levenshtein")
 class Levenshtein(_StringRef):
