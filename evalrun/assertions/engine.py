@@ -71,8 +71,7 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
 
 
 def lean(spec: AssertionSpec) -> bool:
-    """The assertion can go through evaluate_text: a TextAssertion (built), no transform, no config, no value
-    script."""
+    """The assertion can go through evaluate_text: a TextAssertion without transform, config or value script."""
     h = spec.handler
     return h is not None and h.pure_text and h.transform_fn is None and h.value_script is None and not spec.config
 

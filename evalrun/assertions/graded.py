@@ -145,10 +145,8 @@ class GradedAssertion(Assertion):
                          override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
-        """The grader for this case (with the prompt overrides) and a fresh trace for it.
-
-        A grader that cannot perform this metric's steps (Grader.supports) is a GraderError before any call
-        (`validate` reports the same as a config error)."""
+        """The grader for this case (with the prompt overrides) and a fresh trace; a GraderError before any call
+        when it cannot perform this metric's steps."""
         from evalrun.errors import GraderError
         from evalrun.grading.checked import Checked
         from evalrun.grading.steps import CHOOSE_LLM, unsupported

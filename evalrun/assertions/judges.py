@@ -81,9 +81,7 @@ MASTRA_KEYS = frozenset({"scale", REASON_KEY})
 
 
 class MastraJudge(GradedAssertion):
-    """Shared base: `config.scale`, threshold in Mastra's direction, extract + judge steps, Mastra's reason step.
-
-    `grader_calls` counts the reason call; an instance with `config.generateReason: false` makes one fewer."""
+    """Shared base: `config.scale`, threshold in Mastra's direction, extract + judge steps, the reason step."""
 
     uses_context = False
     takes_value = False

@@ -135,11 +135,9 @@ _FOREIGN = frozenset({"svg", "math"})
 
 
 class _HtmlScan(HTMLParser):
-    """What an HTML5 parser would build, as far as validate_html needs it.
-
-    A literal `<html>`/`<head>`/`<body>` only counts when the parser would create that element from it (nothing
-    earlier created it implicitly); text directly in an implicitly created body is "top-level text".
-    """
+    """What an HTML5 parser (parse5, promptfoo's) would build, as far as validate_html needs it: a literal
+    `<html>`/`<head>`/`<body>` counts only when the parser creates that element from it; text directly in an
+    implicitly created body is "top-level text"."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

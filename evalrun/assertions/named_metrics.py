@@ -29,10 +29,7 @@ def _field(r: AssertionResult | Mapping[str, Any], name: str) -> Any:
 
 def case_metrics(results: Iterable[AssertionResult | Mapping[str, Any]],
                  scale: float = 1.0) -> dict[str, tuple[float, float]]:
-    """Per metric name: (sum of score*weight, sum of weight) over the results and assert-set children.
-
-    Results may be AssertionResults or their serialised records (dicts), as in a results file.
-    """
+    """Per metric name: (sum of score*weight, sum of weight) over the results (or their records) and children."""
     out: dict[str, tuple[float, float]] = {}
     for r in results:
         w = float(_field(r, "weight") if _field(r, "weight") is not None else 1.0) * scale

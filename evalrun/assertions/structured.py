@@ -21,11 +21,8 @@ def loads_strict(text: str) -> Any:
 
 
 def extract_json_objects(text: str) -> list[Any]:
-    """Every top-level `{...}` object found in the text, left to right (promptfoo's extractJsonObjects).
-
-    Strict JSON first; a brace-balanced span that is not strict JSON is tried as YAML flow (single quotes,
-    unquoted keys), as promptfoo does.
-    """
+    """Every top-level `{...}` object in the text, left to right (promptfoo's extractJsonObjects): strict JSON,
+    else the brace-balanced span as YAML flow (single quotes, unquoted keys)."""
     dec = json.JSONDecoder(parse_constant=_reject_constant)
     found: list[Any] = []
     i, n = 0, len(text)
