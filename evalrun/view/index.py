@@ -65,7 +65,6 @@ class RunIndex:
         self.max_repeat = 0
         self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
         self.first_prompt: dict[int, int] = {}
-        self._ordered: list[Entry] | None = None
 
     def refresh(self) -> None:
         try:
@@ -149,7 +148,6 @@ class RunIndex:
             self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
             self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
         self.version += 1
-        self._ordered = None
 
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
@@ -177,12 +175,6 @@ class RunIndex:
             return False
         passed, other = self.group_counts[e.group]
         return passed > 0 and other > 0
-
-    def ordered(self) -> list[Entry]:
-        """Entries in expansion order."""
-        if self._ordered is None:
-            self._ordered = sorted(self.entries.values(), key=lambda e: e.index)
-        return self._ordered
 
     def problems(self, *, growing: bool) -> dict[str, Any]:
         """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
@@ -219,7 +211,8 @@ class RunIndex:
 
     def page(self, f: query.Filters) -> dict[str, Any]:
         keep = query.keep_run(f)
-        shown = [e for e in self.ordered() if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
+        ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
+        shown = [e for e in ordered if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
         chosen, counts = query.paged(shown, f, lambda e: e.id)
         items = []
         with open(self.path, "rb") as fh:
