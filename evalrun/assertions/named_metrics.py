@@ -97,9 +97,10 @@ def _div(a: float, b: float) -> float:
     return a / b
 
 
-#: simpleeval's operators, with mathjs's division and modulo by zero (NaN or infinity, never an exception).
-_OPERATORS = {**simpleeval.DEFAULT_OPERATORS, ast.Div: _div,
-              ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b)}
+#: Arithmetic and comparisons only (simpleeval's), with mathjs's division and modulo by zero: NaN or infinity.
+_OPERATORS = {**{op: fn for op, fn in simpleeval.DEFAULT_OPERATORS.items() if op in (
+    ast.Add, ast.Sub, ast.Mult, ast.Pow, ast.USub, ast.UAdd, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)},
+    ast.Div: _div, ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b)}
 
 
 def evaluate_expr(metric: DerivedMetric, env: Mapping[str, float]) -> float:
