@@ -86,11 +86,11 @@ def load_all() -> dict[str, type[Assertion]]:
         _LOADED = True
         for mod in BUILTIN_MODULES:
             importlib.import_module(mod)
-        _ensure_plugins(all_builtins=False)
+        _ensure_plugins()
     return _REGISTRY
 
 
-def _ensure_plugins(*, all_builtins: bool = True) -> None:
+def _ensure_plugins() -> None:
     """Load the entry-point plugins (once). With plugins installed, every built-in module is imported first (as
     `load_all` does), so a plugin reusing a built-in's name is reported whichever types a suite uses."""
     global _PLUGINS_LOADED
@@ -101,8 +101,7 @@ def _ensure_plugins(*, all_builtins: bool = True) -> None:
 
     eps = list(entry_points(group="evalrun.assertions"))
     if eps:
-        if all_builtins:
-            load_all()
+        load_all()  # a no-op when load_all is what called us
         _load_plugins(eps)
 
 
