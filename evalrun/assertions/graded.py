@@ -51,6 +51,8 @@ class GradedAssertion(Assertion):
             found.append(cls.judge_step)
         return tuple(found)
 
+    #: What a required text `value` holds (e.g. "the reference answer"): then it must be a non-empty string.
+    value_text: ClassVar[str | None] = None
     context_fn: UserCode | None = None
     prompt_overrides: dict[str, str] = {}  # replaced per instance in check()
 
@@ -65,6 +67,11 @@ class GradedAssertion(Assertion):
                              hint="remove contextTransform")
         self.context_fn = compile_context_transform(self) if self.uses_context else None
         self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
+
+    def parse(self, value: Any) -> Any:
+        if self.value_text is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{self.spec.type} needs {self.value_text} as a non-empty string `value`")
+        return value
 
     def _parse_rubric_prompt(self, raw: Any) -> dict[str, str]:
         if raw is None:

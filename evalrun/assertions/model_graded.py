@@ -55,11 +55,6 @@ class _Judged(GradedAssertion):
     requires_value = True
     config_keys = frozenset()
 
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{self.spec.type} needs a non-empty string `value`")
-        return value
-
 
 @register("factuality", "model-graded-factuality")
 class Factuality(_Judged):
@@ -75,6 +70,7 @@ class Factuality(_Judged):
     steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
+    value_text = "the reference answer"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ideal = self.value_of(ctx)
@@ -104,6 +100,7 @@ class ClosedQA(_Judged):
     steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
+    value_text = "the criterion"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         criteria = self.value_of(ctx)
@@ -125,6 +122,7 @@ class GEval(_Judged):
 
     grader_calls = 2
     default_threshold = 0.7
+    value_text = "the criteria"
     steps = ("judge", "steps")
     judge_step = GEVAL
 

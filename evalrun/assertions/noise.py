@@ -34,6 +34,7 @@ class NoiseSensitivity(GradedAssertion):
     config_keys = frozenset({"mode", "formula", "contextChunks", "noiseContext"})
     steps = ("verify", "extract", "attribute")
     value_hint = "give the ground-truth answer as a string"
+    value_text = "the ground truth"
     context_vars = ("context", "contextChunks")
     context_config = ("contextChunks", "noiseContext")
 
@@ -42,11 +43,6 @@ class NoiseSensitivity(GradedAssertion):
         no chunk; the irrelevant mode and the ragas formula count only claims a chunk entails: 0 without one."""
         cfg = self.spec.config
         return cfg.get("mode") == "irrelevant" or cfg.get("formula") == "ragas"
-
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError("noise-sensitivity needs the ground truth as a non-empty string `value`")
-        return value
 
     def check(self) -> None:
         super().check()

@@ -189,11 +189,7 @@ class _ReferenceClaims(GradedAssertion):
     config_keys = frozenset()
     steps = ("attribute", "extract")
     value_hint = "give the reference (expected) answer as a string"
-
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{self.spec.type} needs the reference answer as a non-empty string `value`")
-        return value
+    value_text = "the reference answer"
 
     async def _attribution(self, ctx: AssertionContext) -> tuple[list[str], list[str], list[list[bool]], Any]:
         reference = self.value_of(ctx)
