@@ -10,8 +10,8 @@ from evalrun.assertions import engine
 from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec
 from tests.fakeserver import FakeOpenAI
-from tests.test_assertions_helpers import bad
 from tests.graderfakes import evaluate, make_grader, route, user_text
+from tests.test_assertions_helpers import bad
 
 
 def spec(**kw: object) -> AssertionSpec:

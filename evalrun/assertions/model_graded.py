@@ -123,6 +123,7 @@ class GEval(_Judged):
     grader_calls = 2
     default_threshold = 0.7
     value_text = "the criteria"
+    value_hint = "give the criteria, e.g. `value: answers the question concisely and politely`"
     steps = ("judge", "steps")
     judge_step = GEVAL
 
