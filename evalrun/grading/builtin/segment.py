@@ -1,15 +1,6 @@
-"""Sentence and claim segmentation for the builtin grader.
-
-`sentences(text)` copes with abbreviations ("Dr.", "e.g.", "U.S."), initials ("J. K. Rowling"), decimals
-("3.5"), quotes and brackets after the full stop, bullet and numbered lists, and blank-line paragraphs.
-`claims(text, question)` splits sentences further into clauses at semicolons, contrastive conjunctions and
-"and" before a pronoun or auxiliary, keeps the statement a question carries, drops fillers, labels ("Note:"),
-statements about the context itself and the speaker's attitudes that name nothing ("I agree."), strips answer
-particles ("Yes, ...", "No it is ..."), reads a negative yes/no question as the positive claim, and makes each claim
-self-contained: a clause that starts with a pronoun or a bare verb phrase gets the subject of the sentence it
-came from ("It was designed ..." -> "The tower was designed ..."). A bare short answer ("Warsaw.") stays as
-written: the question is context for verification, not part of the claim.
-"""
+"""Sentence and claim segmentation for the builtin grader: `sentences`, `resolved_sentences` (leading pronouns
+resolved, for evidence) and `claims` (short self-contained claims). What it copes with and what it drops:
+docs/builtin-grader.md, "What it does, step by step"."""
 
 from __future__ import annotations
 
