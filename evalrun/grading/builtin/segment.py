@@ -264,24 +264,15 @@ def resolved_sentences(text: str) -> list[str]:
     topic: str | None = None
     person: str | None = None
     out: list[str] = []
-    done = 0  # subjects are read lazily: only up to a sentence that starts with a pronoun
     for sent in sentences(text):
-        if _has_leading_pronoun(sent):
-            for prev in out[done:]:
-                subject = subject_of(prev)
-                if subject:
-                    topic = subject
-                    if _is_named(subject):
-                        person = subject
-            done = len(out)
-            sent = _resolve(sent, topic, person)
+        sent = _resolve(sent, topic, person)
+        subject = subject_of(sent)
+        if subject:
+            topic = subject
+            if _is_named(subject):
+                person = subject
         out.append(sent)
     return out
-
-
-def _has_leading_pronoun(sent: str) -> bool:
-    """Could `_resolve` change this sentence (a subject pronoun among its first four words)?"""
-    return any(w.lower().strip(",") in _SUBJECT_PRONOUNS for w in sent.split(" ", 4)[:4])
 
 
 def claims(text: str, question: str | None = None) -> list[str]:
