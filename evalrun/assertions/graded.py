@@ -155,8 +155,7 @@ class GradedAssertion(Assertion):
         """The grader for this case (with the prompt overrides) and a fresh trace; a GraderError before any call
         when it cannot perform this metric's steps."""
         from evalrun.errors import GraderError
-        from evalrun.grading.checked import Checked
-        from evalrun.grading.steps import CHOOSE_LLM, unsupported
+        from evalrun.grading.steps import CHOOSE_LLM, Checked, unsupported
 
         grader = ctx.grader(self.spec)
         message = unsupported(grader, self.spec.type, self.grading_steps())
