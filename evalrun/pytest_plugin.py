@@ -109,7 +109,7 @@ class EvalrunFile(pytest.File):
 
     def collect(self) -> Iterator[EvalrunItem]:
         from evalrun import config, expand
-        from evalrun.commands.evaluate import parse_vars
+        from evalrun.commands.validate import parse_vars
         from evalrun.errors import ConfigWarning
 
         cli_vars = parse_vars(list(self.config.getoption("evalrun_var") or []))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report
+from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
@@ -34,16 +35,6 @@ from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, s
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
 EXIT_USAGE = 2
-
-
-def parse_vars(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
-        out[key.strip()] = value
-    return out
 
 
 def config_paths(args: argparse.Namespace) -> list[str]:

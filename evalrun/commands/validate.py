@@ -18,13 +18,13 @@ from evalrun.types import AssertionSpec, Suite, TestSpec
 
 
 def parse_vars(items: Iterable[str]) -> dict[str, str]:
-    """`--var k=v` options -> dict; a missing `=` is a usage error."""
+    """`--var K=V` options (eval, validate, pytest's --evalrun-var) -> dict; a missing `=` is a usage error."""
     out: dict[str, str] = {}
     for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--var expects NAME=VALUE, got {item!r}", hint="for example --var topic=cats")
-        out[name.strip()] = value
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
+        out[key.strip()] = value
     return out
 
 

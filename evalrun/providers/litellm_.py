@@ -30,7 +30,7 @@ from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
-__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "DEFAULT_TIMEOUT"]
+__all__ = ["LLMTransport", "LiteLLMProvider", "load_litellm", "DEFAULT_TIMEOUT"]
 
 #: Seconds per HTTP attempt when the config sets no `timeout`.
 DEFAULT_TIMEOUT = 300.0
@@ -363,21 +363,6 @@ def parses_json(model: str, params: Mapping[str, Any]) -> bool:
     if kind == "json_schema" or _format_type(params.get("output_format")) == "json_schema":
         return True
     return kind == "json_object" and model.startswith(("azure/", "azure_text/"))
-
-
-# ---------------------------------------------------------------- original functional contract
-_default_transport: LLMTransport | None = None
-
-
-async def chat_completion(model: str, messages: Messages, *, params: dict[str, Any] | None = None,
-                          use_cache: bool = True, on_retry: Callable[[str], None] | None = None) -> Output:
-    """One chat completion through a process-wide default transport (prefer an LLMTransport per run)."""
-    global _default_transport
-    if _default_transport is None:
-        _default_transport = LLMTransport()
-    if on_retry is not None:
-        _default_transport.on_event = on_retry
-    return await _default_transport.chat(model, messages, dict(params or {}), use_cache=use_cache)
 
 
 @functools.lru_cache(maxsize=1)

@@ -205,8 +205,8 @@ class Runner:
                 elif not (previous and resumed(item)):
                     finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
-        # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
-        n_workers = 1 if split.serial(self.suite) else opts.max_concurrency
+        # later cases read earlier outputs: one case at a time, in order (promptfoo)
+        n_workers = 1 if split.serial_reason(self.suite) else opts.max_concurrency
         workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`

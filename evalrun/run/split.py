@@ -49,11 +49,6 @@ def parse(text: str) -> tuple[int, int]:
     return k, n
 
 
-def serial(suite: Suite) -> bool:
-    """Later cases read earlier outputs (serial_reason): the run goes one case at a time, in order, unsplit."""
-    return serial_reason(suite) is not None
-
-
 def serial_reason(suite: Suite) -> str | None:
     """Why the run must go one case at a time, in order (as promptfoo sets its concurrency to 1 for both):
     storeOutputAs (a later test reads an earlier output), or prompts that read `_conversation` (the earlier turns
