@@ -22,6 +22,7 @@ import heapq
 import itertools
 import json
 import re
+import sys
 import time
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -32,7 +33,10 @@ from typing import Any, BinaryIO
 from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import compares_outputs, group_key
 from evalrun.errors import UsageError
-from evalrun.run import store
+from evalrun.run import recording, store
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import Progress
+from evalrun.run.serialize import error_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
@@ -319,3 +323,68 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
     suite = Suite(description=f"merged from {len(paths)} results files", prompts=(), providers=(), tests=(),
                   files=tuple(str(p) for p in paths))
     return RunOutcome(suite, tally, out)
+
+
+class Intake:
+    """The driver's side of a run whose parts run elsewhere (--workers processes, Ray tasks): each record a part
+    delivers goes into the run's results file, tally and progress as it arrives, each case once (a retried part
+    may deliver one again); the cases a failed part never delivered become ERROR records. With --resume, the
+    records already in the results file count as delivered."""
+
+    def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
+        self.suite, self.opts, self.progress = suite, opts, progress
+        self.files = recording.plan(suite, opts)
+        self.tally = Tally()
+        self.failed: dict[str, str] = {}  # part -> why it failed
+        self._seen = bytearray()  # by case index: 1 once delivered
+        path = self.files.results_file
+        previous = list(store.read_records(path)) if opts.resume and path.exists() else []
+        self.writer = store.open_results(path, append=opts.resume)
+        for offset, rec in previous:
+            if self._new(int(rec.get("index", 0))):
+                self.tally.add(rec, offset, resumed=True)
+                progress.update(str(rec.get("status")))
+        recording.begin(self.files, suite, opts)
+
+    def _new(self, index: int) -> bool:
+        """True the first time a case index is seen."""
+        if index >= len(self._seen):
+            self._seen.extend(bytes(index + 1 - len(self._seen) + len(self._seen) // 2))
+        if self._seen[index]:
+            return False
+        self._seen[index] = 1
+        return True
+
+    def delivered(self) -> bytes:
+        """The cases already in, as a map by case index (1: in), for a part that skips them."""
+        return bytes(self._seen)
+
+    def take(self, rec: dict[str, Any], line: bytes) -> bool:
+        """One record (and its results-file line) a part delivered; False when its case was already in."""
+        if not self._new(int(rec.get("index", 0))):
+            return False
+        self.tally.add(rec, self.writer.write_bytes(line))
+        self.progress.update(str(rec.get("status")))
+        return True
+
+    def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
+        """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
+        self.failed[part] = why
+        message = f"the {runner} running this case failed: {why}"
+        for rec in error_records(self.suite, (c for c in cases if self._new(c.index)), message):
+            self.tally.add(rec, self.writer.write(rec))
+            self.progress.update("error")
+
+    def close(self, status: str) -> None:
+        """The results file closed; a run that raised (status `failed`) recorded as such in the history."""
+        self.writer.close()
+        self.progress.close()
+        if status == "failed":
+            recording.end(self.files, status=status, summary=self.tally.summary(), graders=[])
+
+    def outcome(self, status: str) -> RunOutcome:
+        """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""
+        for part, why in sorted(self.failed.items()):
+            print(f"evalrun: warning: {part} failed: {why}; its undelivered cases are errors", file=sys.stderr)
+        self.tally.interrupted = status == "interrupted"
+        return recording.finish(self.files, self.suite, self.opts, self.tally, status)
