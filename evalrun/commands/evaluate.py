@@ -269,7 +269,7 @@ def rebuild_reports(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         jsonl = store.as_jsonl(path, stack, key="RESULTS", hint=hint)
         latest: dict[str, tuple[int, dict]] = {}
-        for offset, rec in store.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
+        for offset, rec in store.read_records(jsonl, key="RESULTS", hint=hint, shown=path):
             latest[rec["id"]] = (offset, rec)
         tally = Tally()
         for offset, rec in latest.values():

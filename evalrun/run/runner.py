@@ -23,7 +23,7 @@ from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.serialize import Records
-from evalrun.run.store import open_results, read_records
+from evalrun.run.store import RESUME_HINT, open_results, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
@@ -44,10 +44,8 @@ def release_free_memory() -> bool:
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Results already in the file (for --resume): id -> (offset, record)."""
-    if not path.exists():
-        return {}
-    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path)}
+    """Results already in the file (for --resume, opened first: a torn last line is cut): id -> (offset, record)."""
+    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path, key="--resume", hint=RESUME_HINT)}
 
 
 def _slim(rec: dict[str, Any]) -> dict[str, Any]:
@@ -150,8 +148,8 @@ class Runner:
         cases, total = self._case_stream()
         stream = output_groups.batches(cases)
         files = recording.plan(self.suite, opts)
-        previous = _previous(files.results_file) if opts.resume else {}
         writer = open_results(files.results_file, append=opts.resume)
+        previous = _previous(files.results_file) if opts.resume else {}
         recording.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total

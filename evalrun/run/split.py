@@ -293,7 +293,7 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                                  key="--results-file", hint="choose another --results-file")
             jsonl = store.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
             files.append(stack.enter_context(open(jsonl, "rb")))
-            for offset, rec in store.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
+            for offset, rec in store.read_records(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
                 index = int(rec.get("index", 0))
                 if index >= len(where):
                     grow = index + 1 - len(where)
@@ -338,8 +338,8 @@ class Intake:
         self.failed: dict[str, str] = {}  # part -> why it failed
         self._seen = bytearray()  # by case index: 1 once delivered
         path = self.files.results_file
-        previous = list(store.read_records(path)) if opts.resume and path.exists() else []
-        self.writer = store.open_results(path, append=opts.resume)
+        self.writer = store.open_results(path, append=opts.resume)  # first: a torn last line is cut
+        previous = store.read_records(path, key="--resume", hint=store.RESUME_HINT) if opts.resume else ()
         for offset, rec in previous:
             if self._new(int(rec.get("index", 0))):
                 self.tally.add(rec, offset, resumed=True)
