@@ -177,7 +177,7 @@ class LLMTransport:
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
         kwargs = _call_kwargs(model, params)
         direct = self._direct if self._direct.accepts(model, kwargs) else None
-        litellm = None if direct is not None else await _litellm_module()
+        litellm: Any = None if direct is not None else await _litellm_module()
         # `tools` would send litellm down its MCP-gateway path, which needs the optional `mcp` package (without it
         # every call with tools fails); evalrun passes tools as they are
         extra = {"_skip_mcp_handler": True} if direct is None and "tools" in kwargs and _has_mcp_path() else {}
