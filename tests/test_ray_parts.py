@@ -78,8 +78,7 @@ def test_shard_cases_compose_with_filters_as_eval_shard_does(tmp_path: Path) -> 
     (tmp_path / "c.yaml").write_text(CONFIG)
     suite = config.load([str(tmp_path / "c.yaml")])
     job = ShardJob(configs=(), driver_cwd=str(tmp_path), shard=(1, 2), filter_first_n=5,
-                   failing=(frozenset(c.id for c in shard_cases(suite, _job(tmp_path, 1, 1)) if c.index != 2),
-                            frozenset()))
+                   failing=frozenset(c.id for c in shard_cases(suite, _job(tmp_path, 1, 1)) if c.index != 2))
     assert [c.index for c in shard_cases(suite, job)] == [0, 3, 5]  # failing: all but 2; first 5; every 2nd
     assert [c.index for c in shard_cases(suite, job, bytes([0, 0, 0, 1]))] == [0, 5]
 

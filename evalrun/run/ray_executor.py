@@ -51,8 +51,8 @@ class ShardJob:
     options: dict[str, Any] = field(default_factory=dict)
     filter_pattern: str | None = None
     filter_first_n: int | None = None
-    #: --filter-failing, read on the driver: (case ids, fallback keys) as split.failing_keys returns them
-    failing: tuple[frozenset[str], frozenset[str]] | None = None
+    #: --filter-failing, read on the driver: the failed cases' ids
+    failing: frozenset[str] | None = None
     batch_s: float = 0.5
 
 
@@ -142,10 +142,8 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
             strict: bool | None) -> ShardJob:
     """What every task gets (its shard set later): the driver's config paths and the run options."""
-    failing = None
-    if opts.filter_failing:
-        ids, keys = split.failing_keys(opts.filter_failing)  # read here: the workers need not see the file
-        failing = (frozenset(ids), frozenset(keys))
+    # read here: the workers need not see the file
+    failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None
     options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
                "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}
     return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),

@@ -1,18 +1,15 @@
-"""Splitting a run into parts, and its parts' results back into one run: `--shard K/N` + `evalrun merge`, the
-processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
+"""Splitting a run into parts (`--shard K/N`, the processes of `--workers N`, the tasks of `--executor ray`), and
+the parts' results back into one run (`evalrun merge`, `Intake`).
 
-A part is a contiguous range of the expansion (promptfoo's order, which depends only on the config, so it is the
-same on every machine and every run): part k of n holds positions [(k-1) x total / n, k x total / n), each end
-moved to the nearer end of the output group it would cut (select-best compares a group's outputs:
-assertions/output_groups.py), so a group is never split; where a test's groups are unknown without reading it (a
-streamed test file with a graded assertion) the end moves to the nearer end of that test. The positions come from
-arithmetic (expand.test_case_counts; a streamed file was counted by the load-time check), so a part builds only its
-own cases, and a streamed part skips the rows before its first test unparsed (TestList.window).
+A part is a contiguous range of the expansion (promptfoo's order, the same on every machine): part k of n holds
+positions [(k-1) x total / n, k x total / n), each end moved to the nearer end of the output group it would cut
+(select-best compares a group's outputs), or of the test where its groups are unknown without reading it (a
+streamed file with a graded assertion). The positions come from counts (expand.test_case_counts), so a part
+builds only its own cases and a streamed part skips the rows before it unparsed (TestList.window).
 
-A filter that reads each case (--filter-pattern, --filter-failing) leaves a stream whose length is known only at its
-end: its units (a case, or an output group) are dealt in turn to the part with the fewest cases so far (ties: the
-first), so parts differ by at most one group. Either way the union of the n parts is exactly the unsplit run.
-Those filters are lazy (they wrap the case iterator) and come before --filter-first-n.
+A filter that reads each case (--filter-pattern, --filter-failing; lazy, before --filter-first-n) leaves a stream
+of unknown length: its units (a case, or an output group) go in turn to the part with the fewest cases so far.
+Either way the union of the n parts is exactly the unsplit run.
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import json
 import re
 import sys
 import time
@@ -88,37 +84,20 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
 
 
 # ------------------------------------------------------------------ filters that read each case
-def _key(provider: str, prompt_label: str, vars: Any) -> str:
-    return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
-
-
-def failing_keys(path: str) -> tuple[set[str], set[str]]:
-    """(ids, fallback keys) of the failed or errored cases in a results .jsonl file or a -o .json report.
-
-    A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
-    only records without one fall back to (provider, prompt label, vars)."""
+def failing_ids(path: str) -> set[str]:
+    """The ids of the failed or errored cases in a results file or a -o .json report."""
     if not Path(path).is_file():
         raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
                          hint=f"pass {store.ACCEPTED}")
     records = store.records(Path(path), key="--filter-failing", hint=f"pass {store.ACCEPTED}")
-    ids: set[str] = set()
-    keys: set[str] = set()
-    for r in records:
-        if not isinstance(r, dict) or r.get("status", "pass" if r.get("pass") else "fail") == "pass":
-            continue
-        if r.get("id"):
-            ids.add(str(r["id"]))
-        else:
-            keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
-    return ids, keys
+    return {str(r["id"]) for r in records if r.get("status", "pass" if r.get("pass") else "fail") != "pass"}
 
 
 Selector = Callable[[Iterable[Case]], Iterator[Case]]
 
 
-def selector(pattern: str | None = None, failing: str | tuple[Collection[str], Collection[str]] | None = None) \
-        -> Selector | None:
-    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_keys already read), or
+def selector(pattern: str | None = None, failing: str | Collection[str] | None = None) -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids already read), or
     None when neither is given. A bad regex or results file is a UsageError now, before any case."""
     rx = None
     if pattern:
@@ -126,17 +105,16 @@ def selector(pattern: str | None = None, failing: str | tuple[Collection[str], C
             rx = re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
-    keys = failing_keys(failing) if isinstance(failing, str) and failing else failing or None
-    if rx is None and keys is None:
+    ids = failing_ids(failing) if isinstance(failing, str) and failing else failing or None
+    if rx is None and ids is None:
         return None
 
     def select(cases: Iterable[Case]) -> Iterator[Case]:
         it: Iterator[Case] = iter(cases)
         if rx is not None:
             it = (c for c in it if rx.search(c.test.description or ""))
-        if keys is not None:  # by id, or by provider, prompt label and vars for records without one
-            ids, other = keys
-            it = (c for c in it if c.id in ids or (other and _key(c.provider.name, c.prompt.label, c.vars) in other))
+        if ids is not None:
+            it = (c for c in it if c.id in ids)
         return it
 
     return select
@@ -274,10 +252,8 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
-    """The records of every part's results file (or -o .json report; other reports are refused:
-    run/store.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
-    Only a file number and a byte offset per case index are held (10 bytes a case). A case index found in two
-    files is a UsageError (not parts of one run, or a part given twice)."""
+    """The records of every part's results file (or -o .json report) written to `out` in expansion order, and
+    their tally. Only a file number and an offset per case are held; a case in two files is a UsageError."""
     resolved_out = out.resolve()
     where = array("h")  # by case index: which file holds it (-1: none)
     offsets = array("q")  # by case index: its byte offset in that file
