@@ -1,11 +1,5 @@
-"""The public Python API.
-
-    from evalrun.api import evaluate
-    outcome = evaluate("evalrun.yaml", max_concurrency=8)
-    outcome.summary                    # {"passed", "failed", "errors", "total", "pass_rate", "duration_s", ...}
-    for result in outcome.iter_results(): ...   # result records (docs/running.md, results contract)
-
-`evaluate()` is synchronous and calls `asyncio.run` once; from async code await `evaluate_async()`.
+"""The public Python API: `evaluate("evalrun.yaml", max_concurrency=8)` returns the outcome (`.summary`,
+`.iter_results()`: docs/running.md); it calls `asyncio.run` once; from async code await `evaluate_async()`.
 """
 
 from __future__ import annotations

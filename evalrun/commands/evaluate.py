@@ -1,11 +1,9 @@
-"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code; `evalrun merge`: the shards of a run
-(`eval --shard K/N`) as one report and exit code; `evalrun report`: any report rebuilt from a results file.
+"""`evalrun eval`, `evalrun merge` (the shards of `eval --shard K/N` as one run) and `evalrun report` (reports
+rebuilt from a results file).
 
-Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
---pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
-errors; 1 internal errors; 130 interrupted by Ctrl-C, 143 by SIGTERM (summary and -o reports written, results
-kept: continue with --resume). A --filter-pattern or --filter-failing that selects no case is also exit 2 (with a
-warning on stderr), never a silent success.
+Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides it;
+--pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD make it 0 when enough passed); 2 config and usage errors, and
+filters that select no case; 1 internal errors; 130 Ctrl-C, 143 SIGTERM (reports written, `--resume` continues).
 """
 
 from __future__ import annotations

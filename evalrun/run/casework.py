@@ -1,8 +1,6 @@
-"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate.
-
-Every failure of the case itself (a template error, a provider error, a timeout, a user transform that raised)
-becomes an ERROR result for this case only; nothing here stops the run. That includes `sys.exit()`, `exit()`
-and `raise KeyboardInterrupt` in user code; only cancellation (timeouts, Ctrl-C) propagates.
+"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate. Any failure
+of the case (template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only;
+only cancellation propagates.
 """
 
 from __future__ import annotations

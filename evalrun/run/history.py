@@ -1,11 +1,8 @@
-"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config.
+"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config (SQLite, WAL).
 
-A row is written when a run starts (status `running`) and completed when it ends (`finished`, `interrupted`
-or `failed`) with its summary. A `running` row whose process is gone (killed or crashed on this machine) reads
-as `died`. It records the config digest (SHA-256 over the config files' bytes), the git
-commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
-options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
-once in the same folder each write their own row without blocking each other's reads.
+A row is written `running` when a run starts and completed (`finished`, `interrupted`, `failed`) with its summary;
+a `running` row whose process is gone reads as `died`. It keeps the config digest, the git commit of the config's
+folder (`+dirty` with uncommitted changes), the graders, the options and the results file.
 """
 
 from __future__ import annotations

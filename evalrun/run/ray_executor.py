@@ -35,8 +35,6 @@ from evalrun.types import Case, Suite
 #: attempts after the first for a shard whose task failed
 RETRIES = 3
 MAX_TASKS = 10_000
-#: one finished case as a task sends it: its results-file line
-Record = bytes
 
 
 # ------------------------------------------------------------------ the task
@@ -74,7 +72,7 @@ def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case
     return (c for c in stream if c.index >= len(skip) or not skip[c.index]) if skip else stream
 
 
-def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
+def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
     """Run the shard; yield its records in batches as they are written (a Ray streaming-generator task)."""
     from evalrun import config
     from evalrun.run.runner import Runner
@@ -89,7 +87,7 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
         opts = RunOptions(**job.options, results_file=results, history=False, progress=False)
         runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, skip))
         pos = 0
-        batch: list[Record] = []
+        batch: list[bytes] = []
         loop = asyncio.new_event_loop()
         task = loop.create_task(runner.run())
         try:

@@ -1,10 +1,6 @@
-"""Where a run's results go and how the run is recorded: the `.evalrun/` folder next to the config, one results
-file per run (`.evalrun/runs/RUN_ID.jsonl`), the `last-run.jsonl` pointer, and (when asked) the run's row in the
-history database. History failures (a read-only folder, a locked database) are warnings: they never fail the run.
-
-Each run writes only its own file, so two runs started in the same folder never truncate or read each other's
-results. The pointer is a symbolic link (a hard link where symlinks are not allowed), swapped in with one rename,
-so a reader sees either the previous run's file or the new one, never a half-written pointer.
+"""Where a run's results go and how it is recorded: `.evalrun/` next to the config, a results file of its own
+(`.evalrun/runs/RUN_ID.jsonl`, so concurrent runs never share one), the `last-run.jsonl` pointer (a link swapped
+in with one rename) and the run's history row. History failures are warnings, never the run's.
 """
 
 from __future__ import annotations

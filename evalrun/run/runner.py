@@ -1,8 +1,6 @@
-"""Scheduling: a bounded pool of workers over a lazy stream of cases; results streamed to the results file.
-
-Never materialises the cases: `max_concurrency` workers pull from one iterator. Each finished case is written
-to the results JSONL at once and reduced to a compact Row in the Tally. Cancellation (Ctrl-C) stops the workers,
-keeps every finished result and marks the run interrupted; `resume` skips case ids already in the file.
+"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases; each finished case is written to
+the results file at once and reduced to a Row in the Tally. Ctrl-C stops the workers and keeps every finished
+result; `resume` skips the case ids already in the file.
 """
 
 from __future__ import annotations

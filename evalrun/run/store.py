@@ -1,16 +1,13 @@
 """The results file: one JSON object per finished case, appended as each case ends, and read back.
 
-Writes are buffered and flushed at least every `flush_s` seconds (no per-case fsync), so a crash loses at most
-that window and Ctrl-C loses nothing. Each record's byte offset is kept so reports can re-read results in order
-without holding them in memory. A writer holds an exclusive lock on its file (where the platform has `fcntl`), so
-a second run told to write the same file stops with `ResultsFileBusy` instead of truncating results the first run
-is still writing and reading back.
+Writes are buffered and flushed at least every `flush_s` seconds (a crash loses at most that window, Ctrl-C
+nothing); each record's byte offset lets reports re-read results in order. A writer locks its file (`fcntl`), so
+a second run told to write it stops instead of truncating it.
 
-Reading back (`merge`, `report`, `compare`, `--filter-failing`): a results JSONL file (a `-o .jsonl` report is the
-same) and a `-o .json` report (`{version, meta, summary, results: [...]}`), told apart by their content. Refused,
-with an error that names the file and says what to pass: the CSV, JUnit XML and HTML reports (each keeps only
-part of a record) and anything else. A line that does not parse is an error at its line, except a torn last line
-(an interrupted write), which is left out as everywhere else.
+Reading back (`merge`, `report`, `compare`, `--filter-failing`, `--resume`): a results JSONL file (or `-o .jsonl`
+report) or a `-o .json` report, told apart by their content; CSV, JUnit XML and HTML reports (each keeps only part
+of a record) are refused with an error naming the file. A line that does not parse is an error at its line,
+except a torn last line (an interrupted write), which is left out.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""A run's totals and outcome: a full result is written to the results file and dropped; the Tally keeps running
-totals and one tiny Row per case (index, status, byte offset: 9 bytes a case), and reports re-read the records by
-offset, in expansion order. The RunOutcome is made by the runner, by `--workers` and `--executor ray` from their
-parts, and by `evalrun merge` (run/split.py).
+"""A run's totals and outcome: each result is written to the results file and dropped; the Tally keeps running
+totals and a Row per case (index, status, byte offset: 9 bytes), and reports re-read records by offset.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
+"""`evalrun eval --workers N`: one run's cases over N processes forked after the config was loaded and checked.
 
-Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts
-of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver takes into the
-results file and the tally as they are written, as the runner takes its own cases: the outputs are a
-one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
-docs/scaling.md, "--workers".
+Each worker runs its window (run/split.py) with the ordinary Runner into a file of its own; the driver takes the
+new lines in as they are written (split.Intake). What it does for the user: docs/scaling.md, "--workers".
 """
 
 from __future__ import annotations
