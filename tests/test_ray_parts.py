@@ -60,7 +60,7 @@ def test_ray_is_never_imported_otherwise(tmp_path: Path) -> None:
 
 def _job(tmp_path: Path, k: int, n: int) -> ShardJob:
     return ShardJob(configs=(str(tmp_path / "c.yaml"),), driver_cwd=str(tmp_path), shard=(k, n),
-                    options={"use_cache": False}, batch_s=0.05)
+                    options=RunOptions(use_cache=False), batch_s=0.05)
 
 
 def test_a_shard_task_streams_its_cases_and_skips_those_the_driver_holds(tmp_path: Path) -> None:
@@ -77,7 +77,7 @@ def test_a_shard_task_streams_its_cases_and_skips_those_the_driver_holds(tmp_pat
 def test_shard_cases_compose_with_filters_as_eval_shard_does(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(CONFIG)
     suite = config.load([str(tmp_path / "c.yaml")])
-    job = ShardJob(configs=(), driver_cwd=str(tmp_path), shard=(1, 2), filter_first_n=5,
+    job = ShardJob(configs=(), driver_cwd=str(tmp_path), shard=(1, 2), options=RunOptions(filter_first_n=5),
                    failing=frozenset(c.id for c in shard_cases(suite, _job(tmp_path, 1, 1)) if c.index != 2))
     assert [c.index for c in shard_cases(suite, job)] == [0, 3, 5]  # failing: all but 2; first 5; every 2nd
     assert [c.index for c in shard_cases(suite, job, bytes([0, 0, 0, 1]))] == [0, 5]

@@ -45,10 +45,7 @@ class ShardJob:
     shard: tuple[int, int]  # (k, n)
     cli_vars: dict[str, Any] | None = None
     strict: bool | None = None
-    #: RunOptions fields the task's Runner takes over (max_concurrency, repeat, delay_ms, timeout_s, ...)
-    options: dict[str, Any] = field(default_factory=dict)
-    filter_pattern: str | None = None
-    filter_first_n: int | None = None
+    options: RunOptions = field(default_factory=RunOptions)  # the driver's
     #: --filter-failing, read on the driver: the failed cases' ids
     failing: frozenset[str] | None = None
     batch_s: float = 0.5
@@ -67,8 +64,9 @@ def resolve(path: str, driver_cwd: str) -> str:
 def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case]:
     """The shard's cases in expansion order (those `eval --shard K/N` runs), less those `skip` marks (a map by
     case index, `Intake.delivered`)."""
-    stream, _ = split.cases(suite, job.options.get("repeat"), part=job.shard, first_n=job.filter_first_n,
-                            select=split.selector(job.filter_pattern, job.failing))
+    opts = job.options
+    stream, _ = split.cases(suite, opts.repeat, part=job.shard, first_n=opts.filter_first_n,
+                            select=split.selector(opts.filter_pattern, job.failing))
     return (c for c in stream if c.index >= len(skip) or not skip[c.index]) if skip else stream
 
 
@@ -84,7 +82,8 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
         # there, never next to the user's config (which a local cluster shares).
         suite = replace(suite, files=(str(Path(scratch) / "shard.yaml"),))
         results = Path(scratch) / "shard.jsonl"
-        opts = RunOptions(**job.options, results_file=results, history=False, progress=False)
+        opts = replace(job.options, results_file=results, history=False, progress=False, resume=False,
+                       filter_pattern=None, filter_first_n=None, filter_failing=None)  # shard_cases applies them
         runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, skip))
         pos = 0
         batch: list[bytes] = []
@@ -142,11 +141,8 @@ def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | No
     """What every task gets (its shard set later): the driver's config paths and the run options."""
     # read here: the workers need not see the file
     failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None
-    options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
-               "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}
     return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),
-                    cli_vars=cli_vars, strict=strict, options=options, filter_pattern=opts.filter_pattern,
-                    filter_first_n=opts.filter_first_n, failing=failing)
+                    cli_vars=cli_vars, strict=strict, options=opts, failing=failing)
 
 
 def _why(ray: Any, e: BaseException) -> tuple[str, bool]:
