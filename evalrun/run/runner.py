@@ -60,42 +60,37 @@ async def _stop(workers: Sequence[asyncio.Future[None]]) -> None:
 
 
 class _LazyTransport:
-    """Creates the LLM transport (and imports its module, ~0.1 s) only when a model call needs it."""
+    """The run's LLMTransport, made (its module imported, ~0.1 s; litellm itself stays unimported) only when a
+    model call needs it."""
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
+    def __init__(self, options: RunOptions, progress: Progress) -> None:
+        self.options, self.progress = options, progress
         self.created: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self.created is None:
-            self.created = self._factory()
+            from evalrun.providers.litellm_ import LLMTransport
+
+            self.created = LLMTransport(max_concurrency=self.options.max_concurrency,
+                                        use_cache=self.options.use_cache, on_event=self.progress.note)
         return getattr(self.created, name)
 
 
 class Runner:
-    """Runs a suite. Collaborators are injectable for tests; by default the real ones are used."""
+    """Runs a suite; `build_provider`, `cases` and `engine` replace the real ones (tests, workers, Ray tasks)."""
 
-    def __init__(self, suite: Suite, options: RunOptions, *, transport: Any = None, resolver: Any = None,
-                 engine: Any = None, build_provider: Callable[..., Any] | None = None,
+    def __init__(self, suite: Suite, options: RunOptions, *, engine: Any = None,
+                 build_provider: Callable[..., Any] | None = None,
                  cases: Callable[[Suite, int], Iterator[Case]] | None = None,
                  progress: Progress | None = None) -> None:
         self.suite = suite
         self.options = options
         self.progress = progress or Progress(None, enabled=options.progress)
-        self.transport = transport if transport is not None else self._make_transport()
-        self.resolver = resolver
+        self.transport = _LazyTransport(options, self.progress)
+        self.resolver: Any = None
         self.engine = engine
         self.build_provider = build_provider
         self.cases = cases
-
-    def _make_transport(self) -> Any:
-        def make() -> Any:
-            from evalrun.providers.litellm_ import LLMTransport  # the wrapper only: litellm stays unimported
-
-            return LLMTransport(max_concurrency=self.options.max_concurrency, use_cache=self.options.use_cache,
-                                on_event=self.progress.note)
-
-        return _LazyTransport(make)
 
     async def check(self) -> None:
         """What a run checks before its first case (providers built, every grader id resolved: ConfigError for a
@@ -117,11 +112,13 @@ class Runner:
 
         build = self.build_provider or providers_pkg.build
         providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
+
         def build_own(spec: ProviderSpec) -> Any:
             return build(spec, self.suite.base_dir, self.transport)
 
         env = CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
-                      resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
+                      resolve_embedder=self.resolver.embedder, use_cache=self.options.use_cache,
+                      delay_s=self.options.delay_ms / 1000.0,
                       base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty,
                       build_provider=build_own)
         if isinstance(self.suite.tests, tuple):  # tests' own providers: a bad one is a config error now
@@ -222,24 +219,12 @@ class Runner:
             await self._close(env)
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
-        tally.graders = self._graders_used()
+        tally.graders = list(self.resolver.descriptions())
         return recording.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
-        transport = self.transport
-        if isinstance(transport, _LazyTransport):
-            transport = transport.created
-        for obj in [*env.providers.values(), *env.test_providers.values(), transport]:
+        for obj in [*env.providers.values(), *env.test_providers.values(), self.transport.created]:
             close = getattr(obj, "aclose", None)
             if close is not None:
                 with contextlib.suppress(Exception):
                     await close()
-
-    def _graders_used(self) -> list[str]:
-        used = getattr(self.resolver, "descriptions", None) or getattr(self.resolver, "graders_used", None)
-        try:
-            return list(used()) if used else []
-        except Exception:  # pragma: no cover - reporting must not fail the run
-            print("evalrun: warning: could not list the graders used", file=sys.stderr)
-            return []
-
