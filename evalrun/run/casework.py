@@ -35,6 +35,8 @@ class CaseEnv:
     """What every case of a run shares (read-only during the run, except the caches)."""
 
     providers: dict[int, Provider]  # by id(ProviderSpec)
+    #: builds the provider of a test's own `provider:`; built ones are kept in test_providers by what they are
+    build_provider: Callable[[ProviderSpec], Provider]
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
     engine: Any  # module or object with async evaluate(spec, ctx) and aggregate(test, results)
     use_cache: bool = True
@@ -49,27 +51,20 @@ class CaseEnv:
     lenient_templates: bool = False
     #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
     conversations: Conversations = field(default_factory=Conversations)
-    #: Builds the provider of a test's own `provider:` (TestSpec.provider); built ones are kept by what they are.
-    build_provider: Callable[[ProviderSpec], Provider] | None = None
     test_providers: dict[Any, Provider] = field(default_factory=dict)
 
     def provider_of(self, case: Case) -> Provider:
         """The provider a case calls: its test's own, else its column's."""
         spec = case.test.provider
-        if spec is None:
-            return self.providers[id(case.provider)]
-        key = provider_key(spec)
-        found = self.test_providers.get(key)
-        if found is None:
-            if self.build_provider is None:  # pragma: no cover - the runner always sets it
-                raise RuntimeError("no provider builder in this run")
-            found = self.test_providers[key] = self.build_provider(spec)
-        return found
+        return self.providers[id(case.provider)] if spec is None else self.test_provider(spec)
 
-
-def provider_key(spec: ProviderSpec) -> tuple[Any, ...]:
-    """What makes two test providers the same provider (a streamed test file gives each row its own spec)."""
-    return (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str), tuple(sorted(spec.env.items())))
+    def test_provider(self, spec: ProviderSpec) -> Provider:
+        """A test's own provider, built once per distinct spec (a streamed file gives each row its own spec)."""
+        key = (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str),
+               tuple(sorted(spec.env.items())))
+        if key not in self.test_providers:
+            self.test_providers[key] = self.build_provider(spec)
+        return self.test_providers[key]
 
 
 class CaseFailure(Exception):

@@ -17,7 +17,7 @@ from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import recording, split
-from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
+from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.serialize import Records
@@ -116,15 +116,14 @@ class Runner:
         def build_own(spec: ProviderSpec) -> Any:
             return build(spec, self.suite.base_dir, self.transport)
 
-        env = CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
-                      resolve_embedder=self.resolver.embedder, use_cache=self.options.use_cache,
-                      delay_s=self.options.delay_ms / 1000.0,
-                      base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty,
-                      build_provider=build_own)
+        env = CaseEnv(providers=providers, build_provider=build_own, resolve_grader=self.resolver.resolve,
+                      engine=self.engine, resolve_embedder=self.resolver.embedder, use_cache=self.options.use_cache,
+                      delay_s=self.options.delay_ms / 1000.0, base_dir=self.suite.base_dir,
+                      lenient_templates=self.suite.undefined_renders_empty)
         if isinstance(self.suite.tests, tuple):  # tests' own providers: a bad one is a config error now
             for test in self.suite.tests:
-                if test.provider is not None and provider_key(test.provider) not in env.test_providers:
-                    env.test_providers[provider_key(test.provider)] = build_own(test.provider)
+                if test.provider is not None:
+                    env.test_provider(test.provider)
         return env
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
