@@ -14,10 +14,17 @@ from typing import Any
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
+from evalrun.errors import EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.varsource import Conversations, VarsError, compiled, needs_preparing, prepare_vars
+from evalrun.run.varsource import (
+    Conversations,
+    VarsError,
+    compiled,
+    needs_preparing,
+    prepare_vars,
+    prompt_text,
+)
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
@@ -71,10 +78,6 @@ class CaseFailure(Exception):
     """Ends a case as ERROR with this message."""
 
 
-def _prompt_text(prompt: str | list[dict[str, Any]]) -> str:
-    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
-
-
 def _where(case: Case) -> str:
     test = case.test.key_path or f"tests[{case.test.index}]"
     return f"{test} (prompt {case.prompt.label!r})"
@@ -124,7 +127,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
                 prompt = templating.render_prompt(case.prompt.raw, render_vars, lenient=env.lenient_templates)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
-        prompt_str = _prompt_text(prompt)
+        prompt_str = prompt_text(prompt)
         provider = env.provider_of(case)
         ctx = CallContext(case.vars, case.prompt.label, case.test.description, env.use_cache, prompt_config)
         try:
@@ -163,23 +166,19 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except (CaseFailure, ConfigError, EvalrunError) as e:  # one short line; the whole message in error_detail
-        msg = str(e)
-        short = one_line(msg)
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, short,
-                       short, (), None if short == msg else msg)
+    except (CaseFailure, EvalrunError) as e:
+        return error_result(case, str(e), prompt_str, output)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
-        msg_or_none = user_exit_message(e)
-        if msg_or_none is None:
+        exit_msg = user_exit_message(e)
+        if exit_msg is None:
             raise
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None,
-                       msg_or_none, msg_or_none, ())
+        return error_result(case, exit_msg, prompt_str, output)
 
 
-def error_result(case: Case, message: str) -> CaseResult:
-    """An ERROR result for a case that could not finish (e.g. its timeout expired)."""
+def error_result(case: Case, message: str, prompt: str = "", output: Output | None = None) -> CaseResult:
+    """An ERROR result: the message's first line as reason and error, the whole of it in error_detail."""
     short = one_line(message)
-    return _result(case, "", None, None, "error", False, None, short, short, (),
+    return _result(case, prompt, output.text if output else None, output, "error", False, None, short, short, (),
                    None if short == message else message)
 
 

@@ -41,9 +41,9 @@ def _code_ref(value: Any) -> tuple[str, str] | None:
     return (path, value) if path.lower().endswith(_CODE_EXTS) else None
 
 
-def _prompt_text(case: Case) -> str:
-    raw = case.prompt.raw
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
+    """A prompt as one string (a chat prompt as its compact JSON), as code and results see it."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
 
 
 def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
@@ -64,7 +64,7 @@ async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: d
     fn = compiled(cache, ref, ("var_name", "prompt", "other_vars"), case=case, key=f"vars.{name}", base_dir=base_dir,
                   default_fn="get_var")
     try:
-        result = await fn.call(name, _prompt_text(case), dict(vars))
+        result = await fn.call(name, prompt_text(case.prompt.raw), dict(vars))
     except EvalrunError as e:
         raise VarsError(f"var {name!r} ({ref}) failed: {e}") from None
     if isinstance(result, dict):
