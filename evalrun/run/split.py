@@ -312,32 +312,22 @@ class Intake:
         self.files = recording.plan(suite, opts)
         self.tally = Tally()
         self.failed: dict[str, str] = {}  # part -> why it failed
-        self._seen = bytearray()  # by case index: 1 once delivered
         path = self.files.results_file
         self.writer = store.open_results(path, append=opts.resume)  # first: a torn last line is cut
         previous = store.read_records(path, key="--resume", hint=store.RESUME_HINT) if opts.resume else ()
         for offset, rec in previous:
-            if self._new(int(rec.get("index", 0))):
+            if int(rec.get("index", 0)) not in self.tally.rows:
                 self.tally.add(rec, offset, resumed=True)
                 progress.update(str(rec.get("status")))
         recording.begin(self.files, suite, opts)
 
-    def _new(self, index: int) -> bool:
-        """True the first time a case index is seen."""
-        if index >= len(self._seen):
-            self._seen.extend(bytes(index + 1 - len(self._seen) + len(self._seen) // 2))
-        if self._seen[index]:
-            return False
-        self._seen[index] = 1
-        return True
-
     def delivered(self) -> bytes:
         """The cases already in, as a map by case index (1: in), for a part that skips them."""
-        return bytes(self._seen)
+        return self.tally.rows.present()
 
     def take(self, rec: dict[str, Any], line: bytes) -> bool:
         """One record (and its results-file line) a part delivered; False when its case was already in."""
-        if not self._new(int(rec.get("index", 0))):
+        if int(rec.get("index", 0)) in self.tally.rows:
             return False
         self.tally.add(rec, self.writer.write_bytes(line))
         self.progress.update(str(rec.get("status")))
@@ -347,7 +337,7 @@ class Intake:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
         self.failed[part] = why
         message = f"the {runner} running this case failed: {why}"
-        for rec in error_records(self.suite, (c for c in cases if self._new(c.index)), message):
+        for rec in error_records(self.suite, (c for c in cases if c.index not in self.tally.rows), message):
             self.tally.add(rec, self.writer.write(rec))
             self.progress.update("error")
 
