@@ -29,6 +29,7 @@ from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
+from evalrun.types import Suite
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
@@ -97,35 +98,28 @@ def output_format(chosen: str | None) -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
 
 
-def _workers(args: argparse.Namespace, ray: Any) -> int:
-    """`--workers N` checked (1 when not given)."""
-    text = getattr(args, "workers", None)
-    if text is None:
-        return 1
+def _executors(args: argparse.Namespace) -> tuple[Any, int]:
+    """(RaySettings for `--executor ray` or None, `--workers` N or 1), checked before the config loads: a missing
+    `ray` extra is a usage error at once."""
+    ray = None
+    if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
+        from evalrun.run.ray_executor import check_args
+
+        ray = check_args(args.executor, args.ray_address, args.ray_tasks, shard=args.shard)
+    if args.workers is None:
+        return ray, 1
     if ray is not None:
         raise UsageError("--workers and --executor ray do not combine: Ray spreads the cases itself",
                          key="--workers", hint="set the number of Ray tasks with --ray-tasks N")
     from evalrun.run.workers import parse
 
-    return parse(text)
-
-
-def _ray_settings(args: argparse.Namespace) -> Any:
-    """RaySettings for `--executor ray` (checked, Ray importable), else None."""
-    executor = getattr(args, "executor", None)
-    address, tasks = getattr(args, "ray_address", None), getattr(args, "ray_tasks", None)
-    if executor != "ray" and address is None and tasks is None:
-        return None
-    from evalrun.run.ray_executor import check_args
-
-    return check_args(executor, address, tasks, shard=args.shard)
+    return ray, parse(args.workers)
 
 
 def run(args: argparse.Namespace) -> int:
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
-    ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
-    workers = _workers(args, ray)
+    ray, workers = _executors(args)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
     paths, strict = config_paths(args), True if getattr(args, "strict", False) else None
@@ -242,13 +236,6 @@ def merge(args: argparse.Namespace) -> int:
     return exit_code(outcome.summary, args.pass_rate_threshold)
 
 
-class _Suite:
-    """What reports read of a suite when there is none: description and config files."""
-
-    description = None
-    files: list[str] = []
-
-
 def rebuild_reports(args: argparse.Namespace) -> int:
     """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: after a SIGKILL (or a run without `-o`) the
     results file still holds every finished case; this writes any report from it (or from a `-o .json` report),
@@ -275,7 +262,7 @@ def rebuild_reports(args: argparse.Namespace) -> int:
         if not latest:
             raise UsageError(f"{args.results!r} holds no result records", key="RESULTS")
         tally.finished = tally.started
-        outcome = RunOutcome(_Suite(), tally, jsonl)  # type: ignore[arg-type]
+        outcome = RunOutcome(Suite(description=None, prompts=(), providers=(), tests=(), files=()), tally, jsonl)
         for out in args.output:
             report.write(out, outcome)
     print(f"Wrote {', '.join(args.output)} from {len(latest)} results in {args.results}")
