@@ -6,6 +6,7 @@ in with one rename) and the run's history row. History failures are warnings, ne
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import sqlite3
@@ -107,13 +108,6 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
     return RunFiles(run_id or new_run_id(), opts.results_file, state, history)
 
 
-def options_record(opts: RunOptions) -> dict[str, Any]:
-    return {"repeat": opts.repeat, "max_concurrency": opts.max_concurrency, "grader": opts.grader,
-            "use_cache": opts.use_cache, "filter_pattern": opts.filter_pattern,
-            "filter_first_n": opts.filter_first_n, "filter_failing": opts.filter_failing,
-            "resume": opts.resume, "timeout_s": opts.timeout_s}
-
-
 def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
     """Point last-run at the results file; the history row `running`."""
     point_last_run(files.state, files.results_file)
@@ -121,7 +115,9 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
         return
     try:
         files.history.start(files.run_id, description=suite.description, config_files=suite.files,
-                            options=options_record(opts), results_file=files.results_file, version=__version__)
+                            options={k: v for k, v in dataclasses.asdict(opts).items()
+                                     if k not in ("results_file", "progress", "history")},
+                            results_file=files.results_file, version=__version__)
     except (sqlite3.Error, OSError) as e:
         _warn("write", e)
         files.history = None
