@@ -22,7 +22,8 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
                          history: bool = False, strict: bool | None = None) -> RunOutcome:
     """Load, run and write the `outputs` reports; returns the outcome (ConfigError for a bad config). Results go to
     `results_file`, else .evalrun/runs/RUN_ID.jsonl next to the config; `history=True` records the run for
-    `evalrun compare`. What promptfoo lets pass is a ConfigWarning, or with `strict=True` a ConfigError."""
+    `evalrun compare`. What promptfoo lets pass is a ConfigWarning, or a ConfigError with `strict=True` (default:
+    EVALRUN_STRICT)."""
     import warnings
 
     from evalrun import config, report
