@@ -78,13 +78,9 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
     with tempfile.TemporaryDirectory(prefix="evalrun-ray-") as scratch:
         suite = config.load([resolve(p, job.driver_cwd) for p in job.configs], cli_vars=job.cli_vars,
                             strict=job.strict)
-        # The scratch folder stands in for the config's: the task's `.evalrun/last-run.jsonl` pointer lands
-        # there, never next to the user's config (which a local cluster shares).
-        suite = replace(suite, files=(str(Path(scratch) / "shard.yaml"),))
-        results = Path(scratch) / "shard.jsonl"
-        opts = replace(job.options, results_file=results, history=False, progress=False, resume=False,
-                       filter_pattern=None, filter_first_n=None, filter_failing=None)  # shard_cases applies them
-        runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, skip))
+        runner = Runner.for_part(suite, job.options, Path(scratch), lambda s, _repeat: shard_cases(s, job, skip))
+        results = runner.options.results_file
+        assert results is not None
         pos = 0
         batch: list[bytes] = []
         loop = asyncio.new_event_loop()

@@ -10,6 +10,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,17 @@ class Runner:
         self.engine = engine
         self.build_provider = build_provider
         self.cases = cases
+
+    @classmethod
+    def for_part(cls, suite: Suite, options: RunOptions, scratch: Path, cases: Callable[[Suite, int], Iterator[Case]],
+                 **changes: Any) -> Runner:
+        """The Runner of one part of a split run (a worker, a Ray task), running the caller's `cases` (the part's,
+        filtered) into scratch/part.jsonl. The scratch folder stands in for the config's, so the part's last-run
+        pointer lands there, never next to the user's config."""
+        suite = replace(suite, files=(str(scratch / "part.yaml"),))
+        opts = replace(options, results_file=scratch / "part.jsonl", history=False, progress=False, resume=False,
+                       shard=None, filter_pattern=None, filter_first_n=None, filter_failing=None, **changes)
+        return cls(suite, opts, cases=cases)
 
     async def check(self) -> None:
         """What a run checks before its first case (providers built, every grader id resolved: ConfigError for a

@@ -17,7 +17,6 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import replace
 from pathlib import Path
 
 from evalrun.errors import UsageError
@@ -135,12 +134,9 @@ class WorkerPool:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         scratch = work / str(k)
         scratch.mkdir()
-        # the scratch folder stands in for the config's: the worker's last-run pointer lands there
-        suite = replace(split.window_suite(self.suite, w), files=(str(scratch / "worker.yaml"),))
-        opts = replace(self.options, results_file=work / f"{k}.jsonl", history=False, progress=False,
-                       resume=False, shard=None, filter_first_n=None,
-                       max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
-        runner = Runner(suite, opts, cases=lambda _suite, repeat: split.window_cases(self.suite, repeat, w))
+        runner = Runner.for_part(split.window_suite(self.suite, w), self.options, scratch,
+                                 lambda _suite, repeat: split.window_cases(self.suite, repeat, w),
+                                 max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
         outcome = asyncio.run(runner.run())
         (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
         return 0
@@ -154,7 +150,7 @@ class WorkerPool:
         read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
 
         def collect(k: int) -> None:
-            for rec, line in new_lines(work / f"{k}.jsonl", read[k]):
+            for rec, line in new_lines(work / str(k) / "part.jsonl", read[k]):
                 read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
                 intake.take(rec, line)
 
