@@ -71,8 +71,6 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.http_ import HttpProvider
 
         return HttpProvider(spec, on_event=getattr(transport, "on_event", None), base_dir=base_dir)
-    import importlib
+    from evalrun.providers.litellm_ import LiteLLMProvider  # the wrapper; litellm itself stays lazy
 
-    litellm_ = importlib.import_module("evalrun.providers.litellm_")  # the wrapper; litellm itself stays lazy
-    provider: Provider = litellm_.LiteLLMProvider(spec, transport)
-    return provider
+    return LiteLLMProvider(spec, transport)

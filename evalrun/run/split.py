@@ -323,7 +323,7 @@ class Intake:
 
     def delivered(self) -> bytes:
         """The cases already in, as a map by case index (1: in), for a part that skips them."""
-        return self.tally.rows.present()
+        return self.tally.rows.present() if len(self.tally.rows) else b""
 
     def take(self, rec: dict[str, Any], line: bytes) -> bool:
         """One record (and its results-file line) a part delivered; False when its case was already in."""
