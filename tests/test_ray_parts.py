@@ -123,3 +123,10 @@ def test_config_paths_are_found_on_the_worker(tmp_path: Path, monkeypatch: pytes
     monkeypatch.chdir(tmp_path)  # as under `ray job submit --working-dir`: the same tree at another place
     assert resolve("/driver/home/sub/c.yaml", "/driver/home") == str(tmp_path / "sub" / "c.yaml")
     assert resolve("/driver/other/c.yaml", "/driver/home") == "/driver/other/c.yaml"  # not found: its error
+
+
+def test_a_failing_filter_with_no_failures_selects_nothing(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    suite = config.load([str(tmp_path / "c.yaml")])
+    job = ShardJob(configs=(), driver_cwd=str(tmp_path), shard=(1, 1), failing=frozenset())
+    assert list(shard_cases(suite, job)) == []  # as `eval --filter-failing` of an all-passing run

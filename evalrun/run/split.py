@@ -105,7 +105,7 @@ def selector(pattern: str | None = None, failing: str | Collection[str] | None =
             rx = re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
-    ids = failing_ids(failing) if isinstance(failing, str) and failing else failing or None
+    ids = failing_ids(failing) if isinstance(failing, str) else failing  # an empty set selects nothing
     if rx is None and ids is None:
         return None
 
