@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
-        GraderResolver(suite, opts.grader, None).check_before_run(suite.tests)
+        GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.ray_executor import RayExecutor, job_for

@@ -104,8 +104,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
                 if name not in graders:
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
-    resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
-    for described in resolver.check_embedders(checked):  # `similar` without an embedding model: an error
+    for described in resolver.check_capabilities(checked):  # e.g. llm-rubric with the builtin grader: an error
         name, _, origin = described.partition(" (")
         graders.setdefault(name, origin.removesuffix(")"))
     from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work

@@ -188,20 +188,16 @@ class GraderResolver:
             self._embedders_used.append(description)
         return embedder
 
-    def check_embedders(self, tests: Iterable[TestSpec]) -> list[str]:
-        """Every embedding metric has an embedding model with a well-formed id (validate; nothing called), else a
-        ConfigError at the assertion; returns the embedders chosen (described, in first-use order)."""
-        chosen_all: list[str] = []
-        for test in tests:
-            self._check_test_embedders(test, chosen_all)
-        return chosen_all
-
-    def check_before_run(self, tests: Iterable[TestSpec]) -> None:
-        """check_support and check_embedders in one pass over the tests (`eval`: a streamed file is read once)."""
+    def check_capabilities(self, tests: Iterable[TestSpec]) -> list[str]:
+        """Before any call (validate and eval, one pass: a streamed file is read once): every graded assertion's
+        grader can perform the steps it needs (llm-rubric with the builtin grader is a ConfigError at the
+        assertion) and every embedding metric has a well-formed embedding model; returns the embedders chosen
+        (described, in first-use order)."""
         chosen: list[str] = []
         for test in tests:
             self._check_test_support(test)
             self._check_test_embedders(test, chosen)
+        return chosen
 
     def _check_test_embedders(self, test: TestSpec, chosen_all: list[str]) -> None:
         for spec in _all(test.asserts):
@@ -221,12 +217,6 @@ class GraderResolver:
                                      key=key, hint=HINT)
             if chosen.describe() not in chosen_all:
                 chosen_all.append(chosen.describe())
-
-    def check_support(self, tests: Iterable[TestSpec]) -> None:
-        """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
-        at the assertion (`validate`): e.g. llm-rubric with the builtin grader. No model is called."""
-        for test in tests:
-            self._check_test_support(test)
 
     def _check_test_support(self, test: TestSpec) -> None:
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
