@@ -32,7 +32,6 @@ from typing import Any
 from evalrun import pkgref
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 
-FILE_PREFIX = "file://"
 _GLOBALS_BASE: dict[str, Any] = {}
 _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
@@ -198,7 +197,7 @@ class UserFunction:
 
 
 def is_file_ref(code: Any) -> bool:
-    return isinstance(code, str) and code.strip().startswith(FILE_PREFIX)
+    return isinstance(code, str) and code.strip().startswith(pkgref.FILE)
 
 
 def compile_user_code(
@@ -270,12 +269,8 @@ def _syntax_hint(code: str, e: SyntaxError) -> str:
 
 def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: str | None,
                base_dir: str | None, default_fn: str | None) -> UserFunction:
-    rest = ref[len(FILE_PREFIX):]
-    path, _, fn_name = rest.partition(":")
-    if os.name == "nt" and len(path) == 1 and fn_name:  # pragma: no cover - drive letter
-        drive_rest, _, fn_name = fn_name.partition(":")
-        path = f"{path}:{drive_rest}"
-    fn_name = fn_name or default_fn or ""
+    path, fn = pkgref.split_ref(ref)
+    fn_name = fn or default_fn or ""
     if not path.endswith(".py"):
         raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
     if not fn_name:

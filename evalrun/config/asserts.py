@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.located import LList, loc_of, loc_of_path
 from evalrun.errors import ConfigError, Location
@@ -46,7 +47,7 @@ def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location |
     """`file://` in an assertion value: code stays a (checked, absolute) reference, other files are loaded."""
     if not files.is_ref(value):
         return value
-    path, _fn = files.split_ref(value)
+    path, _fn = pkgref.split_ref(value)
     if type_ in CODE_TYPES or files.is_code(path):
         return files.absolute_ref(value, base_dir, loc=loc, key=key)
     [found, *more] = files.expand(value, base_dir, loc=loc, key=key)

@@ -16,6 +16,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.csvrows import CsvRow
 from evalrun.errors import ConfigError
@@ -166,7 +167,7 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
     if s.startswith("python:"):
         return {"type": "python", "value": s[len("python:"):].strip()}
     if files.is_ref(s):
-        path, _ = files.split_ref(s)
+        path, _ = pkgref.split_ref(s)
         if path.endswith(".py"):
             return {"type": "python", "value": s}
         if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")):

@@ -20,6 +20,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import check_keys
@@ -145,7 +146,7 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
 
 def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[ProviderSpec]:
     if isinstance(item, str):
-        path, _ = files.split_ref(item)
+        path, _ = pkgref.split_ref(item)
         if files.is_ref(item) and path.lower().endswith(_DATA_EXTS):
             out: list[ProviderSpec] = []
             for p in files.expand(path, base_dir, loc=loc, key=key):

@@ -19,7 +19,7 @@ SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "evalrun.sche
 
 @cache
 def _file_schema() -> dict[str, Any]:
-    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 
 _DEFS = _file_schema()["$defs"]

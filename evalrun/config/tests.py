@@ -14,6 +14,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from evalrun import pkgref
 from evalrun.config import csvtests, files
 from evalrun.config.readers import open_text
 from evalrun.config.readers.csvrows import iter_rows
@@ -147,7 +148,7 @@ TestItem = TestPart | TestFile
 # ---- sources ---------------------------------------------------------------------------------------------------
 
 def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
-    path_s, fn_name = files.split_ref(ref)
+    path_s, fn_name = pkgref.split_ref(ref)
     path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
     fn = load_function(str(path), fn_name or "generate_tests", loc=loc, key=key)
     try:
@@ -169,7 +170,7 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
 
 
 def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> list[TestItem]:
-    path_s, fn = files.split_ref(ref)
+    path_s, fn = pkgref.split_ref(ref)
     if path_s.startswith(("http://", "https://")):
         raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
                              hint="download the sheet as CSV and reference the file")
