@@ -1,14 +1,12 @@
-"""jsonschema errors of a config worded for people: FILE:LINE, key path, plain words, a hint (for schema.py).
-
-An `anyOf` failure descends into the alternative that fits the value's shape; unknown keys get a did-you-mean.
-"""
+"""jsonschema errors of a config worded for people (FILE:LINE, key path, a hint): an `anyOf` failure descends into
+the alternative that fits the value's shape; unknown keys get a did-you-mean."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalrun.config.readers.located import LDict, LList
+from evalrun.config.readers.located import LDict, LList, key_parts
 from evalrun.config.schema_source import runtime_schema
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
@@ -123,13 +121,8 @@ def _allowed_near(err: Any, first: ConfigError) -> list[str]:
 
 
 def _path_of(dotted: str, prefix: str) -> list[Any]:
-    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x'] (the inverse of key_path)."""
-    import re
-
-    if prefix and dotted.startswith(prefix):
-        dotted = dotted[len(prefix):].lstrip(".")
-    return [int(m.group(1)) if m.group(1) is not None else m.group(2)
-            for m in re.finditer(r"\[(\d+)\]|([^.\[\]]+)", dotted)]
+    """The parts of a key path `key_path` made, `prefix` left out."""
+    return key_parts(dotted[len(prefix):].lstrip(".") if prefix and dotted.startswith(prefix) else dotted)
 
 
 def _node_at(doc: Any, dotted: str | None, prefix: str) -> Any:
