@@ -1,17 +1,10 @@
-"""User Python code in configs: inline expressions, multi-line bodies and `file://x.py:fn` references.
+"""User Python code in configs (`python` assertions, transforms, `contextTransform`), promptfoo's forms: one line
+is an expression (``return <code>``), several lines the body of a function (use ``return``), ``file://x.py[:fn]``
+a function of that file (default `default_fn`), relative to `base_dir`.
 
-Shared by `python` assertions, assertion `transform`, test-level transforms and `contextTransform`.
-
-Forms (promptfoo's rules for `python` assertions):
-- one line: an expression, evaluated as ``return <code>``;
-- several lines: the body of ``def main(<params>):`` (use ``return``);
-- ``file://path.py`` or ``file://path.py:fn``: function `fn` (default `get_assert` for assertions, given by
-  `default_fn`) from that file, path relative to `base_dir`.
-
-Syntax errors, missing files and missing functions are ConfigErrors at `loc`/`key`; exceptions raised by the
-user's code at run time are re-raised as AssertionRuntimeError with the message. So are `sys.exit()`/`exit()`,
-`raise KeyboardInterrupt` and other BaseExceptions raised by user code (see `user_exit_message`): they end that
-case as an ERROR, never the run. Cancellation and a real Ctrl-C (tracked by `watch_sigint`) still propagate.
+Syntax errors, missing files and functions are ConfigErrors at `loc`/`key`. At run time, anything user code
+raises (`sys.exit()` and KeyboardInterrupt included, see `user_exit_message`) is an AssertionRuntimeError that
+ends that case as an ERROR; cancellation and a real Ctrl-C (counted by `watch_sigint`) still propagate.
 """
 
 from __future__ import annotations

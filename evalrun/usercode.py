@@ -1,13 +1,9 @@
-"""User code in either language: `file://x.js[:fn]` runs in the shared Node.js process, the rest is Python.
+"""User code in either language: `file://x.js[:fn]` (and TypeScript) runs in the shared Node.js process, the rest
+is Python (evalrun.pyexpr). Without Node.js, JavaScript is a ConfigError at `loc` before any call.
 
-Python follows evalrun.pyexpr (inline expression or body, `file://x.py:fn`). A JavaScript file is called with
-the same arguments (`module.exports = (output, context) => ...`, its `default`, or `:fn`); without Node.js it
-is a ConfigError at `loc` before any call.
-
-Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals,
-what only JavaScript means (`===`, `=>`, `&&`, `JSON.`, `.length`, `const`, `null`, `.trim(`, ...: pyexpr's
-looks_like_javascript), or does not compile as Python but Node.js compiles it. Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
-meaning the same in both).
+Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals, what
+only JavaScript means (pyexpr.looks_like_javascript: `===`, `=>`, `JSON.`, `.length`, `null`, ...), or does not
+compile as Python but Node.js compiles it; anything else is Python.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Load-time template checks: every template compiles and every variable it reads is defined for the test.
 
-Checked: prompts (per test, only the prompts that test runs), assertion values (strings, also inside lists and
-mappings; not code values), assertion `config` strings and metric names. `env` is always defined.
-A variable no var of the test defines is an error when it looks like a typo of one that is defined (did you
-mean `question`?); any other renders as empty text, as promptfoo renders it: a warning at its FILE:LINE
-(config/lenient.py), an error under --strict. Not a typo: a name another test defines, when the close var of
-this test is read by its own templates (two prompts, each test filling one prompt's variables: the first
-test's `system_prompt` is no misspelled `compress_prompt` of the second). Tests are checked in one pass, so
-such a name is a suspect until the pass ends: `Suspects.settle()` then warns of those some test defined and
-returns the others as errors.
-
-Also here: the warning about a `context` list var whose expansion changes what a graded assertion measures.
+Checked: the prompts a test runs, assertion values (not code), assertion `config` strings and metric names.
+An undefined variable close to a defined one is a typo (an error); any other renders as empty text, as in
+promptfoo (a warning; an error under --strict). Not a typo: a name another test defines, when this test's close
+var is read by its own templates; tests are checked in one pass, so such a name is a suspect until
+`Suspects.settle()`. Also here: the warning about a `context` list var that expands under a graded assertion.
 """
 
 from __future__ import annotations

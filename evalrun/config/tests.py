@@ -1,11 +1,9 @@
-"""The tests of a config: every source, one path from a test mapping to a TestSpec (owner of test loading).
+"""The tests of a config (owner of test loading): inline mappings, paths or globs to test files, Python generators
+(`file://gen.py[:fn]`, default `generate_tests`, or `{path, config}`), lists mixing them.
 
-Sources: inline mappings (checked with the whole config); paths or globs (with or without `file://`) to test
-files; Python generators `file://gen.py[:fn]` (default `generate_tests`) or `{path, config}`; lists mixing them.
-Each file format plugs in as a reader of test mappings with their locations (`_FORMATS`): YAML / JSON files are
-read whole (a list of tests or one test), JSONL and CSV files row by row on every pass (`TestFile`: never held,
-so a suite of any size runs in flat memory; its rows are counted and checked on the first pass). Every mapping
-then takes one path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
+Each file format reads test mappings with their locations (`_FORMATS`): YAML / JSON whole, JSONL and CSV row by
+row on every pass (`TestFile`: flat memory; counted and checked on the first pass). Every mapping then takes one
+path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
 """
 
 from __future__ import annotations
