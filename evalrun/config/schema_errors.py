@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalrun.config.readers.located import LDict, LList, key_parts
+from evalrun.config.readers.located import key_parts, loc_of_path
 from evalrun.config.schema_source import runtime_schema
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
@@ -22,15 +22,7 @@ def key_path(parts: Iterable[Any], prefix: str = "") -> str:
 
 def locate(doc: Any, path: Sequence[Any], file: str, line: int = 0) -> Location:
     """Line of the deepest node on `path` that knows its location (`line` for untracked documents)."""
-    node, loc = doc, Location(file, getattr(doc, "line", line))
-    for part in path:
-        in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
-        in_list = isinstance(node, LList) and isinstance(part, int) and part < len(node)
-        if not (in_dict or in_list):
-            break
-        loc = node.loc(part)
-        node = node[part]
-    return loc
+    return loc_of_path(doc, path)[0] or Location(file, getattr(doc, "line", line))
 
 
 _JSON_TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
