@@ -207,16 +207,21 @@ async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what:
     return await _ask(payload, what)
 
 
-def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
-    """`call_js_args` for synchronous callers (template filters rendered inside Jinja2)."""
+def _ask_sync(payload: dict[str, Any], what: str) -> Any:
+    """`_ask` for synchronous callers (config time, template filters rendered inside Jinja2)."""
     proc = _process()
     limit = timeout_s()
     try:
-        reply = proc.request_sync({"code": code, "args": args, "base_dir": base_dir}, timeout=limit)
+        reply = proc.request_sync(payload, timeout=limit)
     except concurrent.futures.TimeoutError:
         proc.kill()
         raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
     return _reply_value(reply, what)
+
+
+def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
+    """`call_js_args` for synchronous callers (template filters rendered inside Jinja2)."""
+    return _ask_sync({"code": code, "args": args, "base_dir": base_dir}, what)
 
 
 async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, context: dict[str, Any]) -> Any:
@@ -229,16 +234,14 @@ async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, cont
 def load_js_provider(path: str, options: dict[str, Any]) -> Any:
     """Import the provider file and construct its class now (config time); its `id()` or None.
     AssertionRuntimeError when the file cannot be loaded or exports no provider class."""
-    reply = _process().request_sync({"provider": path, "options": options, "describe": True}, timeout=30)
-    value = _reply_value(reply, os.path.basename(path))
+    value = _ask_sync({"provider": path, "options": options, "describe": True}, os.path.basename(path))
     return value.get("id") if isinstance(value, dict) else None
 
 
 def check_export(ref: str) -> None:
     """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
     does not export that function."""
-    _reply_value(_process().request_sync({"code": ref, "exports": True, "base_dir": "."}, timeout=30),
-                 ref.rsplit("/", 1)[-1])
+    _ask_sync({"code": ref, "exports": True, "base_dir": "."}, ref.rsplit("/", 1)[-1])
 
 
 _CHECKED: dict[str, str | None] = {}

@@ -42,17 +42,6 @@ def _type_check(t: str | list[str]) -> Check:
     return lambda v: any(_is_type(v, n) for n in names)
 
 
-def _plain_types(alternatives: list[Any]) -> tuple[type, ...] | None:
-    """The classes of an anyOf of only `{type: object|array|string}` alternatives, else None."""
-    out = []
-    for alt in alternatives:
-        if not isinstance(alt, dict) or set(alt) - {"type", "description"} or alt.get("type") not in (
-                "object", "array", "string"):
-            return None
-        out.append(_PY_TYPES[alt["type"]])
-    return tuple(out)
-
-
 class _Compiler:
     """Turns a schema into nested closures once, so checking a document is a few dict lookups per node."""
 
@@ -84,19 +73,15 @@ class _Compiler:
             enum = list(schema["enum"])
             checks.append(lambda v: v in enum)
         if "anyOf" in schema:
-            classes = _plain_types(schema["anyOf"])
-            if classes is not None:  # e.g. [{type: object}, {type: string}]: one isinstance
-                checks.append(lambda v: isinstance(v, classes))
-            else:
-                alts = [self.compile(a) for a in schema["anyOf"]]
+            alts = [self.compile(a) for a in schema["anyOf"]]
 
-                def any_of(v: Any, alts: list[Check | None] = alts) -> bool:  # a loop: no generator per value
-                    for a in alts:  # noqa: SIM110 - any(generator) costs a generator per value
-                        if a is None or a(v):
-                            return True
-                    return False
+            def any_of(v: Any, alts: list[Check | None] = alts) -> bool:
+                for a in alts:  # noqa: SIM110 - any(generator) costs a generator per value
+                    if a is None or a(v):
+                        return True
+                return False
 
-                checks.append(any_of)
+            checks.append(any_of)
         if any(k in schema for k in ("properties", "additionalProperties", "required", "minProperties",
                                      "maxProperties")):
             checks.append(self._object(schema))
