@@ -104,10 +104,9 @@ _NOT_PLAIN = frozenset({
 
 @lru_cache(maxsize=4096)
 def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """(literal pieces, variable names) of a template made of plain text and `{{ name }}` substitutions only (the
-    common prompt), found without Jinja2; the pieces are what Jinja2 prints around the names (len(names) + 1).
-    None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
-    whitespace-control dash, a name in _NOT_PLAIN, or a carriage return (Jinja2 rewrites line ends in text)."""
+    """(literal pieces, variable names) of a template of plain text and `{{ name }}` only (the common prompt), found
+    without Jinja2; the pieces are what Jinja2 prints around the names. None for any other template (a brace
+    outside the substitutions, a name in _NOT_PLAIN, a carriage return: Jinja2 rewrites line ends)."""
     split = _PLAIN_VAR.split(source)
     literals, names = tuple(split[0::2]), tuple(split[1::2])
     if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
@@ -124,10 +123,8 @@ def simple_names(source: str) -> frozenset[str] | None:
 
 @lru_cache(maxsize=4096)
 def parse(source: str) -> jinja2.nodes.Template:
-    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper).
-
-    Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
-    """
+    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper); raises
+    jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test)."""
     import jinja2
     from jinja2 import nodes
 
