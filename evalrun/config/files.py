@@ -1,9 +1,6 @@
-"""`file://` references: paths relative to the config file's folder, `:function` selectors, globs;
-`pkg://PACKAGE/path` (a file inside an installed package) wherever `file://` is accepted.
-
-A `file://` path inside a test file (tests.yaml, rows of tests.jsonl) is relative to the config's folder too, as
-promptfoo resolves it; one that exists only next to the test file is accepted with a warning (`TestFileDir`).
-A user's Python function is loaded by `pyexpr.load_function` (the one importer of user code).
+"""`file://` references (and `pkg://PACKAGE/path` wherever `file://` is accepted): paths relative to the config
+file's folder, globs. A path inside a test file is relative to the config's folder too, as promptfoo resolves it;
+one found only next to the test file is read with a warning (`TestFileDir`).
 """
 
 from __future__ import annotations
