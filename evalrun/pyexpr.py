@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import json
+import math
 import os
 import re
 import signal
@@ -25,7 +27,6 @@ from typing import Any
 from evalrun import pkgref
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 
-_GLOBALS_BASE: dict[str, Any] = {}
 _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
 
@@ -80,17 +81,6 @@ def _sigint_handler() -> Iterator[None]:
     finally:
         if signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, previous)
-
-
-def _base_globals() -> dict[str, Any]:
-    """Modules promptfoo's generated wrapper imports (json) plus a few common helpers."""
-    if not _GLOBALS_BASE:
-        import json
-        import math
-        import re
-
-        _GLOBALS_BASE.update({"json": json, "re": re, "math": math})
-    return dict(_GLOBALS_BASE)
 
 
 class _Object(dict[str, Any]):
@@ -216,7 +206,7 @@ def compile_user_code(
     except SyntaxError as e:
         raise ConfigError.at(loc, f"Python code does not compile: {e.msg}", key=key,
                              hint=_syntax_hint(code, e)) from None
-    namespace = _base_globals()
+    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # what promptfoo's wrapper imports, and two helpers
     exec(compiled, namespace)  # noqa: S102 - defining the user's function is the point
     return UserFunction(namespace["__evalrun_main"], code, tuple(params))
 

@@ -230,10 +230,7 @@ class GraderTrace:
 
     @property
     def tokens(self) -> TokenUsage:
-        total = TokenUsage()
-        for c in self.calls:
-            total = total + c.tokens
-        return total
+        return sum((c.tokens for c in self.calls), TokenUsage())
 
     @property
     def cost(self) -> float:
