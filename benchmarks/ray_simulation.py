@@ -10,15 +10,15 @@ the same server = 3 calls, one after the other):
   2. real `evalrun eval --executor ray` runs on a local Ray instance (this machine has 2 CPUs: 1 and 2 tasks),
      without and with a provider rate limit (a token bucket of `--rate` requests/s answering 429 + Retry-After
      past it), their throughput read from the server's own clock, next to what the model below predicts;
-  3. the driver's own ceiling: records/s it takes in (Collector) and merges (split.merge), on synthetic records.
+  3. the driver's own ceiling: records/s it takes in (split.Intake: parsed, written, tallied), on synthetic records.
 Then the model gives the wall time of 1,000,000 cases over N workers for typical provider rate limits:
 
     per task   X_task = min(j / L_case, 1 / (calls x cpu_call))           cases/s (latency-bound or CPU-bound)
     cluster    X      = min(N x X_task, R / calls, X_driver)               R = the provider's requests/s
-    wall       T      = t_start + t_shard + cases / X + cases / X_merge
+    wall       T      = t_start + t_shard + cases / X
 where t_shard is a task's time to load the suite and find its own cases (it counts every test's cases and builds
-only its own: run/split.py), X_driver the records/s the driver takes in, and X_merge the records/s of the final
-in-order merge.
+only its own: run/split.py) and X_driver the records/s the driver takes in (written as they arrive: no final
+merge since the driver and --workers share split.Intake).
 
 Figures in benchmarks/README.md ("Ray executor") come from this script.
 """
@@ -127,11 +127,13 @@ def model_rate(tasks: int, j: int, cpu_call: float, rate: float | None, l_case: 
     return min(total, rate / CALLS if rate else float("inf"), driver)
 
 
-def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
-    """(records/s the Collector takes in, records/s merge writes in order) on synthetic graded records."""
+def driver_ceiling(n: int = 200_000) -> float:
+    """Records/s the driver's intake takes in (parsed, written, tallied) on synthetic graded records."""
+    from evalrun import jsonfast
+    from evalrun.run.options import RunOptions
     from evalrun.run.progress import Progress
-    from evalrun.run.ray_executor import Collector
-    from evalrun.run.split import merge
+    from evalrun.run.split import Intake
+    from evalrun.types import Suite
 
     rec = {"id": "x", "index": 0, "status": "pass", "output": ANSWER, "vars": {"n": "1", "context": ANSWER},
            "tokens": {"prompt": 20, "completion": 5, "total": 25, "cached": 0},
@@ -144,17 +146,16 @@ def driver_ceiling(n: int = 200_000) -> tuple[float, float]:
             batch = []
             for i in range(start, min(n, start + 500)):
                 rec["index"], rec["id"] = i, f"c{i}"
-                batch.append((i, "pass", (json.dumps(rec) + "\n").encode()))
+                batch.append((json.dumps(rec) + "\n").encode())
             batches.append(batch)
-        c = Collector(Path(tmp) / "spool.jsonl", Progress(None, enabled=False))
+        suite = Suite(description=None, prompts=(), providers=(), tests=(), files=(str(Path(tmp) / "c.yaml"),))
+        c = Intake(suite, RunOptions(results_file=Path(tmp) / "r.jsonl"), Progress(None, enabled=False))
         t0 = time.perf_counter()
-        for k, batch in enumerate(reversed(batches)):  # out of order, as arrivals are
-            c.take(k % 4, batch)
-        c.close()
-        take = n / (time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        merge([Path(tmp) / "spool.jsonl"], Path(tmp) / "merged.jsonl")
-        return take, n / (time.perf_counter() - t0)
+        for batch in reversed(batches):  # out of order, as arrivals are
+            for line in batch:
+                c.take(jsonfast.loads(line), line)
+        c.close("finished")
+        return n / (time.perf_counter() - t0)
 
 
 def shard_walk_s(cases: int = 100_000) -> float:
@@ -183,10 +184,9 @@ def main() -> None:
     ap.add_argument("--skip-real", action="store_true", help="only the model and the driver ceiling")
     args = ap.parse_args()
 
-    take, merged = driver_ceiling()
+    take = driver_ceiling()
     walk = shard_walk_s()
-    print(f"driver: takes in {take:,.0f} records/s, merges {merged:,.0f} records/s; a task loads and selects "
-          f"at {1 / walk:,.0f} suite cases/s")
+    print(f"driver: takes in {take:,.0f} records/s; a task loads and selects at {1 / walk:,.0f} suite cases/s")
     cpu_call = 0.007  # the issue's figure; measured below unless --skip-real
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -217,10 +217,10 @@ def main() -> None:
                       f"{srv.limited} | {wall:.1f} s ({summary['passed']} passed, {summary['errors']} errors) |")
 
     cases, t_start = 1_000_000, 10.0
-    fixed = t_start + cases * walk + cases / merged
+    fixed = t_start + cases * walk
     print(f"\nmodel: {cases:,} graded cases ({CALLS:,} calls each, {LATENCY * 1000:.0f} ms per call), "
           f"-j 32 per worker, cpu_call {cpu_call * 1000:.1f} ms; fixed costs {fixed:,.0f} s (Ray start "
-          f"{t_start:.0f} s, expansion walk {cases * walk:,.0f} s, final merge {cases / merged:,.0f} s)")
+          f"{t_start:.0f} s, expansion walk {cases * walk:,.0f} s)")
     limits = [(None, "none"), (500 / 60, "500 RPM"), (10_000 / 60, "10k RPM"), (30_000 / 60, "30k RPM"),
               (150_000 / 60, "150k RPM")]
     workers = (1, 4, 16, 64, 256)

@@ -1,11 +1,5 @@
-"""The public Python API.
-
-    from evalrun.api import evaluate
-    outcome = evaluate("evalrun.yaml", max_concurrency=8)
-    outcome.summary                    # {"passed", "failed", "errors", "total", "pass_rate", "duration_s", ...}
-    for result in outcome.iter_results(): ...   # result records (docs/running.md, results contract)
-
-`evaluate()` is synchronous and calls `asyncio.run` once; from async code await `evaluate_async()`.
+"""The public Python API: `evaluate("evalrun.yaml", max_concurrency=8)` returns the outcome (`.summary`,
+`.iter_results()`: docs/running.md); it calls `asyncio.run` once; from async code await `evaluate_async()`.
 """
 
 from __future__ import annotations
@@ -26,12 +20,10 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
                          results_file: str | Path | None = None, outputs: Sequence[str] = (),
                          filter_pattern: str | None = None, filter_first_n: int | None = None,
                          history: bool = False, strict: bool | None = None) -> RunOutcome:
-    """Load, run and (optionally) write reports; returns the outcome. ConfigError for a bad config.
-
-    Without `results_file` the results go to .evalrun/runs/RUN_ID.jsonl next to the config; `history=True`
-    records the run in .evalrun/history.sqlite as `evalrun eval` does (for `evalrun compare`). What promptfoo
-    lets pass (an undefined template variable, a key it drops) is issued as an evalrun.errors.ConfigWarning,
-    or raised as a ConfigError with `strict=True` (default: EVALRUN_STRICT), as `evalrun eval --strict` does."""
+    """Load, run and write the `outputs` reports; returns the outcome (ConfigError for a bad config). Results go to
+    `results_file`, else .evalrun/runs/RUN_ID.jsonl next to the config; `history=True` records the run for
+    `evalrun compare`. What promptfoo lets pass is a ConfigWarning, or a ConfigError with `strict=True` (default:
+    EVALRUN_STRICT)."""
     import warnings
 
     from evalrun import config, report

@@ -1,7 +1,6 @@
-"""The on-disk response cache: SQLite (WAL) under the user cache directory, successes only, keyed by the sha256 of
-the canonical request with secrets left out, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else
-~/.cache/evalrun)/responses.sqlite. Operations are short synchronous statements on local disk, serialised by a
-lock, so the cache is safe to use from asyncio tasks (and threads) of one run, and from concurrent runs.
+"""The response cache: SQLite (WAL), successes only, keyed by the sha256 of the canonical request without its
+secrets, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun)/responses.sqlite. Short
+statements under a lock: safe across a run's tasks and threads and across concurrent runs.
 """
 
 from __future__ import annotations

@@ -34,6 +34,15 @@ def _configs(p: argparse.ArgumentParser) -> None:
                    help="keys promptfoo ignores (warnings by default) are errors")
 
 
+def _results(p: argparse.ArgumentParser) -> None:
+    """What `eval` and `merge` share: the reports, the table, the exit code's threshold."""
+    p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                   help="write results; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+    p.add_argument("--no-table", action="store_true", help="do not print the results table")
+    p.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
+                   help="exit 0 when at least PCT%% of cases pass")
+
+
 def _history(p: argparse.ArgumentParser) -> None:
     p.add_argument("-c", "--config", default=None, metavar="CONFIG",
                    help="read the history next to this config (default: .evalrun in the current folder)")
@@ -47,8 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="run a suite and report results")
     _configs(ev)
-    ev.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                    help="write results; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+    _results(ev)
     ev.add_argument("-j", "--max-concurrency", type=int, default=None, metavar="N",
                     help="concurrent cases (default 4, or evaluateOptions.maxConcurrency)")
     ev.add_argument("--repeat", type=int, default=None, metavar="N", help="run each case N times")
@@ -60,7 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--filter-pattern", metavar="REGEX", help="only tests whose description matches")
     ev.add_argument("--filter-first-n", type=int, metavar="N", help="only the first N cases")
     ev.add_argument("--filter-failing", metavar="RESULTS", help="only cases that failed or errored in RESULTS")
-    ev.add_argument("--no-table", action="store_true", help="do not print the results table")
     ev.add_argument("--no-progress-bar", action="store_true", help="no progress bar")
     ev.add_argument("--resume", nargs="?", const="", default=None, metavar="RESULTS_JSONL",
                     help="continue an interrupted run, skipping cases already in its results file")
@@ -84,21 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="shards (Ray tasks) to split the cases into (default: the cluster's CPUs)")
     ev.add_argument("--dry-run", action="store_true",
                     help="load and expand, call nothing; print the calls the run would make")
-    ev.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
-                    help="exit 0 when at least PCT%% of cases pass")
     ev.add_argument("--format", choices=["console", "github"], default=None, dest="format",
                     help="github: also print ::error annotations at each failing test's line and write the job "
                          "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
 
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
-    me.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                    help="write the merged results; format from extension: .json .jsonl .csv .xml .html")
     me.add_argument("--results-file", metavar="JSONL", default=None,
                     help="the merged results file (default .evalrun/merged.jsonl)")
-    me.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
-                    help="exit 0 when at least PCT%% of cases pass")
-    me.add_argument("--no-table", action="store_true", help="do not print the results table")
+    _results(me)
 
     va = sub.add_parser("validate", help="load and check config(s) without calling anything")
     _configs(va)

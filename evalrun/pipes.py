@@ -1,9 +1,5 @@
-"""Standard output that may be closed early: `evalrun eval ... | head -1` must end quietly.
-
-`guard_stdout()` wraps sys.stdout so that a BrokenPipeError on write or flush silently switches it (and file
-descriptor 1) to os.devnull: the run goes on, writes its -o reports and results, and exits with its own code.
-Characters stdout cannot encode (a lone surrogate from a test's JSON, anything beyond ASCII under a C locale) are
-printed as backslash escapes instead of ending the run.
+"""`evalrun eval ... | head -1` ends quietly: a broken stdout is switched to os.devnull and the run goes on
+(reports, results, its own exit code); characters stdout cannot encode are printed as backslash escapes.
 """
 
 from __future__ import annotations

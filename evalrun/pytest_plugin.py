@@ -3,14 +3,10 @@
     pytest evals/suite.yaml              a suite given on the command line (.yaml, .yml, .json)
     pytest                               plus files matching the `evalrun_files` ini patterns (evalrun_*.yaml)
 
-One pytest item per case (test x var combination x provider x prompt x repeat), named
-`description[provider]` (`-k` selects on it). A FAIL case fails with the failing assertions' reasons (graded ones
-with their claims and verdicts); an ERROR case is a pytest error (raised in setup); every item carries the
-graded details in an `evalrun` report section and its status and score as JUnit properties.
-
-Cases are not run one by one: the first selected item of a file runs every selected case of that file in one
-`asyncio.run` through evalrun's Runner (same concurrency, cache and grader options as `evalrun eval`), then each
-item reports its own result. Nothing of evalrun is imported until a suite file is collected.
+One item per case, named `description[provider]`. FAIL fails with the failing assertions' reasons, ERROR is a
+pytest error (in setup); each item carries the graded details in an `evalrun` report section and its status and
+score as JUnit properties. The first selected item of a file runs all the file's selected cases in one
+`asyncio.run` through the Runner. Nothing of evalrun is imported until a suite file is collected.
 """
 
 from __future__ import annotations
@@ -109,7 +105,7 @@ class EvalrunFile(pytest.File):
 
     def collect(self) -> Iterator[EvalrunItem]:
         from evalrun import config, expand
-        from evalrun.commands.evaluate import parse_vars
+        from evalrun.commands.validate import parse_vars
         from evalrun.errors import ConfigWarning
 
         cli_vars = parse_vars(list(self.config.getoption("evalrun_var") or []))

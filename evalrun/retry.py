@@ -1,6 +1,5 @@
-"""The retry policy for model calls: bounded attempts (EVALRUN_MAX_RETRIES, default 5), tenacity's exponential
-back-off with jitter, Retry-After honoured. Only `ProviderError`s marked retryable are retried (rate limits, 408,
-5xx, connection errors, timeouts); every other error fails at once.
+"""The retry policy for model and HTTP calls: EVALRUN_MAX_RETRIES attempts (default 5), tenacity's exponential
+back-off with jitter, Retry-After honoured; only `ProviderError`s marked retryable are retried.
 """
 
 from __future__ import annotations
@@ -107,32 +106,21 @@ class RetryPolicy:
 
 def describe_retry(attempt: int, total: int, error: ProviderError, wait: float) -> str:
     """The progress line for a retry, e.g. ``retry 2/5 after 429 (Retry-After 1s)``."""
-    cause = str(error.status) if error.status else _short_cause(error)
-    if error.retry_after is not None:
-        return f"retry {attempt}/{total} after {cause} (Retry-After {_fmt_seconds(wait)})"
-    return f"retry {attempt}/{total} after {cause} (back-off {_fmt_seconds(wait)})"
-
-
-def _short_cause(error: ProviderError) -> str:
     text = str(error).lower()
-    if "timed out" in text or "timeout" in text:
-        return "timeout"
-    if "connect" in text:
-        return "connection error"
-    return "error"
-
-
-def _fmt_seconds(seconds: float) -> str:
-    return f"{seconds:g}s" if seconds == int(seconds) else f"{seconds:.2f}s"
+    if error.status:
+        cause = str(error.status)
+    elif "timed out" in text or "timeout" in text:
+        cause = "timeout"
+    else:
+        cause = "connection error" if "connect" in text else "error"
+    seconds = f"{wait:g}s" if wait == int(wait) else f"{wait:.2f}s"
+    return f"retry {attempt}/{total} after {cause} ({'back-off' if error.retry_after is None else 'Retry-After'} {seconds})"
 
 
 async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
                             on_retry: OnRetry | None = None) -> T:
-    """Await `fn()` until it succeeds, raises a non-retryable error, or `policy.attempts` are used up.
-
-    `on_retry(next_attempt, total, error, wait_seconds)` is called before each back-off. The last error is
-    re-raised as is (a ProviderError), so its message names the status and model.
-    """
+    """Await `fn()` until it succeeds, raises a non-retryable error, or `policy.attempts` are used up (the last
+    error re-raised as it is); `on_retry(next_attempt, total, error, wait_seconds)` before each back-off."""
     try:  # the first attempt without tenacity's machinery (~0.3 ms of CPU per call): most calls succeed
         return await fn()
     except ProviderError as e:

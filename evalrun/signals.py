@@ -1,11 +1,9 @@
-"""Ctrl-C and SIGTERM on the command line: stop cleanly at any moment, with the documented exit code (130, 143).
+"""Ctrl-C and SIGTERM on the command line: a clean stop at any moment, exit code 130 or 143.
 
-cli.main runs under `exit_on_interrupt`, the run under `sigterm_as_sigint` (summary and reports written). Until
-the run nothing needs saving, and a KeyboardInterrupt raised in the middle of an import is not safe to catch: it
-can crash a C extension (orjson: SIGSEGV), be swallowed by the import system (the run then goes on), or become a
-config error that blames the user's file. So until then Ctrl-C exits at once. A SIGINT that the parent ignores (a
-background job of a shell script) stays ignored; SIGTERM stops the run either way. This module imports only what
-the interpreter has already loaded, so the handler is in place within milliseconds.
+Until the run nothing needs saving, and a KeyboardInterrupt raised mid-import is not safe to catch (it can crash
+a C extension, be swallowed, or blame the user's config), so `exit_on_interrupt` exits at once; the run goes under
+`sigterm_as_sigint` (summary and reports written). A SIGINT the parent ignores stays ignored. Imports only what the
+interpreter has loaded, so the handler is in place within milliseconds.
 """
 
 from __future__ import annotations

@@ -7,9 +7,6 @@
         check(answer, [{"type": "faithfulness", "threshold": 0.8}, {"type": "icontains", "value": "canberra"}],
               vars={"context": "Canberra is the capital of Australia."})
 
-`check` raises AssertionError when an assertion fails (the message lists each failing assertion's reason and, for
-graded ones, the claims and verdicts), EvalrunError when an assertion could not be evaluated (a grader error),
-ConfigError for a malformed assertion; it returns the result record (results contract) when all pass.
 The assertions run through the same runner, grader selection and cache as `evalrun eval`.
 """
 
@@ -96,11 +93,8 @@ async def check_async(output: Any, assertions: Any, *, vars: Mapping[str, Any] |
 
 def check(output: Any, assertions: Any, *, vars: Mapping[str, Any] | None = None,
           grader: str | None = None) -> dict[str, Any]:
-    """Run `assertions` (a list of assertion mappings as in YAML, or one) on `output`.
-
-    `vars` are the test's vars (e.g. `context` and `query` for graded RAG assertions); `grader` is a model id or
-    "builtin" (default: EVALRUN_GRADER, else the builtin grader). Returns the result record when every assertion
-    passes; raises AssertionError on a failure, CheckError when an assertion could not be evaluated, ConfigError
-    for a malformed assertion.
-    """
+    """Run `assertions` (assertion mappings as in YAML, or one) on `output`, with the test's `vars` and a grader
+    (a model id or "builtin"; default: EVALRUN_GRADER, else builtin). Returns the result record when all pass;
+    raises AssertionError on a failure (each failing assertion's reason, graded ones with their claims and
+    verdicts), CheckError when an assertion could not be evaluated, ConfigError for a malformed one."""
     return asyncio.run(check_async(output, assertions, vars=vars, grader=grader))

@@ -1,4 +1,4 @@
-"""A grader that is any evalrun provider (grading/provider_grader.py): http and python graders end to end, the
+"""A grader that is any evalrun provider (grading/select.py, grading/llm.py): http and python graders end to end, the
 prompt a provider-grader receives, a bad grader id at FILE:LINE before any call, a failing grader is an ERROR."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from evalrun.api import evaluate
 from evalrun.errors import ConfigError
-from evalrun.grading.provider_grader import prompt_text
+from evalrun.grading.llm import prompt_text
 from evalrun.run.store import read_records
 from tests.fakeserver import FakeOpenAI
 

@@ -58,7 +58,7 @@ derivedMetrics: [{name: twice, value: 'hi * 2'}]
 
 
 def _records(path: Path) -> list[dict[str, object]]:
-    """The records by case index (a local run writes them as cases finish; merge writes expansion order)."""
+    """The records by case index (written as cases finish)."""
     out = []
     for line in path.read_text().splitlines():
         rec = json.loads(line)
@@ -81,8 +81,7 @@ def test_ray_run_equals_the_unsharded_run(tmp_path: Path) -> None:
     assert len(want) == 32
     assert got == want  # the same cases, the same records
     lines = (tmp_path / "ray.jsonl").read_text().splitlines()
-    assert [json.loads(x)["index"] for x in lines] == list(range(32))  # written in expansion order, as merge does
-    assert not list(tmp_path.glob("*spool*"))
+    assert sorted(json.loads(x)["index"] for x in lines) == list(range(32))  # each case once, as they arrived
     s_want = json.loads((tmp_path / "local.json").read_text())["summary"]
     s_got = json.loads((tmp_path / "ray.json").read_text())["summary"]
     for key in ("passed", "failed", "errors", "total", "pass_rate", "metrics", "derived_metrics", "tokens", "cost",

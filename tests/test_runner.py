@@ -41,7 +41,7 @@ def test_pass_fail_and_results_file(tmp_path: Path) -> None:
     assert records[0]["output"] == "hello world" and records[0]["prompt"] == "hello world"
     assert [a["type"] for a in records[0]["assertions"]] == ["contains", "icontains"]
     assert records[2]["assertions"][0]["type"] == "not-contains"
-    assert [r.status for r in out.rows()] == ["pass", "fail", "fail"]
+    assert [r["status"] for r in out.iter_results()] == ["pass", "fail", "fail"]
     assert [rec["id"] for rec in out.iter_results()] == [r["id"] for r in records]
 
 

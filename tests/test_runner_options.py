@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.commands.evaluate import exit_code, parse_vars
+from evalrun.commands.evaluate import exit_code
+from evalrun.commands.validate import parse_vars
 from evalrun.errors import UsageError
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress, wanted

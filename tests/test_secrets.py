@@ -21,8 +21,8 @@ def test_scrubber_redacts_strings_keys_and_fixes_non_finite_numbers() -> None:
     s = Scrubber(["sk-abcdefgh12345", "short"])
     rec = {"error": "Bearer sk-abcdefgh12345 rejected", "score": float("nan"), "w": float("inf"),
            "vars": {"sk-abcdefgh12345": ["x sk-abcdefgh12345"]}, "short": "short"}
-    assert s.record(rec) == {"error": f"Bearer {REDACTED} rejected", "score": None, "w": None,
-                             "vars": {REDACTED: [f"x {REDACTED}"]}, "short": "short"}
+    assert s.encoded(rec)[0] == {"error": f"Bearer {REDACTED} rejected", "score": None, "w": None,
+                                 "vars": {REDACTED: [f"x {REDACTED}"]}, "short": "short"}
 
 
 def test_env_secret_names() -> None:

@@ -96,7 +96,7 @@ def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, co
     assert main(["validate"]) == 2
     assert "no config given" in capsys.readouterr().err
     assert main(["validate", str(config), "--var", "novalue"]) == 2
-    assert "--var expects NAME=VALUE" in capsys.readouterr().err
+    assert "is not KEY=VALUE" in capsys.readouterr().err
     assert main(["validate", "missing.yaml"]) == 2
     assert "config file not found: missing.yaml" in capsys.readouterr().err
 

@@ -171,7 +171,7 @@ def test_ctrl_c_stops_every_worker_keeps_finished_cases_and_resume_completes(tmp
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while True:  # until both workers have written results (however slow the machine)
-        spools = list(tmp_path.glob(".evalrun-workers-*/[01].jsonl"))
+        spools = list(tmp_path.glob(".evalrun-workers-*/[01]/part.jsonl"))
         if len(spools) == 2 and all(p.stat().st_size for p in spools):
             break
         assert proc.poll() is None and time.monotonic() < deadline, "the workers wrote no result within 120 s"

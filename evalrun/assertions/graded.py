@@ -156,8 +156,7 @@ class GradedAssertion(Assertion):
         A grader that cannot perform this metric's steps (Grader.supports) is a GraderError before any call
         (`validate` reports the same as a config error)."""
         from evalrun.errors import GraderError
-        from evalrun.grading.checked import Checked
-        from evalrun.grading.steps import CHOOSE_LLM, unsupported
+        from evalrun.grading.steps import CHOOSE_LLM, Checked, unsupported
 
         grader = ctx.grader(self.spec)
         message = unsupported(grader, self.spec.type, self.grading_steps())

@@ -1,11 +1,9 @@
-"""`evalrun eval`: load, expand, run (one asyncio.run), report, exit code; `evalrun merge`: the shards of a run
-(`eval --shard K/N`) as one report and exit code; `evalrun report`: any report rebuilt from a results file.
+"""`evalrun eval`, `evalrun merge` (the shards of `eval --shard K/N` as one run) and `evalrun report` (reports
+rebuilt from a results file).
 
-Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides;
---pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD turn it into 0 when enough passed); 2 config and usage
-errors; 1 internal errors; 130 interrupted by Ctrl-C, 143 by SIGTERM (summary and -o reports written, results
-kept: continue with --resume). A --filter-pattern or --filter-failing that selects no case is also exit 2 (with a
-warning on stderr), never a silent success.
+Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides it;
+--pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD make it 0 when enough passed); 2 config and usage errors, and
+filters that select no case; 1 internal errors; 130 Ctrl-C, 143 SIGTERM (reports written, `--resume` continues).
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report
+from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
@@ -30,20 +29,11 @@ from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
+from evalrun.types import Suite
 
 DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
 EXIT_USAGE = 2
-
-
-def parse_vars(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
-        out[key.strip()] = value
-    return out
 
 
 def config_paths(args: argparse.Namespace) -> list[str]:
@@ -108,35 +98,28 @@ def output_format(chosen: str | None) -> str:
     return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
 
 
-def _workers(args: argparse.Namespace, ray: Any) -> int:
-    """`--workers N` checked (1 when not given)."""
-    text = getattr(args, "workers", None)
-    if text is None:
-        return 1
+def _executors(args: argparse.Namespace) -> tuple[Any, int]:
+    """(RaySettings for `--executor ray` or None, `--workers` N or 1), checked before the config loads: a missing
+    `ray` extra is a usage error at once."""
+    ray = None
+    if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
+        from evalrun.run.ray_executor import check_args
+
+        ray = check_args(args.executor, args.ray_address, args.ray_tasks, shard=args.shard)
+    if args.workers is None:
+        return ray, 1
     if ray is not None:
         raise UsageError("--workers and --executor ray do not combine: Ray spreads the cases itself",
                          key="--workers", hint="set the number of Ray tasks with --ray-tasks N")
     from evalrun.run.workers import parse
 
-    return parse(text)
-
-
-def _ray_settings(args: argparse.Namespace) -> Any:
-    """RaySettings for `--executor ray` (checked, Ray importable), else None."""
-    executor = getattr(args, "executor", None)
-    address, tasks = getattr(args, "ray_address", None), getattr(args, "ray_tasks", None)
-    if executor != "ray" and address is None and tasks is None:
-        return None
-    from evalrun.run.ray_executor import check_args
-
-    return check_args(executor, address, tasks, shard=args.shard)
+    return ray, parse(args.workers)
 
 
 def run(args: argparse.Namespace) -> int:
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
-    ray = _ray_settings(args)  # before loading: a missing `ray` extra is a usage error at once
-    workers = _workers(args, ray)
+    ray, workers = _executors(args)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
     paths, strict = config_paths(args), True if getattr(args, "strict", False) else None
@@ -174,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
-        GraderResolver(suite, opts.grader, None).check_before_run(suite.tests)
+        GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.ray_executor import RayExecutor, job_for
@@ -253,13 +236,6 @@ def merge(args: argparse.Namespace) -> int:
     return exit_code(outcome.summary, args.pass_rate_threshold)
 
 
-class _Suite:
-    """What reports read of a suite when there is none: description and config files."""
-
-    description = None
-    files: list[str] = []
-
-
 def rebuild_reports(args: argparse.Namespace) -> int:
     """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: after a SIGKILL (or a run without `-o`) the
     results file still holds every finished case; this writes any report from it (or from a `-o .json` report),
@@ -278,7 +254,7 @@ def rebuild_reports(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         jsonl = store.as_jsonl(path, stack, key="RESULTS", hint=hint)
         latest: dict[str, tuple[int, dict]] = {}
-        for offset, rec in store.indexed(jsonl, key="RESULTS", hint=hint, shown=path):
+        for offset, rec in store.read_records(jsonl, key="RESULTS", hint=hint, shown=path):
             latest[rec["id"]] = (offset, rec)
         tally = Tally()
         for offset, rec in latest.values():
@@ -286,7 +262,7 @@ def rebuild_reports(args: argparse.Namespace) -> int:
         if not latest:
             raise UsageError(f"{args.results!r} holds no result records", key="RESULTS")
         tally.finished = tally.started
-        outcome = RunOutcome(_Suite(), tally, jsonl)  # type: ignore[arg-type]
+        outcome = RunOutcome(Suite(description=None, prompts=(), providers=(), tests=(), files=()), tally, jsonl)
         for out in args.output:
             report.write(out, outcome)
     print(f"Wrote {', '.join(args.output)} from {len(latest)} results in {args.results}")

@@ -1,12 +1,7 @@
-"""`evalrun init [DIR] [--template rag|basic]`: scaffold a suite that passes offline, ready for CI: evalrun.yaml
-(rag: a small RAG app, app.py, checked with graded metrics; basic: echo), `.evalrun/` in .gitignore, and
-.github/workflows/evalrun.yml at the git repository's root when DIR is inside one, else in DIR.
-
-The workflow installs this very evalrun: `evalrun-llm==VERSION` from the package index, or the pinned git commit
-or URL it was installed from (PEP 610's direct_url.json). A copy installed from a local folder or file has no
-source CI can reach: init says so and the workflow names the version on the index.
-
-Refuses to overwrite: when any file it would create exists, it writes nothing and exits 2.
+"""`evalrun init [DIR] [--template rag|basic]`: a suite that passes offline (rag: a small RAG app checked with
+graded metrics; basic: echo), `.evalrun/` in .gitignore, and a GitHub workflow at the git root (else in DIR)
+that installs this very evalrun (its version on the index, or the commit or URL it came from: PEP 610). Writes
+nothing when any file it would create exists (exit 2).
 """
 
 from __future__ import annotations

@@ -13,18 +13,20 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from evalrun.config.selection import count_combinations
 from evalrun.errors import ConfigError, Location, UsageError
+from evalrun.expand import count_cases, pairs
 from evalrun.types import AssertionSpec, Suite, TestSpec
 
 
 def parse_vars(items: Iterable[str]) -> dict[str, str]:
-    """`--var k=v` options -> dict; a missing `=` is a usage error."""
+    """`--var K=V` options (eval, validate, pytest's --evalrun-var) -> dict; a missing `=` is a usage error."""
     out: dict[str, str] = {}
     for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(f"--var expects NAME=VALUE, got {item!r}", hint="for example --var topic=cats")
-        out[name.strip()] = value
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
+        out[key.strip()] = value
     return out
 
 
@@ -58,19 +60,9 @@ class Tally:
         self.counts: dict[str, int] = {}
         self.no_case: list[str] = []  # warnings: tests that run no case
         self.relevant: list[tuple[TestSpec, int]] = []  # tests with graded/embedding/classifier assertions
-        self._by_handler: dict[Any, tuple[str, bool]] = {}  # one assertion's (full type, relevant), by handler
 
     def add(self, test: TestSpec, n_pairs: int, expand: bool) -> None:
-        vars_ = test.vars
-        combos = 1
-        if expand:
-            for v in vars_.values():
-                if isinstance(v, list):  # only list vars expand (most tests have none: no import, no count)
-                    from evalrun.expand import count_combinations
-
-                    combos = count_combinations(vars_, expand)
-                    break
-        n_cases = n_pairs * combos if n_pairs else 0
+        n_cases = n_pairs * count_combinations(test.vars, expand) if n_pairs else 0
         self.cases += n_cases
         if n_cases == 0:
             where = f"{test.loc}: " if test.loc else ""
@@ -78,36 +70,13 @@ class Tally:
 
             self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
-        # equal handlers are equal assertions (one handler per distinct assertion): counted alike
-        counts, by_handler = self.counts, self._by_handler
         relevant = False
-        n = 0
-        for s in test.asserts:
-            handler = s.handler  # a loaded assertion always has its handler
-            info = by_handler.get(handler) if handler is not None and not s.children else None
-            if info is None:
-                if handler is None or s.children:  # an assert-set: its children counted too
-                    types, walked_relevant = _walked_counts((s,))
-                    for full_type in types:
-                        counts[full_type] = counts.get(full_type, 0) + 1
-                    n += len(types)
-                    relevant = relevant or walked_relevant
-                    continue
-                if len(by_handler) >= 4096:
-                    by_handler.clear()
-                info = by_handler[handler] = (s.full_type, _relevant(s))
-            full_type = info[0]
-            counts[full_type] = counts.get(full_type, 0) + 1
-            n += 1
-            relevant = relevant or info[1]
-        self.assertions += n
+        for spec in _walk(test.asserts):  # an assert-set's children counted too
+            self.counts[spec.full_type] = self.counts.get(spec.full_type, 0) + 1
+            self.assertions += 1
+            relevant = relevant or _relevant(spec)
         if relevant:
             self.relevant.append((test, n_cases))
-
-
-def _walked_counts(specs: tuple[AssertionSpec, ...]) -> tuple[tuple[str, ...], bool]:
-    walked = list(_walk(specs))
-    return tuple(s.full_type for s in walked), any(_relevant(s) for s in walked)
 
 
 def _relevant(spec: AssertionSpec) -> bool:
@@ -126,7 +95,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
     graded = graded_evals = 0
     checked = [test for test, _ in tally.relevant]
     for test, n_cases in tally.relevant:
-        for spec in _walk(test.asserts) if any(s.children for s in test.asserts) else test.asserts:
+        for spec in _walk(test.asserts):
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases * reps
@@ -135,8 +104,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
                 if name not in graders:
                     _build_grader(resolver, spec, test, origin, suite)
                 graders.setdefault(name, origin)
-    resolver.check_support(checked)  # e.g. llm-rubric with the builtin grader: an error before any call
-    for described in resolver.check_embedders(checked):  # `similar` without an embedding model: an error
+    for described in resolver.check_capabilities(checked):  # e.g. llm-rubric with the builtin grader: an error
         name, _, origin = described.partition(" (")
         graders.setdefault(name, origin.removesuffix(")"))
     from evalrun.grading.classifiers import check_suite  # imports asyncio: only when there is work
@@ -147,18 +115,11 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
 
 def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
     """The validate summary: integer counts plus details (`tally`: collected while loading, else a pass)."""
-    from evalrun.expand import count_cases, pairs
-
     if tally is None:
         tally = Tally()
-        pair_counts: dict[tuple[Any, Any], int] = {}  # by the test's provider/prompt filters
         for test in suite.tests:
             expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
-            fkey = (test.providers, test.prompts)
-            n_pairs = pair_counts.get(fkey)
-            if n_pairs is None:
-                n_pairs = pair_counts[fkey] = len(pairs(suite, test))
-            tally.add(test, n_pairs, expand)
+            tally.add(test, len(pairs(suite, test)), expand)
     graders: dict[str, str] = {}
     graded = graded_evals = 0
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))

@@ -1,20 +1,11 @@
 """Classification providers for promptfoo's `classifier` assertion: text -> {class label: score}.
 
-Chosen like promptfoo's grading provider of kind `classification`: the assertion's `provider`, else the test's
-`options.provider` (a provider map's `classification` entry, or the id itself when it names a classifier),
-else the env var EVALRUN_CLASSIFIER. Kinds:
-
-- `huggingface:text-classification:MODEL`: the Hugging Face inference API (POST `{"inputs": text}`; the reply
-  `[[{label, score}, ...]]`, or the flat list newer endpoints return). `config.apiEndpoint` points it at any
-  server speaking that protocol (a local text-embeddings-inference / HF endpoint); `config.apiKey`, else
-  HF_TOKEN / HF_API_TOKEN, is sent as a bearer token.
-- `huggingface:token-classification:MODEL`: same API; each entity group scores its highest-scoring span.
-- `file://classify.py[:fn]` (or `python:classify.py[:fn]`): a Python function `call_classification_api(prompt,
-  options)` (sync or async) returning `{"classification": {label: score}}` or `{"error": "..."}`, as
-  promptfoo's python provider does.
-
-There is no offline default: without a classifier the assertion is a config error at `validate` (and an ERROR
-in a run), never a pass. Requests are not cached.
+Chosen like promptfoo's `classification` grading provider: the assertion's `provider`, else the test's
+`options.provider`, else EVALRUN_CLASSIFIER (docs/metrics.md). Kinds: `huggingface:text-classification:MODEL`
+and `huggingface:token-classification:MODEL` (the Hugging Face inference API, or any server speaking it at
+`config.apiEndpoint`), and a Python file's `call_classification_api(prompt, options)`, as promptfoo's python
+provider. There is no offline default: without a classifier the assertion is a config error (an ERROR in a
+run), never a pass. Requests are not cached.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Embedders: text -> vectors for the embedding metrics (`similar`, `answer-relevance`).
 
-An embedder is chosen like a grader (promptfoo's order, `choose`): the assertion's `provider` (a provider map's
-`embedding` entry, or the id itself), else the test's `options.provider` (its `embedding` entry, or the id),
-else the env var EVALRUN_EMBEDDER, else promptfoo's default embedding model for the credentials in the
-environment (`promptfoo_default`: OpenAI's text-embedding-3-large when OPENAI_API_KEY is set, ...), else the
-offline model (grading/minilm.py) when it is installed; with none of these the assertion is a config error at
-load time (and an ERROR in a run, never a pass). Ids are promptfoo's (`openai:embedding:text-embedding-3-small`,
-`ollama:embeddings:nomic-embed-text`) or litellm's (`openai/text-embedding-3-small`); `config` takes
-apiBaseUrl / apiKey like a provider's, so a local OpenAI-compatible server works. Calls go through the run's
-LLM transport (cached, retried). The offline model is all-MiniLM-L6-v2 (ONNX), in the default install.
+Chosen like a grader (`choose`, promptfoo's order; docs/metrics.md): the assertion's `provider`, the test's
+`options.provider`, EVALRUN_EMBEDDER, promptfoo's default embedding model for the credentials in the environment
+(`promptfoo_default`), else the offline model (grading/minilm.py); with none, a config error (an ERROR in a run,
+never a pass). Calls go through the run's LLM transport (cached, retried).
 """
 
 from __future__ import annotations

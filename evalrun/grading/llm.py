@@ -7,6 +7,11 @@ reply still invalid raises GraderError carrying the raw reply. When the provider
 response formats, the grader falls back to JSON mode with the schema in the prompt, then to no response_format
 at all (schema in the prompt only), and remembers the level for that model.
 Untrusted text is fenced (grading/fence.py). This module never imports litellm: the transport does.
+
+A grader may also be ANY evalrun provider, as in promptfoo: `ProviderTransport` sends the rendered grading prompt
+as one string (a single user message as its text; chat messages as their compact JSON, promptfoo's
+`JSON.stringify`) and the grader starts at the "none" reply-format level (a provider takes no response_format).
+Calls through a provider are not cached.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, GraderError, ProviderError
 from evalrun.grading import steps
 from evalrun.grading.fence import block, numbered
+from evalrun.providers.base import CallContext, Provider
 from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
 
 R = TypeVar("R")
@@ -31,6 +37,24 @@ R = TypeVar("R")
 _LEVELS = 4
 _UNSUPPORTED_FORMAT = re.compile(r"response_format|json_schema|structured output", re.I)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """The one prompt string a provider-grader receives for these chat messages (see the module docstring)."""
+    if len(messages) == 1 and messages[0].get("role") == "user" and isinstance(messages[0].get("content"), str):
+        return str(messages[0]["content"])
+    return json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
+
+
+class ProviderTransport:
+    """The LLM grader's chat transport over one provider: messages -> one prompt string -> provider.call."""
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+
+    async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
+        """Ask the provider; its ProviderError propagates (the grader turns it into a GraderError)."""
+        return await self.provider.call(prompt_text(messages), CallContext(prompt_label="grader", use_cache=False))
 
 
 class Transport(Protocol):

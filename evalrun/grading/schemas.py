@@ -21,23 +21,24 @@ ROBUSTNESS_DIMENSIONS = ("content_accuracy", "completeness", "relevance", "consi
 Schema = dict[str, Any]
 
 
-def _obj(props: dict[str, Any]) -> Schema:
+def obj(props: dict[str, Any]) -> Schema:
+    """A closed object: every property required, no others."""
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-def _exactly(n: int, items: Schema) -> Schema:
+def exactly(n: int, items: Schema) -> Schema:
     return {"type": "array", "items": items, "minItems": n, "maxItems": n}
 
 
 def extract() -> Schema:
     """{"claims": [str, ...]} (any number, possibly none)."""
-    return _obj({"claims": {"type": "array", "items": {"type": "string"}}})  # blanks are dropped in code
+    return obj({"claims": {"type": "array", "items": {"type": "string"}}})  # blanks are dropped in code
 
 
 def verify(n_claims: int, n_evidence: int) -> Schema:
     """Exactly one {verdict, reason, evidence} per claim; `evidence` = indices of supporting evidence blocks."""
     index: Schema = {"type": "integer", "minimum": 0, "maximum": max(n_evidence - 1, 0)}
-    return _obj({"verdicts": _exactly(n_claims, _obj({
+    return obj({"verdicts": exactly(n_claims, obj({
         "verdict": {"type": "string", "enum": list(VERDICTS)},
         "reason": {"type": "string"},
         "evidence": {"type": "array", "items": index},
@@ -46,13 +47,13 @@ def verify(n_claims: int, n_evidence: int) -> Schema:
 
 def attribute(n_claims: int, n_chunks: int) -> Schema:
     """{"matrix": n_claims rows of n_chunks booleans}: matrix[i][k] = chunk k entails claim i."""
-    return _obj({"matrix": _exactly(n_claims, _exactly(n_chunks, {"type": "boolean"}))})
+    return obj({"matrix": exactly(n_claims, exactly(n_chunks, {"type": "boolean"}))})
 
 
 def classify(n_chunks: int) -> Schema:
     """Exactly one {level, used, reason} per chunk, plus the missing information the answer needed."""
-    return _obj({
-        "chunks": _exactly(n_chunks, _obj({
+    return obj({
+        "chunks": exactly(n_chunks, obj({
             "level": {"type": "string", "enum": list(LEVELS)},
             "used": {"type": "boolean"},
             "reason": {"type": "string"},
@@ -63,7 +64,7 @@ def classify(n_chunks: int) -> Schema:
 
 def rubric() -> Schema:
     """promptfoo's llm-rubric reply: {reason, pass, score}."""
-    return _obj({
+    return obj({
         "reason": {"type": "string"},
         "pass": {"type": "boolean"},
         "score": {"type": "number", "minimum": 0, "maximum": 1},
@@ -73,25 +74,20 @@ def rubric() -> Schema:
 def noise_robustness() -> Schema:
     """Mastra's noise-robustness analysis: impact per dimension, overall robustness, major issues."""
     impact: Schema = {"type": "string", "enum": list(IMPACT_WEIGHTS)}
-    return _obj({
-        "dimensions": _obj({d: impact for d in ROBUSTNESS_DIMENSIONS}),
+    return obj({
+        "dimensions": obj({d: impact for d in ROBUSTNESS_DIMENSIONS}),
         "robustnessScore": {"type": "number", "minimum": 0, "maximum": 1},
         "majorIssues": {"type": "array", "items": {"type": "string"}},
         "reason": {"type": "string"},
     })
 
 
-#: Public builders for judge-step schemas (handler modules declare their own reply schemas with these).
-obj = _obj
-exactly = _exactly
-
-
 def strings(key: str) -> Schema:
     """{key: [str, ...]} (any number)."""
-    return _obj({key: {"type": "array", "items": {"type": "string"}}})
+    return obj({key: {"type": "array", "items": {"type": "string"}}})
 
 
 def labelled(key: str, label: str, labels: tuple[str, ...], n: int) -> Schema:
     """{key: exactly n items {label: one of labels, reason}}."""
-    return _obj({key: _exactly(n, _obj({label: {"type": "string", "enum": list(labels)},
+    return obj({key: exactly(n, obj({label: {"type": "string", "enum": list(labels)},
                                          "reason": {"type": "string"}}))})

@@ -1,14 +1,10 @@
-"""Which grader grades an assertion (promptfoo's order), and one grader instance per distinct spec.
+"""Which grader grades an assertion, and one grader instance per distinct spec.
 
-Order: assertion `provider` > test `options.provider` (defaultTest's options are merged into it by the config
-loader) > `--grader MODEL` > env EVALRUN_GRADER > the config's top-level `grader:` > the builtin grader, except
-for an assertion the builtin grader cannot grade (llm-rubric), which gets promptfoo's default grading provider
-when its key is in the environment (OPENAI_API_KEY, else ANTHROPIC_API_KEY), as promptfoo does.
-A spec is "builtin", a provider id string (e.g. "openai:gpt-4o-mini", "ollama/llama3"), or an object
-{id, label?, config: {apiBaseUrl, apiKey, temperature, ...}} as under `providers`. An id of an evalrun provider kind
-(`http`/`https:NAME`, `file://x.py`, `python:`, `file://x.js`, `exec:`, `echo`) grades through that provider
-(grading/provider_grader.py); every other id is a litellm model. promptfoo's per-kind map
-{text: SPEC, embedding: SPEC} is accepted; its `text` entry is used.
+promptfoo's order: assertion `provider` > test `options.provider` > `--grader` > EVALRUN_GRADER > the config's
+`grader:` > the builtin grader, except that an assertion the builtin grader cannot grade (llm-rubric) gets
+promptfoo's default grading provider when its key is in the environment (docs/metrics.md). A spec is "builtin",
+an id, or {id, label?, config}; promptfoo's per-kind map's `text` entry is used. An evalrun provider id (`http`,
+`file://x.py`, `exec:`, ...) grades through that provider (`provider_grader`); any other id is a litellm model.
 """
 
 from __future__ import annotations
@@ -20,9 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import ConfigError, GraderError, Location, UsageError
-from evalrun.grading.llm import LLMGrader, Transport
-from evalrun.grading.provider_grader import is_provider_grader, provider_grader
-from evalrun.types import AssertionSpec, Output, Suite, TestSpec
+from evalrun.grading.llm import LLMGrader, ProviderTransport, Transport
+from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
@@ -36,6 +31,33 @@ ENV_VAR = "EVALRUN_GRADER"
 _KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
 #: Keys of a provider object that are not model parameters.
 _SPEC_KEYS = frozenset({"id", "label", "config", "prompts", "transform", "delay"})
+
+
+def is_provider_grader(pid: str) -> bool:
+    """True for a grader id that names an evalrun provider kind (not a litellm model)."""
+    from evalrun.providers import is_builtin
+
+    return is_builtin(pid)
+
+
+def provider_grader(chosen: Mapping[str, Any] | str, base_dir: str, *, loc: Location | None = None,
+                    key: str = "provider") -> LLMGrader:
+    """An LLM grader whose calls go to the provider `chosen` names (an id, or {id, label?, config} from
+    normalise_spec); a relative `file://` path is the config's folder's. ConfigError (at `loc`) for a bad provider."""
+    from evalrun import providers
+
+    pid = chosen if isinstance(chosen, str) else str(chosen["id"])
+    label = None if isinstance(chosen, str) else chosen.get("label")
+    config = {} if isinstance(chosen, str) else dict(chosen.get("config") or {})
+    try:
+        provider = providers.build(ProviderSpec(id=pid, label=label, config=config, loc=loc), base_dir)
+    except ConfigError as e:
+        if not e.file:
+            raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
+        raise
+    grader = LLMGrader(pid, ProviderTransport(provider), grader_id=label or pid, response_format=False)
+    grader.description = f"{grader.id} (provider grader)"
+    return grader
 
 
 def _env_id(pid: str, loc: Location | None, key: str) -> str:
@@ -166,20 +188,16 @@ class GraderResolver:
             self._embedders_used.append(description)
         return embedder
 
-    def check_embedders(self, tests: Iterable[TestSpec]) -> list[str]:
-        """Every embedding metric has an embedding model with a well-formed id (validate; nothing called), else a
-        ConfigError at the assertion; returns the embedders chosen (described, in first-use order)."""
-        chosen_all: list[str] = []
-        for test in tests:
-            self._check_test_embedders(test, chosen_all)
-        return chosen_all
-
-    def check_before_run(self, tests: Iterable[TestSpec]) -> None:
-        """check_support and check_embedders in one pass over the tests (`eval`: a streamed file is read once)."""
+    def check_capabilities(self, tests: Iterable[TestSpec]) -> list[str]:
+        """Before any call (validate and eval, one pass: a streamed file is read once): every graded assertion's
+        grader can perform the steps it needs (llm-rubric with the builtin grader is a ConfigError at the
+        assertion) and every embedding metric has a well-formed embedding model; returns the embedders chosen
+        (described, in first-use order)."""
         chosen: list[str] = []
         for test in tests:
             self._check_test_support(test)
             self._check_test_embedders(test, chosen)
+        return chosen
 
     def _check_test_embedders(self, test: TestSpec, chosen_all: list[str]) -> None:
         for spec in _all(test.asserts):
@@ -199,12 +217,6 @@ class GraderResolver:
                                      key=key, hint=HINT)
             if chosen.describe() not in chosen_all:
                 chosen_all.append(chosen.describe())
-
-    def check_support(self, tests: Iterable[TestSpec]) -> None:
-        """Every graded assertion's grader can perform the steps it needs (Grader.supports), else a ConfigError
-        at the assertion (`validate`): e.g. llm-rubric with the builtin grader. No model is called."""
-        for test in tests:
-            self._check_test_support(test)
 
     def _check_test_support(self, test: TestSpec) -> None:
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
@@ -300,7 +312,7 @@ class GraderResolver:
             grader: Grader = builtin.BuiltinGrader()
             return grader
         pid = chosen if isinstance(chosen, str) else chosen["id"]
-        if is_provider_grader(pid):  # any evalrun provider as grader (grading/provider_grader.py)
+        if is_provider_grader(pid):  # any evalrun provider as grader (provider_grader)
             return provider_grader(chosen, self._base_dir())
         config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
         label = None if isinstance(chosen, str) else chosen.get("label")

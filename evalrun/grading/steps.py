@@ -129,6 +129,43 @@ def unsupported(grader: Grader, metric: str, needed: tuple[Step[Any], ...]) -> s
     return f"{who} cannot grade {metric}: it needs a model for grader step {names}"
 
 
+
+class Checked:
+    """Grader protocol over `inner`, checking each pipeline result's size with its Step (every graded assertion
+    gets its grader wrapped, so the length check lives here, not in each metric)."""
+
+    def __init__(self, inner: Grader) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.description = inner.description
+
+    def supports(self, step: Step[Any]) -> bool:
+        return supported(self.inner, step)
+
+    async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
+        return await self.inner.extract_claims(text, trace, question=question)
+
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                     question: str | None = None) -> list[Verdict]:
+        verdicts = await self.inner.verify(claims, evidence, trace, question=question)
+        VERIFY.check_count(len(verdicts), len(claims))
+        return verdicts
+
+    async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
+        matrix = await self.inner.attribute(claims, chunks, trace)
+        ATTRIBUTE.check_matrix(matrix, len(claims), len(chunks))
+        return matrix
+
+    async def classify_chunks(self, query: str, output: str, chunks: list[str],
+                              trace: GraderTrace) -> ChunkRelevance:
+        judged = await self.inner.classify_chunks(query, output, chunks, trace)
+        CLASSIFY.check_count(len(judged.chunks), len(chunks))
+        return judged
+
+    async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
+                    step: str = "judge") -> dict[str, Any]:
+        return await self.inner.judge(prompt, schema, trace, step=step)
+
 #: The hint that goes with `unsupported()`.
 CHOOSE_LLM = ("choose an LLM grader: --grader MODEL, `grader:` in the config or `provider:` on the assertion "
               "(e.g. openai:gpt-4o-mini, ollama:chat:llama3)")

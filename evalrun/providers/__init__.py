@@ -1,7 +1,6 @@
-"""Provider construction. Kinds: `echo`, `exec:CMD`, `file://provider.py[:call_api]` (or
-`python:provider.py[:fn]`), `file://provider.js` (providers/custom.py), `http(s)://...`, and every other id goes to
-litellm (providers/litellm_.py maps promptfoo-style ids there). Importing this package never imports litellm;
-building a litellm provider imports only the wrapper module, not litellm itself.
+"""Provider construction: `echo`, `exec:CMD`, `file://provider.py[:fn]` / `python:`, `file://provider.js`
+(custom.py), `http(s)://...` (http_.py); every other id is a litellm model (litellm_.py; importing this package
+never imports litellm).
 """
 
 from __future__ import annotations
@@ -72,8 +71,6 @@ def build(spec: ProviderSpec, base_dir: str = ".", transport: Any = None) -> Pro
         from evalrun.providers.http_ import HttpProvider
 
         return HttpProvider(spec, on_event=getattr(transport, "on_event", None), base_dir=base_dir)
-    import importlib
+    from evalrun.providers.litellm_ import LiteLLMProvider  # the wrapper; litellm itself stays lazy
 
-    litellm_ = importlib.import_module("evalrun.providers.litellm_")  # the wrapper; litellm itself stays lazy
-    provider: Provider = litellm_.LiteLLMProvider(spec, transport)
-    return provider
+    return LiteLLMProvider(spec, transport)

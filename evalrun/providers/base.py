@@ -1,8 +1,5 @@
-"""The provider contract: an object with an id and an async `call()` returning an Output; and a user's reply as
-an Output, shared by the builtin (non-litellm) providers (python, JavaScript, exec, http).
-
-A provider raises ProviderError when it cannot produce an output; `retryable=True` marks rate limits, 5xx,
-connection errors and timeouts, which are retried with back-off (honouring `retry_after`).
+"""The provider contract: an id and an async `call()` returning an Output, or raising ProviderError
+(`retryable=True` for rate limits, 5xx, connection errors and timeouts); and a user's reply as an Output.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""promptfoo's custom providers: a user's program called per case, handed the prompt as text (a chat prompt as
-its JSON); a reply is a string or promptfoo's `{output, error, tokenUsage, cost, metadata}`. A program that cannot
-be found or loaded is a config error at the provider's line before any call; a failure in a call, an `error` in
-the reply, or `sys.exit()` / `raise KeyboardInterrupt` in user code is that case's ERROR (the run goes on).
+"""promptfoo's custom providers, handed the prompt as text (a chat prompt as its JSON); a reply is a string or
+`{output, error, tokenUsage, cost, metadata}`. A program that cannot be loaded is a config error at the provider's
+line; a failing call, an `error` reply or `sys.exit()` in user code is that case's ERROR.
 
-- `exec:CMD`: a command run in the config's folder with argv `prompt, JSON(options), JSON(context)`; stdout is
-  the output, a non-zero exit status an error carrying stderr's tail.
-- `file://provider.py[:call_api]` (or `python:provider.py[:fn]`): `call_api(prompt, options, context)`, sync (run
-  in a worker thread) or async; returning None (or `{"output": None}` without an error) is an error.
-- `file://provider.js` (`.cjs`, `.mjs`, TypeScript, or a bare `provider.js` id): a class the file exports
-  (CommonJS or an ES module's default), constructed once with the provider's options (`{id, label, config,
-  ...}`); its `callApi(prompt, context)` runs in evalrun's one Node.js process (the one `javascript` assertions
-  use).
+- `exec:CMD`: run in the config's folder with argv `prompt, JSON(options), JSON(context)`; stdout is the output.
+- `file://provider.py[:call_api]` (or `python:...`): `call_api(prompt, options, context)`, sync (in a thread) or
+  async; None (or `{"output": None}`) is an error.
+- `file://provider.js` (`.cjs`, `.mjs`, TypeScript): the exported class, constructed once with `{id, label,
+  config, env}`; its `callApi(prompt, context)` runs in evalrun's one Node.js process.
 """
 
 from __future__ import annotations

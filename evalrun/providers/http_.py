@@ -1,18 +1,10 @@
-"""`http(s)://URL` (or `http` / `https` / `https:NAME` with config.url): calls an HTTP endpoint per case.
+"""`http(s)://URL` (or `http` / `https` / `https:NAME` with `config.url`): an HTTP endpoint called per case.
 
-YAML (`config:` keys, promptfoo spellings):
-    method: POST                       # default POST (GET sends no body)
-    headers: {Authorization: "Bearer {{ env.TOKEN }}"}
-    body: {query: "{{ prompt }}", user: "{{ user }}"}   # templates see the vars and `prompt`; a string body too
-    queryParams: {k: v}
-    responsePath: json.answer          # a path into the JSON reply (alias transformResponse); default: whole body
-    transformResponse: JSON.stringify(json)   # or JavaScript over json, text, context (Node.js), as promptfoo
-    contextPath: json.contexts         # optional: stored in the output's metadata as `context`
-    timeoutMs: 60000
-    maxRetries: 4                      # retries after the first attempt (default: EVALRUN_MAX_RETRIES policy)
-
-Retries (evalrun/retry.py, shared with model calls) use exponential back-off with jitter and honour
-`Retry-After`, on 408/429, 5xx, connection errors and timeouts; other 4xx fail at once. No caching.
+`config:` keys (promptfoo's, docs/running.md): method (POST; GET sends no body), headers, body (templates see the
+vars and `prompt`), queryParams, responsePath (a path into the JSON reply such as `json.answer`; default the whole
+body), transformResponse (such a path, or JavaScript over json, text, context), contextPath (the output's metadata
+`context`), timeoutMs (60000), maxRetries (default: the EVALRUN_MAX_RETRIES policy). Retried as model calls are
+(evalrun/retry.py); no caching.
 """
 
 from __future__ import annotations

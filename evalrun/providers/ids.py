@@ -169,13 +169,8 @@ _PROMPTFOO_ONLY = frozenset({
 
 def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str] | None = None,
                      loc: Location | None = None, key: str = "config") -> dict[str, Any]:
-    """litellm kwargs from a provider's `config:`; both spellings accepted, unknown keys passed through.
-
-    - `apiKeyEnvar: NAME` reads the key from env var NAME (ConfigError naming it when unset).
-    - `apiHost: host` becomes `api_base: https://host` (promptfoo's openai/azure spelling).
-    - `timeout` is in seconds for litellm; promptfoo's `timeoutMs` (milliseconds) is converted.
-    - `stop` as a single string is kept (litellm accepts both).
-    """
+    """litellm kwargs from a provider's `config:` (both spellings; unknown keys passed through): `apiKeyEnvar`
+    read (a ConfigError when unset), `apiHost` as `https://HOST`, `timeoutMs` as `timeout` in seconds."""
     environ = os.environ if env is None else env
     out: dict[str, Any] = {}
     for name, value in (config or {}).items():

@@ -1,11 +1,9 @@
 """Every model call goes through here: the only module that imports litellm, lazily, on the first call.
 
-OpenAI-compatible servers given by `api_base` (with parameters litellm forwards unchanged) are called directly
-(openai_direct.py: the same request, without litellm's per-call CPU); everything else goes through litellm.
-A chat call: response cache (successes only; key in evalrun/cache.py) -> identical in-flight requests
-coalesced -> retries (evalrun/retry.py) around one HTTP attempt at a time, each attempt holding a slot of the
-transport's semaphore (shared by providers and graders). Errors come out as ProviderError naming model and
-status, with a hint.
+A chat call: response cache (successes only, evalrun/cache.py) -> identical in-flight requests coalesced ->
+retries (evalrun/retry.py) around one attempt at a time, each holding a slot of the transport's semaphore (shared
+by providers and graders) -> litellm, or openai_direct.py for an OpenAI-compatible server at `api_base`. Errors
+come out as ProviderError naming model and status, with a hint (litellm_errors.py).
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ import gc
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
@@ -30,7 +28,7 @@ from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
-__all__ = ["LLMTransport", "LiteLLMProvider", "chat_completion", "load_litellm", "DEFAULT_TIMEOUT"]
+__all__ = ["LLMTransport", "LiteLLMProvider", "load_litellm", "DEFAULT_TIMEOUT"]
 
 #: Seconds per HTTP attempt when the config sets no `timeout`.
 DEFAULT_TIMEOUT = 300.0
@@ -73,10 +71,7 @@ class _Flight:
 
 
 class LLMTransport:
-    """Chat completions for one run: bounded concurrency, response cache, coalescing, retries.
-
-    `on_event(message)` receives progress lines such as ``retry 2/5 after 429 (Retry-After 1s) [model]``.
-    """
+    """Chat completions for one run; `on_event` receives lines such as ``retry 2/5 after 429 (back-off 1s) [m]``."""
 
     def __init__(self, max_concurrency: int = 4, use_cache: bool = True,
                  on_event: Callable[[str], None] | None = None, *, cache: ResponseCache | None = None,
@@ -116,8 +111,8 @@ class LLMTransport:
 
     async def chat(self, model: str, messages: Messages, params: dict[str, Any], *,
                    use_cache: bool | None = None) -> Output:
-        """One chat completion. `params` are litellm kwargs; `use_cache=False` bypasses cache and coalescing
-        (so `--repeat` with `--no-cache` samples the model again). Raises ProviderError (retries exhausted)."""
+        """One chat completion (`params`: litellm kwargs); `use_cache=False` bypasses cache and coalescing (so
+        `--repeat` with `--no-cache` samples the model again). Raises ProviderError."""
         self._stats["calls"] += 1
         if not (self.use_cache if use_cache is None else use_cache):
             return await self._request(model, messages, params, None)
@@ -149,8 +144,7 @@ class LLMTransport:
         return _as_cached(out) if shared else out
 
     async def embed(self, model: str, texts: list[str], params: dict[str, Any]) -> list[list[float]]:
-        """Embeddings of `texts` (one request, litellm's aembedding), cached like completions (successes only),
-        retried like them. Raises ProviderError."""
+        """Embeddings of `texts` in one request, cached and retried like completions. Raises ProviderError."""
         self._stats["calls"] += 1
         key = cache_key(model, {"embed": list(texts)}, params) if self.use_cache else None
         hit = self.cache.get(key) if key is not None else None
@@ -160,26 +154,15 @@ class LLMTransport:
         litellm = await _litellm_module()
         kwargs = _call_kwargs(model, params)
 
-        async def attempt() -> list[list[float]]:
-            async with self._semaphore():
-                self._stats["requests"] += 1
-                try:
-                    response = await litellm.aembedding(model=model, input=list(texts), **kwargs)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # litellm raises many types; each becomes a ProviderError
-                    raise to_provider_error(exc, model, params) from exc
+        async def send() -> list[list[float]]:
+            response = await litellm.aembedding(model=model, input=list(texts), **kwargs)
             data = _plain_json(response).get("data") or []
             vectors = [d.get("embedding") for d in sorted(data, key=lambda d: d.get("index", 0))]
             if len(vectors) != len(texts) or not all(isinstance(v, list) and v for v in vectors):
                 raise ProviderError(f"{model}: the embedding reply has {len(vectors)} vector(s) for {len(texts)}")
             return [list(map(float, v)) for v in vectors]
 
-        try:
-            out = await call_with_retries(attempt, self.policy, None)
-        except ProviderError:
-            self._stats["errors"] += 1
-            raise
+        out: list[list[float]] = await self._retried(model, params, send)
         if key is not None:
             self.cache.put(key, {"embeddings": out}, model=model)
         return out
@@ -194,31 +177,41 @@ class LLMTransport:
     async def _request(self, model: str, messages: Messages, params: dict[str, Any], key: str | None) -> Output:
         kwargs = _call_kwargs(model, params)
         direct = self._direct if self._direct.accepts(model, kwargs) else None
-        litellm = None if direct is not None else await _litellm_module()
+        litellm: Any = None if direct is not None else await _litellm_module()
+        # `tools` would send litellm down its MCP-gateway path, which needs the optional `mcp` package (without it
+        # every call with tools fails); evalrun passes tools as they are
+        extra = {"_skip_mcp_handler": True} if direct is None and "tools" in kwargs and _has_mcp_path() else {}
+
+        async def send() -> Output:
+            start = time.perf_counter()
+            if direct is not None:
+                response = await direct.complete(model, [dict(m) for m in messages], kwargs)
+            else:
+                response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages], **kwargs,
+                                                     **extra)
+            return _output_from_response(litellm, model, response, (time.perf_counter() - start) * 1000.0)
+
+        out: Output = await self._retried(model, params, send)
+        if key is not None:
+            self.cache.put(key, _value_from_output(out), model=model)
+        return out
+
+    async def _retried(self, model: str, params: dict[str, Any], send: Callable[[], Awaitable[Any]]) -> Any:
+        """`send()` under the semaphore, retried by the policy; other exceptions than ProviderError (litellm
+        raises many types) become ProviderErrors. The last error says how many attempts were made."""
         attempts = 0
 
-        async def attempt() -> Output:
+        async def attempt() -> Any:
             nonlocal attempts
             attempts += 1
             async with self._semaphore():
                 self._stats["requests"] += 1
-                start = time.perf_counter()
                 try:
-                    if direct is not None:
-                        response = await direct.complete(model, [dict(m) for m in messages], kwargs)
-                    else:
-                        assert litellm is not None
-                        # `tools` would send litellm down its MCP-gateway path, which needs the optional `mcp`
-                        # package (without it every call with tools fails); evalrun passes tools as they are
-                        extra = {"_skip_mcp_handler": True} if "tools" in kwargs and _has_mcp_path() else {}
-                        response = await litellm.acompletion(model=model, messages=[dict(m) for m in messages],
-                                                             **kwargs, **extra)
-                except asyncio.CancelledError:
+                    return await send()
+                except (asyncio.CancelledError, ProviderError):
                     raise
-                except Exception as exc:  # litellm raises many types; each becomes a ProviderError
+                except Exception as exc:
                     raise to_provider_error(exc, model, params) from exc
-                latency_ms = (time.perf_counter() - start) * 1000.0
-            return _output_from_response(litellm, model, response, latency_ms)
 
         def on_retry(next_attempt: int, total: int, err: ProviderError, wait: float) -> None:
             self._stats["retries"] += 1
@@ -226,13 +219,10 @@ class LLMTransport:
                 self.on_event(f"{describe_retry(next_attempt, total, err, wait)} [{model}]")
 
         try:
-            out = await call_with_retries(attempt, self.policy, on_retry)
+            return await call_with_retries(attempt, self.policy, on_retry)
         except ProviderError as err:
             self._stats["errors"] += 1
             raise with_attempts(err, attempts) from err.__cause__
-        if key is not None:
-            self.cache.put(key, _value_from_output(out), model=model)
-        return out
 
 
 def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -270,7 +260,7 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
                         completion=int(usage.get("completion_tokens") or 0),
                         total=int(usage.get("total_tokens") or 0))
     return Output(text=text or "", raw=raw, tokens=tokens,
-                  cost=None if litellm is None else _response_cost(litellm, response),
+                  cost=None if litellm is None else _response_cost(response),
                   latency_ms=latency_ms, finish_reason=choice.get("finish_reason"))
 
 
@@ -283,24 +273,10 @@ def _plain_json(response: Any) -> Any:
     return json.loads(json.dumps(dict(response), default=str))
 
 
-def _response_cost(litellm: Any, response: Any) -> float | None:
-    """The cost litellm already computed for this response (None when it knows no price, e.g. local servers).
-
-    litellm prices every response once, in its own success path, into `_hidden_params["response_cost"]`;
-    pricing it again with completion_cost cost ~1 ms of CPU per call (more for unpriced models, whose lookup
-    fails through exceptions), on the event-loop thread."""
-    hidden = getattr(response, "_hidden_params", None)
-    if isinstance(hidden, dict) and "response_cost" in hidden:
-        cost = hidden["response_cost"]
-    else:  # a response litellm did not price (older litellm, a mocked response)
-        try:
-            cost = litellm.completion_cost(completion_response=response)
-        except Exception:  # no price known for this model (local servers, custom names)
-            return None
-    try:
-        return None if cost is None else float(cost)
-    except (TypeError, ValueError):
-        return None
+def _response_cost(response: Any) -> float | None:
+    """The cost litellm computed in its success path (None when it knows no price, e.g. local servers)."""
+    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    return float(cost) if isinstance(cost, (int, float)) else None
 
 
 def _value_from_output(out: Output) -> dict[str, Any]:
@@ -355,29 +331,13 @@ def _format_type(value: Any) -> str | None:
 
 
 def parses_json(model: str, params: Mapping[str, Any]) -> bool:
-    """Whether promptfoo (0.121.20) parses this call's reply as JSON, handing the object to transforms and
-    `javascript` / `python` assertions (the others, the report and the results see compact JSON text): for
-    `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's
-    `output_format: {type: json_schema}`. The cache keeps the reply as sent: a cached reply is parsed again."""
+    """Whether promptfoo (0.121.20) hands transforms and code assertions this reply parsed as JSON: for
+    `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's `output_format:
+    {type: json_schema}` (the cache keeps the reply as sent)."""
     kind = _format_type(params.get("response_format"))
     if kind == "json_schema" or _format_type(params.get("output_format")) == "json_schema":
         return True
     return kind == "json_object" and model.startswith(("azure/", "azure_text/"))
-
-
-# ---------------------------------------------------------------- original functional contract
-_default_transport: LLMTransport | None = None
-
-
-async def chat_completion(model: str, messages: Messages, *, params: dict[str, Any] | None = None,
-                          use_cache: bool = True, on_retry: Callable[[str], None] | None = None) -> Output:
-    """One chat completion through a process-wide default transport (prefer an LLMTransport per run)."""
-    global _default_transport
-    if _default_transport is None:
-        _default_transport = LLMTransport()
-    if on_retry is not None:
-        _default_transport.on_event = on_retry
-    return await _default_transport.chat(model, messages, dict(params or {}), use_cache=use_cache)
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,8 +1,5 @@
-"""litellm's exceptions as ProviderErrors: status, retryability, the server's own words, a hint.
-
-This module never imports litellm (only litellm_.py does): exceptions are classified by the names in their
-class hierarchy (`RateLimitError`, `Timeout`, `APIConnectionError`, ...) and their `status_code`, `response`
-and `headers` attributes, which litellm's exception classes carry.
+"""litellm's exceptions (and openai_direct's) as ProviderErrors: status, retryability, the server's words, a hint.
+Classified by class names (`RateLimitError`, `Timeout`, ...) and `status_code` / `headers`: litellm is not imported.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """A lean transport for OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LocalAI, a gateway): one aiohttp POST.
 
-litellm stays the way every provider is reached. For `openai/<model>` with an `api_base` and only parameters
-that litellm passes to such a server unchanged, this module sends the same request body itself (litellm spent
-~5-7 ms of CPU per call building it, pricing the reply, logging and validating models; this costs a few hundred
-microseconds), so a local server is not capped by the client's CPU. Errors are raised as exceptions that
-`litellm_errors.to_provider_error` classifies exactly as it classifies litellm's (HTTP status, Retry-After,
-timeouts, connection failures, bad JSON). `EVALRUN_LLM_TRANSPORT=litellm` turns this path off.
-
-Only model names litellm has no price for take this path (so the cost is None on both paths: a self-hosted
-model has no price); `Output.raw` is the server's JSON as sent (litellm's adds null fields).
+For `openai/<model>` at an `api_base`, with only parameters litellm passes to such a server unchanged and a model
+litellm has no price for, this sends the request body litellm would (litellm spends ~5-10 ms of CPU per call,
+this a few hundred microseconds: benchmarks/README.md, "LLM path CPU"). Its exceptions are classified by
+`litellm_errors.to_provider_error` as litellm's are. `EVALRUN_LLM_TRANSPORT=litellm` turns it off.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate.
-
-Every failure of the case itself (a template error, a provider error, a timeout, a user transform that raised)
-becomes an ERROR result for this case only; nothing here stops the run. That includes `sys.exit()`, `exit()`
-and `raise KeyboardInterrupt` in user code; only cancellation (timeouts, Ctrl-C) propagates.
+"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate. Any failure
+of the case (template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only;
+only cancellation propagates.
 """
 
 from __future__ import annotations
@@ -16,10 +14,17 @@ from typing import Any
 from evalrun import templating
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import ConfigError, EvalrunError, GraderError, ProviderError, one_line
+from evalrun.errors import EvalrunError, GraderError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.varsource import Conversations, VarsError, compiled, needs_preparing, prepare_vars
+from evalrun.run.varsource import (
+    Conversations,
+    VarsError,
+    compiled,
+    needs_preparing,
+    prepare_vars,
+    prompt_text,
+)
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
@@ -37,6 +42,8 @@ class CaseEnv:
     """What every case of a run shares (read-only during the run, except the caches)."""
 
     providers: dict[int, Provider]  # by id(ProviderSpec)
+    #: builds the provider of a test's own `provider:`; built ones are kept in test_providers by what they are
+    build_provider: Callable[[ProviderSpec], Provider]
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
     engine: Any  # module or object with async evaluate(spec, ctx) and aggregate(test, results)
     use_cache: bool = True
@@ -51,35 +58,24 @@ class CaseEnv:
     lenient_templates: bool = False
     #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
     conversations: Conversations = field(default_factory=Conversations)
-    #: Builds the provider of a test's own `provider:` (TestSpec.provider); built ones are kept by what they are.
-    build_provider: Callable[[ProviderSpec], Provider] | None = None
     test_providers: dict[Any, Provider] = field(default_factory=dict)
 
     def provider_of(self, case: Case) -> Provider:
         """The provider a case calls: its test's own, else its column's."""
         spec = case.test.provider
-        if spec is None:
-            return self.providers[id(case.provider)]
-        key = provider_key(spec)
-        found = self.test_providers.get(key)
-        if found is None:
-            if self.build_provider is None:  # pragma: no cover - the runner always sets it
-                raise RuntimeError("no provider builder in this run")
-            found = self.test_providers[key] = self.build_provider(spec)
-        return found
+        return self.providers[id(case.provider)] if spec is None else self.test_provider(spec)
 
-
-def provider_key(spec: ProviderSpec) -> tuple[Any, ...]:
-    """What makes two test providers the same provider (a streamed test file gives each row its own spec)."""
-    return (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str), tuple(sorted(spec.env.items())))
+    def test_provider(self, spec: ProviderSpec) -> Provider:
+        """A test's own provider, built once per distinct spec (a streamed file gives each row its own spec)."""
+        key = (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str),
+               tuple(sorted(spec.env.items())))
+        if key not in self.test_providers:
+            self.test_providers[key] = self.build_provider(spec)
+        return self.test_providers[key]
 
 
 class CaseFailure(Exception):
     """Ends a case as ERROR with this message."""
-
-
-def _prompt_text(prompt: str | list[dict[str, Any]]) -> str:
-    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
 
 
 def _where(case: Case) -> str:
@@ -131,7 +127,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
                 prompt = templating.render_prompt(case.prompt.raw, render_vars, lenient=env.lenient_templates)
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
-        prompt_str = _prompt_text(prompt)
+        prompt_str = prompt_text(prompt)
         provider = env.provider_of(case)
         ctx = CallContext(case.vars, case.prompt.label, case.test.description, env.use_cache, prompt_config)
         try:
@@ -170,23 +166,19 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except (CaseFailure, ConfigError, EvalrunError) as e:  # one short line; the whole message in error_detail
-        msg = str(e)
-        short = one_line(msg)
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None, short,
-                       short, (), None if short == msg else msg)
+    except (CaseFailure, EvalrunError) as e:
+        return error_result(case, str(e), prompt_str, output)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
-        msg_or_none = user_exit_message(e)
-        if msg_or_none is None:
+        exit_msg = user_exit_message(e)
+        if exit_msg is None:
             raise
-        return _result(case, prompt_str, output.text if output else None, output, "error", False, None,
-                       msg_or_none, msg_or_none, ())
+        return error_result(case, exit_msg, prompt_str, output)
 
 
-def error_result(case: Case, message: str) -> CaseResult:
-    """An ERROR result for a case that could not finish (e.g. its timeout expired)."""
+def error_result(case: Case, message: str, prompt: str = "", output: Output | None = None) -> CaseResult:
+    """An ERROR result: the message's first line as reason and error, the whole of it in error_detail."""
     short = one_line(message)
-    return _result(case, "", None, None, "error", False, None, short, short, (),
+    return _result(case, prompt, output.text if output else None, output, "error", False, None, short, short, (),
                    None if short == message else message)
 
 

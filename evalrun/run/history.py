@@ -1,15 +1,13 @@
-"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config.
+"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config (SQLite, WAL).
 
-A row is written when a run starts (status `running`) and completed when it ends (`finished`, `interrupted`
-or `failed`) with its summary. A `running` row whose process is gone (killed or crashed on this machine) reads
-as `died`. It records the config digest (SHA-256 over the config files' bytes), the git
-commit of the config's folder (with `+dirty` when the tree has uncommitted changes), the graders, the run
-options and where the run's results file is. SQLite in WAL mode with a busy timeout: two runs started at
-once in the same folder each write their own row without blocking each other's reads.
+A row is written `running` when a run starts and completed (`finished`, `interrupted`, `failed`) with its summary;
+a `running` row whose process is gone reads as `died`. It keeps the config digest, the git commit of the config's
+folder (`+dirty` with uncommitted changes), the graders, the options and the results file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -125,22 +123,16 @@ class History:
                config_digest(config_files), git_commit(folder),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
                self._stored_path(results_file), version)
-        conn = self._connect(create=True)
-        try:
+        with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("INSERT INTO runs (id, status, started_at, description, config_files, config_digest, "
                          "git_commit, options, results_file, evalrun_version) VALUES (?,?,?,?,?,?,?,?,?,?) "
                          "ON CONFLICT(id) DO UPDATE SET status='running', finished_at=NULL",  # --resume
                          row)
-        finally:
-            conn.close()
 
     def finish(self, run_id: str, *, status: str, summary: dict[str, Any], graders: Sequence[str]) -> None:
-        conn = self._connect(create=True)
-        try:
+        with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
                          (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
-        finally:
-            conn.close()
 
     def find_by_results(self, results_file: Path) -> RunRecord | None:
         """The run whose results file is `results_file` (for --resume), or None."""
@@ -151,14 +143,10 @@ class History:
 
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first."""
-        conn = self._connect(create=False)
-        try:
+        with contextlib.closing(self._connect(create=False)) as conn:
+            conn.row_factory = sqlite3.Row
             sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
-            cur = conn.execute(sql, (limit,) if limit else ())
-            names = [d[0] for d in cur.description]
-            return [self._record(dict(zip(names, row, strict=True))) for row in cur.fetchall()]
-        finally:
-            conn.close()
+            return [self._record(dict(row)) for row in conn.execute(sql, (limit,) if limit else ())]
 
     def resolve(self, ref: str) -> RunRecord:
         """`latest`, `latest~N` (N finished runs before the latest) or a run id (a unique prefix will do).
@@ -190,16 +178,15 @@ class History:
             return str(path.resolve())
 
     def _record(self, row: dict[str, Any]) -> RunRecord:
+        del row["evalrun_version"]
+        for name in ("config_files", "graders", "options", "summary"):  # stored as JSON
+            row[name] = json.loads(row[name]) if row[name] else None
+        row["graders"] = row["graders"] or []
+        if row["status"] == "running" and _gone(row["options"].get("process")):
+            row["status"] = "died"
         stored = Path(row["results_file"])
-        options = json.loads(row["options"])
-        status = "died" if row["status"] == "running" and _gone(options.get("process")) else row["status"]
-        return RunRecord(
-            seq=row["seq"], id=row["id"], status=status, started_at=row["started_at"],
-            finished_at=row["finished_at"], description=row["description"],
-            config_files=json.loads(row["config_files"]), config_digest=row["config_digest"],
-            git_commit=row["git_commit"], graders=json.loads(row["graders"] or "[]"),
-            options=options, summary=json.loads(row["summary"]) if row["summary"] else None,
-            results_file=stored if stored.is_absolute() else self.state / stored)
+        row["results_file"] = stored if stored.is_absolute() else self.state / stored
+        return RunRecord(**row)
 
 
 def _gone(process: Any) -> bool:

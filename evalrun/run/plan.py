@@ -1,9 +1,6 @@
-"""`--dry-run`: expand everything, call nothing, count the provider calls and (upper-bound) grader calls.
-
-Grader calls are counted per assertion type from each handler's `graded` / `grader_calls` class attributes
-(assert-set children included). A cost estimate is given only for litellm models whose price litellm knows,
-assuming ~4 characters per prompt token and `max_tokens` (else 256) completion tokens; it then imports litellm
-(with its local price map), which a real run without model calls never does.
+"""`--dry-run`: expand everything, call nothing; count the provider calls and (an upper bound) the grader calls
+(each handler's `graded` / `grader_calls`). The cost estimate covers litellm models with a known price, at ~4
+characters a prompt token and `max_tokens` (else 256) completion tokens; only then is litellm imported.
 """
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 
 A task (`run_shard`) loads the config itself (the driver's absolute path, else the same path under the worker's
 working directory), runs its shard with the ordinary Runner into a scratch file and sends the new lines every
-`batch_s` seconds. The driver's `Collector` keeps each case once in a spool file, which `split.merge` then
-writes in expansion order, as `evalrun merge` does. Only the driver imports Ray.
-
-Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
+`batch_s` seconds; the driver takes them in through a `split.Intake`, as `--workers` does. Only the driver imports
+Ray. Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
 because Ray re-runs a streaming task from its start and drops as many items as it delivered, which loses cases
-when the batches differ. What a user sees (connection, failures, costs): docs/scaling.md, "The Ray executor".
+when the batches differ. What a user sees: docs/scaling.md, "The Ray executor".
 """
 
 from __future__ import annotations
@@ -19,27 +17,24 @@ import os
 import sys
 import tempfile
 import time
-from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evalrun import jsonfast
 from evalrun.errors import EvalrunError, UsageError
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import recording, split
+from evalrun.run import split
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import error_records
-from evalrun.run.store import ResultsWriter, new_lines, read_records
+from evalrun.run.store import new_lines
 from evalrun.run.tally import RunOutcome
 from evalrun.types import Case, Suite
 
 #: attempts after the first for a shard whose task failed
 RETRIES = 3
 MAX_TASKS = 10_000
-#: one finished case as a task sends it: (case index, status, its results-file line)
-Record = tuple[int, str, bytes]
 
 
 # ------------------------------------------------------------------ the task
@@ -50,18 +45,10 @@ class ShardJob:
     shard: tuple[int, int]  # (k, n)
     cli_vars: dict[str, Any] | None = None
     strict: bool | None = None
-    #: RunOptions fields the task's Runner takes over (max_concurrency, repeat, delay_ms, timeout_s, ...)
-    options: dict[str, Any] = field(default_factory=dict)
-    filter_pattern: str | None = None
-    filter_first_n: int | None = None
-    #: --filter-failing, read on the driver: (case ids, fallback keys) as split.failing_keys returns them
-    failing: tuple[frozenset[str], frozenset[str]] | None = None
+    options: RunOptions = field(default_factory=RunOptions)  # the driver's
+    #: --filter-failing, read on the driver: the failed cases' ids
+    failing: frozenset[str] | None = None
     batch_s: float = 0.5
-
-
-def skip_bytes(indices: list[int]) -> bytes:
-    """Case indices packed for `run_shard(skip=...)` (8 bytes each)."""
-    return array("q", indices).tobytes()
 
 
 def resolve(path: str, driver_cwd: str) -> str:
@@ -74,14 +61,16 @@ def resolve(path: str, driver_cwd: str) -> str:
     return path  # loading it raises the ConfigError that names it
 
 
-def shard_cases(suite: Suite, job: ShardJob, skip: set[int] | None = None) -> Iterator[Case]:
-    """The shard's cases in expansion order (those `eval --shard K/N` runs), less the `skip` indices."""
-    stream, _ = split.cases(suite, job.options.get("repeat"), part=job.shard, first_n=job.filter_first_n,
-                            select=split.selector(job.filter_pattern, job.failing))
-    return (case for case in stream if case.index not in skip) if skip else stream
+def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case]:
+    """The shard's cases in expansion order (those `eval --shard K/N` runs), less those `skip` marks (a map by
+    case index, `Intake.delivered`)."""
+    opts = job.options
+    stream, _ = split.cases(suite, opts.repeat, part=job.shard, first_n=opts.filter_first_n,
+                            select=split.selector(opts.filter_pattern, job.failing))
+    return (c for c in stream if c.index >= len(skip) or not skip[c.index]) if skip else stream
 
 
-def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
+def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
     """Run the shard; yield its records in batches as they are written (a Ray streaming-generator task)."""
     from evalrun import config
     from evalrun.run.runner import Runner
@@ -89,24 +78,18 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
     with tempfile.TemporaryDirectory(prefix="evalrun-ray-") as scratch:
         suite = config.load([resolve(p, job.driver_cwd) for p in job.configs], cli_vars=job.cli_vars,
                             strict=job.strict)
-        # The scratch folder stands in for the config's: the task's `.evalrun/last-run.jsonl` pointer lands
-        # there, never next to the user's config (which a local cluster shares).
-        suite = replace(suite, files=(str(Path(scratch) / "shard.yaml"),))
-        results = Path(scratch) / "shard.jsonl"
-        opts = RunOptions(**job.options, results_file=results, history=False, progress=False)
-        done = array("q")
-        done.frombytes(skip)
-        runner = Runner(suite, opts, cases=lambda s, _repeat: shard_cases(s, job, set(done)))
+        runner = Runner.for_part(suite, job.options, Path(scratch), lambda s, _repeat: shard_cases(s, job, skip))
+        results = runner.options.results_file
+        assert results is not None
         pos = 0
-        batch: list[Record] = []
+        batch: list[bytes] = []
         loop = asyncio.new_event_loop()
         task = loop.create_task(runner.run())
         try:
             while not task.done() or batch:  # a last read after the run ended
                 loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
-                batch = [(int(rec.get("index", 0)), str(rec.get("status")), line)
-                         for rec, line in new_lines(results, pos)]
-                pos += sum(len(line) for _, _, line in batch)
+                batch = [line for _, line in new_lines(results, pos)]
+                pos += sum(map(len, batch))
                 if batch:
                     yield batch
             task.result()  # a config error or a bug in the task: raised to the driver
@@ -119,72 +102,6 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[Record]]:
 
 
 # ------------------------------------------------------------------ the driver
-class Collector:
-    """The records the tasks send, each case kept once (a retried task may send one again), spooled in arrival
-    order for `split.merge`; only a bitmap and each shard's delivered indices are held in memory."""
-
-    def __init__(self, spool: Path, progress: Progress) -> None:
-        self.spool = spool
-        self._out = ResultsWriter(spool, append=False)
-        self._seen = bytearray()
-        self._held: dict[int, array[int]] = {}
-        self.progress = progress
-        self.duplicates = 0
-
-    def _mark(self, index: int) -> bool:
-        """True when the index is new (and marks it)."""
-        if index >= len(self._seen):
-            self._seen.extend(bytes(max(index + 1 - len(self._seen), len(self._seen) // 2, 1024)))
-        if self._seen[index]:
-            return False
-        self._seen[index] = 1
-        return True
-
-    def take(self, k: int, batch: Iterable[Record]) -> int:
-        """Spool shard k's new cases; returns how many were new."""
-        new = 0
-        held = self._held.setdefault(k, array("q"))
-        for index, status, line in batch:
-            if not self._mark(index):
-                self.duplicates += 1
-                continue
-            self._out.write_bytes(line)
-            held.append(index)
-            self.progress.update(status)
-            new += 1
-        return new
-
-    def seed(self, records: Iterable[tuple[int, dict[str, Any]]]) -> int:
-        """Records of an earlier attempt at this run (--resume), kept as they are, as shard 0's (every task
-        skips them)."""
-        held = self._held.setdefault(0, array("q"))
-        count = 0
-        for _, rec in records:
-            index = int(rec.get("index", 0))
-            if self._mark(index):
-                self._out.write(rec)
-                held.append(index)
-                self.progress.update(str(rec.get("status")))
-                count += 1
-        return count
-
-    def held(self, k: int) -> list[int]:
-        """The case indices shard k has delivered (a retry skips them)."""
-        return list(self._held.get(k, ()))
-
-    def fill_errors(self, suite: Suite, cases: Iterable[Case], message: str) -> int:
-        """ERROR records (serialised as the runner does) for the cases no task delivered."""
-        added = 0
-        for rec in error_records(suite, (c for c in cases if self._mark(c.index)), message):
-            self._out.write(rec)
-            self.progress.update("error")
-            added += 1
-        return added
-
-    def close(self) -> None:
-        self._out.close()
-
-
 def import_ray() -> Any:
     try:
         import ray
@@ -218,15 +135,10 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
             strict: bool | None) -> ShardJob:
     """What every task gets (its shard set later): the driver's config paths and the run options."""
-    failing = None
-    if opts.filter_failing:
-        ids, keys = split.failing_keys(opts.filter_failing)  # read here: the workers need not see the file
-        failing = (frozenset(ids), frozenset(keys))
-    options = {"max_concurrency": opts.max_concurrency, "repeat": opts.repeat, "delay_ms": opts.delay_ms,
-               "timeout_s": opts.timeout_s, "use_cache": opts.use_cache, "grader": opts.grader}
+    # read here: the workers need not see the file
+    failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None
     return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),
-                    cli_vars=cli_vars, strict=strict, options=options, filter_pattern=opts.filter_pattern,
-                    filter_first_n=opts.filter_first_n, failing=failing)
+                    cli_vars=cli_vars, strict=strict, options=opts, failing=failing)
 
 
 def _why(ray: Any, e: BaseException) -> tuple[str, bool]:
@@ -246,7 +158,7 @@ class RayExecutor:
         self.job = job
         self.settings = settings
         self.progress = progress or Progress(None, enabled=options.progress)
-        self.failed: dict[int, str] = {}  # shard -> why it was given up
+
     def _connect(self, ray: Any) -> bool:
         """Initialise Ray unless this process already did; True when we started it (and so stop it)."""
         if ray.is_initialized():
@@ -277,70 +189,63 @@ class RayExecutor:
     async def run(self) -> RunOutcome:
         ray = import_ray()
         opts = self.options
-        started_at = time.time()
+        started = time.time()
         total = None if opts.filter_pattern or opts.filter_failing else \
             split.cases(self.suite, opts.repeat, first_n=opts.filter_first_n)[1]
-        files = recording.plan(self.suite, opts)
-        spool = files.results_file.with_name(files.results_file.stem + ".ray-spool.jsonl")  # merged, removed
         started_ray = self._connect(ray)
+        status = "failed"
         try:
             n = self._shards(ray, total)
             self.progress.total = total
-            collector = Collector(spool, self.progress)
-            resumed = collector.seed(read_records(files.results_file)) \
-                if opts.resume and files.results_file.exists() else 0
-            recording.begin(files, self.suite, opts)
-            task = ray.remote(num_returns="streaming", max_retries=0, num_cpus=1)(run_shard)
-            live: dict[int, Any] = {}
-            shards = [asyncio.ensure_future(self._shard(ray, task, k, n, collector, live))
-                      for k in range(1, n + 1)]
-            interrupted = False
+            intake = split.Intake(self.suite, opts, self.progress)
+            intake.tally.started = started  # Ray's start counts
             try:
-                with watch_sigint():
-                    await asyncio.gather(*shards)
-            except asyncio.CancelledError:
-                interrupted = True
-                for gen in list(live.values()):
-                    with contextlib.suppress(Exception):
-                        ray.cancel(gen, force=True)
-                for s in shards:
-                    s.cancel()
-                await asyncio.gather(*shards, return_exceptions=True)
+                task = ray.remote(num_returns="streaming", max_retries=0, num_cpus=1)(run_shard)
+                live: dict[int, Any] = {}
+                shards = [asyncio.ensure_future(self._shard(ray, task, k, n, intake, live)) for k in range(1, n + 1)]
+                try:
+                    with watch_sigint():
+                        await asyncio.gather(*shards)
+                    status = "finished"
+                except asyncio.CancelledError:
+                    status = "interrupted"
+                    for gen in list(live.values()):
+                        with contextlib.suppress(Exception):
+                            ray.cancel(gen, force=True)
+                    for s in shards:
+                        s.cancel()
+                    await asyncio.gather(*shards, return_exceptions=True)
             finally:
-                collector.close()
-                self.progress.close()
+                intake.close(status)
         finally:
             if started_ray:
                 ray.shutdown()
-        outcome = split.merge([spool], files.results_file)
-        spool.unlink()
-        tally = outcome.tally
-        tally.started, tally.interrupted, tally.resumed = started_at, interrupted, resumed
-        for k, why in sorted(self.failed.items()):
-            print(f"evalrun: warning: Ray task for shard {k}/{n} failed: {why}; its undelivered cases are "
-                  "errors", file=sys.stderr)
-        return recording.finish(files, self.suite, opts, tally, "interrupted" if interrupted else "finished")
+        return intake.outcome(status)
 
-    async def _shard(self, ray: Any, task: Any, k: int, n: int, collector: Collector,
-                     live: dict[int, Any]) -> None:
+    async def _shard(self, ray: Any, task: Any, k: int, n: int, intake: split.Intake, live: dict[int, Any]) -> None:
         job = replace(self.job, shard=(k, n))
         attempt = 0
+        graders = intake.tally.graders
         while True:
             attempt += 1
-            gen = task.remote(job, skip_bytes(collector.held(0) + collector.held(k)))
+            gen = task.remote(job, intake.delivered())
             live[k] = gen
             try:
                 async for ref in gen:
-                    collector.take(k, await ref)
+                    for line in await ref:
+                        rec = jsonfast.loads(line)
+                        if not intake.take(rec, line):
+                            continue
+                        for a in rec.get("assertions") or ():
+                            if a.get("grader") and a["grader"] not in graders:
+                                graders.append(a["grader"])
                 return
             except ray.exceptions.RayError as e:
                 why, again = _why(ray, e)
                 if not again or attempt > RETRIES:
-                    self.failed[k] = why if not again else f"{why} (after {attempt} attempts)"
-                    collector.fill_errors(self.suite, shard_cases(self.suite, job),
-                                          f"the Ray task running this case failed: {why}")
+                    intake.fail(f"Ray task for shard {k}/{n}", "Ray task",
+                                why if not again else f"{why} (after {attempt} attempts)", shard_cases(self.suite, job))
                     return
                 self.progress.note(f"shard {k}/{n} task failed ({why}); retrying")
             finally:
                 live.pop(k, None)
-

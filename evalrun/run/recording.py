@@ -1,15 +1,12 @@
-"""Where a run's results go and how the run is recorded: the `.evalrun/` folder next to the config, one results
-file per run (`.evalrun/runs/RUN_ID.jsonl`), the `last-run.jsonl` pointer, and (when asked) the run's row in the
-history database. History failures (a read-only folder, a locked database) are warnings: they never fail the run.
-
-Each run writes only its own file, so two runs started in the same folder never truncate or read each other's
-results. The pointer is a symbolic link (a hard link where symlinks are not allowed), swapped in with one rename,
-so a reader sees either the previous run's file or the new one, never a half-written pointer.
+"""Where a run's results go and how it is recorded: `.evalrun/` next to the config, a results file of its own
+(`.evalrun/runs/RUN_ID.jsonl`, so concurrent runs never share one), the `last-run.jsonl` pointer (a link swapped
+in with one rename) and the run's history row. History failures are warnings, never the run's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 import sqlite3
@@ -111,13 +108,6 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
     return RunFiles(run_id or new_run_id(), opts.results_file, state, history)
 
 
-def options_record(opts: RunOptions) -> dict[str, Any]:
-    return {"repeat": opts.repeat, "max_concurrency": opts.max_concurrency, "grader": opts.grader,
-            "use_cache": opts.use_cache, "filter_pattern": opts.filter_pattern,
-            "filter_first_n": opts.filter_first_n, "filter_failing": opts.filter_failing,
-            "resume": opts.resume, "timeout_s": opts.timeout_s}
-
-
 def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
     """Point last-run at the results file; the history row `running`."""
     point_last_run(files.state, files.results_file)
@@ -125,7 +115,9 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
         return
     try:
         files.history.start(files.run_id, description=suite.description, config_files=suite.files,
-                            options=options_record(opts), results_file=files.results_file, version=__version__)
+                            options={k: v for k, v in dataclasses.asdict(opts).items()
+                                     if k not in ("results_file", "progress", "history")},
+                            results_file=files.results_file, version=__version__)
     except (sqlite3.Error, OSError) as e:
         _warn("write", e)
         files.history = None

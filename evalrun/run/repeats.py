@@ -1,9 +1,6 @@
-"""Statistics over repeats (`--repeat N`): per group of repeated cases, the pass rate with its Wilson
-interval, the mean of each score with its percentile-bootstrap interval (seeded), and whether the group is
-flaky. Both intervals stay inside the range of what they measure.
-
-A group is one test x var combination x provider x prompt: the N cases that differ only in their repeat
-index. Flaky: passed in some repeats and failed or errored in others. Pure functions, no I/O.
+"""Statistics over repeats (`--repeat N`): per group (one test x vars x provider x prompt, its N repeats) the pass
+rate with its Wilson interval, each score's mean with a seeded percentile-bootstrap interval, and whether the group
+is flaky (passed in some repeats only). Pure functions.
 """
 
 from __future__ import annotations

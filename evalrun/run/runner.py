@@ -1,8 +1,6 @@
-"""Scheduling: a bounded pool of workers over a lazy stream of cases; results streamed to the results file.
-
-Never materialises the cases: `max_concurrency` workers pull from one iterator. Each finished case is written
-to the results JSONL at once and reduced to a compact Row in the Tally. Cancellation (Ctrl-C) stops the workers,
-keeps every finished result and marks the run interrupted; `resume` skips case ids already in the file.
+"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases; each finished case is written to
+the results file at once and reduced to a Row in the Tally. Ctrl-C stops the workers and keeps every finished
+result; `resume` skips the case ids already in the file.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,11 @@ from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import recording, split
-from evalrun.run.casework import CaseEnv, error_result, provider_key, run_case
+from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.serialize import Records
-from evalrun.run.store import open_results, read_records
+from evalrun.run.store import RESUME_HINT, open_results, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
@@ -44,10 +43,8 @@ def release_free_memory() -> bool:
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Results already in the file (for --resume): id -> (offset, record)."""
-    if not path.exists():
-        return {}
-    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path)}
+    """Results already in the file (for --resume, opened first: a torn last line is cut): id -> (offset, record)."""
+    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path, key="--resume", hint=RESUME_HINT)}
 
 
 def _slim(rec: dict[str, Any]) -> dict[str, Any]:
@@ -64,42 +61,48 @@ async def _stop(workers: Sequence[asyncio.Future[None]]) -> None:
 
 
 class _LazyTransport:
-    """Creates the LLM transport (and imports its module, ~0.1 s) only when a model call needs it."""
+    """The run's LLMTransport, made (its module imported, ~0.1 s; litellm itself stays unimported) only when a
+    model call needs it."""
 
-    def __init__(self, factory: Callable[[], Any]) -> None:
-        self._factory = factory
+    def __init__(self, options: RunOptions, progress: Progress) -> None:
+        self.options, self.progress = options, progress
         self.created: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self.created is None:
-            self.created = self._factory()
+            from evalrun.providers.litellm_ import LLMTransport
+
+            self.created = LLMTransport(max_concurrency=self.options.max_concurrency,
+                                        use_cache=self.options.use_cache, on_event=self.progress.note)
         return getattr(self.created, name)
 
 
 class Runner:
-    """Runs a suite. Collaborators are injectable for tests; by default the real ones are used."""
+    """Runs a suite; `build_provider`, `cases` and `engine` replace the real ones (tests, workers, Ray tasks)."""
 
-    def __init__(self, suite: Suite, options: RunOptions, *, transport: Any = None, resolver: Any = None,
-                 engine: Any = None, build_provider: Callable[..., Any] | None = None,
+    def __init__(self, suite: Suite, options: RunOptions, *, engine: Any = None,
+                 build_provider: Callable[..., Any] | None = None,
                  cases: Callable[[Suite, int], Iterator[Case]] | None = None,
                  progress: Progress | None = None) -> None:
         self.suite = suite
         self.options = options
         self.progress = progress or Progress(None, enabled=options.progress)
-        self.transport = transport if transport is not None else self._make_transport()
-        self.resolver = resolver
+        self.transport = _LazyTransport(options, self.progress)
+        self.resolver: Any = None
         self.engine = engine
         self.build_provider = build_provider
         self.cases = cases
 
-    def _make_transport(self) -> Any:
-        def make() -> Any:
-            from evalrun.providers.litellm_ import LLMTransport  # the wrapper only: litellm stays unimported
-
-            return LLMTransport(max_concurrency=self.options.max_concurrency, use_cache=self.options.use_cache,
-                                on_event=self.progress.note)
-
-        return _LazyTransport(make)
+    @classmethod
+    def for_part(cls, suite: Suite, options: RunOptions, scratch: Path, cases: Callable[[Suite, int], Iterator[Case]],
+                 **changes: Any) -> Runner:
+        """The Runner of one part of a split run (a worker, a Ray task), running the caller's `cases` (the part's,
+        filtered) into scratch/part.jsonl. The scratch folder stands in for the config's, so the part's last-run
+        pointer lands there, never next to the user's config."""
+        suite = replace(suite, files=(str(scratch / "part.yaml"),))
+        opts = replace(options, results_file=scratch / "part.jsonl", history=False, progress=False, resume=False,
+                       shard=None, filter_pattern=None, filter_first_n=None, filter_failing=None, **changes)
+        return cls(suite, opts, cases=cases)
 
     async def check(self) -> None:
         """What a run checks before its first case (providers built, every grader id resolved: ConfigError for a
@@ -121,17 +124,18 @@ class Runner:
 
         build = self.build_provider or providers_pkg.build
         providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
+
         def build_own(spec: ProviderSpec) -> Any:
             return build(spec, self.suite.base_dir, self.transport)
 
-        env = CaseEnv(providers=providers, resolve_grader=self.resolver.resolve, engine=self.engine,
-                      resolve_embedder=getattr(self.resolver, "embedder", None), use_cache=self.options.use_cache, delay_s=self.options.delay_ms / 1000.0,
-                      base_dir=self.suite.base_dir, lenient_templates=self.suite.undefined_renders_empty,
-                      build_provider=build_own)
+        env = CaseEnv(providers=providers, build_provider=build_own, resolve_grader=self.resolver.resolve,
+                      engine=self.engine, resolve_embedder=self.resolver.embedder, use_cache=self.options.use_cache,
+                      delay_s=self.options.delay_ms / 1000.0, base_dir=self.suite.base_dir,
+                      lenient_templates=self.suite.undefined_renders_empty)
         if isinstance(self.suite.tests, tuple):  # tests' own providers: a bad one is a config error now
             for test in self.suite.tests:
-                if test.provider is not None and provider_key(test.provider) not in env.test_providers:
-                    env.test_providers[provider_key(test.provider)] = build_own(test.provider)
+                if test.provider is not None:
+                    env.test_provider(test.provider)
         return env
 
     def _case_stream(self) -> tuple[Iterator[Case], int | None]:
@@ -150,8 +154,8 @@ class Runner:
         cases, total = self._case_stream()
         stream = output_groups.batches(cases)
         files = recording.plan(self.suite, opts)
-        previous = _previous(files.results_file) if opts.resume else {}
         writer = open_results(files.results_file, append=opts.resume)
+        previous = _previous(files.results_file) if opts.resume else {}
         recording.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total
@@ -205,8 +209,8 @@ class Runner:
                 elif not (previous and resumed(item)):
                     finish(await (run_case(item, env) if timeout is None else one(item)), item)
 
-        # storeOutputAs makes later tests depend on earlier outputs: one case at a time, in order (promptfoo)
-        n_workers = 1 if split.serial(self.suite) else opts.max_concurrency
+        # later cases read earlier outputs: one case at a time, in order (promptfoo)
+        n_workers = 1 if split.serial_reason(self.suite) else opts.max_concurrency
         workers = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
         try:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
@@ -226,24 +230,12 @@ class Runner:
             await self._close(env)
             if status == "failed":
                 recording.end(files, status=status, summary=tally.summary(), graders=[])
-        tally.graders = self._graders_used()
+        tally.graders = list(self.resolver.descriptions())
         return recording.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
-        transport = self.transport
-        if isinstance(transport, _LazyTransport):
-            transport = transport.created
-        for obj in [*env.providers.values(), *env.test_providers.values(), transport]:
+        for obj in [*env.providers.values(), *env.test_providers.values(), self.transport.created]:
             close = getattr(obj, "aclose", None)
             if close is not None:
                 with contextlib.suppress(Exception):
                     await close()
-
-    def _graders_used(self) -> list[str]:
-        used = getattr(self.resolver, "descriptions", None) or getattr(self.resolver, "graders_used", None)
-        try:
-            return list(used()) if used else []
-        except Exception:  # pragma: no cover - reporting must not fail the run
-            print("evalrun: warning: could not list the graders used", file=sys.stderr)
-            return []
-

@@ -1,11 +1,9 @@
 """CaseResult -> the JSON-ready dict of the results contract (schemas/results.schema.json), made safe to write.
 
-One function owns the shape of a result record; every output format (jsonl, json, csv, junit, html) reads
-these dicts, so the formats cannot disagree. Every record passes through `Scrubber.record` before it reaches the
-results file, so every report rebuilt from it inherits two guarantees: known secrets redacted, non-finite numbers
-written as null. `Scrubber.text` serves the CLI's own messages. Secrets are the values of environment variables
-named *_API_KEY, *_TOKEN or *_SECRET and every `apiKey`/`api_key` in a provider's config (values shorter than 8
-characters are too common to redact).
+Every output format reads these dicts, so the formats cannot disagree. Every record passes through
+`Scrubber.encoded` before it reaches the results file: known secrets redacted (the values of *_API_KEY, *_TOKEN
+and *_SECRET environment variables and of every provider's `apiKey`, 8 characters or more), non-finite numbers
+written as null. `Scrubber.text` serves the CLI's own messages.
 """
 
 from __future__ import annotations
@@ -98,7 +96,6 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LEN = 8
 _SECRET_ENV = re.compile(r"(?:_API_KEY|_TOKEN|_SECRET|^API_KEY|^TOKEN|^SECRET)$", re.I)
 _CONFIG_KEYS = ("apiKey", "api_key", "apikey")
-_PROBE = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
 
 def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -122,9 +119,7 @@ class Scrubber:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
-        #: Every secret appears verbatim in JSON text (no quote, backslash or control character to escape).
-        self.plain = all(json.dumps(s, ensure_ascii=False)[1:-1] == s for s in found)
-        #: The same for the results file's encoder (jsonfast: UTF-8 bytes), and the secrets as a bytes pattern.
+        #: Every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped).
         self.plain_bytes = all(_verbatim_utf8(s) for s in found)
         self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
                               if found and self.plain_bytes else None)
@@ -136,27 +131,11 @@ class Scrubber:
     def text(self, value: str) -> str:
         return value if self.pattern is None else self.pattern.sub(REDACTED, value)
 
-    def record(self, value: Any) -> Any:
-        """A JSON-ready value with secrets redacted from every string (keys too) and NaN/±inf as None.
-
-        A record is first encoded once and searched (C speed): when it holds no secret and no non-finite
-        number it is returned as it is, without the walk (which cost ~100 µs per case). Secrets that JSON
-        would escape are never searched for in the encoded text: those records are always walked."""
-        if isinstance(value, dict) and self.plain:
-            text = _PROBE.encode(value)
-            if "NaN" not in text and "Infinity" not in text and (self.pattern is None
-                                                                   or self.pattern.search(text) is None):
-                return value
-        return self._walk(value)
-
     def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        """`record(value)` and its JSON line as the results file holds it (jsonfast.dumps, UTF-8, no line
-        break), encoding a clean record only once: the bytes searched for secrets are the bytes written.
-
-        The encoder writes every non-finite number as null, so the file never holds one. The record handed
-        back (to the tally) is walked when it holds a secret, or when one of the numbers the results contract
-        defines (`finite_fields`) is not finite; a non-finite number elsewhere (inside vars, metadata or
-        details) is only in the file, as null."""
+        """The record scrubbed (for the tally) and its line (no line break). A clean record is encoded once, and
+        the bytes searched for secrets are the bytes written (a walk cost ~100 µs per case). The encoder writes
+        non-finite numbers as null; the record handed back is walked only for a secret or a non-finite number
+        among the contract's own fields (`finite_fields`)."""
         if self.plain_bytes:
             data = jsonfast.dumps(value)
             if (self.bytes_pattern is None or self.bytes_pattern.search(data) is None) and finite_fields(value):
@@ -184,36 +163,23 @@ def _verbatim_utf8(secret: str) -> bool:
         return False
 
 
-def _nonfinite(v: Any) -> bool:
-    return v.__class__ is float and bool(v - v)  # x - x is 0.0 for a finite float, NaN (truthy) otherwise
+#: The numbers the results contract defines on a record and on each assertion result.
+_NUMBERS = ("score", "latency_ms", "cost", "threshold", "weight")
 
 
 def finite_fields(rec: Mapping[str, Any]) -> bool:
-    """Every number of a result record's own fields (score, latency, cost, tokens, and each assertion's score,
-    threshold, weight, cost and tokens, children included) is finite or absent. This runs for every record:
-    the common fields are tested inline (`x - x` is truthy only for NaN and +-inf)."""
+    """Every number the results contract defines (score, latency, cost, threshold, weight, tokens) is finite or
+    absent, in the record and in each assertion result, children included. Plain loops: this runs per record,
+    and `x - x` is truthy only for NaN and +-inf."""
     get = rec.get
-    s, lat, c = get("score"), get("latency_ms"), get("cost")
-    if (s.__class__ is float and s - s) or (lat.__class__ is float and lat - lat) or (c.__class__ is float and c - c):
-        return False
-    tokens = get("tokens")
-    if tokens and any(map(_nonfinite, tokens.values())):
-        return False
-    assertions = get("assertions")
-    return _assertions_finite(assertions) if assertions else True
-
-
-def _assertions_finite(items: Iterable[Mapping[str, Any]]) -> bool:
-    for a in items:
-        get = a.get
-        s, t, w, c = get("score"), get("threshold"), get("weight"), get("cost")
-        if ((s.__class__ is float and s - s) or (t.__class__ is float and t - t)
-                or (w.__class__ is float and w - w) or (c.__class__ is float and c - c)):
+    for name in _NUMBERS:
+        v = get(name)
+        if v.__class__ is float and v - v:
             return False
-        tokens = get("tokens")
-        if tokens and any(map(_nonfinite, tokens.values())):
+    for v in (get("tokens") or {}).values():
+        if v.__class__ is float and v - v:
             return False
-        children = get("children")
-        if children and not _assertions_finite(children):
+    for a in get("assertions") or get("children") or ():  # noqa: SIM110 - a loop: 6 µs a record, all(): 8
+        if not finite_fields(a):
             return False
     return True

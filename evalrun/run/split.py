@@ -1,18 +1,15 @@
-"""Splitting a run into parts, and its parts' results back into one run: `--shard K/N` + `evalrun merge`, the
-processes of `--workers N` and the tasks of `--executor ray` all cut the run here.
+"""Splitting a run into parts (`--shard K/N`, the processes of `--workers N`, the tasks of `--executor ray`), and
+the parts' results back into one run (`evalrun merge`, `Intake`).
 
-A part is a contiguous range of the expansion (promptfoo's order, which depends only on the config, so it is the
-same on every machine and every run): part k of n holds positions [(k-1) x total / n, k x total / n), each end
-moved to the nearer end of the output group it would cut (select-best compares a group's outputs:
-assertions/output_groups.py), so a group is never split; where a test's groups are unknown without reading it (a
-streamed test file with a graded assertion) the end moves to the nearer end of that test. The positions come from
-arithmetic (expand.test_case_counts; a streamed file was counted by the load-time check), so a part builds only its
-own cases, and a streamed part skips the rows before its first test unparsed (TestList.window).
+A part is a contiguous range of the expansion (promptfoo's order, the same on every machine): part k of n holds
+positions [(k-1) x total / n, k x total / n), each end moved to the nearer end of the output group it would cut
+(select-best compares a group's outputs), or of the test where its groups are unknown without reading it (a
+streamed file with a graded assertion). The positions come from counts (expand.test_case_counts), so a part
+builds only its own cases and a streamed part skips the rows before it unparsed (TestList.window).
 
-A filter that reads each case (--filter-pattern, --filter-failing) leaves a stream whose length is known only at its
-end: its units (a case, or an output group) are dealt in turn to the part with the fewest cases so far (ties: the
-first), so parts differ by at most one group. Either way the union of the n parts is exactly the unsplit run.
-Those filters are lazy (they wrap the case iterator) and come before --filter-first-n.
+A filter that reads each case (--filter-pattern, --filter-failing; lazy, before --filter-first-n) leaves a stream
+of unknown length: its units (a case, or an output group) go in turn to the part with the fewest cases so far.
+Either way the union of the n parts is exactly the unsplit run.
 """
 
 from __future__ import annotations
@@ -20,8 +17,8 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import json
 import re
+import sys
 import time
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -32,7 +29,10 @@ from typing import Any, BinaryIO
 from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import compares_outputs, group_key
 from evalrun.errors import UsageError
-from evalrun.run import store
+from evalrun.run import recording, store
+from evalrun.run.options import RunOptions
+from evalrun.run.progress import Progress
+from evalrun.run.serialize import error_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
@@ -47,11 +47,6 @@ def parse(text: str) -> tuple[int, int]:
         raise UsageError(f"{text!r} is not K/N with 1 <= K <= N", key="--shard",
                          hint="e.g. --shard 1/4 ... --shard 4/4 in four CI jobs, then `evalrun merge`")
     return k, n
-
-
-def serial(suite: Suite) -> bool:
-    """Later cases read earlier outputs (serial_reason): the run goes one case at a time, in order, unsplit."""
-    return serial_reason(suite) is not None
 
 
 def serial_reason(suite: Suite) -> str | None:
@@ -89,37 +84,20 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
 
 
 # ------------------------------------------------------------------ filters that read each case
-def _key(provider: str, prompt_label: str, vars: Any) -> str:
-    return json.dumps([provider, prompt_label, vars], sort_keys=True, default=str)
-
-
-def failing_keys(path: str) -> tuple[set[str], set[str]]:
-    """(ids, fallback keys) of the failed or errored cases in a results .jsonl file or a -o .json report.
-
-    A record with an `id` is matched by id only (cases with equal vars may differ in their assertions);
-    only records without one fall back to (provider, prompt label, vars)."""
+def failing_ids(path: str) -> set[str]:
+    """The ids of the failed or errored cases in a results file or a -o .json report."""
     if not Path(path).is_file():
         raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
                          hint=f"pass {store.ACCEPTED}")
     records = store.records(Path(path), key="--filter-failing", hint=f"pass {store.ACCEPTED}")
-    ids: set[str] = set()
-    keys: set[str] = set()
-    for r in records:
-        if not isinstance(r, dict) or r.get("status", "pass" if r.get("pass") else "fail") == "pass":
-            continue
-        if r.get("id"):
-            ids.add(str(r["id"]))
-        else:
-            keys.add(_key(str(r.get("provider")), str(r.get("prompt_label") or ""), r.get("vars") or {}))
-    return ids, keys
+    return {str(r["id"]) for r in records if r.get("status", "pass" if r.get("pass") else "fail") != "pass"}
 
 
 Selector = Callable[[Iterable[Case]], Iterator[Case]]
 
 
-def selector(pattern: str | None = None, failing: str | tuple[Collection[str], Collection[str]] | None = None) \
-        -> Selector | None:
-    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_keys already read), or
+def selector(pattern: str | None = None, failing: str | Collection[str] | None = None) -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids already read), or
     None when neither is given. A bad regex or results file is a UsageError now, before any case."""
     rx = None
     if pattern:
@@ -127,17 +105,16 @@ def selector(pattern: str | None = None, failing: str | tuple[Collection[str], C
             rx = re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
-    keys = failing_keys(failing) if isinstance(failing, str) and failing else failing or None
-    if rx is None and keys is None:
+    ids = failing_ids(failing) if isinstance(failing, str) else failing  # an empty set selects nothing
+    if rx is None and ids is None:
         return None
 
     def select(cases: Iterable[Case]) -> Iterator[Case]:
         it: Iterator[Case] = iter(cases)
         if rx is not None:
             it = (c for c in it if rx.search(c.test.description or ""))
-        if keys is not None:  # by id, or by provider, prompt label and vars for records without one
-            ids, other = keys
-            it = (c for c in it if c.id in ids or (other and _key(c.provider.name, c.prompt.label, c.vars) in other))
+        if ids is not None:
+            it = (c for c in it if c.id in ids)
         return it
 
     return select
@@ -275,10 +252,8 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
-    """The records of every part's results file (or -o .json report; other reports are refused:
-    run/store.py), in expansion order, written to `out`; the tally (summary, exit code) computed from them.
-    Only a file number and a byte offset per case index are held (10 bytes a case). A case index found in two
-    files is a UsageError (not parts of one run, or a part given twice)."""
+    """The records of every part's results file (or -o .json report) written to `out` in expansion order, and
+    their tally. Only a file number and an offset per case are held; a case in two files is a UsageError."""
     resolved_out = out.resolve()
     where = array("h")  # by case index: which file holds it (-1: none)
     offsets = array("q")  # by case index: its byte offset in that file
@@ -294,7 +269,7 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                                  key="--results-file", hint="choose another --results-file")
             jsonl = store.as_jsonl(path, stack, key="RESULTS_JSONL", hint=MERGE_HINT)
             files.append(stack.enter_context(open(jsonl, "rb")))
-            for offset, rec in store.indexed(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
+            for offset, rec in store.read_records(jsonl, key="RESULTS_JSONL", hint=MERGE_HINT, shown=path):
                 index = int(rec.get("index", 0))
                 if index >= len(where):
                     grow = index + 1 - len(where)
@@ -324,3 +299,58 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
     suite = Suite(description=f"merged from {len(paths)} results files", prompts=(), providers=(), tests=(),
                   files=tuple(str(p) for p in paths))
     return RunOutcome(suite, tally, out)
+
+
+class Intake:
+    """The driver's side of a run whose parts run elsewhere (--workers processes, Ray tasks): each record a part
+    delivers goes into the run's results file, tally and progress as it arrives, each case once (a retried part
+    may deliver one again); the cases a failed part never delivered become ERROR records. With --resume, the
+    records already in the results file count as delivered."""
+
+    def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
+        self.suite, self.opts, self.progress = suite, opts, progress
+        self.files = recording.plan(suite, opts)
+        self.tally = Tally()
+        self.failed: dict[str, str] = {}  # part -> why it failed
+        path = self.files.results_file
+        self.writer = store.open_results(path, append=opts.resume)  # first: a torn last line is cut
+        previous = store.read_records(path, key="--resume", hint=store.RESUME_HINT) if opts.resume else ()
+        for offset, rec in previous:
+            if int(rec.get("index", 0)) not in self.tally.rows:
+                self.tally.add(rec, offset, resumed=True)
+                progress.update(str(rec.get("status")))
+        recording.begin(self.files, suite, opts)
+
+    def delivered(self) -> bytes:
+        """The cases already in, as a map by case index (1: in), for a part that skips them."""
+        return self.tally.rows.present() if len(self.tally.rows) else b""
+
+    def take(self, rec: dict[str, Any], line: bytes) -> bool:
+        """One record (and its results-file line) a part delivered; False when its case was already in."""
+        if int(rec.get("index", 0)) in self.tally.rows:
+            return False
+        self.tally.add(rec, self.writer.write_bytes(line))
+        self.progress.update(str(rec.get("status")))
+        return True
+
+    def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
+        """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
+        self.failed[part] = why
+        message = f"the {runner} running this case failed: {why}"
+        for rec in error_records(self.suite, (c for c in cases if c.index not in self.tally.rows), message):
+            self.tally.add(rec, self.writer.write(rec))
+            self.progress.update("error")
+
+    def close(self, status: str) -> None:
+        """The results file closed; a run that raised (status `failed`) recorded as such in the history."""
+        self.writer.close()
+        self.progress.close()
+        if status == "failed":
+            recording.end(self.files, status=status, summary=self.tally.summary(), graders=[])
+
+    def outcome(self, status: str) -> RunOutcome:
+        """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""
+        for part, why in sorted(self.failed.items()):
+            print(f"evalrun: warning: {part} failed: {why}; its undelivered cases are errors", file=sys.stderr)
+        self.tally.interrupted = status == "interrupted"
+        return recording.finish(self.files, self.suite, self.opts, self.tally, status)

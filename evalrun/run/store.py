@@ -1,16 +1,13 @@
 """The results file: one JSON object per finished case, appended as each case ends, and read back.
 
-Writes are buffered and flushed at least every `flush_s` seconds (no per-case fsync), so a crash loses at most
-that window and Ctrl-C loses nothing. Each record's byte offset is kept so reports can re-read results in order
-without holding them in memory. A writer holds an exclusive lock on its file (where the platform has `fcntl`), so
-a second run told to write the same file stops with `ResultsFileBusy` instead of truncating results the first run
-is still writing and reading back.
+Writes are buffered and flushed at least every `flush_s` seconds (a crash loses at most that window, Ctrl-C
+nothing); each record's byte offset lets reports re-read results in order. A writer locks its file (`fcntl`), so
+a second run told to write it stops instead of truncating it.
 
-Reading back (`merge`, `report`, `compare`, `--filter-failing`): a results JSONL file (a `-o .jsonl` report is the
-same) and a `-o .json` report (`{version, meta, summary, results: [...]}`), told apart by their content. Refused,
-with an error that names the file and says what to pass: the CSV, JUnit XML and HTML reports (each keeps only
-part of a record) and anything else. A line that does not parse is an error at its line, except a torn last line
-(an interrupted write), which is left out as everywhere else.
+Reading back (`merge`, `report`, `compare`, `--filter-failing`, `--resume`): a results JSONL file (or `-o .jsonl`
+report) or a `-o .json` report, told apart by their content; CSV, JUnit XML and HTML reports (each keeps only part
+of a record) are refused with an error naming the file. A line that does not parse is an error at its line,
+except a torn last line (an interrupted write), which is left out.
 """
 
 from __future__ import annotations
@@ -127,23 +124,6 @@ def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
     return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
 
 
-def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(offset, record) for each complete, parseable line of a results JSONL file."""
-    offset = 0
-    with open(path, "rb") as f:
-        for line in f:
-            at = offset
-            offset += len(line)
-            if not line.endswith(b"\n"):
-                break
-            try:
-                rec = jsonfast.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and "id" in rec:
-                yield at, rec
-
-
 def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
     f.seek(offset)
     rec: dict[str, Any] = jsonfast.loads(f.readline())
@@ -153,6 +133,7 @@ def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
 # ------------------------------------------------------------------ reading results back
 #: What every command that reads results accepts (the end of its hints).
 ACCEPTED = "a results file (--results-file, default .evalrun/runs/RUN_ID.jsonl) or a -o .json report"
+RESUME_HINT = "--resume continues a run from its own results file; to start afresh, run without --resume"
 
 
 def _refuse(path: Path, what: str, key: str, hint: str) -> UsageError:
@@ -193,7 +174,10 @@ def kind(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") ->
     raise _refuse(path, "not a results file", key, hint)
 
 
-def _jsonl(path: Path, key: str, hint: str, shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}",
+                 shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(byte offset, record) of each record of a results JSONL file; errors name `shown` (the file the user gave)
+    when it differs. A torn last line (an interrupted write) is left out."""
     offset = 0
     with open(path, "rb") as f:
         for lineno, line in enumerate(f, 1):
@@ -205,7 +189,7 @@ def _jsonl(path: Path, key: str, hint: str, shown: Path | None = None) -> Iterat
                 rec = jsonfast.loads(line)
             except ValueError:
                 if not line.endswith(b"\n"):
-                    return  # a torn last line: an interrupted write
+                    return
                 raise UsageError(f"{shown or path}:{lineno}: not a JSON result record", key=key, hint=hint) from None
             if not isinstance(rec, dict) or "id" not in rec:
                 raise UsageError(f"{shown or path}:{lineno}: not a result record (no `id`)", key=key, hint=hint)
@@ -229,14 +213,14 @@ def records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}")
     if kind(path, key=key, hint=hint) == "json":
         yield from _json(path, key, hint)
     else:
-        for _, rec in _jsonl(path, key, hint):
+        for _, rec in read_records(path, key=key, hint=hint):
             yield rec
 
 
 def as_jsonl(path: Path, stack: contextlib.ExitStack, *, key: str = "RESULTS",
              hint: str = f"pass {ACCEPTED}") -> Path:
     """A results JSONL file holding `path`'s records: `path` itself, or a temporary copy of a .json report's
-    records (removed when `stack` closes). Read it with `indexed`."""
+    records (removed when `stack` closes)."""
     if kind(path, key=key, hint=hint) == "jsonl":
         return path
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalrun-"))) / f"{path.stem}.jsonl"
@@ -244,10 +228,3 @@ def as_jsonl(path: Path, stack: contextlib.ExitStack, *, key: str = "RESULTS",
         for rec in _json(path, key, hint):
             f.write(jsonfast.dumps(rec) + b"\n")
     return tmp
-
-
-def indexed(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}",
-            shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(byte offset, record) of each record of a results JSONL file (`as_jsonl`), for `store.read_at`; errors
-    name `shown` (the file the user gave) when it differs."""
-    yield from _jsonl(path, key, hint, shown)

@@ -1,7 +1,5 @@
-"""A run's totals and outcome: a full result is written to the results file and dropped; the Tally keeps running
-totals and one tiny Row per case (index, status, byte offset: 9 bytes a case), and reports re-read the records by
-offset, in expansion order. The RunOutcome is made by the runner, by `--workers` and `--executor ray` from their
-parts, and by `evalrun merge` (run/split.py).
+"""A run's totals and outcome: each result is written to the results file and dropped; the Tally keeps running
+totals and each case's byte offset (8 bytes a case), and reports re-read records by offset.
 """
 
 from __future__ import annotations
@@ -21,48 +19,39 @@ from evalrun.types import Suite
 _TOKEN_KEYS = ("prompt", "completion", "total", "cached")
 
 
-@dataclass(slots=True)
-class Row:
-    index: int
-    status: str
-    offset: int
-
-
-_STATUS = ("pass", "fail", "error")
-_CODE = {"pass": 0, "fail": 1, "error": 2}
-
-
 class Rows:
-    """Every case's Row in expansion order, kept as two arrays indexed by case index (9 bytes a case slot)."""
+    """Each case's byte offset in the results file, by case index (8 bytes a case; -1: no case there)."""
 
     def __init__(self) -> None:
-        self._offsets = array("q")  # -1: no case with this index
-        self._status = bytearray()
+        self._offsets = array("q")
         self._count = 0
 
-    def put(self, index: int, status: str, offset: int) -> None:
+    def put(self, index: int, offset: int) -> None:
         if index >= len(self._offsets):
             grow = max(index + 1 - len(self._offsets), len(self._offsets) // 2, 1024)
             self._offsets.extend(array("q", [-1]) * grow)
-            self._status.extend(bytes(grow))
         if self._offsets[index] < 0:
             self._count += 1
         self._offsets[index] = offset
-        self._status[index] = _CODE[status]
+
+    def __contains__(self, index: int) -> bool:
+        return index < len(self._offsets) and self._offsets[index] >= 0
 
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self) -> Iterator[Row]:
-        status = self._status
-        for i, off in enumerate(self._offsets):
-            if off >= 0:
-                yield Row(i, _STATUS[status[i]], off)
+    def __iter__(self) -> Iterator[int]:
+        """The offsets in expansion order."""
+        return (off for off in self._offsets if off >= 0)
+
+    def present(self) -> bytes:
+        """By case index: 1 when the case is in."""
+        return bytes(off >= 0 for off in self._offsets)
 
 
 @dataclass
 class Tally:
-    """Totals of a run (new and resumed cases) plus one Row per case."""
+    """Totals of a run (new and resumed cases) plus each case's offset."""
 
     rows: Rows = field(default_factory=Rows)
     passed: int = 0
@@ -132,7 +121,7 @@ class Tally:
             self.metrics.add(assertions)
         else:  # no named metric in this case: only the case count moves
             self.metrics.count += 1
-        self.rows.put(int(get("index", 0)), status, offset)
+        self.rows.put(int(get("index", 0)), offset)
 
     @property
     def total(self) -> int:
@@ -194,7 +183,7 @@ class RunOutcome:
         return self.tally.interrupted
 
     def rows(self) -> Rows:
-        """Compact rows in expansion order."""
+        """The cases' offsets in the results file, in expansion order."""
         return self.tally.rows
 
     def iter_results(self) -> Iterator[dict[str, Any]]:
@@ -203,8 +192,8 @@ class RunOutcome:
         if not rows:
             return
         with open(self.results_file, "rb") as f:
-            for row in rows:
-                yield read_at(f, row.offset)
+            for offset in rows:
+                yield read_at(f, offset)
 
     def meta(self) -> dict[str, Any]:
         return {"evalrun_version": __version__, "description": self.suite.description,

@@ -1,19 +1,15 @@
-"""A case's vars as promptfoo prepares them just before the prompt renders, in order (its evaluator, renderPrompt):
-1. `options.transformVars` (Python code over `vars, context`, or `file://x.js`): its mapping is merged in;
-2. vars whose value is `file://x.py` / `file://x.js` are computed by the file: Python `get_var(var_name,
-   prompt, other_vars)`, JavaScript `module.exports = (varName, prompt, otherVars) => ...`, each returning
-   `{"output": ...}` (or `{"error": ...}`, which ends the case as ERROR); a Python string result is trimmed;
+"""A case's vars as promptfoo prepares them just before the prompt renders, in order (its renderPrompt):
+1. `options.transformVars` (Python over `vars, context`, or `file://x.js`): its mapping is merged in;
+2. a var whose value is `file://x.py` / `file://x.js` is computed by the file (Python `get_var(var_name, prompt,
+   other_vars)`, JavaScript `(varName, prompt, otherVars) => ...`) returning `{"output": ...}` (an `{"error": ...}`
+   ends the case as ERROR); a Python string result is trimmed;
 3. one final newline is dropped from every string var;
-4. `{{ name }}` placeholders inside string vars are replaced by the named var (up to 5 rounds); anything
-   else in a var value stays text: var values are never rendered as templates.
+4. `{{ name }}` inside a string var is replaced by the named var (up to 5 rounds); var values are never rendered.
 
-And promptfoo's `_conversation`: the earlier turns of a multi-turn test sequence, as a prompt variable. As
-promptfoo 0.121.20 does (src/evaluator.ts): a thread is one provider, one prompt and the test's
-`metadata.conversationId` (tests without one share a thread), in run order; a turn is
-`{prompt, input, output, metadata}`: `prompt` the rendered prompt (the message list of a chat prompt), `input`
-its last message's content (else the whole prompt), `output` the provider's output ("" when it failed). A test
-with `options.disableConversationVar`, or the environment variable PROMPTFOO_DISABLE_CONVERSATION_VAR, leaves
-`_conversation` unset (an empty list). A run whose prompts read it runs one case at a time (run/split.py serial).
+And `_conversation`, as promptfoo 0.121.20 (src/evaluator.ts): the earlier turns of a thread (one provider, one
+prompt and the test's `metadata.conversationId`), each `{prompt, input, output, metadata}` (`input`: the last
+message's content, else the prompt; `output`: "" when the call failed). `options.disableConversationVar` or
+PROMPTFOO_DISABLE_CONVERSATION_VAR leave it empty. A run whose prompts read it runs one case at a time.
 """
 
 from __future__ import annotations
@@ -45,9 +41,9 @@ def _code_ref(value: Any) -> tuple[str, str] | None:
     return (path, value) if path.lower().endswith(_CODE_EXTS) else None
 
 
-def _prompt_text(case: Case) -> str:
-    raw = case.prompt.raw
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
+    """A prompt as one string (a chat prompt as its compact JSON), as code and results see it."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
 
 
 def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
@@ -68,7 +64,7 @@ async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: d
     fn = compiled(cache, ref, ("var_name", "prompt", "other_vars"), case=case, key=f"vars.{name}", base_dir=base_dir,
                   default_fn="get_var")
     try:
-        result = await fn.call(name, _prompt_text(case), dict(vars))
+        result = await fn.call(name, prompt_text(case.prompt.raw), dict(vars))
     except EvalrunError as e:
         raise VarsError(f"var {name!r} ({ref}) failed: {e}") from None
     if isinstance(result, dict):

@@ -1,10 +1,7 @@
-"""`evalrun eval --workers N`: one run's cases spread over N forked processes on this machine, merged into one run.
+"""`evalrun eval --workers N`: one run's cases over N processes forked after the config was loaded and checked.
 
-Each worker is a fork made after the config was loaded and checked; it runs its window (run/split.py, the parts
-of `--shard K/N`) with the ordinary Runner into a file of its own, whose new lines the driver takes into the
-results file and the tally as they are written, as the runner takes its own cases: the outputs are a
-one-process run's. What it does for the user (failures, Ctrl-C, runs that stay in one process):
-docs/scaling.md, "--workers".
+Each worker runs its window (run/split.py) with the ordinary Runner into a file of its own; the driver takes the
+new lines in as they are written (split.Intake). What it does for the user: docs/scaling.md, "--workers".
 """
 
 from __future__ import annotations
@@ -20,18 +17,16 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import replace
 from pathlib import Path
 
 from evalrun.errors import UsageError
-from evalrun.run import recording, split
+from evalrun.run import split
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.runner import Runner
-from evalrun.run.serialize import error_records
 from evalrun.run.split import Window
-from evalrun.run.store import ResultsWriter, new_lines, open_results, read_records
-from evalrun.run.tally import RunOutcome, Tally
+from evalrun.run.store import new_lines
+from evalrun.run.tally import RunOutcome
 from evalrun.types import Suite
 
 MAX_WORKERS = 256
@@ -79,19 +74,14 @@ class WorkerPool:
         self.options = options
         self.workers = workers
         self.progress = progress or Progress(None, enabled=options.progress)
-        self.failed: dict[int, str] = {}  # worker -> why it failed
 
     def run_sync(self) -> RunOutcome:
         """The whole run (workers forked here: call it outside any event loop)."""
         suite, opts = self.suite, self.options
-        started = time.time()
         asyncio.run(Runner(suite, opts).check())  # a bad provider or grader id: one error before any worker starts
         wins = [w for w in split.windows(suite, opts.repeat, self.workers, opts.filter_first_n) if w]
-        files = recording.plan(suite, opts)
-        writer = open_results(files.results_file)
-        recording.begin(files, suite, opts)
-        work = Path(tempfile.mkdtemp(prefix=".evalrun-workers-", dir=files.results_file.parent))
-        tally = Tally(started=started)
+        intake = split.Intake(suite, opts, self.progress)
+        work = Path(tempfile.mkdtemp(prefix=".evalrun-workers-", dir=intake.files.results_file.parent))
         status = "failed"
         try:
             self.progress.total = wins[-1].stop if wins else 0
@@ -106,30 +96,20 @@ class WorkerPool:
                         os.waitpid(pid, 0)
                     raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
                                      key="--workers", hint="run with fewer --workers") from None
-            tally.interrupted = self._wait(pids, work, writer, tally)
+            failed, interrupted = self._wait(pids, work, intake)
             for k, w in enumerate(wins):
-                if k in self.failed:  # the cases it did not deliver are errors
-                    delivered = {int(rec.get("index", 0)) for _, rec in read_records(work / f"{k}.jsonl")}
-                    missing = (c for c in split.window_cases(suite, opts.repeat, w) if c.index not in delivered)
-                    why = f"the worker process running this case failed: {self._why(k, work)}"
-                    for rec in error_records(suite, missing, why):
-                        tally.add(rec, writer.write(rec))
-                        self.progress.update("error")
+                if k in failed:
+                    intake.fail(f"worker {k + 1}/{len(wins)}", "worker process", _why(failed[k], k, work),
+                                split.window_cases(suite, opts.repeat, w))
                 elif (work / f"{k}.graders").exists():
                     graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
-                    tally.graders.extend(g for g in graders if g not in tally.graders)
-            status = "interrupted" if tally.interrupted else "finished"
+                    intake.tally.graders.extend(g for g in graders if g not in intake.tally.graders)
+            status = "interrupted" if interrupted else "finished"
         finally:
-            writer.close()
-            self.progress.close()
+            intake.close(status)
             shutil.rmtree(work, ignore_errors=True)
             gc.unfreeze()
-            if status == "failed":
-                recording.end(files, status=status, summary=tally.summary(), graders=[])
-        for k, why in sorted(self.failed.items()):
-            print(f"evalrun: warning: worker {k + 1}/{len(wins)} failed: {why}; the cases it did not finish are "
-                  "errors", file=sys.stderr)
-        return recording.finish(files, suite, opts, tally, status)
+        return intake.outcome(status)
 
     def _fork(self, w: Window, k: int, work: Path) -> int:
         sys.stdout.flush()
@@ -154,28 +134,25 @@ class WorkerPool:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         scratch = work / str(k)
         scratch.mkdir()
-        # the scratch folder stands in for the config's: the worker's last-run pointer lands there
-        suite = replace(split.window_suite(self.suite, w), files=(str(scratch / "worker.yaml"),))
-        opts = replace(self.options, results_file=work / f"{k}.jsonl", history=False, progress=False,
-                       resume=False, shard=None, filter_first_n=None,
-                       max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
-        runner = Runner(suite, opts, cases=lambda _suite, repeat: split.window_cases(self.suite, repeat, w))
+        runner = Runner.for_part(split.window_suite(self.suite, w), self.options, scratch,
+                                 lambda _suite, repeat: split.window_cases(self.suite, repeat, w),
+                                 max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
         outcome = asyncio.run(runner.run())
         (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
         return 0
 
-    def _wait(self, pids: dict[int, int], work: Path, writer: ResultsWriter, tally: Tally) -> bool:
-        """Wait for every worker, taking its records into the results file and the tally as they are written (in
-        the order they arrive: the tally's rows put them in expansion order); True when the run was interrupted."""
+    def _wait(self, pids: dict[int, int], work: Path, intake: split.Intake) -> tuple[dict[int, str], bool]:
+        """Wait for every worker, taking its records in as they are written; (worker -> why it failed, whether the
+        run was interrupted)."""
+        failed: dict[int, str] = {}
         interrupted = False
         live = dict(pids)
         read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
 
         def collect(k: int) -> None:
-            for rec, line in new_lines(work / f"{k}.jsonl", read[k]):
+            for rec, line in new_lines(work / str(k) / "part.jsonl", read[k]):
                 read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
-                tally.add(rec, writer.write_bytes(line))
-                self.progress.update(rec["status"])
+                intake.take(rec, line)
 
         while live:
             try:
@@ -184,7 +161,7 @@ class WorkerPool:
                     if done:
                         k = live.pop(pid)
                         if status != 0:
-                            self.failed[k] = _exit_reason(status)
+                            failed[k] = _exit_reason(status)
                     collect(pids[pid])
                 if live:
                     time.sleep(0.05)
@@ -195,15 +172,14 @@ class WorkerPool:
                         os.kill(pid, signal.SIGINT)
         for k in read:  # every line written before each worker ended
             collect(k)
-        return interrupted
+        return failed, interrupted
 
-    def _why(self, k: int, work: Path) -> str:
-        """Why worker k failed: its exit, and the last line of its traceback when it left one."""
-        error = work / f"{k}.error"
-        lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines() if error.exists() else []
-        if lines:
-            self.failed[k] = f"{self.failed[k]}: {lines[-1]}"
-        return self.failed[k]
+
+def _why(exit_reason: str, k: int, work: Path) -> str:
+    """Why worker k failed: its exit, and the last line of its traceback when it left one."""
+    error = work / f"{k}.error"
+    lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines() if error.exists() else []
+    return f"{exit_reason}: {lines[-1]}" if lines else exit_reason
 
 
 def _exit_reason(status: int) -> str:

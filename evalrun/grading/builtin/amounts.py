@@ -1,12 +1,6 @@
-"""Quantities as a claim or the evidence states them, and when one makes another true or rules it out.
-
-A number is read with its kind (count, year, ordinal, day of a month: "April 15" orders before "April 20"), its
-unit of measure (the word after it, from `UNIT_KEYS`) and the relation it is stated with ("less than 5", "at least",
-"about", "before 1989", "the 1910s"). `satisfies` says whether the evidence's quantity makes the claim's true
-("over 133" satisfies "more than 100"), `excludes` whether it rules it out ("over 85" does not rule out "less than
-100"), `same_duration` whether two durations agree in other units ("24 months", "two years"). conflicts.py decides
-contradictions with these; support.py verifies numbers with `verified_numbers`.
-"""
+"""Quantities as a claim or the evidence states them (value, kind, unit of measure, relation: "less than 5",
+"about", "before 1989", "the 1910s"), and when one makes another true (`satisfies`), rules it out (`excludes`)
+or states the same duration in other units (`same_duration`)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Precise contradictions: the only cases where the builtin grader says `contradicted` rather than `unsupported`.
-
-1. **A quantity that differs.** A number of the claim that no evidence number satisfies, while the evidence sentence
-   most about the rest of the claim (it has at least `SAME_SUBJECT_MIN` of the claim's other keys) states a number
-   of the same kind (count, year, ordinal, day of a month) and the same unit: "born in 1876" vs "born in 1867",
-   "$4.8 billion" vs "$4.2 billion". Comparatives and approximations are understood: "less than 160,000" is
-   satisfied by 159,937, "about 2,100" by 2,080 (amounts.py reads and compares quantities).
-2. **The same number with another unit of measure**: "2,100 metres per hour" vs "2,100 kilometres per hour".
-3. **A month or weekday that differs** in that sentence.
-4. **The other polarity**: the claim negates what a clause covering at least `NEGATION_MIN` of it affirms (or the
-   other way round), and what is negated on one side is mentioned on the other ("did not win" vs "won").
-   Negation words include a few that negate without "not" ("absent", "outside", "lacks"; lexicon.NEGATIONS).
-5. **An antonym** of a claim word in that clause ("rose" vs "fell"), the rest of the claim being there.
-
-Anything less certain is left to the support score (support.py): a wrong word is *unsupported*, not contradicted.
-"""
+"""Precise contradictions: the only cases where the builtin grader says `contradicted` rather than `unsupported`
+(a quantity, unit, month, polarity or antonym that differs in the evidence sentence most about the rest of the
+claim; docs/builtin-grader.md, "Contradicted only where it is precise"). Anything less certain is left to the
+support score (support.py)."""
 
 from __future__ import annotations
 
@@ -26,11 +14,9 @@ from evalrun.grading.builtin.amounts import (
     stated,
     unit_quantities,
 )
-from evalrun.grading.builtin.coverage import weighted_coverage
-from evalrun.grading.builtin.evidence import Evidence, Unit
-from evalrun.grading.builtin.reasons import short
+from evalrun.grading.builtin.evidence import Evidence, Unit, weighted_coverage
 from evalrun.grading.builtin.stemming import ANTONYMS, stem
-from evalrun.grading.builtin.terms import Terms, sequence
+from evalrun.grading.builtin.terms import Terms, sequence, short
 from evalrun.grading.builtin.tokens import Token, tokenize
 
 #: The sentence compared with the claim must have this weighted share of the claim's other keys.

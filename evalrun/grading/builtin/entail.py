@@ -1,16 +1,7 @@
-"""The builtin grader's verdict on one claim: supported, contradicted or unsupported, with a support score.
-
-1. A claim the evidence states word for word (a sentence or clause equal to it) is supported, score 1.
-2. Otherwise the claim is analysed (support.py): the score is a fitted combination of how many of its asserted
-   words the best evidence sentence and the whole evidence lack, how much of it the question already gave, and
-   whether its words stand together in the evidence. A precise contradiction (conflicts.py: a number, unit, month,
-   polarity or antonym that differs) makes it `contradicted` with a score of at most `CONTRADICTED_MAX`.
-3. Else `supported` when the score is at least `SUPPORT_THRESHOLD`, `unsupported` below it.
-
-`attributes` is the lenient chunk attribution used by noise-sensitivity: a chunk is a plausible source of a claim
-when it supports it, or is not contradicted, has every named entity of the claim, and holds at least
-`ATTRIBUTION_MIN` of its weight.
-"""
+"""The builtin grader's verdict on one claim: supported (verbatim, or a support score >= `SUPPORT_THRESHOLD`),
+contradicted (a precise conflict, conflicts.py) or unsupported; and `attributes`, the lenient chunk attribution
+noise-sensitivity uses (a chunk supports the claim, or is not contradicted, has every name of it and holds at least
+`ATTRIBUTION_MIN` of its weight)."""
 
 from __future__ import annotations
 
@@ -20,10 +11,9 @@ from functools import lru_cache
 from evalrun.grading.builtin import amounts as _amounts
 from evalrun.grading.builtin import stemming, terms, tokens
 from evalrun.grading.builtin import support as _support
-from evalrun.grading.builtin.coverage import weighted_coverage
-from evalrun.grading.builtin.evidence import Evidence, Unit, claim_terms, prepare
-from evalrun.grading.builtin.reasons import short, surface
+from evalrun.grading.builtin.evidence import Evidence, Unit, claim_terms, prepare, weighted_coverage
 from evalrun.grading.builtin.support import CONTRADICTED_MAX, question_keys
+from evalrun.grading.builtin.terms import short, surface
 from evalrun.types import VerdictLabel
 
 __all__ = ["ATTRIBUTION_MIN", "CONTRADICTED_MAX", "SUPPORT_THRESHOLD", "Evidence", "Judgement", "attributes",

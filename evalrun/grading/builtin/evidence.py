@@ -1,19 +1,18 @@
-"""Evidence preparation for the entailment scorer: sentences and clauses, analysed and indexed once.
-
-`prepare(evidence)` splits the evidence texts into sentences (pronouns resolved, segment.py) and each
-sentence into clauses (a relative clause gets its antecedent as subject), analyses every unit into `Terms`
-and a reading-order key sequence, and builds an inverted index from key to sentence. Cached by content.
-"""
+"""Evidence preparation for the entailment scorer: sentences (pronouns resolved) and their clauses (a relative
+clause gets its antecedent as subject), analysed into `Terms` and reading-order keys, indexed by key. Cached by
+content."""
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from evalrun.grading.builtin.lexicon import LIGHT_WORDS
 from evalrun.grading.builtin.segment import resolved_sentences
-from evalrun.grading.builtin.stemming import COMMON_KEYS
-from evalrun.grading.builtin.terms import Terms, merge_terms, terms_and_sequence, terms_of
+from evalrun.grading.builtin.stemming import COMMON_KEYS, stem
+from evalrun.grading.builtin.terms import Terms, merge_terms, sequence, terms_of
 from evalrun.grading.builtin.tokens import Token, tokenize
 
 _CLAUSE_SEPARATORS = (";", ", and ", ", but ", " but ", ", while ", " while ", ", whereas ", " whereas ",
@@ -22,27 +21,20 @@ _RELATIVE = frozenset({", who ", ", which "})
 _CLAUSE_RE = re.compile("(" + "|".join(re.escape(s) for s in _CLAUSE_SEPARATORS) + ")")
 
 
+@dataclass(frozen=True)
 class Unit:
-    """One evidence sentence or clause (a sentence's merged terms are built on first use)."""
+    """One evidence sentence or clause."""
 
-    __slots__ = ("text", "parts", "item", "sentence", "seq", "clause_ids", "keys", "_terms")
-
-    def __init__(self, text: str, parts: tuple[Terms, ...], item: int, sentence: int,
-                 seq: tuple[str, ...] = (), clause_ids: tuple[int, ...] = ()) -> None:
-        self.text = text
-        self.parts = parts  # the terms of its clauses (one for a clause)
-        self.item = item  # index of the evidence text it came from
-        self.sentence = sentence  # index of its sentence
-        self.seq = seq  # content keys in reading order, with "~by" / "~not" markers (terms.sequence)
-        self.clause_ids = clause_ids  # a sentence's clauses (indices into Evidence.clauses)
-        self.keys: frozenset[str] = parts[0].keys if len(parts) == 1 else frozenset().union(*(p.keys for p in parts))
-        self._terms: Terms | None = parts[0] if len(parts) == 1 else None
+    text: str
+    terms: Terms  # a sentence's: merged from its clauses'
+    item: int  # index of the evidence text it came from
+    sentence: int  # index of its sentence
+    seq: tuple[str, ...] = ()  # content keys in reading order, with "~by" / "~not" markers (terms.sequence)
+    clause_ids: tuple[int, ...] = ()  # a sentence's clauses (indices into Evidence.clauses)
 
     @property
-    def terms(self) -> Terms:
-        if self._terms is None:
-            self._terms = merge_terms(list(self.parts))
-        return self._terms
+    def keys(self) -> frozenset[str]:
+        return self.terms.keys
 
 
 @dataclass(frozen=True)
@@ -108,17 +100,14 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
     ents: set[str] = set()
     for si, (s, item, pieces) in enumerate(raw_sents):
         first = len(clauses)
-        parts = []
-        seqs = []
         for c, toks in pieces:
-            t, q = terms_and_sequence(toks, known_f)
-            parts.append(t)
-            seqs.append(q)
+            t = terms_of(toks, known_f)
             keys.update(t.keys)
             ents.update(t.entities)
-            clauses.append(Unit(c, (t,), item, si, q))
-        sents.append(Unit(s, tuple(parts), item, si, seqs[0] if len(seqs) == 1 else tuple(k for q in seqs for k in q),
-                          tuple(range(first, len(clauses)))))
+            clauses.append(Unit(c, t, item, si, sequence(toks)))
+        own = clauses[first:]
+        terms = own[0].terms if len(own) == 1 else merge_terms([u.terms for u in own])
+        sents.append(Unit(s, terms, item, si, tuple(k for u in own for k in u.seq), tuple(range(first, len(clauses)))))
     return Evidence(tuple(sents), tuple(clauses), frozenset(keys), frozenset(ents), _index(sents))
 
 
@@ -133,3 +122,38 @@ def claim_terms(claim: str, ev: Evidence) -> Terms:
             and first.key not in t.entities and first.key not in ev.keys and first.key not in COMMON_KEYS:
         t = replace(t, entities=t.entities | {first.key})
     return t
+
+
+# ------------------------------------------------------------------ coverage of a claim by evidence units
+#: Weight of a named entity, number or month in the coverage (other content words weigh 1).
+MATERIAL_WEIGHT = 2.0
+#: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
+LIGHT_WEIGHT = 0.5
+_CANDIDATES = 6  # evidence units examined closely per claim
+#: Keys of the frequent, low-information words.
+LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
+
+
+def weighted_coverage(w: dict[str, float], total: float, keys: frozenset[str],
+                      exclude: frozenset[str] = frozenset()) -> float:
+    """Weighted share of the claim's keys (`w`) found in `keys`, leaving out `exclude` (summed in the claim's
+    order, so the result does not depend on set iteration order)."""
+    if exclude:
+        total -= sum(v for k, v in w.items() if k in exclude)
+        found = (w.keys() & keys) - exclude
+    else:
+        found = w.keys() & keys
+    if total <= 0 or not found:
+        return 0.0
+    return sum(v for k, v in w.items() if k in found) / total
+
+
+def best_units(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
+               limit: int = _CANDIDATES) -> list[tuple[float, int]]:
+    """(coverage, unit id) of the `limit` units covering most of the claim, best first (ties: earlier unit),
+    summed over the inverted index (the cost is the postings of the claim's keys, not the evidence's length)."""
+    sums: dict[int, float] = {}
+    for k, weight in w.items():
+        for i in index.get(k, ()):
+            sums[i] = sums.get(i, 0.0) + weight
+    return [(s / total, i) for i, s in heapq.nsmallest(limit, sums.items(), key=lambda x: (-x[1], x[0]))]

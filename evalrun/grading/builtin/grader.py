@@ -1,10 +1,6 @@
 """`BuiltinGrader`: the Grader protocol without an LLM (offline, deterministic; a small local embedding model).
-
-Each step appends one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail).
-Verification gives each claim a support score (support.py) and says `contradicted` only for precise conflicts; attribution is lenient (a chunk is
-a plausible source when the claim's named entities and most of its key terms come from it). `judge()` cannot
-grade free-form rubrics and raises GraderError, so such assertions become ERRORs, never silent passes.
-"""
+Each step records one GraderCall whose `raw` is a compact JSON record of what was decided (the audit trail);
+`judge()` raises GraderError (free-form rubrics need a model), so such assertions are ERRORs, never passes."""
 
 from __future__ import annotations
 

@@ -1,33 +1,15 @@
-"""Chunk relevance for the builtin grader (context-relevance): levels, `used`, missing information.
-
-With the semantic tier (grading/minilm.py: sentence embeddings, the default install) a chunk's level is how close in meaning the query is to
-the chunk or its closest sentence: `high` from `HIGH_SIM`, `medium` from `MEDIUM_SIM`, `low` from `LOW_SIM`, else
-`none` ("How long do I have to ask for a refund?" and "You can request a refund within 30 days of delivery." share
-one word and answer each other; a chunk sharing the query's words without answering it stays below). A chunk is
-`used` when the output draws on its words (below) or says what one of its sentences says (`USED_SIM`).
-A chunk that names only the query's subject while other chunks hold what is asked is `low` in both tiers (below).
-Information is *missing* only when no chunk reaches `medium`: the query terms no chunk contains.
-
-Without the semantic tier (lexical only): the query's content terms split into its *topic* (named entities and numbers: "Australia") and its *focus*
-(the other content words: "capital"). A chunk's share of the query is weighted like verification (topic
-terms weigh 2, focus terms 1).
-
-* **level**: `high` when the share is >= `HIGH_MIN`; `medium` when it is >= `MEDIUM_MIN`; `low` for any other
-  overlap, and also when a chunk names only the topic while other chunks contain focus words (it is about the
-  subject but not about what is asked: "The Great Barrier Reef is in Australia" for "What is the capital of
-  Australia?" next to "The capital of Australia is Canberra"); `none` without overlap.
-* **used** when the output repeats at least `USED_MIN_SHARED` content words of the chunk that are not already
-  in the query, or at least half of them (the output drew on the chunk, not just on the question's words).
-* **missing**: query content terms that no chunk contains, as short items ("no context mentions 'budget'").
-"""
+"""Chunk relevance for the builtin grader (context-relevance): a level per chunk, whether the output used it, and
+the missing information. With the semantic tier (grading/minilm.py) a level is how close in meaning the query is
+to the chunk or its closest sentence; without it, the weighted share of the query's words (names and numbers
+weigh 2). A chunk naming only the query's subject while other chunks hold what is asked is `low` in both tiers.
+The rules: docs/builtin-grader.md, "What it does, step by step"."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evalrun.grading import minilm
-from evalrun.grading.builtin.coverage import MATERIAL_WEIGHT
-from evalrun.grading.builtin.evidence import prepare
+from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, prepare
 from evalrun.grading.builtin.terms import analyse, content_words
 from evalrun.types import ChunkJudgement, ChunkRelevance, RelevanceLevel
 

@@ -1,15 +1,6 @@
-"""Sentence and claim segmentation for the builtin grader.
-
-`sentences(text)` copes with abbreviations ("Dr.", "e.g.", "U.S."), initials ("J. K. Rowling"), decimals
-("3.5"), quotes and brackets after the full stop, bullet and numbered lists, and blank-line paragraphs.
-`claims(text, question)` splits sentences further into clauses at semicolons, contrastive conjunctions and
-"and" before a pronoun or auxiliary, keeps the statement a question carries, drops fillers, labels ("Note:"),
-statements about the context itself and the speaker's attitudes that name nothing ("I agree."), strips answer
-particles ("Yes, ...", "No it is ..."), reads a negative yes/no question as the positive claim, and makes each claim
-self-contained: a clause that starts with a pronoun or a bare verb phrase gets the subject of the sentence it
-came from ("It was designed ..." -> "The tower was designed ..."). A bare short answer ("Warsaw.") stays as
-written: the question is context for verification, not part of the claim.
-"""
+"""Sentence and claim segmentation for the builtin grader: `sentences`, `resolved_sentences` (leading pronouns
+resolved, for evidence) and `claims` (short self-contained claims). What it copes with and what it drops:
+docs/builtin-grader.md, "What it does, step by step"."""
 
 from __future__ import annotations
 
@@ -273,24 +264,15 @@ def resolved_sentences(text: str) -> list[str]:
     topic: str | None = None
     person: str | None = None
     out: list[str] = []
-    done = 0  # subjects are read lazily: only up to a sentence that starts with a pronoun
     for sent in sentences(text):
-        if _has_leading_pronoun(sent):
-            for prev in out[done:]:
-                subject = subject_of(prev)
-                if subject:
-                    topic = subject
-                    if _is_named(subject):
-                        person = subject
-            done = len(out)
-            sent = _resolve(sent, topic, person)
+        sent = _resolve(sent, topic, person)
+        subject = subject_of(sent)
+        if subject:
+            topic = subject
+            if _is_named(subject):
+                person = subject
         out.append(sent)
     return out
-
-
-def _has_leading_pronoun(sent: str) -> bool:
-    """Could `_resolve` change this sentence (a subject pronoun among its first four words)?"""
-    return any(w.lower().strip(",") in _SUBJECT_PRONOUNS for w in sent.split(" ", 4)[:4])
 
 
 def claims(text: str, question: str | None = None) -> list[str]:

@@ -83,11 +83,6 @@ def _build_synonyms() -> dict[str, str]:
 _SYNONYMS = _build_synonyms()
 
 
-def synonym_key(base: str) -> str:
-    """The key of an already stemmed word (its synonym group's key, or itself)."""
-    return _SYNONYMS.get(base, base)
-
-
 def _build_antonyms() -> dict[str, frozenset[str]]:
     table: dict[str, set[str]] = {}
     for a, b in ANTONYM_PAIRS:

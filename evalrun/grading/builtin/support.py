@@ -1,33 +1,8 @@
-"""The support score of a claim against evidence: a few transparent features, combined by a fitted linear model.
-
-Features, from the claim's content keys (tokens.py / terms.py) and the prepared evidence (evidence.py). A key the
-question already contains is *given*: it is what the claim is about, not what it asserts, so it is neither
-verified nor counted against the claim (a short answer is read as the answer to the question). The frequent,
-low-information words of `lexicon.LIGHT_WORDS` ("come", "make", "good", "part") are not verified either, unless
-the claim asserts nothing else: "Wonder came out in 2014" asserts the year, not the verb.
-
-* `unverified_local`           asserted words (not names or numbers) absent from the best evidence sentence (the
-                               one holding most of the claim's weight), counted (capped at `COUNT_CAP`) / COUNT_CAP;
-* `unverified_global`          those of them found nowhere in the evidence, likewise;
-* `unverified_local_material`, `unverified_global_material`  the same for names, numbers and months;
-* `inserted`                   unverified words merely *added* to what the evidence says (`_inserted`), which
-                               count here instead of above;
-* `phrases`                    share of the claim's adjacent key pairs that also stand within `PHRASE_WINDOW` keys
-                               of each other in one evidence sentence (the words are found together);
-* `conflict`                   1 when conflicts.py found a precise contradiction.
-
-The similarity in meaning of the claim to its closest evidence sentence (grading/minilm.py) was tried as a feature and
-left out: on the dev splits it did not separate faithful from hallucinated claims (HaluEval's hallucinations are
-close rewrites of their source) and lowered the summaries' AUROC (0.79 -> 0.67-0.76); see
-benchmarks/grading/README.md.
-
-A number the evidence satisfies with a comparative or approximation ("less than 160,000" and "159,937") is
-verified. The score is `sigmoid(BIAS + sum(WEIGHTS[f] * f))` in [0, 1]; a contradicted claim's score is capped at
-`CONTRADICTED_MAX`. BIAS and WEIGHTS were fitted on the dev split of the public HaluEval data (rows 0-4999 only;
-benchmarks/grading/fit.py), under constraints that keep the score's meaning (one substituted word or name found
-nowhere in the evidence makes a claim unsupported; one added word does not), and are reported on the held-out
-test split and on rows 5000+ (benchmarks/grading/README.md).
-"""
+"""The support score of a claim against evidence: transparent features (`FEATURES`) combined by a linear model,
+`sigmoid(BIAS + sum(WEIGHTS[f] * f))`, a contradicted claim capped at `CONTRADICTED_MAX`. The features and why
+each exists: docs/builtin-grader.md, "The support score". BIAS and WEIGHTS were fitted on the dev split of public
+HaluEval data (benchmarks/grading/fit.py) under constraints that keep the score's meaning, and are reported on
+the held-out splits (benchmarks/grading/README.md, which also says why embedding similarity is not a feature)."""
 
 from __future__ import annotations
 
@@ -37,8 +12,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalrun.grading.builtin import amounts, conflicts
-from evalrun.grading.builtin.coverage import LIGHT_KEYS, LIGHT_WEIGHT, MATERIAL_WEIGHT, best_units
-from evalrun.grading.builtin.evidence import claim_terms, prepare
+from evalrun.grading.builtin.evidence import (
+    LIGHT_KEYS,
+    LIGHT_WEIGHT,
+    MATERIAL_WEIGHT,
+    best_units,
+    claim_terms,
+    prepare,
+)
 from evalrun.grading.builtin.terms import Terms, sequence
 from evalrun.grading.builtin.tokens import tokenize
 

@@ -1,10 +1,5 @@
-"""Terms for the builtin grader: the normalised content of a sentence, clause or claim.
-
-`analyse(text)` turns one sentence or clause into a `Terms` record: the set of content keys (stems through
-the synonym table, numbers as "#value", month names), the subset that are named entities, the numbers by
-kind, the negation count, and the polar words (for antonym checks). `sequence` keeps the keys in reading
-order for the word-order checks. Results of `analyse` are cached, so repeated evidence is analysed once.
-"""
+"""Terms for the builtin grader: the normalised content of a sentence, clause or claim (content keys, named
+entities, numbers, months, negations, polar words), and its keys in reading order (`sequence`)."""
 
 from __future__ import annotations
 
@@ -83,50 +78,6 @@ def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[
     )
 
 
-def terms_and_sequence(tokens: tuple[Token, ...], known_entities: frozenset[str] = frozenset(),
-                       ) -> tuple[Terms, tuple[str, ...]]:
-    """`terms_of(tokens, known_entities)` and `sequence(tokens)` in one pass (evidence preparation)."""
-    keys: set[str] = set()
-    numbers: set[tuple[str, str]] = set()
-    months: set[str] = set()
-    ents: set[str] = set()
-    seq: list[str] = []
-    negs = 0
-    first: str | None = None
-    n = len(tokens)
-    for i, t in enumerate(tokens):
-        kind = t.kind
-        if kind == "word":
-            k = t.key
-            keys.add(k)
-            seq.append(k)
-            if first is None:
-                first = k
-            if t.capital and (not t.initial or k in known_entities
-                              or (i + 1 < n and tokens[i + 1].capital and tokens[i + 1].kind == "word")
-                              or any(c.isupper() for c in t.text[1:])):
-                ents.add(k)
-        elif kind == "stop":
-            if t.key == "by":
-                seq.append("~by")
-        elif kind == "neg":
-            negs += 1
-            seq.append("~not")
-        elif kind == "month":
-            months.add(t.key)
-            keys.add(t.key)
-            seq.append(t.key)
-        else:
-            k = "#" + t.key
-            numbers.add((kind, t.key))
-            keys.add(k)
-            seq.append(k)
-    frozen = frozenset(keys)
-    terms = Terms(keys=frozen, entities=frozenset(ents), numbers=frozenset(numbers), months=frozenset(months),
-                  negations=negs, polar=frozenset(k for k in frozen if k in ANTONYMS), first_key=first)
-    return terms, tuple(seq)
-
-
 def sequence(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, ...]:
     """The content keys of `tokens` in reading order (numbers as "#value"), with two markers the order checks
     need: "~by" (the agent of a passive verb follows) and "~not" (a negation)."""
@@ -171,3 +122,17 @@ def content_words(text: str) -> list[tuple[str, str]]:
 def clear_caches() -> None:
     """Forget the memoised analyses (for cold-start benchmarks)."""
     analyse.cache_clear()
+
+
+def surface(text: str, keys: list[str]) -> list[str]:
+    """The words of `text` as written for the given keys (for reasons)."""
+    forms: dict[str, str] = {}
+    for tok in tokenize(text):
+        k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
+        forms.setdefault(k, tok.text)
+    return [forms.get(k, k.lstrip("#")) for k in keys]
+
+
+def short(text: str, limit: int = 90) -> str:
+    """`text` cut to `limit` characters with an ellipsis (for quoting evidence in reasons)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"

@@ -1,9 +1,8 @@
 """Tokenising for the builtin grader: a text as words and numbers, each with its normalised key and kind.
 
-`tokenize(text)` expands contractions, reads numbers with their scale words (quantities.py), and classifies
-every word: stopword, negation, ordinal, month or weekday, unit after a number, or content word keyed by
-its stem (stemming.py). Pure, deterministic and cached; context-free words and numbers are also memoised
-as written, so repeated evidence costs little.
+`tokenize(text)` expands contractions, writes out ISO dates and spelled fractions, reads numbers with their
+scale words ("4.2 billion", "twenty five million"), and classifies every word: stopword, negation, ordinal, month or weekday, unit after a number, or content word keyed by
+its stem (stemming.py). Pure, deterministic and cached.
 """
 
 from __future__ import annotations
@@ -22,13 +21,66 @@ from evalrun.grading.builtin.lexicon import (
     UNITS,
     WEEKDAYS,
 )
-from evalrun.grading.builtin.quantities import (
-    canon_number,
-    read_number_words,
-    read_numeral,
-    rewrite_dates_and_fractions,
-)
 from evalrun.grading.builtin.stemming import stem
+
+#: "a half" and "half" as numbers, but not "an hour and a half" / "two and a half" (a whole plus a fraction).
+_FRACTIONS_RE = re.compile(r"(?<!\band )(?<!\band)\b(?:(?:a|one)\s+(half|third|quarter|fifth)|(?<!and a )(half))\b", re.I)
+_FRACTION_VALUE = {"half": "0.5", "third": "0.333", "quarter": "0.25", "fifth": "0.2"}
+_ISO_DATE_RE = re.compile(r"\b(1\d{3}|20\d{2})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+                "October", "November", "December")
+
+
+def _iso_date(m: re.Match[str]) -> str:
+    """2023-05-01 -> "1 May 2023" (the same terms as the date written out)."""
+    return f"{int(m.group(3))} {_MONTH_NAMES[int(m.group(2)) - 1]} {m.group(1)}"
+
+
+def rewrite_dates_and_fractions(text: str) -> str:
+    """`text` with ISO dates written out and spelled fractions ("a half", "one third") as decimals."""
+    if "-" in text:
+        text = _ISO_DATE_RE.sub(_iso_date, text)
+    lowered = text.lower()
+    if "half" in lowered or "third" in lowered or "quarter" in lowered or "fifth" in lowered:
+        text = _FRACTIONS_RE.sub(lambda m: _FRACTION_VALUE[(m.group(1) or m.group(2)).lower()], text)
+    return text
+
+
+def canon_number(value: float) -> str:
+    """The key of a number: an integer without a decimal point, otherwise six significant digits."""
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def read_numeral(raw: list[str], i: int) -> tuple[float, int, bool]:
+    """(value, index after it, is a year) of the numeral `raw[i]` ("$1,200", "12%") and its scale words."""
+    tok = raw[i]
+    n = len(raw)
+    digits = tok.lstrip("$€£").rstrip("%").replace(",", "")
+    value = float(digits)
+    is_year = (tok.isdigit() and len(tok) == 4 and 1000 <= value <= 2100)
+    j = i + 1
+    while j < n and raw[j].lower() in SCALES:
+        value *= SCALES[raw[j].lower()]
+        j += 1
+        is_year = False
+    return value, j, is_year
+
+
+def read_number_words(raw: list[str], i: int) -> tuple[float, int]:
+    """(value, index after it) of the number word `raw[i]` with the units and scale words after it."""
+    n = len(raw)
+    value = float(NUMBER_WORDS[raw[i].lower()])
+    j = i + 1
+    while j < n and raw[j].lower() in NUMBER_WORDS and NUMBER_WORDS[raw[j].lower()] < 10 <= value:
+        value += NUMBER_WORDS[raw[j].lower()]
+        j += 1
+    while j < n and raw[j].lower() in SCALES:
+        value *= SCALES[raw[j].lower()]
+        j += 1
+    return value, j
+
 
 #: One token: a number (with optional currency, thousands separators, decimals, percent) or a word.
 #: Hyphens and slashes separate words ("high-level", "km/h"); "3-1" is two numbers.
@@ -82,68 +134,29 @@ def tokenize(text: str) -> tuple[Token, ...]:
     n = len(raw)
     while i < n:
         tok = raw[i]
-        if i:  # a word seen before, not first in its text: its token does not depend on the neighbours
-            hit = _WORDS.get(tok)
-            if hit is not None:
-                out.append(hit)
-                i += 1
-                continue
         initial = i == 0
         if tok[0] in "0123456789$€£":  # ASCII digits only: str.isdigit() is true for "፭" too
-            if i and (i + 1 == n or raw[i + 1].lower() not in SCALES):  # a number seen before, no scale word
-                known = _NUMBERS.get(tok)
-                if known is not None:
-                    out.extend(known)
-                    i += 1
-                    continue
-            start = len(out)
             value, j, is_year = read_numeral(raw, i)
-            written = " ".join(raw[i:j])
-            out.append(Token(written, canon_number(value), "year" if is_year else "num", initial=initial))
+            out.append(Token(" ".join(raw[i:j]), canon_number(value), "year" if is_year else "num", initial=initial))
             if tok[0] in _CURRENCY:  # "$4.2" reads as "4.2 dollars", "12%" as "12 percent"
                 out.append(Token(tok[0], _CURRENCY[tok[0]], "word"))
             if tok[-1] == "%":
                 out.append(Token("%", _PERCENT, "word"))
-            if i and j == i + 1:
-                if len(_NUMBERS) > _PLAIN_MAX:
-                    _NUMBERS.clear()
-                _NUMBERS[tok] = tuple(out[start:])
             i = j
             continue
         lower = tok.lower()
-        plain = _PLAIN.get(lower)
-        if plain is None and lower not in _CONTEXTUAL:
-            if len(_PLAIN) > _PLAIN_MAX:
-                _PLAIN.clear()
-            plain = _PLAIN[lower] = _classify(lower)
-        if plain is not None:  # the common case: the word's kind does not depend on its neighbours
-            token = Token(tok, plain[1], plain[0], tok[0].isupper(), initial)
-            out.append(token)
-            if i:
-                if len(_WORDS) > _PLAIN_MAX:
-                    _WORDS.clear()
-                _WORDS[tok] = token
-            i += 1
-            continue
-        if lower == "one" and not (i + 1 < n and (raw[i + 1].lower() in SCALES or raw[i + 1].lower() in _TIME_UNITS)):
-            out.append(Token(tok, lower, "stop", tok[0].isupper(), initial))  # "one of", "one day"
-            i += 1
-            continue
-        if lower == "may" and tok[0].isupper() and (not initial or (i + 1 < n and raw[i + 1][0].isdigit())):
-            out.append(Token(tok, "may", "month", True, initial))
-            i += 1
-            continue
-        if lower in NUMBER_WORDS:
-            value, j = read_number_words(raw, i)
-            out.append(Token(tok, canon_number(value), "num", initial=initial))
-            i = j
-            continue
-        if lower in SCALES and lower != "hundred":  # "a million" with no digit: treat as a number
-            out.append(Token(tok, canon_number(SCALES[lower]), "num", initial=initial))
-            i += 1
-            continue
         capital = tok[0].isupper()
-        if lower in NEGATIONS:
+        if lower == "one" and not (i + 1 < n and (raw[i + 1].lower() in SCALES or raw[i + 1].lower() in _TIME_UNITS)):
+            out.append(Token(tok, lower, "stop", capital, initial))  # "one of", "one day"
+        elif lower == "may" and capital and (not initial or (i + 1 < n and raw[i + 1][0].isdigit())):
+            out.append(Token(tok, "may", "month", True, initial))
+        elif lower in NUMBER_WORDS:
+            value, i = read_number_words(raw, i)
+            out.append(Token(tok, canon_number(value), "num", initial=initial))
+            continue
+        elif lower in SCALES and lower != "hundred":  # "a million" with no digit: treat as a number
+            out.append(Token(tok, canon_number(SCALES[lower]), "num", initial=initial))
+        elif lower in NEGATIONS:
             out.append(Token(tok, "not", "neg", capital, initial))
         elif lower in ORDINALS:
             out.append(Token(tok, f"o{ORDINALS[lower]}", "ord", capital, initial))
@@ -156,44 +169,15 @@ def tokenize(text: str) -> tuple[Token, ...]:
         elif lower in STOPWORDS or (len(lower) < 2 and not (capital and not initial)):
             out.append(Token(tok, lower, "stop", capital, initial))
         else:
-            key = stem(lower)
-            out.append(Token(tok, key, "word", capital, initial))
+            out.append(Token(tok, stem(lower), "word", capital, initial))
         i += 1
     return tuple(out)
 
 
-_CONTEXTUAL = frozenset(NUMBER_WORDS) | frozenset(SCALES) | frozenset(UNITS) | {"one", "may"}
 _CURRENCY = {"$": stem("dollar"), "€": stem("euro"), "£": stem("pound")}
 _PERCENT = stem("percent")
-#: Memo of context-free word classifications: lowercase word -> (kind, key).
-_PLAIN: dict[str, tuple[str, str] | None] = {}
-_PLAIN_MAX = 200_000
-#: Memo of the tokens of context-free words as written, when not first in their text.
-_WORDS: dict[str, Token] = {}
-#: Memo of the tokens of numbers as written, not first in their text and without a scale word.
-_NUMBERS: dict[str, tuple[Token, ...]] = {}
-
-
-def _classify(lower: str) -> tuple[str, str] | None:
-    """(kind, key) of a word whose kind needs no context; None for single letters (context decides)."""
-    if lower in NEGATIONS:
-        return ("neg", "not")
-    if lower in ORDINALS:
-        return ("ord", f"o{ORDINALS[lower]}")
-    if lower in MONTHS:
-        return ("month", MONTHS[lower])
-    if lower in WEEKDAYS:
-        return ("month", lower[:3])
-    if lower in STOPWORDS:
-        return ("stop", lower)
-    if len(lower) < 2:
-        return None
-    return ("word", stem(lower))
 
 
 def clear_caches() -> None:
     """Forget the memoised tokens (for cold-start benchmarks)."""
     tokenize.cache_clear()
-    _PLAIN.clear()
-    _WORDS.clear()
-    _NUMBERS.clear()
