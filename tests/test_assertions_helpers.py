@@ -48,3 +48,12 @@ def bad(type_: str, value: Any = None, **kw: Any) -> ConfigError:
     with pytest.raises(ConfigError) as e:
         spec(type_, value, **kw)
     return e.value
+
+
+def bad_yaml(raw: dict[str, Any]) -> ConfigError:
+    """The ConfigError of one assertion as the config loader reads it (its keys as written in YAML)."""
+    from evalrun.config.asserts import build
+
+    with pytest.raises(ConfigError) as e:
+        build(raw, base_dir=".", loc=LOC, key="tests[0].assert[0]")
+    return e.value

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.types import Output
-from tests.test_assertions_helpers import bad, run
+from tests.test_assertions_helpers import bad, bad_yaml, run
 
 
 def _resp(**kw: object) -> dict[str, object]:
@@ -44,7 +44,6 @@ def test_finish_reason() -> None:
 @pytest.mark.parametrize(("type_", "value", "kw", "needle", "key"), [
     ("latency", None, {}, "needs a threshold", "threshold"),
     ("latency", None, {"threshold": -1}, "non-negative", "threshold"),
-    ("cost", None, {"threshold": "cheap"}, "non-negative number", "threshold"),
     ("finish-reason", None, {}, "value is required", "value"),
     ("latency", 100, {"threshold": 100}, "takes no value", "value"),
     ("cost", 0.1, {"threshold": 0.1}, "takes no value", "value"),
@@ -53,3 +52,8 @@ def test_finish_reason() -> None:
 def test_bad_arguments(type_: str, value: object, kw: dict[str, object], needle: str, key: str) -> None:
     e = bad(type_, value, **kw)
     assert needle in str(e) and e.key == f"tests[0].assert[0].{key}"
+
+
+def test_a_threshold_that_is_no_number_is_refused_by_the_loader() -> None:
+    e = bad_yaml({"type": "cost", "threshold": "cheap"})
+    assert "threshold must be a number" in str(e) and e.key == "tests[0].assert[0].threshold"

@@ -66,3 +66,11 @@ def test_bad_derived_metrics_are_config_errors(entry: dict[str, str], needle: st
         compile_derived([entry])
     assert needle in str(e.value)
     assert e.value.key is not None and e.value.key.startswith("derivedMetrics[0]")
+
+
+def test_only_arithmetic_and_comparisons_evaluate() -> None:
+    t = MetricTotals()
+    t.add([res("a", 1.0)])
+    d = t.derived(compile_derived([{"name": "floor", "value": "a // 2"}, {"name": "cmp", "value": "a < 2 < 3"},
+                                   {"name": "pick", "value": "round(a / 3, 2) if a > 0.5 else 0"}]))
+    assert d == {"floor": None, "cmp": 1.0, "pick": 0.33}

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from evalrun.assertions.similarity import bleu, levenshtein, rouge_n, treebank_tokenize
-from tests.test_assertions_helpers import bad, run
+from tests.test_assertions_helpers import bad, bad_yaml, run
 
 
 @pytest.mark.parametrize(("a", "b", "d"), [("", "", 0), ("abc", "", 3), ("kitten", "sitting", 3),
@@ -70,10 +70,14 @@ def test_bleu_assertion_default_threshold_multi_reference_and_not() -> None:
 @pytest.mark.parametrize(("type_", "value", "kw", "needle"), [
     ("levenshtein", None, {}, "value is required"),
     ("levenshtein", ["a"], {}, "needs a string"),
-    ("levenshtein", "a", {"threshold": "x"}, "threshold must be a number"),
     ("rouge-n", 3, {}, "needs a string"),
     ("bleu", [], {}, "non-empty list of strings"),
     ("bleu", {"a": 1}, {}, "string or a non-empty list"),
 ])
 def test_bad_arguments(type_: str, value: object, kw: dict[str, object], needle: str) -> None:
     assert needle in str(bad(type_, value, **kw))
+
+
+def test_a_threshold_that_is_no_number_is_refused_by_the_loader() -> None:
+    e = bad_yaml({"type": "levenshtein", "value": "a", "threshold": "x"})
+    assert "threshold must be a number" in str(e) and e.key == "tests[0].assert[0].threshold"

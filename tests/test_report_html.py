@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.report import html_data
+from evalrun.report import console, html_data
 from evalrun.report.html import dumps
 
 
@@ -39,7 +39,7 @@ def test_detail_shows_the_rendered_prompt_and_rounded_scores() -> None:
     d = html_data.detail(rec)
     assert d["prompt"] == "Say hello" and d["assertions"][0]["score"] == 0.417
     assert "raw_replies" not in json.dumps(d) and d["assertions"][0]["chunks"][0]["level"] == "medium"
-    assert html_data.rnd(float("nan")) is None and html_data.cut("x" * 10, 5) == "xxxx…"
+    assert html_data.rnd(float("nan")) is None and console.cut("x" * 10, 5) == "xxxx…"
 
 
 def test_histogram_and_delta_bars_are_inline_svg() -> None:

@@ -11,6 +11,7 @@ from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import evaluate, make_grader, route, user_text
+from tests.test_assertions_helpers import bad
 
 
 def spec(**kw: object) -> AssertionSpec:
@@ -75,3 +76,15 @@ def test_test_options_rubric_prompt_applies_when_the_assertion_has_none(fake_ope
                            config={}, get_grader=lambda _s: make_grader(fake_openai))
     result = asyncio.run(engine.evaluate(s, ctx))
     assert result.pass_ and user_text(fake_openai.requests[0]) == "TEST v"
+
+
+@pytest.mark.parametrize(("type_", "what"), [
+    ("factuality", "the reference answer"), ("model-graded-closedqa", "the criterion"), ("g-eval", "the criteria"),
+    ("select-best", "the criteria"), ("noise-sensitivity", "the ground truth"),
+    ("context-recall", "the reference answer"), ("context-precision", "the reference answer"),
+])
+@pytest.mark.parametrize("value", ["  ", 3, ["a"]])
+def test_a_graded_type_needs_its_text_value(type_: str, what: str, value: object) -> None:
+    e = bad(type_, value)
+    assert f"{type_} needs {what} as a non-empty string `value`" in str(e)
+    assert e.key == "tests[0].assert[0].value" and e.hint

@@ -82,7 +82,6 @@ class PromptAlignment(MastraJudge):
     the reason call).
     """
 
-    summary = "Mastra: alignment of the output with the user's prompt and system guidelines (LLM grader)"
     grader_calls = 2
     default_threshold = 0.5
     config_keys = MASTRA_KEYS | {"evaluationMode"}
@@ -139,7 +138,6 @@ class AnswerSimilarity(MastraJudge):
     `rubricPrompt` (steps extract, judge, reason). 3 calls (2 without ground-truth units or reason call).
     """
 
-    summary = "Mastra: semantic units of the output vs the ground truth, with penalties (LLM grader)"
     grader_calls = 3
     reason_about = ("Each unit of the ground truth was matched against the output's units (exact, semantic, "
                     "partial or missing), with penalties for contradictions and extra information. Name what "

@@ -1,11 +1,6 @@
-"""The assertion handler contract.
-
-A handler is a subclass of `Assertion` registered under a type name (see registry.py). It is built once per
-configured assertion at config-load time (`__init__` -> `check()`, which raises ConfigError for bad arguments),
-and its `evaluate()` is awaited once per case with an `AssertionContext`. It returns a `Score` for the
-*un-negated* assertion; the engine applies `not-`, weight, metric and error handling. Handlers keep no per-case
-state on `self` (house rule 5).
-"""
+"""The assertion handler contract: a handler is built once per configured assertion at load time (`check()` raises
+ConfigError for bad arguments); `evaluate()` returns a `Score` for the un-negated assertion, and the engine
+applies `not-`, weight and metric. Handlers keep no per-case state on `self` (house rule 5)."""
 
 from __future__ import annotations
 
@@ -39,9 +34,7 @@ class Score:
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
     trace: GraderTrace | None = None  # graded handlers return their grader calls here
-    #: `not-` flips pass but leaves the score as returned (promptfoo's rule for python/javascript scores; a
-    #: lower-is-better handler's scores are always kept, see `Assertion.lower_is_better`).
-    keep_score_on_negate: bool = False
+    keep_score_on_negate: bool = False  # `not-` flips pass, keeps the score (promptfoo's python/javascript rule)
 
 
 @dataclass
@@ -55,14 +48,10 @@ class AssertionContext:
     case: Case
     value: Any
     config: dict[str, Any]
-    #: Resolves the grader for this assertion (assertion provider > test options.provider > ... > builtin).
     get_grader: Callable[[AssertionSpec], Grader] | None = None
-    #: Evaluates child assertions (assert-set) with the same case context.
-    run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None
-    #: Resolves the embedding model of an embedding metric (grading/embeddings.py).
+    run_child: Callable[[AssertionSpec], Awaitable[Any]] | None = None  # evaluates assert-set children
     get_embedder: Callable[[AssertionSpec], Any] | None = None
-    #: What a transform returned when it was not a string (an object, a list, a number): `output` holds it as
-    #: JSON text; code assertions (javascript, python) receive this value itself, as in promptfoo.
+    #: A transform's non-string result (`output` holds it as JSON text); code assertions receive it as is.
     output_value: Any = None
 
     @property
@@ -109,38 +98,23 @@ class AssertionContext:
 class Assertion:
     """Base class of every assertion handler. Subclasses set the class attributes and implement evaluate()."""
 
-    #: Type name as written in YAML (without `not-`). Set by @register.
-    name: ClassVar[str] = ""
-    #: One line for `evalrun list`.
-    summary: ClassVar[str] = ""
-    #: Uses a grader model (counted in --dry-run, shown in validate).
-    graded: ClassVar[bool] = False
-    #: Upper bound of grader calls one evaluation makes (for --dry-run estimates).
-    grader_calls: ClassVar[int] = 0
-    #: The direction of this type's score, the one source of truth for it: True when a lower score is better
-    #: (noise-sensitivity, hallucination, bias, toxicity; a plugin may set it). The result is then marked
-    #: `lower_is_better` (unless negated: `not-` keeps the score as measured and flips the direction), the case
-    #: score counts it as 1 - score, and `compare` reads a rise as a regression.
+    name: ClassVar[str] = ""  # the type name in YAML (without `not-`), set by @register
+    summary: ClassVar[str] = ""  # for `evalrun list` (default: the docstring's first paragraph)
+    graded: ClassVar[bool] = False  # uses a grader model (counted in --dry-run, shown in validate)
+    grader_calls: ClassVar[int] = 0  # most grader calls one evaluation makes (--dry-run estimates)
+    #: True when a lower score is better (noise-sensitivity, bias, ...): the result is marked `lower_is_better`
+    #: (unless negated), the case score counts 1 - score, and `compare` reads a rise as a regression.
     lower_is_better: ClassVar[bool] = False
-    #: Threshold used when the YAML gives none (None = the handler has no threshold).
-    default_threshold: ClassVar[float | None] = None
-    #: `value` must be present.
+    default_threshold: ClassVar[float | None] = None  # when the YAML gives none (None: no threshold)
     requires_value: ClassVar[bool] = False
-    #: False for types that take no `value` (giving one is a config error).
-    takes_value: ClassVar[bool] = True
-    #: The handler is given the un-rendered value (e.g. python code, JS code).
-    raw_value: ClassVar[bool] = False
-    #: A TextAssertion: the verdict is `judge_text(output text, rendered value)`, nothing else.
-    pure_text: ClassVar[bool] = False
-    #: Extra keys allowed in `config:` (None = any).
-    config_keys: ClassVar[frozenset[str] | None] = None
-    #: Compiled assertion-level `transform` (set in __init__ from spec.transform; None = none).
-    transform_fn: UserCode | None = None
-    #: A `value: file://x.js|ts|py[:fn]` of a type that is not code itself: called with (output, context) per
-    #: case, its return is the value (promptfoo's valueFromScript; the engine calls it). None = none.
+    takes_value: ClassVar[bool] = True  # False: giving a `value` is a config error
+    raw_value: ClassVar[bool] = False  # the handler gets the un-rendered value (python, javascript code)
+    pure_text: ClassVar[bool] = False  # a TextAssertion: the verdict is judge_text(output, value) alone
+    config_keys: ClassVar[frozenset[str] | None] = None  # keys allowed in `config:` (None: any)
+    transform_fn: UserCode | None = None  # the compiled assertion-level `transform`
+    #: A `value: file://x.js|py[:fn]` of a type that is not code: called per case, its return is the value.
     value_script: UserCode | None = None
-    #: The parsed static value (set by check() when the value holds no template and parses to an immutable).
-    _static_value: Any
+    _static_value: Any  # the value parsed at load time, when it holds no template and is immutable
 
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
@@ -188,11 +162,7 @@ class Assertion:
         return self.spec.threshold if self.spec.threshold is not None else self.default_threshold
 
     def check(self) -> None:
-        """Validate arguments at config-load time. Raise via self.error(). Static values only.
-
-        The default runs parse() on a value that holds no template (a templated value, or the value a
-        `value_script` returns, is parsed per case).
-        """
+        """Validate arguments at load time (raise self.error()); the default parses a value without templates."""
         if self.value_script is None and not is_template(self.spec.value):
             try:
                 parsed = self.parse(self.spec.value)
@@ -235,12 +205,8 @@ class Assertion:
 
 
 class TextAssertion(Assertion):
-    """A handler whose verdict depends only on the output text and its rendered value: `judge_text(output, value)`
-    never waits, reads nothing else and changes nothing (deterministic string checks).
-
-    `evaluate()` is `judge_text()` on the context; the engine may call `judge_text()` itself (engine.evaluate_text), so
-    a case of such assertions needs no context object and no coroutine per assertion.
-    """
+    """A handler whose verdict is `judge_text(output, value)` alone: it never waits, reads nothing else and changes
+    nothing, so the engine may call it without a context or a coroutine (engine.evaluate_text)."""
 
     pure_text: ClassVar[bool] = True
 

@@ -26,7 +26,6 @@ class Classifier(Assertion):
     reports 1 - score. One classification request, no grader call.
     """
 
-    summary = "promptfoo: a text classifier's score for the expected class >= threshold (classification model)"
     default_threshold = 1.0
     config_keys = frozenset()
     value_hint = "give the expected class label as a string, or omit `value` to use the highest class score"

@@ -48,10 +48,7 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
 
 
 def _from_mapping(obj: dict[str, Any], threshold: float | None, language: str) -> Score:
-    """A grading result: `pass` (bool), `score` (number) and `reason` (text) are all required, as in promptfoo.
-
-    Python's threshold turns a lower score into a failure; JavaScript's mapping is taken as returned.
-    """
+    """A grading result, `pass`, `score` and `reason` all required (promptfoo); Python's threshold may fail it."""
     if "pass" not in obj and "pass_" in obj:
         obj = {**obj, "pass": obj["pass_"]}
     passed, score, reason = obj.get("pass"), obj.get("score"), obj.get("reason")
@@ -79,7 +76,6 @@ class Python(Assertion):
     assertion with the reason, as in promptfoo (an ERROR under `not-`).
     """
 
-    summary = "Python expression / body / file://x.py:fn returning bool, number or {pass, score, reason}"
     requires_value = True
     raw_value = True
 
@@ -116,7 +112,6 @@ class Javascript(Assertion):
     PATH: without it the assertion is an ERROR saying so.
     """
 
-    summary = "JavaScript expression / body / file://x.js:fn, run by Node.js"
     requires_value = True
     raw_value = True
 
@@ -161,10 +156,8 @@ class Javascript(Assertion):
 
 
 def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
-    """Code that threw or returned nothing usable FAILS with the reason, as in promptfoo (not an ERROR).
-
-    Under `not-` it stays an ERROR: promptfoo fails it too, and a flipped failure must never become a pass.
-    """
+    """Code that threw or returned nothing usable FAILS with the reason, as in promptfoo; under `not-` it stays an
+    ERROR (a flipped failure must never become a pass)."""
     from evalrun.jsnode import CodeTimeout
 
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):

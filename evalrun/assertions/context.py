@@ -1,19 +1,8 @@
-"""Where graded RAG assertions get their context chunks and query from.
+"""Where graded RAG assertions get their context chunks and query: `contextTransform`, else `vars.context`
+(noise-sensitivity: labelled `contextChunks` first); the query is `vars.query`.
 
-- Context (faithfulness, context-relevance, hallucination, context-precision, context-recall):
-  `contextTransform` (Python over `output` and `context` = promptfoo's context object with `vars`, `prompt`,
-  `metadata` = the provider's response metadata) if given, else `vars.context` (a string = one chunk, or a
-  list of strings / {text} objects).
-- Labelled chunks (noise-sensitivity): `config.contextChunks`, else `vars.contextChunks`, as a list of
-  {text, relevant} (relevant optional), strings, or one string; else the context above (a string is one
-  relevant chunk, a list holds unlabelled chunks); `config.noiseContext` adds one irrelevant chunk.
-- Query: `vars.query`.
-
-A malformed static chunk list is a ConfigError at load time (`check_chunks`); one that comes from a templated
-var or a contextTransform is an AssertionRuntimeError (the assertion becomes an ERROR). An assertion that needs
-context where none of these sources exists is a ConfigError at its line (`missing_context`); what a provider
-returns (`metadata.retrieved`) reaches an assertion only through its `contextTransform`.
-"""
+A bad static chunk list is a ConfigError at load time; one from a template or a contextTransform makes the
+assertion an ERROR."""
 
 from __future__ import annotations
 

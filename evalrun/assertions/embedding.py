@@ -61,13 +61,11 @@ class _Similar(Assertion):
 @register("similar", "similar:cosine")
 class Similar(_Similar):
     __doc__ = "promptfoo's similar: cosine similarity of embeddings.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]
-    summary = "promptfoo: embedding cosine similarity to the expected text (embedding model)"
 
 
 @register("similar:dot")
 class SimilarDot(_Similar):
     __doc__ = "promptfoo's similar:dot: dot product of embeddings.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]
-    summary = "promptfoo: embedding dot product with the expected text (embedding model)"
     metric = "dot"
 
 
@@ -75,7 +73,6 @@ class SimilarDot(_Similar):
 class SimilarEuclidean(_Similar):
     __doc__ = ("promptfoo's similar:euclidean: distance of embeddings (lower is closer).\n\n"
                + (_Similar.__doc__ or "").split("\n\n", 1)[1])
-    summary = "promptfoo: embedding euclidean distance to the expected text (embedding model)"
     metric = "euclidean"
 
 
@@ -94,7 +91,6 @@ class AnswerRelevance(GradedAssertion):
     Not Mastra's `answer-relevancy` (statements judged by the grader): see docs/metrics.md.
     """
 
-    summary = "promptfoo: questions generated from the output vs the query, by embeddings (LLM + embeddings)"
     grader_calls = 1
     takes_value = False
     uses_context = False

@@ -1,16 +1,6 @@
-"""Builds handlers from specs and turns handler Scores into AssertionResults (owner: assertion library).
-
-    build(spec) -> Assertion                 config time; ConfigError for unknown types (did-you-mean) and bad args
-    async evaluate(spec, ctx) -> AssertionResult
-        renders nothing itself (ctx.value/config are rendered), applies the assertion transform, not-,
-        weight, metric; a GraderError/AssertionRuntimeError becomes result.error (never inverted by not-)
-    lean(spec) -> bool; evaluate_text(spec, output, value, vars) -> AssertionResult
-        the same for a TextAssertion without transform or config, synchronously and without a context
-    aggregate(test, results) -> (status, pass, score, reason)
-        promptfoo's rules: weighted mean score (lower-is-better metrics as 1 - score); pass = all pass (weight 0
-        never fails) or score >= test threshold; any result with error -> status "error".
-    AssertSet: the `assert-set` type, whose children are built and combined here.
-"""
+"""Builds handlers from specs and turns their Scores into AssertionResults: the transform, `not-`, weight, metric
+and error rules (a GraderError/AssertionRuntimeError becomes result.error, never inverted by `not-`), and
+promptfoo's aggregation of a test's results (`combine`). Also the `assert-set` type."""
 
 from __future__ import annotations
 
@@ -81,8 +71,7 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
 
 
 def lean(spec: AssertionSpec) -> bool:
-    """The assertion can go through evaluate_text: a TextAssertion (built), no transform, no config, no value
-    script."""
+    """The assertion can go through evaluate_text: a TextAssertion without transform, config or value script."""
     h = spec.handler
     return h is not None and h.pure_text and h.transform_fn is None and h.value_script is None and not spec.config
 
@@ -229,8 +218,6 @@ class AssertSet(Assertion):
     score >= threshold (otherwise when every child with weight > 0 passes); `weight` (default 1) and `metric`
     apply to the set as a whole. An ERROR in a child makes the set an ERROR.
     """
-
-    summary = "group of assertions with its own threshold and weight"
 
     def check(self) -> None:
         if not self.spec.children:

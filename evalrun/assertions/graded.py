@@ -1,14 +1,8 @@
 """Shared base of the graded assertions: grader choice, `rubricPrompt` overrides, context source, thresholds.
 
-`rubricPrompt` replaces the prompt template of one grader step for this assertion (LLM graders only; the
-builtin grader has no prompts and ignores it). Forms:
-- a string (or `file://prompt.j2`): the assertion's main step (first in `steps`);
-- a list: the steps in order (promptfoo's context-faithfulness: [extract, verify]);
-- a mapping {step: template}.
-Without one on the assertion, the test's `options.rubricPrompt` (or defaultTest's) applies, promptfoo-style:
-a string or list to judge-based assertions (llm-rubric, noise-robustness), a mapping to the steps it names.
-Each step's template receives the variables listed in grading.steps.PIPELINE (`variables`) plus the case's vars.
-"""
+`rubricPrompt` replaces one grader step's prompt template (LLM graders only): a string (or file://) for the main
+step, a list for the steps in order, or a mapping {step: template}. Without one, the test's
+`options.rubricPrompt` applies, promptfoo-style."""
 
 from __future__ import annotations
 
@@ -57,6 +51,8 @@ class GradedAssertion(Assertion):
             found.append(cls.judge_step)
         return tuple(found)
 
+    #: What a required text `value` holds (e.g. "the reference answer"): then it must be a non-empty string.
+    value_text: ClassVar[str | None] = None
     context_fn: UserCode | None = None
     prompt_overrides: dict[str, str] = {}  # replaced per instance in check()
 
@@ -71,6 +67,11 @@ class GradedAssertion(Assertion):
                              hint="remove contextTransform")
         self.context_fn = compile_context_transform(self) if self.uses_context else None
         self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
+
+    def parse(self, value: Any) -> Any:
+        if self.value_text is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{self.spec.type} needs {self.value_text} as a non-empty string `value`")
+        return value
 
     def _parse_rubric_prompt(self, raw: Any) -> dict[str, str]:
         if raw is None:
@@ -151,10 +152,8 @@ class GradedAssertion(Assertion):
                          override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
     def grader_for(self, ctx: AssertionContext) -> tuple[Grader, GraderTrace]:
-        """The grader for this case (with the prompt overrides) and a fresh trace for it.
-
-        A grader that cannot perform this metric's steps (Grader.supports) is a GraderError before any call
-        (`validate` reports the same as a config error)."""
+        """The grader for this case (with the prompt overrides) and a fresh trace; a GraderError before any call
+        when it cannot perform this metric's steps."""
         from evalrun.errors import GraderError
         from evalrun.grading.steps import CHOOSE_LLM, Checked, unsupported
 

@@ -101,8 +101,6 @@ class IsXml(_XmlBase):
     element; `@_name` names an attribute), as a comma-separated string, a list, or `{requiredElements: [...]}`.
     """
 
-    summary = "output is well-formed XML (optional required elements)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = validate_xml(ctx.output, self.value_of(ctx))
         return binary(ok, reason)
@@ -114,8 +112,6 @@ class ContainsXml(_XmlBase):
 
     YAML keys: `value` (optional): required element paths, as for is-xml.
     """
-
-    summary = "output contains well-formed XML (optional required elements)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = contains_xml(ctx.output, self.value_of(ctx))
@@ -139,11 +135,9 @@ _FOREIGN = frozenset({"svg", "math"})
 
 
 class _HtmlScan(HTMLParser):
-    """What an HTML5 parser would build, as far as validate_html needs it.
-
-    A literal `<html>`/`<head>`/`<body>` only counts when the parser would create that element from it (nothing
-    earlier created it implicitly); text directly in an implicitly created body is "top-level text".
-    """
+    """What an HTML5 parser (parse5, promptfoo's) would build, as far as validate_html needs it: a literal
+    `<html>`/`<head>`/`<body>` counts only when the parser creates that element from it; text directly in an
+    implicitly created body is "top-level text"."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -259,8 +253,6 @@ class IsHtml(Assertion):
 
     takes_value = False
 
-    summary = "output is HTML (recognised elements, no stray top-level text)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok, reason = validate_html(ctx.output)
         return binary(ok, reason)
@@ -274,8 +266,6 @@ class ContainsHtml(Assertion):
     """
 
     takes_value = False
-
-    summary = "output contains HTML"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ok = contains_html(ctx.output)

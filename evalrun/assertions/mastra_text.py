@@ -66,7 +66,6 @@ class ContentSimilarity(ScaledScorer):
     `config.ignoreWhitespace` (default true), `config.scale` (default 1); `threshold` (default 0.5 x scale).
     """
 
-    summary = "Mastra: character-bigram similarity to the reference (no grader)"
     config_keys = frozenset({"scale", "ignoreCase", "ignoreWhitespace"})
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -84,8 +83,6 @@ class TextualDifference(ScaledScorer):
     `threshold` (default 0.5 x scale). Details: changes, lengthDiff, confidence (not part of the score).
     """
 
-    summary = "Mastra: sequence-matching similarity ratio to the reference (no grader)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         d = text_scoring.textual_difference(self.reference(ctx), ctx.output)
         return self.scaled(ctx, d.ratio, f"similarity ratio ({d.changes} changes)",
@@ -101,8 +98,6 @@ class KeywordCoverage(ScaledScorer):
     `threshold` (default 0.5 x scale). A reference without keywords scores 1.
     """
 
-    summary = "Mastra: share of the reference's keywords found in the output (no grader)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         c = text_scoring.keyword_coverage(self.reference(ctx), ctx.output)
         return self.scaled(ctx, c.score, *_coverage_report(c, "keywords", "matched"))
@@ -115,8 +110,6 @@ class Completeness(ScaledScorer):
     YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
     `threshold` (default 0.5 x scale).
     """
-
-    summary = "Mastra: coverage of the reference's elements by the output (no grader)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         c = text_scoring.completeness(self.reference(ctx), ctx.output)
@@ -138,8 +131,6 @@ class ToneConsistency(ScaledScorer):
     YAML keys: `value` (reference text whose tone the output should match; optional); `config.scale`
     (default 1); `threshold` (default 0.5 x scale).
     """
-
-    summary = "Mastra: sentiment match with the reference, or stability across sentences (no grader)"
 
     def reference(self, ctx: AssertionContext) -> str:
         value = self.value_of(ctx)

@@ -18,7 +18,7 @@ class _Limit(Assertion):
         if t is None:
             raise self.error(f"{self.spec.type} needs a threshold", key="threshold",
                              hint=f"e.g. `threshold: {1000 if self.spec.type == 'latency' else 0.01}`")
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
+        if t < 0:  # the loader has made it a number
             raise self.error(f"threshold must be a non-negative number, got {t!r}", key="threshold")
 
     def measure(self, ctx: AssertionContext) -> float:
@@ -40,7 +40,6 @@ class Latency(_Limit):
     ERROR then (run with --no-cache).
     """
 
-    summary = "provider latency (ms) <= threshold"
     unit = "ms"
 
     def measure(self, ctx: AssertionContext) -> float:
@@ -56,8 +55,6 @@ class Cost(_Limit):
     YAML keys: `threshold` (required): dollars. A provider that reports no cost makes it an ERROR.
     """
 
-    summary = "provider cost (USD) <= threshold"
-
     def measure(self, ctx: AssertionContext) -> float:
         if ctx.response.cost is None:
             raise AssertionRuntimeError("the provider reported no cost for this call")
@@ -71,7 +68,6 @@ class FinishReason(Assertion):
     YAML keys: `value` (required): the expected reason. No reported reason fails the assertion.
     """
 
-    summary = "provider finish reason equals the value (case-insensitive)"
     requires_value = True
 
     def parse(self, value: Any) -> str:

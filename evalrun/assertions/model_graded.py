@@ -55,11 +55,6 @@ class _Judged(GradedAssertion):
     requires_value = True
     config_keys = frozenset()
 
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{self.spec.type} needs a non-empty string `value`")
-        return value
-
 
 @register("factuality", "model-graded-factuality")
 class Factuality(_Judged):
@@ -71,11 +66,11 @@ class Factuality(_Judged):
     >= `threshold` when given); `provider`; `rubricPrompt` (step judge). 1 call.
     """
 
-    summary = "promptfoo: the output is factually consistent with the reference answer (LLM grader)"
     grader_calls = 1
     steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
+    value_text = "the reference answer"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ideal = self.value_of(ctx)
@@ -101,11 +96,11 @@ class ClosedQA(_Judged):
     YAML keys: `value` (criterion, required); `provider`; `rubricPrompt` (step judge). Score 1 or 0. 1 call.
     """
 
-    summary = "promptfoo: the grader answers Y/N whether the output meets a criterion (LLM grader)"
     grader_calls = 1
     steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
+    value_text = "the criterion"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         criteria = self.value_of(ctx)
@@ -125,9 +120,10 @@ class GEval(_Judged):
     `steps`, `judge`). Score = grader score / 10. 2 calls.
     """
 
-    summary = "promptfoo: chain-of-thought scoring (0-10, /10) against criteria (LLM grader)"
     grader_calls = 2
     default_threshold = 0.7
+    value_text = "the criteria"
+    value_hint = "give the criteria, e.g. `value: answers the question concisely and politely`"
     steps = ("judge", "steps")
     judge_step = GEVAL
 
@@ -157,7 +153,6 @@ class LLMRubric(GradedAssertion):
     (fenced), `rubric` and the case's vars; may render to a JSON list of chat messages). One call.
     """
 
-    summary = "a grader model judges the output against a rubric"
     grader_calls = 1
     requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
     uses_context = False

@@ -1,23 +1,18 @@
 """Named metrics (`metric:` on assertions) and `derivedMetrics`, aggregated the way promptfoo does.
 
-    case_metrics(results) -> {name: (weighted score total, weight total)}    one case; assert-set children count
-    MetricTotals().add(results) ... .averages() / .derived(defs)            over a run (or one prompt x provider)
-    compile_derived(defs) -> list[DerivedMetric]                            config time: ConfigError on bad syntax
-
-A derived metric is an arithmetic expression (mathjs syntax: + - * / ^ %, parentheses, min max abs sqrt round
-floor ceil log exp) over the metrics' *weighted score totals* and `__count` (cases seen), evaluated in order, so
-later ones may use earlier ones; e.g. `{name: f1, value: "2 * precision * recall / (precision + recall)"}`.
-Division by zero gives NaN or infinity (as in mathjs), never an exception.
-"""
+A derived metric is an arithmetic expression (mathjs-like: + - * / ^ %, min max abs sqrt round floor ceil log
+exp) over the metrics' weighted score totals and `__count` (cases seen), evaluated in order (later ones may use
+earlier ones). Division by zero gives NaN or infinity, as in mathjs."""
 
 from __future__ import annotations
 
 import ast
 import math
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import simpleeval
 
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionResult
@@ -34,10 +29,7 @@ def _field(r: AssertionResult | Mapping[str, Any], name: str) -> Any:
 
 def case_metrics(results: Iterable[AssertionResult | Mapping[str, Any]],
                  scale: float = 1.0) -> dict[str, tuple[float, float]]:
-    """Per metric name: (sum of score*weight, sum of weight) over the results and assert-set children.
-
-    Results may be AssertionResults or their serialised records (dicts), as in a results file.
-    """
+    """Per metric name: (sum of score*weight, sum of weight) over the results (or their records) and children."""
     out: dict[str, tuple[float, float]] = {}
     for r in results:
         w = float(_field(r, "weight") if _field(r, "weight") is not None else 1.0) * scale
@@ -105,43 +97,16 @@ def _div(a: float, b: float) -> float:
     return a / b
 
 
-_BIN: dict[type, Callable[[float, float], float]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: _div,
-    ast.Pow: operator.pow, ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b),
-}
-_CMP: dict[type, Callable[[float, float], bool]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne,
-}
+#: Arithmetic and comparisons only (simpleeval's), with mathjs's division and modulo by zero: NaN or infinity.
+_OPERATORS = {**{op: fn for op, fn in simpleeval.DEFAULT_OPERATORS.items() if op in (
+    ast.Add, ast.Sub, ast.Mult, ast.Pow, ast.USub, ast.UAdd, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)},
+    ast.Div: _div, ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b)}
 
 
-def evaluate_expr(node: ast.AST, env: Mapping[str, float]) -> float:
-    """Evaluate a checked expression; an unknown name is a KeyError."""
-    if isinstance(node, ast.Expression):
-        return evaluate_expr(node.body, env)
-    if isinstance(node, ast.Constant):
-        return float(node.value)  # type: ignore[arg-type]  # _check allows numbers only
-    if isinstance(node, ast.Name):
-        return float(env[node.id])
-    if isinstance(node, ast.UnaryOp):
-        v = evaluate_expr(node.operand, env)
-        return -v if isinstance(node.op, ast.USub) else v
-    if isinstance(node, ast.BinOp):
-        return _BIN[type(node.op)](evaluate_expr(node.left, env), evaluate_expr(node.right, env))
-    if isinstance(node, ast.Call):
-        assert isinstance(node.func, ast.Name)
-        return float(_FUNCS[node.func.id](*(evaluate_expr(a, env) for a in node.args)))
-    if isinstance(node, ast.Compare):
-        left = evaluate_expr(node.left, env)
-        for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = evaluate_expr(right_node, env)
-            if not _CMP[type(op)](left, right):
-                return 0.0
-            left = right
-        return 1.0
-    if isinstance(node, ast.IfExp):
-        return evaluate_expr(node.body if evaluate_expr(node.test, env) else node.orelse, env)
-    raise ValueError(f"{type(node).__name__} is not allowed")  # pragma: no cover - _check rejects it first
+def evaluate_expr(metric: DerivedMetric, env: Mapping[str, float]) -> float:
+    """Evaluate a checked expression; an unknown name is a simpleeval.NameNotDefined."""
+    evaluator = simpleeval.SimpleEval(operators=_OPERATORS, functions=_FUNCS, names=dict(env))
+    return float(evaluator.eval(metric.source, previously_parsed=metric.expr.body))
 
 
 @dataclass
@@ -168,8 +133,8 @@ class MetricTotals:
         out: dict[str, float | None] = {}
         for d in defs:
             try:
-                value: float | None = evaluate_expr(d.expr, env)
-            except (KeyError, ValueError, OverflowError, TypeError):
+                value: float | None = evaluate_expr(d, env)
+            except (simpleeval.InvalidExpression, ArithmeticError, ValueError, TypeError):
                 value = None
             out[d.name] = value
             if value is not None:

@@ -27,7 +27,6 @@ class NoiseSensitivity(GradedAssertion):
     chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
     """
 
-    summary = "share of wrong claims (from noisy context) in the output vs the ground truth; lower is better"
     grader_calls = 4
     default_threshold = 0.2
     requires_value = True
@@ -35,6 +34,7 @@ class NoiseSensitivity(GradedAssertion):
     config_keys = frozenset({"mode", "formula", "contextChunks", "noiseContext"})
     steps = ("verify", "extract", "attribute")
     value_hint = "give the ground-truth answer as a string"
+    value_text = "the ground truth"
     context_vars = ("context", "contextChunks")
     context_config = ("contextChunks", "noiseContext")
 
@@ -43,11 +43,6 @@ class NoiseSensitivity(GradedAssertion):
         no chunk; the irrelevant mode and the ragas formula count only claims a chunk entails: 0 without one."""
         cfg = self.spec.config
         return cfg.get("mode") == "irrelevant" or cfg.get("formula") == "ragas"
-
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError("noise-sensitivity needs the ground truth as a non-empty string `value`")
-        return value
 
     def check(self) -> None:
         super().check()
@@ -154,7 +149,6 @@ class NoiseRobustness(GradedAssertion):
     `rubricPrompt` (step judge). One call (needs an LLM grader).
     """
 
-    summary = "robustness of the answer to a noisy query vs a baseline answer (higher is better)"
     grader_calls = 1
     default_threshold = 0.7
     uses_context = False

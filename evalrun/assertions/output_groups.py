@@ -1,16 +1,9 @@
-"""Output groups: the cases of one test that differ only by provider and prompt (same vars, same repeat), run
-together so an assertion can compare their outputs (select-best).
+"""Output groups: the cases of one test that differ only by provider and prompt, run together so that a
+cross-output assertion (select-best) can compare their outputs.
 
-    compares_outputs(test) -> bool          the test holds a cross-output assertion (its cases run as groups)
-    group_key(case)                         what the cases of one group share
-    batches(cases) -> Iterator[Case | list[Case]]   the case stream with each group as one list
-
-The runner batches such cases (`batches`) for tests that hold a cross-output assertion, runs a batch's cases
-concurrently, each task seeing the batch's `OutputGroup` through the `CURRENT` context variable, and reports each
-case's end (`case_done`). A cross-output handler `submit`s its output and waits until every case of the group has
-either submitted or ended without doing so (a provider error): then one of them computes the comparison once,
-and all get its result. Waiting cannot deadlock: the whole batch is in flight at once.
-"""
+The runner runs a group's cases concurrently, each seeing the group through `CURRENT`. A handler `submit`s its
+output and waits until every case of the group has submitted or ended; one of them computes the comparison
+once, and all get its result. This cannot deadlock: the whole group is in flight at once."""
 
 from __future__ import annotations
 

@@ -93,7 +93,6 @@ class Faithfulness(_ContextClaims):
     as in promptfoo). Zero claims: passes with no score.
     """
 
-    summary = "share of the output's claims supported by the context (higher is better)"
     default_threshold = 0.7
     config_keys = frozenset({"lenient"})
     list_steps = ("extract", "verify")  # promptfoo: [claim-extraction prompt, verification prompt]
@@ -118,7 +117,6 @@ class Hallucination(_ContextClaims):
     `rubricPrompt` (steps verify, extract). Zero claims: passes with no score.
     """
 
-    summary = "share of the output's claims not supported by the context (lower is better)"
     default_threshold = 0.3
     lower_is_better = True
     config_keys = frozenset()
@@ -138,7 +136,6 @@ class ContextRelevance(GradedAssertion):
     `provider`, `rubricPrompt` (step classify). One grader call.
     """
 
-    summary = "how relevant the context chunks are to the query, and whether the output used them"
     grader_calls = 1
     default_threshold = 0.5
     config_keys = frozenset({"penalties", "scale"})
@@ -192,11 +189,7 @@ class _ReferenceClaims(GradedAssertion):
     config_keys = frozenset()
     steps = ("attribute", "extract")
     value_hint = "give the reference (expected) answer as a string"
-
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"{self.spec.type} needs the reference answer as a non-empty string `value`")
-        return value
+    value_text = "the reference answer"
 
     async def _attribution(self, ctx: AssertionContext) -> tuple[list[str], list[str], list[list[bool]], Any]:
         reference = self.value_of(ctx)
@@ -218,7 +211,6 @@ class ContextRecall(_ReferenceClaims):
     `rubricPrompt` (steps attribute, extract).
     """
 
-    summary = "share of the reference answer's claims found in the context (higher is better)"
     default_threshold = 0.7
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -244,7 +236,6 @@ class ContextPrecision(_ReferenceClaims):
     `rubricPrompt` (steps attribute, extract). Higher is better.
     """
 
-    summary = "mean average precision of the context chunks' order (useful chunks first scores higher)"
     default_threshold = 0.5
 
     async def evaluate(self, ctx: AssertionContext) -> Score:

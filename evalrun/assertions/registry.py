@@ -1,12 +1,7 @@
 """Assertion type name -> handler class.
 
-Built-in handlers register with the @register decorator when their module is imported; third-party packages
-add handlers through the entry-point group `evalrun.assertions` (each entry point names an Assertion subclass,
-or a module whose import registers some). `load_all()` imports everything once; `get(name)` imports only the
-module that registers `name` (BUILTIN_TYPES, the one list of built-in modules), so a suite using a few types loads
-a few modules. A type name registered twice (two built-ins, or a plugin reusing a taken name) is an error naming
-both sources.
-"""
+Built-ins register with @register; plugins through the entry-point group `evalrun.assertions`. `get(name)`
+imports only the module that registers `name` (BUILTIN_TYPES). A name registered twice is an error naming both."""
 
 from __future__ import annotations
 
@@ -91,11 +86,11 @@ def load_all() -> dict[str, type[Assertion]]:
         _LOADED = True
         for mod in BUILTIN_MODULES:
             importlib.import_module(mod)
-        _ensure_plugins(all_builtins=False)
+        _ensure_plugins()
     return _REGISTRY
 
 
-def _ensure_plugins(*, all_builtins: bool = True) -> None:
+def _ensure_plugins() -> None:
     """Load the entry-point plugins (once). With plugins installed, every built-in module is imported first (as
     `load_all` does), so a plugin reusing a built-in's name is reported whichever types a suite uses."""
     global _PLUGINS_LOADED
@@ -106,8 +101,7 @@ def _ensure_plugins(*, all_builtins: bool = True) -> None:
 
     eps = list(entry_points(group="evalrun.assertions"))
     if eps:
-        if all_builtins:
-            load_all()
+        load_all()  # a no-op when load_all is what called us
         _load_plugins(eps)
 
 
@@ -163,12 +157,12 @@ def type_names(*, negated: bool = True) -> list[str]:
 def describe(name: str) -> dict[str, Any]:
     """What `evalrun list` shows for one type: summary, YAML keys and defaults (from the docstring), flags."""
     cls = load_all()[name]
-    doc = inspect.cleandoc(cls.__doc__ or "")
-    first, _, rest = doc.partition("\n")
+    first, _, rest = inspect.cleandoc(cls.__doc__ or "").partition("\n\n")
+    first = " ".join(first.split())
     return {
         "type": name,
-        "summary": cls.summary or first.strip(),
-        "description": first.strip(),
+        "summary": cls.summary or first,
+        "description": first,
         "details": rest.strip(),
         "graded": cls.graded,
         "default_threshold": cls.default_threshold,

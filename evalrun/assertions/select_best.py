@@ -4,8 +4,6 @@ the number of outputs, made by whichever case gets there first, and shared by al
 
 from __future__ import annotations
 
-from typing import Any
-
 from evalrun.assertions.base import AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion
 from evalrun.assertions.registry import register
@@ -30,7 +28,6 @@ class SelectBest(GradedAssertion):
     output, 0 for the others. One grader call per group of outputs (needs at least 2 outputs and an LLM grader).
     """
 
-    summary = "promptfoo: the grader picks the best output of the test across providers/prompts"
     grader_calls = 1
     requires_value = True
     uses_context = False
@@ -39,11 +36,7 @@ class SelectBest(GradedAssertion):
     steps = ("judge",)
     judge_step = SELECT_BEST
     value_hint = "give the criteria, e.g. `value: the most concise correct answer`"
-
-    def parse(self, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError("select-best needs the criteria as a non-empty string `value`")
-        return value
+    value_text = "the criteria"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         # imported here: it imports asyncio, and validate imports every assertion module

@@ -128,12 +128,6 @@ class _StringRef(Assertion):
             raise ValueError(f"{self.spec.type} needs a string value, got {value!r}")
         return value
 
-    def check(self) -> None:
-        super().check()
-        t = self.spec.threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float))):
-            raise self.error(f"threshold must be a number, got {t!r}", key="threshold")
-
 
 @register("levenshtein")
 class Levenshtein(_StringRef):
@@ -143,7 +137,6 @@ class Levenshtein(_StringRef):
     Score 1 when it passes, else 0.
     """
 
-    summary = "edit distance to the value <= threshold (default 5)"
     default_threshold = 5
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -162,7 +155,6 @@ class RougeN(_StringRef):
     (`not-` reports 1 - score).
     """
 
-    summary = "ROUGE-1 F-score against the value >= threshold (default 0.75)"
     default_threshold = 0.75
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -180,7 +172,6 @@ class Bleu(Assertion):
     Whitespace tokens, lowercased. Score = the BLEU score (`not-` reports 1 - score).
     """
 
-    summary = "BLEU-4 against the reference(s) >= threshold (default 0.5)"
     requires_value = True
     default_threshold = 0.5
 

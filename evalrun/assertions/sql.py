@@ -1,22 +1,8 @@
 """SQL assertions: is-sql, contains-sql, with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`.
 
-promptfoo parses with node-sql-parser; evalrun with sqlglot in the matching dialect (sql_statements.py), then
-applies promptfoo's own checks on top: an empty output, an odd number of backticks, a likely missing comma
-(`SELECT id name FROM t`) and, for `databaseType: MySQL`, `generate_series(`, all fail.
-
-`allowedTables` and `allowedColumns` entries are node-sql-parser whitelist entries (its whiteListCheck): regular
-expressions matched, whole and ignoring case, against the "authority" strings of what the statements touch,
-built here from sqlglot's tree as node-sql-parser builds them:
-
-    tables(trees)    `operation::schema::table`   select::null::orders, insert::shop::orders, drop::null::t
-    columns(trees)   `operation::table::column`   select::null::id, select::users::id, select::null::(.*)
-
-Tables: every table read or written (joins, comma joins, subqueries, UNION branches, CTE references:
-node-sql-parser lists a CTE's name as a table), the schema part `null` when unqualified, `catalog.schema` for
-three-part names, names as written. Columns: a qualifier is resolved through the table aliases (case-sensitively,
-as node-sql-parser does), `null` when unqualified; `*` is `(.*)`; a string literal in a select list counts as a
-column (node-sql-parser's reading).
-"""
+Parsed by sqlglot in the matching dialect (sql_statements.py), with promptfoo's own checks on top. Whitelist
+entries are node-sql-parser's: regular expressions matched, whole and ignoring case, against the authority
+strings node-sql-parser would list (`select::null::orders`, `select::users::id`), built here from sqlglot's tree."""
 
 from __future__ import annotations
 
@@ -287,8 +273,6 @@ class IsSql(_SqlBase):
     against `operation::table::column`).
     """
 
-    summary = "output is valid SQL (databaseType, allowedTables, allowedColumns)"
-
     def judge_text(self, output: str, value: Any) -> Score:
         ok, reason = judge_sql(output, self.parsed(value))
         return binary(ok, reason)
@@ -300,8 +284,6 @@ class ContainsSql(_SqlBase):
 
     YAML keys: `value` (optional): `{databaseType, allowedTables, allowedColumns}` as for is-sql.
     """
-
-    summary = "output contains valid SQL (fenced block or whole output)"
 
     def judge_text(self, output: str, value: Any) -> Score:
         rules = self.parsed(value)

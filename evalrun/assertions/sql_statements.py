@@ -1,12 +1,7 @@
 """SQL text -> statements, read by sqlglot in the dialect of promptfoo's `databaseType`.
 
-    statements(sql, dialect)    the parsed statements; SqlSyntaxError says why the text is not SQL
-    likely_missing_comma(...)   promptfoo's `SELECT id name FROM t` heuristic, on sqlglot's tokens
-
-sqlglot reads far more than valid SQL: a bare `hello world` is an aliased column, `SELECT a, FROM t` drops the
-comma, an unknown statement falls back to an unparsed Command, `UPDATE t SET` and `GROUP BY` with nothing after
-them parse. `_problem` refuses those, as node-sql-parser (promptfoo's parser) does; each rule is one line.
-"""
+sqlglot reads far more than valid SQL (`hello world` is an aliased column, `SELECT a, FROM t` drops the comma);
+`_problem` refuses what node-sql-parser (promptfoo's parser) refuses, one line per rule."""
 
 from __future__ import annotations
 

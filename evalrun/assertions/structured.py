@@ -21,11 +21,8 @@ def loads_strict(text: str) -> Any:
 
 
 def extract_json_objects(text: str) -> list[Any]:
-    """Every top-level `{...}` object found in the text, left to right (promptfoo's extractJsonObjects).
-
-    Strict JSON first; a brace-balanced span that is not strict JSON is tried as YAML flow (single quotes,
-    unquoted keys), as promptfoo does.
-    """
+    """Every top-level `{...}` object in the text, left to right (promptfoo's extractJsonObjects): strict JSON,
+    else the brace-balanced span as YAML flow (single quotes, unquoted keys)."""
     dec = json.JSONDecoder(parse_constant=_reject_constant)
     found: list[Any] = []
     i, n = 0, len(text)
@@ -123,8 +120,6 @@ class IsJson(_SchemaBase):
     YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
     """
 
-    summary = "output is valid JSON (optional JSON Schema)"
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
         validator = self.value_of(ctx)
         try:
@@ -146,8 +141,6 @@ class ContainsJson(_SchemaBase):
     YAML keys: `value` (optional): a JSON Schema (mapping, YAML/JSON text, or file://schema.json).
     Objects are found at every `{`; prose around them is ignored.
     """
-
-    summary = "output contains a JSON object (optional JSON Schema)"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         validator = self.value_of(ctx)
@@ -174,8 +167,6 @@ class IsValidOpenAiToolsCall(Assertion):
     """
 
     takes_value = False
-
-    summary = "output is a tool_calls list matching the provider's config.tools"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         calls = _tool_calls(ctx)
@@ -250,7 +241,6 @@ class IsValidOpenAiFunctionCall(Assertion):
     """
 
     takes_value = False
-    summary = "output is a function call matching the provider's config.functions"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         call = ctx.output_value

@@ -1,10 +1,7 @@
-"""tool-call-accuracy: Mastra's tool-call accuracy scorers: the code variant (default; deterministic, binary,
-no grader) and, with `config.judge: llm`, the LLM variant (the grader judges each call's appropriateness).
+"""tool-call-accuracy: Mastra's code variant (default, no grader) and LLM variant (`config.judge: llm`).
 
-The tool calls are read from the provider's response (an OpenAI-style `message.tool_calls`, kept next to the
-text output), else from the output itself when it is JSON: a list of calls or {"tool_calls": [...]}. A call's
-name is `function.name`, `name` or `toolName`.
-"""
+The calls come from the provider's response (OpenAI `message.tool_calls`), else from the output when it is
+JSON (a list of calls or {"tool_calls": [...]}); a call's name is `function.name`, `name` or `toolName`."""
 
 from __future__ import annotations
 
@@ -101,7 +98,9 @@ def score_code(ctx: AssertionContext) -> Score:
 
 @register("tool-call-accuracy")
 class ToolCallAccuracy(GradedAssertion):
-    """Mastra's tool-call accuracy. Code variant (default): 1 when the expected tool was called (strictMode: as
+    """Mastra's tool-call accuracy: were the expected tools called (by code, or judged by the grader)?
+
+    Code variant (default): 1 when the expected tool was called (strictMode: as
     the only call), or with expectedToolOrder when the tools came in that order (strictMode: exactly that
     sequence); 0 otherwise and when no tool was called. LLM variant (`config.judge: llm`): appropriate calls /
     calls, judged by the grader against `config.availableTools`; with no call, 1 unless a tool was missing.
@@ -114,7 +113,6 @@ class ToolCallAccuracy(GradedAssertion):
     the reason call).
     """
 
-    summary = "Mastra: the right tools were called (code variant, or config.judge: llm)"
     grader_calls = 2
     takes_value = False
     uses_context = False

@@ -1,17 +1,6 @@
-"""Run A vs run B: per case (a group of repeats), newly failing / newly passing / new errors, score deltas,
-claim flips; a regression is decided with intervals when there are repeats; the whole rolled up per provider x
-prompt, test and metric, as JSON (`as_dict`). Pure: records in, a Diff and its JSON form out.
-
-Rules (docs/compare.md):
-- One run on each side: a verdict change is a change (pass -> fail newly failing, anything -> error a new
-  error, fail/error -> pass newly passing); a score drop by more than the tolerance is a regression.
-- Repeats on either side: the pass rate moved beyond the tolerance AND the 95% Wilson intervals of the two
-  pass rates do not overlap, else the change is "within noise"; a score (the case's or an assertion's)
-  regressed when its mean got worse by more than the tolerance and its 95% intervals do not overlap.
-- An assertion's score is read in its own direction (`lower_is_better` on its results): for noise-sensitivity,
-  hallucination and every lower-is-better metric, a rise is the regression and a fall the improvement.
-- A case that errored in no repeat of A and in some repeat of B is a new error (errors are not noise).
-"""
+"""Run A vs run B, per case (a group of repeats) and rolled up per provider x prompt, test and metric (rules:
+docs/compare.md). With repeats, a change counts only when the 95% intervals do not overlap; an assertion's
+score is read in its own direction (`lower_is_better`). Pure: records in, a Diff and its JSON form out."""
 
 from __future__ import annotations
 

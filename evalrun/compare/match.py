@@ -1,13 +1,8 @@
 """Which case of run B is which case of run A, across edited prompts. Pure.
 
-A case's id hashes its prompt's text when the prompt has no label, so editing a prompt would change every
-id. Cases are matched instead on test x var combination x provider x prompt, where B's prompts are paired
-with A's: same text first, then same label, then same position among the prompts left. A pair whose text
-differs is reported as a prompt change. A test is known by its description when that is unique in its run
-(inserting or moving a test then shifts no other), else by its position. A case whose vars were edited (no
-case of the other run has the same vars) is paired with the leftover case of the same test, provider and
-prompt in expansion order. Repeats of one case form a group (compared with their intervals).
-"""
+B's prompts are paired with A's (same text, then same label, then position); a test is known by its
+description when unique, else its position; a case whose vars were edited pairs with the leftover case of the
+same test, provider and prompt. Repeats of one case form a group."""
 
 from __future__ import annotations
 

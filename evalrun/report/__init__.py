@@ -1,11 +1,5 @@
-"""Reports of a run: the console table and summary, and files by extension (.json .jsonl .csv .xml .html).
-
-    write(path, outcome)          one output file, format from the extension (UsageError for an unknown one)
-    console.table(outcome) / console.summary(outcome)   text for stdout
-
-Every format reads the same result records (evalrun/run/serialize.py), streamed from the results file in
-expansion order, so formats cannot disagree and memory stays flat.
-"""
+"""Reports of a run: the console text (console.py) and files by extension (.json .jsonl .csv .xml .html), all
+read from the same result records, streamed, so formats cannot disagree and memory stays flat."""
 
 from __future__ import annotations
 

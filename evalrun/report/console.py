@@ -1,21 +1,5 @@
-"""Results as text: the console table promptfoo users know, the run summary, and one case's text for test runners.
-
-Table: one row per test x var combination (x repeat), one column per provider x prompt. A cell's first line is
-`[PASS] output`, `[FAIL] output` or `[ERROR] message`; below it, one line per graded assertion and per failing
-assertion (`brief`), at most `CELL_LINES` lines. Every line is cut to fit the terminal. Long runs show the first
-`max_rows` rows; the records are re-read from the results file (only those shown are kept in memory). The
-summary ends with each graded type's mean score.
-
-    brief(a)            one assertion in one line: `faithfulness 0.42 < 0.70: "The refund takes 60 days."
-                        contradicted: the claim says 60 where the evidence says 30` (score against threshold,
-                        then the claim that decided it, else the reason)
-    failed_briefs(rec)  the failing assertions' `score_text`s (the HTML report's score column)
-    failure_text(rec)   why a case failed or errored (the pytest plugin, `evalrun.testing.check`): each failing
-                        assertion's reason, with the claims and verdicts of graded ones, the output (cut), vars
-    details_text(rec)   every assertion with its reason and graded details (claims, verdicts, chunks)
-
-Everything here reads the result records of the results contract (evalrun/run/serialize.py).
-"""
+"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and one
+case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/serialize.py."""
 
 from __future__ import annotations
 
@@ -35,10 +19,15 @@ WRAP = 2  # physical lines an assertion's line may take in its column
 OUTPUT_MAX = 600  # output characters in a failure text
 
 
+def cut(text: Any, limit: int) -> str:
+    """The text cut to `limit` characters (an ellipsis marks the cut)."""
+    s = "" if text is None else str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def shorten(text: Any, limit: int = CELL_MAX) -> str:
     """The text on one line (whitespace runs as one space), cut to `limit` characters."""
-    s = " ".join(str(text).split())
-    return s if len(s) <= limit else s[: limit - 1] + "…"
+    return cut(" ".join(str(text).split()), limit)
 
 
 def _is_number(x: Any) -> bool:
@@ -182,11 +171,6 @@ def details_text(rec: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _fit(text: str, limit: int) -> str:
-    """Cut to `limit` characters, its leading indent kept (cell lines are one line each already)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
     parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
     return shorten(", ".join(parts), limit)
@@ -244,7 +228,7 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     widths = [first_w] + [col_w] * len(columns)
 
     def line(values: list[str]) -> str:
-        return "| " + " | ".join(_fit(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
+        return "| " + " | ".join(cut(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
 
     def wrapped(cell: list[str]) -> list[str]:
         """The verdict line cut to the column; an assertion line wrapped onto at most WRAP lines."""

@@ -1,12 +1,4 @@
-"""The file reports besides HTML, each streamed from the results file (never all records in memory at once).
-
-    .json    the whole run, `{version, meta, summary, results: [...]}` (schemas/results.schema.json), plus
-             `repeat_stats: [...]` after a run with --repeat N > 1
-    .jsonl   one result record per line, in expansion order (the results contract's `results` items)
-    .csv     one row per case (vars as JSON, assertion reasons joined), for spreadsheets
-    .xml     JUnit XML for CI: one <testcase> per case; a failed case has <failure>, an errored case <error>
-             (CI shows them apart), each with the failing assertions' reasons
-"""
+"""The file reports besides HTML (.json, .jsonl, .csv, JUnit .xml), each streamed from the results file."""
 
 from __future__ import annotations
 

@@ -1,13 +1,6 @@
-"""GitHub Actions output (`evalrun eval --format github`, automatic when GITHUB_ACTIONS=true).
-
-    error_commands(outcome) -> [str]      one `::error file=F,line=L,title=T::message` per failing test, at the line
-                                       that defines the test (inline YAML, CSV row, JSONL line), so the pull
-                                       request shows the failure there
-    step_summary(outcome) -> str       Markdown for $GITHUB_STEP_SUMMARY: totals and pass rate per provider x prompt
-    write_step_summary(outcome)        appends it to $GITHUB_STEP_SUMMARY when that variable is set
-
-Paths are made relative to GITHUB_WORKSPACE (the repository root) when the file lies inside it.
-"""
+"""GitHub Actions output (`--format github`, automatic when GITHUB_ACTIONS=true): one `::error` command per failing
+test at the line that defines it, and a Markdown job summary for $GITHUB_STEP_SUMMARY. Paths are relative to
+GITHUB_WORKSPACE."""
 
 from __future__ import annotations
 
@@ -15,6 +8,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from evalrun.report.console import shorten
 
 MESSAGE_MAX = 4000
 
@@ -43,8 +38,7 @@ def workspace_path(file: str) -> str:
 def _case_label(rec: dict[str, Any]) -> str:
     vars_ = rec.get("vars") or {}
     shown = ", ".join(f"{k}={v}" for k, v in vars_.items() if isinstance(v, (str, int, float, bool)))
-    shown = " ".join(shown.split())
-    shown = shown if len(shown) <= 80 else shown[:79] + "…"
+    shown = shorten(shown, 80)
     return f"[{rec.get('provider')} / {' '.join(str(rec.get('prompt_label')).split())[:60]}]" + \
         (f" {shown}" if shown else "")
 

@@ -1,17 +1,6 @@
-"""`.html`: one self-contained file (no network, no external assets, inline SVG charts) that opens offline:
-a summary header, a provider x prompt matrix of pass rates, each metric's score distribution, and a paged
-table (100 rows a page, so 100,000 cases stay responsive) with filters by text, status, provider, prompt and
-flakiness; a row opens to the rendered prompt, the output and every assertion with its reason, rounded
-score, claims with verdicts and the chunks they came from (the supporting sentence highlighted).
-
-Written in two streaming passes over the results file (aggregates, then cases); texts longer than
-html_data.TEXT_MAX are cut (the .json report keeps them whole); grader raw replies stay in the .json output.
-
-`evalrun compare ... -o diff.html` (write_diff) is the same page for a diff: summary cards, a provider x prompt
-matrix of pass rates A -> B, a chart of each assertion's mean score change, prompt changes, and the changed cases
-(paged, filterable by change, provider, prompt and text) that open to the assertion score deltas, the claims
-that flipped, and both outputs. `evalrun view` pages the same items (diff_head, diff_item) from its server.
-"""
+"""`.html`: one self-contained page (no network, inline SVG charts) of a run, or of a diff (`evalrun compare -o
+diff.html`), written in two streaming passes over the results (aggregates, then cases). `evalrun view` serves
+the same data (run_head, diff_head, diff_item) page by page."""
 
 from __future__ import annotations
 
@@ -23,6 +12,7 @@ from typing import Any
 from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.report import html_data
+from evalrun.report.console import cut
 
 PLACEHOLDER = "/*__EVALRUN_DATA__*/"
 
@@ -117,9 +107,9 @@ def diff_item(c: Any, providers: list[str]) -> list[Any]:
     row = [d["label"], providers.index(c.provider) if c.provider in providers else 0,
            max(0, c.prompt_pair), d["kind"], int(d["regression"]), _status(d["a"]), _status(d["b"]),
            a_score, b_score, d["score_delta"]]
-    detail = {**d, "output_a": html_data.cut(rec_a.get("output"), html_data.TEXT_MAX) if rec_a else None,
-              "output_b": html_data.cut(rec_b.get("output"), html_data.TEXT_MAX) if c.b else None,
-              "prompt_b": html_data.cut(rec_b.get("prompt"), html_data.TEXT_MAX) if c.b else None,
+    detail = {**d, "output_a": cut(rec_a.get("output"), html_data.TEXT_MAX) if rec_a else None,
+              "output_b": cut(rec_b.get("output"), html_data.TEXT_MAX) if c.b else None,
+              "prompt_b": cut(rec_b.get("prompt"), html_data.TEXT_MAX) if c.b else None,
               "id_a": rec_a.get("id") if c.a else None, "id_b": rec_b.get("id") if c.b else None}
     return [row, detail]
 

@@ -1,11 +1,4 @@
-"""The data behind the HTML report, from result records. Pure: records in, JSON-ready dicts and SVG text out.
-
-    Aggregates   one pass over the records: provider x prompt matrix, score histograms per metric, labels
-    row(rec)     one compact table row   detail(rec)   what a row shows when opened (rendered prompt,
-                 output, each assertion with rounded scores, claims with verdicts, chunks with spans)
-    spans(claim, chunk)  where a claim's support is in a chunk (character ranges to highlight)
-    histogram / status_bar / delta_bars   small inline SVG charts (no library, no network)
-"""
+"""The data behind the HTML report, from result records. Pure: records in, JSON-ready dicts and SVG text out."""
 
 from __future__ import annotations
 
@@ -15,7 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from evalrun.report.console import failed_briefs
+from evalrun.report.console import cut, failed_briefs
 
 TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
 SNIPPET = 160
@@ -28,11 +21,6 @@ _SENTENCE = re.compile(r"(?:[^.!?。！？\n]|[.!?](?=\S))+[.!?。！？]*")  # 
 
 def rnd(x: Any, digits: int = 3) -> float | None:
     return round(float(x), digits) if isinstance(x, (int, float)) and x == x else None
-
-
-def cut(text: Any, limit: int) -> str:
-    s = "" if text is None else str(text)
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 def test_label(rec: dict[str, Any]) -> str:

@@ -1,13 +1,5 @@
-"""`evalrun view`: a local, read-only web app over the run history and results files of a `.evalrun` folder.
-
-    catalogue.py   which runs there are (history rows, results files the history does not name), and two of
-                   them compared as `evalrun compare` does, kept for paging
-    index.py       one results file read incrementally (a run in progress grows), for pages and aggregates
-    query.py       the case table's filters and pages (the rules report.js applies in the static report)
-    server.py      the HTTP server (standard library, GET only) and its JSON endpoints
-The page itself (app.html, view.js) renders with the HTML report's own renderer (report/report.js). What the
-view answers instead of data is a ViewError: an HTTP status, a message and a hint, shown as a page by view.js.
-"""
+"""`evalrun view`: a local, read-only web app over the runs and results files of a `.evalrun` folder, rendered by
+the HTML report's own renderer (report/report.js). What it answers instead of data is a ViewError."""
 
 from __future__ import annotations
 

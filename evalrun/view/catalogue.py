@@ -1,15 +1,5 @@
-"""The runs of one `.evalrun` folder, as the view lists and opens them: the history's rows
-(run/history.py), and the results files there that no row names (a run with --no-history, the
-`merged.jsonl` of `evalrun merge`), each with its RunIndex, built on first use and kept.
-
-    Catalogue(state).runs() -> [Run] newest first      .get(run_id) -> Run
-    .listing() -> rows of the runs list                 .head(run) -> a run page's data but its cases
-    Diffs(catalogue).get(a, b) -> Compared              .page(filters) / .detail(n)
-
-Diffs: two runs compared, what `evalrun compare A B` reports (compare/: load, diff, text) as the compare
-page's data (report.html.diff_head), kept while neither results file changes so that its changed cases can be
-paged and opened.
-"""
+"""The runs of one `.evalrun` folder as the view lists and opens them: the history's rows and the results files no
+row names, each with its RunIndex; and two runs compared (as `evalrun compare`), kept for paging."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""One results file as the view reads it: incrementally (a run in progress appends a line per finished case),
-into the HTML report's aggregates (report.html_data.Aggregates: matrix, histograms) and the run's totals
-(run.tally.Tally), plus one small entry per case for filtering and paging; records themselves are re-read
-by offset for the 100 cases of a page.
-
-    RunIndex(path).refresh()       read what was appended since the last call; the whole file the first time,
-                                   or again when it was replaced, a case was written twice (a resumed run) or
-                                   repeats appear; ViewError when the file is missing or unreadable
-    .problems()                    lines that are not result records, a cut-off last line
-    .summary(started, finished)    the report's summary of the cases so far
-    .page(filters) / .detail(id)   one page of table rows / one opened case, as the report shows them
-"""
+"""One results file as the view reads it: incrementally (a run in progress appends a line per case) into the HTML
+report's aggregates and the run's totals, plus one small entry per case for filtering and paging; the records
+of a page are re-read by offset."""
 
 from __future__ import annotations
 
@@ -74,7 +65,6 @@ class RunIndex:
         self.max_repeat = 0
         self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
         self.first_prompt: dict[int, int] = {}
-        self._ordered: list[Entry] | None = None
 
     def refresh(self) -> None:
         try:
@@ -158,7 +148,6 @@ class RunIndex:
             self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
             self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
         self.version += 1
-        self._ordered = None
 
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
@@ -186,12 +175,6 @@ class RunIndex:
             return False
         passed, other = self.group_counts[e.group]
         return passed > 0 and other > 0
-
-    def ordered(self) -> list[Entry]:
-        """Entries in expansion order."""
-        if self._ordered is None:
-            self._ordered = sorted(self.entries.values(), key=lambda e: e.index)
-        return self._ordered
 
     def problems(self, *, growing: bool) -> dict[str, Any]:
         """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
@@ -228,7 +211,8 @@ class RunIndex:
 
     def page(self, f: query.Filters) -> dict[str, Any]:
         keep = query.keep_run(f)
-        shown = [e for e in self.ordered() if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
+        ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
+        shown = [e for e in ordered if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
         chosen, counts = query.paged(shown, f, lambda e: e.id)
         items = []
         with open(self.path, "rb") as fh:

@@ -1,11 +1,5 @@
-"""The case table's filters and pages on the server: the rules the report's page applies to the cases it holds
-(report.js `keep`, `rowText`), for the view, whose pages ask for 100 cases at a time.
-
-    Filters.parse(params)     ?q=TEXT&st=STATUS&pv=PROVIDER&pr=PROMPT&fl=1&page=N&at=CASE (st, pv, pr as the
-                              page's <select> values: an index, or `regression` in a diff)
-    run_text / diff_text      the lowercased text the text filter searches
-    keep_run / keep_diff      does a case pass the filters      paged(items, f, key)   one page of them
-"""
+"""The case table's filters and pages on the server: the rules report.js applies to the cases it holds, for the
+view, whose pages ask for 100 cases at a time."""
 
 from __future__ import annotations
 

@@ -1,18 +1,7 @@
-"""`evalrun view`'s HTTP server: the standard library's ThreadingHTTPServer, read-only, on 127.0.0.1 by default.
+"""`evalrun view`'s HTTP server: the standard library's, read-only (GET and HEAD), on 127.0.0.1 by default.
 
-    GET /                                   the page (app.html)      /assets/report.css, report.js, view.js
-    GET /api/runs                           the runs, newest first
-    GET /api/runs/RUN                       a run's page data but its cases (summary, matrix, charts, status)
-    GET /api/runs/RUN/cases?FILTERS         one page of its cases (query.py)   /api/runs/RUN/cases/CASE  one case
-    GET /api/compare?a=RUN&b=RUN            the compare page's data and `evalrun compare`'s text
-    GET /api/compare/cases?a=&b=&FILTERS    one page of the changed cases      /api/compare/cases/N?a=&b=
-
-GET and HEAD only (anything else: 405). A request whose Host header is not the address served gets 403: a web
-page elsewhere cannot read the results through DNS rebinding. Every answer says no-store and nosniff, and the
-Content-Security-Policy lets the page load and fetch from this server only.
-
-    start(state, host, port) -> (server, note)   a bound server; `note` says when the default port was taken
-"""
+A request whose Host header is not the address served gets 403 (no DNS rebinding); every answer says no-store
+and nosniff, and the Content-Security-Policy lets the page load and fetch from this server only."""
 
 from __future__ import annotations
 
