@@ -1,12 +1,9 @@
-"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder.
+"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder; merge
+several (prompts and providers without duplicates, tests and scenarios concatenated, defaultTest merged; for
+other settings the later file wins).
 
-Merging several configs: prompts and providers concatenated without duplicates, tests and scenarios
-concatenated, defaultTest merged (the later file wins), other settings: the later file wins.
-
-`nunjucksFilters: {name: path}`: `file://allcaps.js` (or `./allcaps.js`, as promptfoo's example writes it) runs
-the module's exported function (`module.exports = fn`, its `default`, or `:fn`) in evalrun's shared Node.js
-process; `file://f.py[:fn]` calls the Python function `fn` (default: the filter's name). A missing file or
-function, Node.js absent for a .js filter, or any other extension is a ConfigError at the filter's line.
+`nunjucksFilters: {name: path}`: `file://f.js[:fn]` (or `./f.js`) runs the exported function in evalrun's Node.js
+process, `file://f.py[:fn]` calls `fn` (default: the filter's name); anything else is a ConfigError at its line.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules.
-
-Merging: `assert` = base's + test's; `vars`, `options`, `metadata` shallow-merged with the test winning;
-`threshold`, `description` and the filters fall back to the base. Scenario entries merge under their tests
-(defaultTest is merged afterwards, so vars are default < entry < test and assertions default + entry + test).
+"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules: `assert` = base's + test's; `vars`,
+`options`, `metadata` shallow-merged (the test wins); `threshold`, `description` and the filters fall back to the
+base. Scenario entries merge under their tests, defaultTest afterwards (vars: default < entry < test).
 """
 
 from __future__ import annotations
