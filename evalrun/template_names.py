@@ -141,8 +141,7 @@ def parse(source: str) -> jinja2.nodes.Template:
 
 @lru_cache(maxsize=4096)
 def variables_of(source: str) -> frozenset[str]:
-    """Top-level variable names a template reads (for checking undefined vars before any call), those of the
-    templates it includes too."""
+    """Top-level variable names a template (and what it includes) reads."""
     simple = simple_names(source)
     if simple is not None:
         return simple
