@@ -26,10 +26,7 @@ class Location:
 
 
 class ConfigError(EvalrunError):
-    """A user mistake in a config, test file or command line, found before any model is called.
-
-    Rendered as ``FILE:LINE: key.path: message`` and, on a second line, ``hint: ...``.
-    """
+    """A user mistake in a config, test file or command line: ``FILE:LINE: key.path: message`` and ``hint: ...``."""
 
     def __init__(
         self,
@@ -80,10 +77,7 @@ class ConfigError(EvalrunError):
 
 
 class ConfigErrors(ConfigError):
-    """Several config errors found in one pass (`validate` reports them all at once, in file order).
-
-    Its file, line, key and message are the first error's; `str()` lists every error and the count.
-    """
+    """Several config errors found in one pass, in file order (the first one's file, line, key and message)."""
 
     def __init__(self, errors: list[ConfigError]) -> None:
         first = errors[0]
@@ -135,10 +129,8 @@ class ProviderError(EvalrunError):
 
 
 class GraderError(EvalrunError):
-    """A grader reply could not be used (after retries and one repair). The assertion becomes an ERROR.
-
-    `raw` keeps the grader's last reply for the audit trail.
-    """
+    """A grader reply could not be used (after retries and one repair): the assertion is an ERROR; `raw` keeps the
+    grader's last reply for the audit trail."""
 
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         super().__init__(message)

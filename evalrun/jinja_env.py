@@ -1,8 +1,5 @@
-"""The Jinja2 environment templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined.
-
-Kept apart from templating.py and template_names.py so that loading a config whose templates are all plain `{{ name }}`
-substitutions (checked without Jinja2, see template_names.plain_parts) never imports Jinja2 (~25 ms). It imports
-nothing of evalrun: template_names imports it, on first use.
+"""The Jinja2 environments templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined (and a
+lenient twin). Imports nothing of evalrun; template_names imports it at the first template that needs Jinja2.
 """
 
 from __future__ import annotations
@@ -66,11 +63,8 @@ def _load(text: Any) -> Any:
 
 
 def as_text(value: Any) -> Any:
-    """How a value prints inside a template, as promptfoo's Nunjucks prints it (JavaScript's String()).
-
-    true/false for booleans, nothing for null, `1` for 1.0, lists joined with commas; mappings (which
-    JavaScript would print as "[object Object]") print as JSON. Strings and other values are unchanged.
-    """
+    """A value as promptfoo's Nunjucks prints it (JavaScript's String()): true/false, nothing for null, `1` for 1.0,
+    lists joined with commas; mappings as JSON (not "[object Object]"); anything else unchanged."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -85,27 +79,9 @@ def as_text(value: Any) -> Any:
 
 
 class _EmptyUndefined(jinja2.ChainableUndefined):
-    """A variable no test defines, as Nunjucks treats it: empty text, false, no items, and its attributes and
-    items undefined too."""
+    """A variable no test defines, as Nunjucks treats it: empty text, false, no items, undefined attributes."""
 
     __slots__ = ()
-
-
-def lenient(env: SandboxedEnvironment) -> SandboxedEnvironment:
-    """`env` (filters and all, shared) where an undefined variable renders as empty text instead of raising."""
-    found = getattr(env, "_lenient_overlay", None)
-    if found is None:
-        found = env.overlay(undefined=_EmptyUndefined)
-        env._lenient_overlay = found  # type: ignore[attr-defined]
-    return found
-
-
-def set_search_path(env: SandboxedEnvironment, folders: list[str]) -> None:
-    """Where `{% include "name" %}` finds `name` (a FileSystemLoader over `folders`, in order)."""
-    env.loader = jinja2.FileSystemLoader(folders)
-    overlay = getattr(env, "_lenient_overlay", None)
-    if overlay is not None:
-        overlay.loader = env.loader
 
 
 #: Filters Nunjucks fails on when given an undefined value (the others render it as empty text)
@@ -126,8 +102,9 @@ def _failing_on_undefined(name: str, fn: Any) -> Any:
     return checked
 
 
-def make_env() -> SandboxedEnvironment:
-    """A new environment: sandboxed, StrictUndefined, values printed as Nunjucks prints them."""
+def make_envs() -> tuple[SandboxedEnvironment, SandboxedEnvironment]:
+    """A new sandboxed environment printing values as Nunjucks prints them, and its lenient overlay (an undefined
+    variable renders as empty text; filters shared)."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=as_text, extensions=[_StrictEquality])
     env.globals["null"] = None  # Nunjucks literals
@@ -137,4 +114,4 @@ def make_env() -> SandboxedEnvironment:
     env.filters["load"] = _load
     for name in _FAIL_ON_UNDEFINED:
         env.filters[name] = _failing_on_undefined(name, env.filters[name])
-    return env
+    return env, env.overlay(undefined=_EmptyUndefined)

@@ -1,13 +1,9 @@
-"""One long-lived Node.js process per run for `javascript` assertions, speaking JSON lines.
+"""One long-lived Node.js process (jsnode_server.js) for all user JavaScript, speaking JSON lines.
 
-    await call_js(code, output, context, base_dir=".") -> Any      the JavaScript function's (awaited) result
-    check_syntax(code) -> str | None                              a syntax error message, or None (sync)
-
-The process starts lazily on the first call and serves every later call of the same event loop; requests carry
-ids, so concurrent cases share it. Code follows promptfoo: a one-line value is an expression (leading
-`const/let/var` statements allowed), a multi-line value is a function body with `return`, `file://x.js:fn`
-calls an exported function. Node missing -> AssertionRuntimeError saying so. A call running longer than
-EVALRUN_JS_TIMEOUT seconds (default 30) is an error and the process is replaced.
+It starts at the first call; requests carry ids, so concurrent cases share it. Code follows promptfoo: a one-line
+value is an expression (leading `const/let/var` statements allowed), a multi-line value is a function body with
+`return`, `file://x.js:fn` calls an exported function. Node missing -> AssertionRuntimeError saying so. A call
+running longer than EVALRUN_JS_TIMEOUT seconds (default 30) is an error and the process is replaced.
 """
 
 from __future__ import annotations
@@ -22,111 +18,14 @@ import os
 import shutil
 import subprocess
 import threading
+from pathlib import Path
 from typing import Any, Union
 
 from evalrun.errors import AssertionRuntimeError
 
-_SERVER_JS = r"""
-const readline = require('readline');
-const util = require('util');
-// user code must not write to stdout: that is the reply channel
-for (const k of ['log', 'info', 'debug', 'warn']) console[k] = (...a) => process.stderr.write(util.format(...a) + '\n');
-const path = require('path');
-const cache = new Map();
-function findLastSemi(code) {
-  let sq = false, dq = false, tq = false, last = -1;
-  for (let i = 0; i < code.length; i++) {
-    const c = code[i];
-    let bs = 0; for (let j = i - 1; j >= 0 && code[j] === '\\'; j--) bs++;
-    if (bs % 2 === 0) {
-      if (c === "'" && !dq && !tq) sq = !sq;
-      else if (c === '"' && !sq && !tq) dq = !dq;
-      else if (c === '`' && !sq && !dq) tq = !tq;
-    }
-    if (c === ';' && !sq && !dq && !tq) last = i;
-  }
-  return last;
-}
-function body(code) {
-  code = code.trimEnd();
-  if (code.includes('\n')) return code;
-  const t = code.trim().replace(/;+\s*$/, '');
-  if (/^(const|let|var)\s/.test(t)) {
-    const i = findLastSemi(t);
-    if (i !== -1) { const e = t.slice(i + 1).trim(); if (e) return t.slice(0, i + 1) + ' return ' + e; }
-    return t;
-  }
-  return 'return ' + t;
-}
-async function importFile(file) {
-  // CommonJS through require; ES modules (.mjs, or `type: module` packages) through import()
-  if (!file.endsWith('.mjs')) {
-    try { return require(file); } catch (e) { if (!e || e.code !== 'ERR_REQUIRE_ESM') throw e; }
-  }
-  const mod = await import(require('url').pathToFileURL(file).href);
-  return mod && mod.default !== undefined && Object.keys(mod).length === 1 ? mod.default : mod;
-}
-const providers = new Map();
-async function provider(req) {
-  // promptfoo's file://provider.js: `new (module.exports | default)(options)`, then callApi(prompt, context)
-  const key = req.provider + '\u0000' + JSON.stringify(req.options || {});
-  if (!providers.has(key)) {
-    providers.set(key, (async () => {
-      const mod = await importFile(req.provider);
-      const Cls = mod && typeof mod === 'object' && typeof mod.default === 'function' ? mod.default : mod;
-      if (typeof Cls === 'function') {
-        const inst = new Cls(req.options || {});
-        if (inst && typeof inst.callApi === 'function') return inst;
-      } else if (Cls && typeof Cls.callApi === 'function') {
-        return Cls;
-      }
-      throw new Error(`${req.provider} does not export a provider class with a callApi(prompt, context) method`);
-    })());
-  }
-  let inst;
-  try { inst = await providers.get(key); } catch (e) { providers.delete(key); throw e; }
-  if (req.describe) return { id: typeof inst.id === 'function' ? inst.id() : (inst.id || null) };
-  return inst.callApi(req.prompt, req.context || {});
-}
-async function load(req) {
-  const params = req.params || ['output', 'context'];
-  const key = req.code + '\u0000' + (req.base_dir || '') + '\u0000' + params.join(',');
-  if (cache.has(key)) return cache.get(key);
-  let fn;
-  if (req.code.startsWith('file://')) {
-    let ref = req.code.slice(7), name;
-    const m = ref.match(/^(.*\.(?:c|m)?[jt]s):([A-Za-z_$][\w$]*)$/);
-    if (m) { ref = m[1]; name = m[2]; }
-    const mod = await importFile(path.resolve(req.base_dir || '.', ref));
-    fn = name ? mod[name] : (typeof mod === 'function' ? mod : mod.default);
-    if (typeof fn !== 'function') throw new Error(`${req.code} does not export a function`);
-  } else {
-    fn = new Function(...params, body(req.code));
-  }
-  cache.set(key, fn);
-  return fn;
-}
-const rl = readline.createInterface({ input: process.stdin });
-rl.on('line', async (line) => {
-  let req;
-  try { req = JSON.parse(line); } catch (e) { return; }
-  if (req.env) {  // the caller's environment changed since the last request: user code reads process.env
-    for (const k of Object.keys(process.env)) if (!(k in req.env)) delete process.env[k];
-    Object.assign(process.env, req.env);
-  }
-  const reply = (o) => process.stdout.write(JSON.stringify(Object.assign({ id: req.id, evalrun: 1 }, o)) + '\n');
-  try {
-    if (req.check) { new Function('output', 'context', body(req.code)); reply({ ok: true, result: null }); return; }
-    if (req.exports) { await load(req); reply({ ok: true, result: null }); return; }
-    const result = req.provider ? await provider(req)
-      : await (await load(req))(...(req.args || [req.output, req.context]));
-    const special = typeof result === 'number' && !isFinite(result) ? String(result) : undefined;
-    reply({ ok: true, result: result === undefined ? null : result, type: typeof result, special });
-  } catch (e) {
-    reply({ ok: false, error: (e && e.name ? e.name + ': ' : '') + (e && e.message ? e.message : String(e)) });
-  }
-});
-"""
+#: The Node.js side: reads requests, loads and calls user code, writes replies.
+_SERVER_JS = Path(__file__).with_name("jsnode_server.js")
+
 
 class CodeTimeout(AssertionRuntimeError):
     """User JavaScript ran past EVALRUN_JS_TIMEOUT: no verdict (an ERROR, never a FAIL)."""
@@ -142,7 +41,7 @@ class _NodeProcess:
 
     def __init__(self, node: str, flags: tuple[str, ...] = ()) -> None:
         self.flags = flags
-        self.proc = subprocess.Popen([node, *flags, "-e", _SERVER_JS], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([node, *flags, str(_SERVER_JS)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                                      bufsize=1)
         self.pending: dict[int, _Waiter] = {}
@@ -287,8 +186,7 @@ async def _ask(payload: dict[str, Any], what: str) -> Any:
 
 async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
     """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
-    return await _ask({"code": code, "output": output, "context": context, "base_dir": base_dir},
-                      "JavaScript assertion")
+    return await call_js_args(code, [output, context], base_dir=base_dir, what="JavaScript assertion")
 
 
 def _reply_value(reply: dict[str, Any], what: str) -> Any:
@@ -309,16 +207,21 @@ async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what:
     return await _ask(payload, what)
 
 
-def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
-    """`call_js_args` for synchronous callers (template filters rendered inside Jinja2)."""
+def _ask_sync(payload: dict[str, Any], what: str) -> Any:
+    """`_ask` for synchronous callers (config time, template filters rendered inside Jinja2)."""
     proc = _process()
     limit = timeout_s()
     try:
-        reply = proc.request_sync({"code": code, "args": args, "base_dir": base_dir}, timeout=limit)
+        reply = proc.request_sync(payload, timeout=limit)
     except concurrent.futures.TimeoutError:
         proc.kill()
         raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
     return _reply_value(reply, what)
+
+
+def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
+    """`call_js_args` for synchronous callers (template filters rendered inside Jinja2)."""
+    return _ask_sync({"code": code, "args": args, "base_dir": base_dir}, what)
 
 
 async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, context: dict[str, Any]) -> Any:
@@ -331,16 +234,14 @@ async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, cont
 def load_js_provider(path: str, options: dict[str, Any]) -> Any:
     """Import the provider file and construct its class now (config time); its `id()` or None.
     AssertionRuntimeError when the file cannot be loaded or exports no provider class."""
-    reply = _process().request_sync({"provider": path, "options": options, "describe": True}, timeout=30)
-    value = _reply_value(reply, os.path.basename(path))
+    value = _ask_sync({"provider": path, "options": options, "describe": True}, os.path.basename(path))
     return value.get("id") if isinstance(value, dict) else None
 
 
 def check_export(ref: str) -> None:
     """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
     does not export that function."""
-    _reply_value(_process().request_sync({"code": ref, "exports": True, "base_dir": "."}, timeout=30),
-                 ref.rsplit("/", 1)[-1])
+    _ask_sync({"code": ref, "exports": True, "base_dir": "."}, ref.rsplit("/", 1)[-1])
 
 
 _CHECKED: dict[str, str | None] = {}

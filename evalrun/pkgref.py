@@ -1,4 +1,5 @@
-"""`pkg://PACKAGE/path/in/package` references: a file shipped inside an installed Python package.
+"""References to files: `file://path[:function]` (split_ref, the one parser of that form) and
+`pkg://PACKAGE/path/in/package`, a file shipped inside an installed Python package.
 
     pkg://acme_evals/base.yaml            -> /…/site-packages/acme_evals/base.yaml
     pkg://acme_evals/checks.py:is_polite  -> /…/site-packages/acme_evals/checks.py (+ `:is_polite`)
@@ -16,6 +17,16 @@ from pathlib import Path
 from evalrun.errors import ConfigError, Location
 
 PREFIX = "pkg://"
+FILE = "file://"
+
+
+def split_ref(ref: str) -> tuple[str, str | None]:
+    """`file://path[:function]` (prefix optional) -> (path, function or None). Windows drive letters are kept."""
+    path = ref[len(FILE):] if ref.startswith(FILE) else ref
+    head, sep, tail = path.rpartition(":")
+    if sep and head and tail and "/" not in tail and "\\" not in tail and not (len(head) == 1 and head.isalpha()):
+        return head, tail
+    return path, None
 
 
 def is_pkg(value: object) -> bool:
@@ -65,4 +76,4 @@ def to_path(ref: str, *, loc: Location | None = None, key: str | None = None) ->
 
 def to_file_ref(ref: str, *, loc: Location | None = None, key: str | None = None) -> str:
     """`pkg://PACKAGE/inner.py:fn` -> `file:///abs/…/inner.py:fn`."""
-    return "file://" + to_path(ref, loc=loc, key=key)
+    return FILE + to_path(ref, loc=loc, key=key)

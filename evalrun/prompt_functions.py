@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalrun import templating
+from evalrun import pkgref, templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 from evalrun.types import Messages
 
@@ -67,9 +67,7 @@ async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any])
                                                                                           dict[str, Any]]:
     """Call the prompt function for one case; AssertionRuntimeError when it fails."""
     context = {"vars": vars, "provider": provider}
-    path, _, fn = ref[len("file://"):].rpartition(":")
-    if not path or "/" in fn:
-        path, fn = ref[len("file://"):], ""
+    path, fn = pkgref.split_ref(ref)
     if path.lower().endswith(".py"):
         from evalrun.pyexpr import load_function
 

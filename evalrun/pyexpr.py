@@ -1,17 +1,10 @@
-"""User Python code in configs: inline expressions, multi-line bodies and `file://x.py:fn` references.
+"""User Python code in configs (`python` assertions, transforms, `contextTransform`), promptfoo's forms: one line
+is an expression (``return <code>``), several lines the body of a function (use ``return``), ``file://x.py[:fn]``
+a function of that file (default `default_fn`), relative to `base_dir`.
 
-Shared by `python` assertions, assertion `transform`, test-level transforms and `contextTransform`.
-
-Forms (promptfoo's rules for `python` assertions):
-- one line: an expression, evaluated as ``return <code>``;
-- several lines: the body of ``def main(<params>):`` (use ``return``);
-- ``file://path.py`` or ``file://path.py:fn``: function `fn` (default `get_assert` for assertions, given by
-  `default_fn`) from that file, path relative to `base_dir`.
-
-Syntax errors, missing files and missing functions are ConfigErrors at `loc`/`key`; exceptions raised by the
-user's code at run time are re-raised as AssertionRuntimeError with the message. So are `sys.exit()`/`exit()`,
-`raise KeyboardInterrupt` and other BaseExceptions raised by user code (see `user_exit_message`): they end that
-case as an ERROR, never the run. Cancellation and a real Ctrl-C (tracked by `watch_sigint`) still propagate.
+Syntax errors, missing files and functions are ConfigErrors at `loc`/`key`. At run time, anything user code
+raises (`sys.exit()` and KeyboardInterrupt included, see `user_exit_message`) is an AssertionRuntimeError that
+ends that case as an ERROR; cancellation and a real Ctrl-C (counted by `watch_sigint`) still propagate.
 """
 
 from __future__ import annotations
@@ -19,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import json
+import math
 import os
 import re
 import signal
@@ -32,8 +27,6 @@ from typing import Any
 from evalrun import pkgref
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 
-FILE_PREFIX = "file://"
-_GLOBALS_BASE: dict[str, Any] = {}
 _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
 
@@ -88,17 +81,6 @@ def _sigint_handler() -> Iterator[None]:
     finally:
         if signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, previous)
-
-
-def _base_globals() -> dict[str, Any]:
-    """Modules promptfoo's generated wrapper imports (json) plus a few common helpers."""
-    if not _GLOBALS_BASE:
-        import json
-        import math
-        import re
-
-        _GLOBALS_BASE.update({"json": json, "re": re, "math": math})
-    return dict(_GLOBALS_BASE)
 
 
 class _Object(dict[str, Any]):
@@ -198,7 +180,7 @@ class UserFunction:
 
 
 def is_file_ref(code: Any) -> bool:
-    return isinstance(code, str) and code.strip().startswith(FILE_PREFIX)
+    return isinstance(code, str) and code.strip().startswith(pkgref.FILE)
 
 
 def compile_user_code(
@@ -224,7 +206,7 @@ def compile_user_code(
     except SyntaxError as e:
         raise ConfigError.at(loc, f"Python code does not compile: {e.msg}", key=key,
                              hint=_syntax_hint(code, e)) from None
-    namespace = _base_globals()
+    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # what promptfoo's wrapper imports, and two helpers
     exec(compiled, namespace)  # noqa: S102 - defining the user's function is the point
     return UserFunction(namespace["__evalrun_main"], code, tuple(params))
 
@@ -270,12 +252,8 @@ def _syntax_hint(code: str, e: SyntaxError) -> str:
 
 def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: str | None,
                base_dir: str | None, default_fn: str | None) -> UserFunction:
-    rest = ref[len(FILE_PREFIX):]
-    path, _, fn_name = rest.partition(":")
-    if os.name == "nt" and len(path) == 1 and fn_name:  # pragma: no cover - drive letter
-        drive_rest, _, fn_name = fn_name.partition(":")
-        path = f"{path}:{drive_rest}"
-    fn_name = fn_name or default_fn or ""
+    path, fn = pkgref.split_ref(ref)
+    fn_name = fn or default_fn or ""
     if not path.endswith(".py"):
         raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
     if not fn_name:

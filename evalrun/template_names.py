@@ -1,50 +1,37 @@
-"""The one Jinja2 environment (made, and Jinja2 imported, at the first template that needs it) with what a loaded
-config adds to it (`nunjucksFilters`, the folders `{% include %}` looks in); and what a template reads, found
-before it renders: variables, guarded ones, `env.NAME`s, included templates (plain `{{ name }}` templates
-without Jinja2).
-
-The analyses are cached by source and cleared when the filters or the include folders change (`on_change`, which
-templating.py also uses for its compiled templates).
+"""The Jinja2 environment (made, and Jinja2 imported, at the first template that needs it) with what a loaded
+config adds to it (`nunjucksFilters`, the folders `{% include %}` looks in); compiled templates; and what a
+template reads, found before it renders (variables, guarded ones, `env.NAME`s, included templates; plain
+`{{ name }}` templates without Jinja2). Every cache here is cleared when the filters or include folders change.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import jinja2
     import jinja2.nodes
 
-_env: Any = None  # the Jinja2 environment (jinja_env.make_env)
-_builtin_filters: dict[str, Any] = {}  # its own filters, as made
+_envs: Any = None  # (strict, lenient) Jinja2 environments (jinja_env.make_envs)
+_builtin_filters: dict[str, Any] = {}  # their own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _include_dirs: list[str] = []
-_on_filters: list[Callable[[], None]] = []
-_on_includes: list[Callable[[], None]] = []
 
 
-def on_change(clear: Callable[[], None], *, includes: bool = False) -> None:
-    """Call `clear` when the filters change, and with `includes` also when the include folders do."""
-    _on_filters.append(clear)
-    if includes:
-        _on_includes.append(clear)
+def environment(*, lenient: bool = False) -> Any:
+    """The Jinja2 environment (with `lenient`, its twin where an undefined variable renders as empty text)."""
+    global _envs
+    if _envs is None:
+        from evalrun.jinja_env import make_envs
 
-
-def environment() -> Any:
-    """The Jinja2 environment, made (and Jinja2 imported) on first use."""
-    global _env
-    if _env is None:
-        from evalrun.jinja_env import make_env
-
-        env = make_env()  # jinja_env imports nothing of evalrun: no cycle
-        _builtin_filters.update(env.filters)
-        env.filters.update(_custom_filters)
-        _env = env
-        _set_loader()
-    return _env
+        _envs = make_envs()  # jinja_env imports nothing of evalrun: no cycle
+        _builtin_filters.update(_envs[0].filters)
+        _envs[0].filters.update(_custom_filters)  # the twin shares the filters
+        _changed()
+    return _envs[1] if lenient else _envs[0]
 
 
 def reset_custom_filters() -> None:
@@ -58,12 +45,11 @@ def add_custom_filters(filters: dict[str, Any], *, replace: bool = False) -> Non
     if replace:
         _custom_filters.clear()
     _custom_filters.update(filters)
-    if _env is not None:
-        _env.filters.clear()
-        _env.filters.update(_builtin_filters)
-        _env.filters.update(_custom_filters)
-    for clear in _on_filters:
-        clear()
+    if _envs is not None:
+        _envs[0].filters.clear()
+        _envs[0].filters.update(_builtin_filters)
+        _envs[0].filters.update(_custom_filters)
+    _changed()
 
 
 def include_dirs() -> list[str]:
@@ -75,7 +61,7 @@ def reset_include_dirs() -> None:
     """Forget the folders of a previously loaded config (`{% include %}` then looks in the current folder)."""
     if _include_dirs:
         _include_dirs.clear()
-        _set_loader()
+        _changed()
 
 
 def add_include_dir(folder: str) -> None:
@@ -84,16 +70,24 @@ def add_include_dir(folder: str) -> None:
     folder = os.path.abspath(folder)
     if folder not in _include_dirs:
         _include_dirs.append(folder)
-        _set_loader()
+        _changed()
 
 
-def _set_loader() -> None:
-    if _env is not None:
-        from evalrun.jinja_env import set_search_path
+def _changed() -> None:
+    """The filters or include folders changed: the loader follows, every cache is dropped."""
+    if _envs is not None:
+        import jinja2
 
-        set_search_path(_env, include_dirs())
-    for clear in _on_includes:  # what includes find, and the variables of the templates that include them
-        clear()
+        for env in _envs:
+            env.loader = jinja2.FileSystemLoader(include_dirs())
+    for cached in (compile_template, parse, variables_of, included, guarded_names, env_names_of, env_fallbacks):
+        cached.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def compile_template(source: str, lenient: bool = False) -> jinja2.Template:
+    """Compile (cached). Raises jinja2.TemplateSyntaxError."""
+    return environment(lenient=lenient).from_string(source)
 
 
 #: `{{ name }}` with nothing else inside (whitespace around the name allowed).
@@ -110,10 +104,9 @@ _NOT_PLAIN = frozenset({
 
 @lru_cache(maxsize=4096)
 def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """(literal pieces, variable names) of a template made of plain text and `{{ name }}` substitutions only (the
-    common prompt), found without Jinja2; the pieces are what Jinja2 prints around the names (len(names) + 1).
-    None for any other template: a brace left outside the substitutions, a filter, a tag, a comment, a
-    whitespace-control dash, a name in _NOT_PLAIN, or a carriage return (Jinja2 rewrites line ends in text)."""
+    """(literal pieces, variable names) of a template of plain text and `{{ name }}` only (the common prompt), found
+    without Jinja2; the pieces are what Jinja2 prints around the names. None for any other template (a brace
+    outside the substitutions, a name in _NOT_PLAIN, a carriage return: Jinja2 rewrites line ends)."""
     split = _PLAIN_VAR.split(source)
     literals, names = tuple(split[0::2]), tuple(split[1::2])
     if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
@@ -130,10 +123,8 @@ def simple_names(source: str) -> frozenset[str] | None:
 
 @lru_cache(maxsize=4096)
 def parse(source: str) -> jinja2.nodes.Template:
-    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper).
-
-    Raises jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test).
-    """
+    """Parse (cached) and check that every filter and test exists, without compiling (4x cheaper); raises
+    jinja2.TemplateSyntaxError (TemplateAssertionError for an unknown filter or test)."""
     import jinja2
     from jinja2 import nodes
 
@@ -150,8 +141,7 @@ def parse(source: str) -> jinja2.nodes.Template:
 
 @lru_cache(maxsize=4096)
 def variables_of(source: str) -> frozenset[str]:
-    """Top-level variable names a template reads (for checking undefined vars before any call), those of the
-    templates it includes too."""
+    """Top-level variable names a template (and what it includes) reads."""
     simple = simple_names(source)
     if simple is not None:
         return simple
@@ -244,9 +234,3 @@ def env_fallbacks(source: str) -> frozenset[str]:
             if isinstance(get, nodes.Getattr) and isinstance(get.node, nodes.Name) and get.node.name == "env":
                 out.add(get.attr)
     return frozenset(out)
-
-
-for _clear in (parse.cache_clear, guarded_names.cache_clear, env_names_of.cache_clear):  # a filter change alters
-    on_change(_clear)
-for _clear in (included.cache_clear, variables_of.cache_clear, env_fallbacks.cache_clear):  # an include change too
-    on_change(_clear, includes=True)

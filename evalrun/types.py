@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalrun.errors import Location
-from evalrun.frozen_init import fast_init
 
 Messages = list[dict[str, Any]]
 VerdictLabel = Literal["supported", "contradicted", "unsupported"]
@@ -63,7 +62,6 @@ class ProviderSpec:
         return self.label or self.id
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionSpec:
     """One assertion as configured. `type` excludes the `not-` prefix, `negate` says it was there.
@@ -93,7 +91,6 @@ class AssertionSpec:
         return f"not-{self.type}" if self.negate else self.type
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class TestSpec:
     """One test after defaultTest (and scenario) merge."""
@@ -140,7 +137,6 @@ class Suite:
 
 
 # ---------------------------------------------------------------- expansion
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Case:
     """One cell of the test matrix: a test, one var combination, one provider, one prompt, one repeat."""
@@ -155,7 +151,6 @@ class Case:
 
 
 # ---------------------------------------------------------------- run
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class TokenUsage:
     prompt: int = 0
@@ -172,7 +167,6 @@ class TokenUsage:
 NO_TOKENS = TokenUsage()
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Output:
     """What a provider returned for one case."""
@@ -236,10 +230,7 @@ class GraderTrace:
 
     @property
     def tokens(self) -> TokenUsage:
-        total = TokenUsage()
-        for c in self.calls:
-            total = total + c.tokens
-        return total
+        return sum((c.tokens for c in self.calls), TokenUsage())
 
     @property
     def cost(self) -> float:
@@ -247,7 +238,6 @@ class GraderTrace:
 
 
 # ---------------------------------------------------------------- results
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionResult:
     type: str  # with `not-` prefix when negated
@@ -268,7 +258,6 @@ class AssertionResult:
     lower_is_better: bool = False
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class CaseResult:
     case_id: str

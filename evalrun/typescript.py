@@ -1,11 +1,8 @@
-"""TypeScript files (providers, prompt functions, `javascript` assertions, transforms, filters), run as promptfoo
-users have them run: in Node.js, without a build step.
-
-Node.js strips types itself from 23.6 on (22.6 to 23.5 with `--experimental-strip-types`). Older Node.js runs
-them through the `tsx` package (`node --import tsx`) when the user has it, as promptfoo does (promptfoo depends on
-tsx, so a project with promptfoo installed has it): it is looked for in `node_modules` from the file's folder and
-the current folder upward, then in NODE_PATH and npm's global folder. Without either, a TypeScript file is a
-config error at the line that names it, saying what is needed. jsnode starts its process with the flags chosen.
+"""TypeScript files (providers, prompt functions, `javascript` assertions, transforms, filters) run in Node.js
+without a build step, as promptfoo runs them: Node.js strips types itself from 23.6 on (22.6 with
+`--experimental-strip-types`); older Node.js runs them through the user's `tsx` package (`node --import tsx`;
+promptfoo depends on it), looked for in `node_modules` upward from the file's and the current folder, in NODE_PATH
+and npm's global folder. Without either, the file is a config error at the line that names it.
 """
 
 from __future__ import annotations

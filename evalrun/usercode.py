@@ -1,13 +1,9 @@
-"""User code in either language: `file://x.js[:fn]` runs in the shared Node.js process, the rest is Python.
+"""User code in either language: `file://x.js[:fn]` (and TypeScript) runs in the shared Node.js process, the rest
+is Python (evalrun.pyexpr). Without Node.js, JavaScript is a ConfigError at `loc` before any call.
 
-Python follows evalrun.pyexpr (inline expression or body, `file://x.py:fn`). A JavaScript file is called with
-the same arguments (`module.exports = (output, context) => ...`, its `default`, or `:fn`); without Node.js it
-is a ConfigError at `loc` before any call.
-
-Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals,
-what only JavaScript means (`===`, `=>`, `&&`, `JSON.`, `.length`, `const`, `null`, `.trim(`, ...: pyexpr's
-looks_like_javascript), or does not compile as Python but Node.js compiles it. Anything else is Python (`output.upper()`, `json.loads(output)["a"]`, `output.split(" ")[0]`, the last
-meaning the same in both).
+Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals, what
+only JavaScript means (pyexpr.looks_like_javascript: `===`, `=>`, `JSON.`, `.length`, `null`, ...), or does not
+compile as Python but Node.js compiles it; anything else is Python.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalrun import pkgref
 from evalrun.errors import ConfigError, Location
 from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
@@ -78,33 +75,27 @@ def looks_like_js(code: Any) -> bool:
     return jsnode.node_path() is not None and jsnode.check_syntax(code) is None
 
 
+def _ref_path(code: Any) -> str:
+    """The lower-cased path of a `file://path[:fn]` reference, or ''."""
+    if not isinstance(code, str) or not code.strip().startswith(pkgref.FILE):
+        return ""
+    return pkgref.split_ref(code.strip())[0].lower()
+
+
 def is_js_ref(code: Any) -> bool:
-    if not isinstance(code, str) or not code.strip().startswith("file://"):
-        return False
-    path = code.strip()[len("file://"):]
-    head, sep, tail = path.rpartition(":")
-    if sep and head.lower().endswith(JS_EXTS) and "/" not in tail:
-        path = head
-    return path.lower().endswith(JS_EXTS)
+    return _ref_path(code).endswith(JS_EXTS)
 
 
 def is_script_ref(value: Any) -> bool:
     """`file://x.{js,ts,mjs,cjs,py}[:fn]`: a reference to a function in either language."""
-    if is_js_ref(value):
-        return True
-    if not isinstance(value, str) or not value.strip().startswith("file://"):
-        return False
-    path, sep, fn = value.strip()[len("file://"):].rpartition(":")
-    return (path if sep and path.lower().endswith(".py") and "/" not in fn else value.strip()).lower().endswith(".py")
+    return _ref_path(value).endswith((*JS_EXTS, ".py"))
 
 
 def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key: str | None,
                  base_dir: str | None, default_fn: str | None = None) -> UserCode:
     """Python code or a JavaScript file reference -> something to `await .call(*args)`."""
     if is_js_ref(code):
-        ref = code.strip()[len("file://"):]
-        head, sep, tail = ref.rpartition(":")
-        path, fn = (head, tail) if sep and head.lower().endswith(JS_EXTS) else (ref, "")
+        path, fn = pkgref.split_ref(code.strip())
         full = Path(path) if Path(path).is_absolute() else Path(base_dir or ".", path)
         if not full.is_file():
             raise ConfigError.at(loc, f"file not found: {full}", key=key,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write evalrun/schemas/evalrun.schema.json from the config schema source and the assertion registry.
+"""Refresh the assertion-type enum of evalrun/schemas/evalrun.schema.json (the schema's source) from the registry.
 
     python scripts/gen_schema.py          # regenerate (run after adding an assertion type)
     python scripts/gen_schema.py --check  # exit 1 when the committed file is out of date

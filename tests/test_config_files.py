@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.errors import ConfigError, Location
 from evalrun.pyexpr import load_function
@@ -17,9 +18,11 @@ from evalrun.pyexpr import load_function
     ("a/b.txt", ("a/b.txt", None)),
     ("file://C:/x/y.py", ("C:/x/y.py", None)),
     ("file:///abs/dir:x/y.yaml", ("/abs/dir:x/y.yaml", None)),
+    ("file://C:/x/y.py:fn", ("C:/x/y.py", "fn")),
+    ("file://x.js:", ("x.js:", None)),
 ])
 def test_split_ref(ref: str, expected: tuple[str, str | None]) -> None:
-    assert files.split_ref(ref) == expected
+    assert pkgref.split_ref(ref) == expected
 
 
 def test_expand_relative_and_globs(tmp_path: Path) -> None:

@@ -132,7 +132,7 @@ def test_count_matches_iteration_on_random_suites() -> None:
 
 
 def test_vars_key_is_the_id_encoders_text_byte_for_byte() -> None:
-    """Case ids hash vars_key(vars): its joined fast path must equal json.dumps(sort_keys=True) exactly."""
+    """Case ids hash vars_key(vars): json.dumps(sort_keys=True) exactly (ids stay stable across versions)."""
     import json
     import random
 

@@ -70,7 +70,7 @@ def test_variables_of_and_syntax_check() -> None:
 
 
 def test_compiled_templates_are_cached() -> None:
-    assert templating.compile_template("{{ z }}") is templating.compile_template("{{ z }}")
+    assert template_names.compile_template("{{ z }}") is template_names.compile_template("{{ z }}")
 
 
 def test_sandbox_blocks_attribute_escapes() -> None:

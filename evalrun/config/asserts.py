@@ -1,17 +1,9 @@
-"""Assertion specs: YAML `assert:` items -> AssertionSpec with its handler (the CSV `__expected` shorthand
-becomes such an item in csvtests.py).
+"""`assert:` items -> AssertionSpec (location, key path, `not-` as `negate`, assert-set children) with its handler
+from `assertions.engine.build`; a threshold outside its type's score range is a ConfigError at its line.
 
-Every spec carries its location and key path; `not-` is split off into `negate`; `assert-set` children are
-built first; the handler comes from `evalrun.assertions.engine.build(spec)` (which raises ConfigError for
-unknown types and bad arguments).
-
-Most big suites repeat one assertion list with one value per test: `build_list` compares a list with the one
-built before it (`_from_previous`) and copies the specs of equal items with this test's locations, building
-only a differing string value's spec (its handler checks that value; one spec per distinct value is kept).
-Why it stays: without it, 10k inline tests load ~0.1 s slower (of a 1.5 s target) and 100k JSONL rows ~0.3 s.
-
-A threshold is checked against its type's score range: a faithfulness threshold of 7 could never pass, so it is
-a ConfigError at its line, not an unpassable test.
+Equal assertions share one built spec (`_BUILT`), and `build_list` reuses the previous list's specs when a list
+differs from it only in string values (`_from_previous`). Why it stays: without it, 10k inline tests load ~0.1 s
+slower (of a 1.5 s guard) and 100k JSONL rows ~0.3 s.
 """
 
 from __future__ import annotations
@@ -19,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.located import LList, loc_of, loc_of_path
 from evalrun.errors import ConfigError, Location
@@ -46,7 +39,7 @@ def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location |
     """`file://` in an assertion value: code stays a (checked, absolute) reference, other files are loaded."""
     if not files.is_ref(value):
         return value
-    path, _fn = files.split_ref(value)
+    path, _fn = pkgref.split_ref(value)
     if type_ in CODE_TYPES or files.is_code(path):
         return files.absolute_ref(value, base_dir, loc=loc, key=key)
     [found, *more] = files.expand(value, base_dir, loc=loc, key=key)
@@ -92,12 +85,9 @@ _NO_VALUE = ("no string value",)
 
 
 def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
-    """(cache key, shape key) of an assertion mapping; (None, None) when it reads files (their content may
-    change between loads) or is an assert-set (children carry their own locations).
-
-    A mapping of scalars is keyed by its items (the class too: 1, 1.0 and True differ) and its shape key
-    leaves out a string `value`; any other mapping by its repr (distinct values have distinct reprs; objects
-    show their id) and has no shape key."""
+    """(cache key, shape key) of an assertion mapping; (None, None) when it reads files or is an assert-set.
+    A mapping of scalars is keyed by its items (with their class: 1, 1.0 and True differ), its shape key leaves
+    out a string `value`; any other mapping is keyed by its repr and has no shape key."""
     items: list[Any] = []
     value: Any = _NO_VALUE
     scalar = True
@@ -174,13 +164,9 @@ def _plain(raw: Any, ckey: Any) -> bool:
 
 
 def _from_previous(items: Any, base_dir: str, loc: Location | None, prefix: str) -> list[AssertionSpec] | None:
-    """The list built like the previous one, when each item equals the previous list's item at its place or
-    differs from it only in its string `value` (then the spec of that value, built once per distinct value as
-    `_build_keyed` does); None when some item is otherwise different (the caller builds the list in full).
-
-    Only items mapping keys to strings take part (equality of strings is exact; `_keys` already ruled out
-    `file://` values); no `_keys` is computed for them: the big suite's lists cost a comparison per item. Each
-    spec gets its item's location (`item_locs`) and key path (`prefix` + index), made here as it is copied."""
+    """The list built like the previous one when each item equals the previous list's item at its place or differs
+    only in its string `value` (then that value's spec, built once per distinct value); None otherwise. Only
+    items mapping keys to strings take part (string equality is exact); each spec gets its item's location."""
     prev = _PREV
     n = len(items)
     if prev.base_dir != base_dir or len(prev.items) != n:

@@ -1,16 +1,10 @@
 """Load-time template checks: every template compiles and every variable it reads is defined for the test.
 
-Checked: prompts (per test, only the prompts that test runs), assertion values (strings, also inside lists and
-mappings; not code values), assertion `config` strings and metric names. `env` is always defined.
-A variable no var of the test defines is an error when it looks like a typo of one that is defined (did you
-mean `question`?); any other renders as empty text, as promptfoo renders it: a warning at its FILE:LINE
-(config/lenient.py), an error under --strict. Not a typo: a name another test defines, when the close var of
-this test is read by its own templates (two prompts, each test filling one prompt's variables: the first
-test's `system_prompt` is no misspelled `compress_prompt` of the second). Tests are checked in one pass, so
-such a name is a suspect until the pass ends: `Suspects.settle()` then warns of those some test defined and
-returns the others as errors.
-
-Also here: the warning about a `context` list var whose expansion changes what a graded assertion measures.
+Checked: the prompts a test runs, assertion values (not code), assertion `config` strings and metric names.
+An undefined variable close to a defined one is a typo (an error); any other renders as empty text, as in
+promptfoo (a warning; an error under --strict). Not a typo: a name another test defines, when this test's close
+var is read by its own templates; tests are checked in one pass, so such a name is a suspect until
+`Suspects.settle()`. Also here: the warning about a `context` list var that expands under a graded assertion.
 """
 
 from __future__ import annotations
@@ -44,11 +38,8 @@ _NEEDS: dict[str, frozenset[str]] = {}
 
 
 def needs(source: str) -> frozenset[str]:
-    """Variables a template needs; raises TemplateSyntaxError (also for unknown filters/tests).
-
-    A template that reads `env.NAME` for a NAME set neither in the config's `env:` nor in the environment
-    reports the pseudo-variable `env.NAME`.
-    """
+    """Variables a template needs (`env.NAME` for an unset NAME it reads); raises TemplateSyntaxError (also for
+    unknown filters/tests)."""
     found = _NEEDS.get(source)
     if found is None:  # `x | default(...)` and `x is defined` make x optional
         found = template_names.variables_of(source) - template_names.guarded_names(source)
@@ -78,8 +69,7 @@ def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
 
 
 def test_name(test: TestSpec) -> str:
-    """A test as messages name it: its key path, 0-based like every key path (`tests[4]`, the fifth test), with
-    its description; a streamed row (key path `[4]`) by its file and line."""
+    """A test as messages name it: its key path (`tests[4]`, 0-based) and description; a streamed row by its line."""
     path = test.key_path
     if not path or path.startswith("["):
         name = f"the test at {test.loc}" if test.loc else f"tests[{test.index}]"
@@ -216,11 +206,8 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str], sus
 
 def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
                suspects: Suspects | None = None) -> None:
-    """Raise a ConfigError naming the first undefined variable that looks like a typo (warn of the others);
-    with `suspects`, record such typos there instead (module docstring).
-
-    `prompts`: the prompts this test runs, each with the variables it reads (see prompt_needs).
-    """
+    """Raise a ConfigError for the first undefined variable that looks like a typo (warn of the others), or with
+    `suspects` record it there; `prompts`: the prompts this test runs, each with the variables it reads."""
     _check_rubric_values(test)
     if test.options.get("transformVars"):  # its code may define any var: checked per case at run time
         return

@@ -1,12 +1,9 @@
-"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder.
+"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder; merge
+several (prompts and providers without duplicates, tests and scenarios concatenated, defaultTest merged; for
+other settings the later file wins).
 
-Merging several configs: prompts and providers concatenated without duplicates, tests and scenarios
-concatenated, defaultTest merged (the later file wins), other settings: the later file wins.
-
-`nunjucksFilters: {name: path}`: `file://allcaps.js` (or `./allcaps.js`, as promptfoo's example writes it) runs
-the module's exported function (`module.exports = fn`, its `default`, or `:fn`) in evalrun's shared Node.js
-process; `file://f.py[:fn]` calls the Python function `fn` (default: the filter's name). A missing file or
-function, Node.js absent for a .js filter, or any other extension is a ConfigError at the filter's line.
+`nunjucksFilters: {name: path}`: `file://f.js[:fn]` (or `./f.js`) runs the exported function in evalrun's Node.js
+process, `file://f.py[:fn]` calls `fn` (default: the filter's name); anything else is a ConfigError at its line.
 """
 
 from __future__ import annotations
@@ -17,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files, prompts, providers, refs
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
@@ -65,7 +63,7 @@ def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None
     ext = doc.get("extends")
     for i, ref in enumerate([ext] if isinstance(ext, str) else ext or []):
         eloc = loc_of(ext, i) if isinstance(ext, list) else doc.loc("extends")
-        for p in files.expand(files.strip_prefix(ref), base_dir, loc=eloc, key="extends"):
+        for p in files.expand(ref, base_dir, loc=eloc, key="extends"):
             out.extend(read(p, stack=(*stack, resolved), loc=eloc))
     out.append(_read_one(doc, display, base_dir))
     return out
@@ -160,7 +158,7 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
     for name, ref in (node or {}).items():
         key = f"nunjucksFilters.{name}"
         where = loc_of(node, name) or loc
-        path_s, fn = files.split_ref(ref)
+        path_s, fn = pkgref.split_ref(ref)
         path = files.expand(path_s, base_dir, loc=where, key=key)[0]
         suffix = path.suffix.lower()
         from evalrun import typescript

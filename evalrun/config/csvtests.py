@@ -1,13 +1,10 @@
-"""Tests from CSV rows (readers/csvrows.py): plain columns are vars; promptfoo's `__` columns set assertions,
-description, options.
+"""Tests from CSV rows (readers/csvrows.py): plain columns are vars; promptfoo's `__` columns set the rest:
+`__expected[N]` (assertion shorthand), `__description`, `__prefix`, `__suffix`, `__metric`, `__threshold`,
+`__metadata:key` (`key[]` splits on commas, `\\,` keeps one), `__config:__expected[N]:threshold` (of the Nth
+non-empty expected assertion, as promptfoo numbers them; also copied into metadata). Errors name the CSV's line.
 
-Columns: `__expected`, `__expected1..N` (assertion shorthand), `__description`, `__prefix`, `__suffix`,
-`__metric`, `__threshold`, `__metadata:key` (`__metadata:key[]` splits on commas; `\\,` keeps a comma),
-`__config:__expected:threshold` / `__config:__expectedN:threshold` (the threshold of the Nth non-empty expected
-assertion, as promptfoo numbers them; also copied into metadata). Errors name the CSV's own file and line.
-
-The `__expected` shorthand (`contains:x`, `rouge-n(0.8):y`, ...): a prefix naming a registered type becomes that
-type; a promptfoo type evalrun lacks is a ConfigError at the cell's line; anything else means `equals`.
+The `__expected` shorthand (`contains:x`, `rouge-n(0.8):y`): a prefix naming a registered type becomes that type;
+a promptfoo type evalrun lacks is a ConfigError at the cell's line; anything else means `equals`.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.csvrows import CsvRow
 from evalrun.errors import ConfigError
@@ -166,7 +164,7 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
     if s.startswith("python:"):
         return {"type": "python", "value": s[len("python:"):].strip()}
     if files.is_ref(s):
-        path, _ = files.split_ref(s)
+        path, _ = pkgref.split_ref(s)
         if path.endswith(".py"):
             return {"type": "python", "value": s}
         if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")):

@@ -1,9 +1,6 @@
-"""`file://` references: paths relative to the config file's folder, `:function` selectors, globs;
-`pkg://PACKAGE/path` (a file inside an installed package) wherever `file://` is accepted.
-
-A `file://` path inside a test file (tests.yaml, rows of tests.jsonl) is relative to the config's folder too, as
-promptfoo resolves it; one that exists only next to the test file is accepted with a warning (`TestFileDir`).
-A user's Python function is loaded by `pyexpr.load_function` (the one importer of user code).
+"""`file://` references (and `pkg://PACKAGE/path` wherever `file://` is accepted): paths relative to the config
+file's folder, globs. A path inside a test file is relative to the config's folder too, as promptfoo resolves it;
+one found only next to the test file is read with a warning (`TestFileDir`).
 """
 
 from __future__ import annotations
@@ -17,26 +14,13 @@ from evalrun import pkgref
 from evalrun.config.readers import read_data, read_text
 from evalrun.errors import ConfigError, Location
 
-PREFIX = "file://"
+PREFIX = pkgref.FILE
 _CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
 
 
 def is_ref(value: Any) -> bool:
     """`file://...`, or `pkg://PACKAGE/...` (a file inside an installed package, evalrun/pkgref.py)."""
     return isinstance(value, str) and value.startswith((PREFIX, pkgref.PREFIX))
-
-
-def strip_prefix(ref: str) -> str:
-    return ref[len(PREFIX):] if ref.startswith(PREFIX) else ref
-
-
-def split_ref(ref: str) -> tuple[str, str | None]:
-    """Split `file://path[:function]` into (path, function or None). Windows drive letters are kept."""
-    path = strip_prefix(ref)
-    head, sep, tail = path.rpartition(":")
-    if sep and head and tail and "/" not in tail and "\\" not in tail and not (len(head) == 1 and head.isalpha()):
-        return head, tail
-    return path, None
 
 
 def has_glob(path: str) -> bool:
@@ -81,7 +65,7 @@ def _matches(full: Path, globbed: bool) -> list[Path]:
 
 def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> list[Path]:
     """Resolve a (possibly globbed) path against base_dir. Raises ConfigError when nothing exists."""
-    path, _ = split_ref(ref)
+    path, _ = pkgref.split_ref(ref)
     hint = f"paths are relative to the config file's folder ({base_dir})"
     if pkgref.is_pkg(path):
         written, path = path, pkgref.to_path(path, loc=loc, key=key)
@@ -106,7 +90,7 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
 
 def absolute_ref(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> str:
     """`file://rel.py:fn` -> `file:///abs/rel.py:fn` after checking the file exists (no globs)."""
-    path, fn = split_ref(ref)
+    path, fn = pkgref.split_ref(ref)
     full = expand(path, base_dir, loc=loc, key=key)[0]
     return PREFIX + str(full.resolve()) + (f":{fn}" if fn else "")
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from evalrun import templating
+from evalrun import pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
@@ -110,7 +110,7 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 
 
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
-    path_s, fn = files.split_ref(ref)
+    path_s, fn = pkgref.split_ref(ref)
     if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
         from evalrun.prompt_functions import load_prompt_function
 

@@ -1,17 +1,10 @@
 """`providers:` / `targets:` in every form -> ProviderSpecs (built and called later by the run engine).
 
-Forms: an id string; `{id, label, config, prompts, transform, delay, env}`; a one-key map `{id: {options}}`;
-`file://providers.yaml` (a list of providers, or one); `file://provider.py[:call_api]` (a Python provider, whose
-path is made absolute so it works from any folder).
-
-`{{ env.NAME }}` in a provider's id and in its config strings that read nothing else is rendered here, as promptfoo
-renders them when it loads providers: the provider's own `env:` first, then the config's `env:`, then the process
-environment. A config string naming a variable that is not set (without a fallback such as `env.X or 'y'`) is left
-as written, as promptfoo leaves it (an http provider renders it per call, an error then); strings that also read
-vars (an http body) are rendered per call.
-
-The numbers of a provider's free-form `config:` that evalrun, litellm or the HTTP provider read (timeouts,
-retries, delays, concurrency, sampling parameters) must be numbers in their range, at their own line.
+Forms: an id; `{id, label, config, prompts, transform, delay, env}`; a one-key map `{id: {options}}`;
+`file://providers.yaml`; `file://provider.py[:call_api]` (made absolute). `{{ env.NAME }}` in an id, and in config
+strings that read nothing else, is rendered here as promptfoo does at load (the provider's `env:`, the config's,
+then the process's); a name not set (with no fallback such as `env.X or 'y'`) is left as written, as promptfoo
+leaves it. The numbers of `config:` evalrun, litellm or the HTTP provider read must be in range, at their line.
 """
 
 from __future__ import annotations
@@ -20,6 +13,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import check_keys
@@ -145,7 +139,7 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
 
 def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[ProviderSpec]:
     if isinstance(item, str):
-        path, _ = files.split_ref(item)
+        path, _ = pkgref.split_ref(item)
         if files.is_ref(item) and path.lower().endswith(_DATA_EXTS):
             out: list[ProviderSpec] = []
             for p in files.expand(path, base_dir, loc=loc, key=key):

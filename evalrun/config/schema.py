@@ -1,10 +1,9 @@
 """Validate a parsed config (or a test file) against the schema; errors mapped back to FILE:LINE key.path.
 
-Valid documents (the common case) are accepted by `conforms`, a small interpreter of the keywords the schema
-uses. Only when it finds a violation is jsonschema imported (lazily) to produce the errors, worded by
-schema_errors.py. A test checks both agree. Why the interpreter stays: jsonschema's validator takes ~250 us per
-test (a 10,000-test config: 2.5 s, over validate's 1.5 s target), the interpreter ~3-4 us; fastjsonschema
-~19 us after 0.1 s of compiling per process, and it accepts NaN where a range is required.
+`conforms`, a small interpreter of the keywords the schema uses, accepts valid documents; only on a violation does
+jsonschema (imported then) produce the errors, worded by schema_errors.py; a test checks both agree. Why it stays:
+jsonschema takes ~250 µs per test (10,000 inline tests: 2.5 s, over validate's 1.5 s guard), the interpreter
+~3-4 µs; fastjsonschema ~19 µs (+1.5 s on 100,000 JSONL rows) and it accepts NaN where a range is required.
 """
 
 from __future__ import annotations
@@ -43,18 +42,6 @@ def _type_check(t: str | list[str]) -> Check:
     return lambda v: any(_is_type(v, n) for n in names)
 
 
-def _plain_types(alternatives: list[Any]) -> tuple[type, ...] | None:
-    """The classes of an anyOf whose alternatives are each only `{type: object|array|string}` (plus a description),
-    else None."""
-    out = []
-    for alt in alternatives:
-        if not isinstance(alt, dict) or set(alt) - {"type", "description"} or alt.get("type") not in (
-                "object", "array", "string"):
-            return None
-        out.append(_PY_TYPES[alt["type"]])
-    return tuple(out)
-
-
 class _Compiler:
     """Turns a schema into nested closures once, so checking a document is a few dict lookups per node."""
 
@@ -86,19 +73,15 @@ class _Compiler:
             enum = list(schema["enum"])
             checks.append(lambda v: v in enum)
         if "anyOf" in schema:
-            classes = _plain_types(schema["anyOf"])
-            if classes is not None:  # e.g. [{type: object}, {type: string}]: one isinstance
-                checks.append(lambda v: isinstance(v, classes))
-            else:
-                alts = [self.compile(a) for a in schema["anyOf"]]
+            alts = [self.compile(a) for a in schema["anyOf"]]
 
-                def any_of(v: Any, alts: list[Check | None] = alts) -> bool:  # a loop: no generator per value
-                    for a in alts:  # noqa: SIM110 - any(generator) costs a generator per value
-                        if a is None or a(v):
-                            return True
-                    return False
+            def any_of(v: Any, alts: list[Check | None] = alts) -> bool:
+                for a in alts:  # noqa: SIM110 - any(generator) costs a generator per value
+                    if a is None or a(v):
+                        return True
+                return False
 
-                checks.append(any_of)
+            checks.append(any_of)
         if any(k in schema for k in ("properties", "additionalProperties", "required", "minProperties",
                                      "maxProperties")):
             checks.append(self._object(schema))
@@ -174,13 +157,10 @@ def _validator(definition: str | None) -> Any:
 
 
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
-    """Raise the first (in file order) schema violation of `doc` as a ConfigError.
-
-    `line` locates errors in documents built outside a tracked file (CSV rows, generator output). An unknown key
-    that is no near-miss of a valid one is dropped with a warning (lenient.note), as promptfoo's loader drops
-    it, except on a test: promptfoo keeps those (`expected` in a JSONL row) and hands the whole test to
-    assertions as `context.test`, so they stay on the mapping (TestPart.extra).
-    """
+    """Raise the schema violations of `doc` (in file order) as a ConfigError; `line` locates documents built
+    outside a tracked file (CSV rows, generator output). An unknown key that is no near-miss of a valid one is
+    dropped with a warning (lenient.note), as promptfoo drops it, except on a test: promptfoo keeps those
+    (`expected` in a JSONL row) for `context.test`, so they stay on the mapping (TestPart.extra)."""
     kept: list[tuple[dict[str, Any], str, Any]] = []
     try:
         _validate(doc, file, definition, prefix, line, kept)

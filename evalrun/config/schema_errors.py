@@ -1,14 +1,12 @@
-"""jsonschema errors of a config worded for people: FILE:LINE, key path, plain words, a hint (for schema.py).
-
-An `anyOf` failure descends into the alternative that fits the value's shape; unknown keys get a did-you-mean.
-"""
+"""jsonschema errors of a config worded for people (FILE:LINE, key path, a hint): an `anyOf` failure descends into
+the alternative that fits the value's shape; unknown keys get a did-you-mean."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from evalrun.config.readers.located import LDict, LList
+from evalrun.config.readers.located import key_parts, loc_of_path
 from evalrun.config.schema_source import runtime_schema
 from evalrun.errors import ConfigError, Location
 from evalrun.suggest import did_you_mean
@@ -24,15 +22,7 @@ def key_path(parts: Iterable[Any], prefix: str = "") -> str:
 
 def locate(doc: Any, path: Sequence[Any], file: str, line: int = 0) -> Location:
     """Line of the deepest node on `path` that knows its location (`line` for untracked documents)."""
-    node, loc = doc, Location(file, getattr(doc, "line", line))
-    for part in path:
-        in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
-        in_list = isinstance(node, LList) and isinstance(part, int) and part < len(node)
-        if not (in_dict or in_list):
-            break
-        loc = node.loc(part)
-        node = node[part]
-    return loc
+    return loc_of_path(doc, path)[0] or Location(file, getattr(doc, "line", line))
 
 
 _JSON_TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
@@ -123,13 +113,8 @@ def _allowed_near(err: Any, first: ConfigError) -> list[str]:
 
 
 def _path_of(dotted: str, prefix: str) -> list[Any]:
-    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x'] (the inverse of key_path)."""
-    import re
-
-    if prefix and dotted.startswith(prefix):
-        dotted = dotted[len(prefix):].lstrip(".")
-    return [int(m.group(1)) if m.group(1) is not None else m.group(2)
-            for m in re.finditer(r"\[(\d+)\]|([^.\[\]]+)", dotted)]
+    """The parts of a key path `key_path` made, `prefix` left out."""
+    return key_parts(dotted[len(prefix):].lstrip(".") if prefix and dotted.startswith(prefix) else dotted)
 
 
 def _node_at(doc: Any, dotted: str | None, prefix: str) -> Any:

@@ -1,11 +1,10 @@
-"""Which prompts and providers a test or provider selects (`providers[].prompts`, test `prompts` / `providers`),
-and the var combinations a test expands to: what a test runs, counted here at load time, expanded by expand.py.
+"""What a test runs: the prompts and providers it (and each provider) selects, and its var combinations (counted
+here at load time, expanded by expand.py).
 
-A filter entry matches a provider's label, its id as written in the config, or its resolved id
-(`file://prov.py`, `file://./prov.py` and `file:///abs/prov.py` all name the same provider); a trailing `*`
-matches by prefix. A prompt entry follows promptfoo's doesPromptRefMatch (src/util/promptMatching.ts): the
-prompt's label or id, a `*` prefix of either, or the group `REF` of labels `REF:...`, which is how promptfoo
-labels the prompts of a multi-prompt file given a label (evalrun's PromptSpec.group).
+A provider filter entry matches a label, the id as written or the resolved id (`file://prov.py`,
+`file://./prov.py` and `file:///abs/prov.py` are one provider); a trailing `*` matches by prefix. A prompt entry
+follows promptfoo's doesPromptRefMatch: label or id, a `*` prefix of either, or the group `REF` of labels
+`REF:...` (PromptSpec.group, the prompts of one multi-prompt file).
 """
 
 from __future__ import annotations

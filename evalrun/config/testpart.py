@@ -1,8 +1,6 @@
-"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules.
-
-Merging: `assert` = base's + test's; `vars`, `options`, `metadata` shallow-merged with the test winning;
-`threshold`, `description` and the filters fall back to the base. Scenario entries merge under their tests
-(defaultTest is merged afterwards, so vars are default < entry < test and assertions default + entry + test).
+"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules: `assert` = base's + test's; `vars`,
+`options`, `metadata` shallow-merged (the test wins); `threshold`, `description` and the filters fall back to the
+base. Scenario entries merge under their tests, defaultTest afterwards (vars: default < entry < test).
 """
 
 from __future__ import annotations
@@ -10,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalrun import pkgref
 from evalrun.config import asserts, files
 from evalrun.config import providers as provider_parser
 from evalrun.config.readers.located import loc_of
@@ -40,7 +39,7 @@ class TestPart:
 
 def _load_var(value: Any, base_dir: str, loc: Location | None, key: str) -> Any:
     """`file://` var values: text or parsed data; a glob gives a list (which then expands); code stays a ref."""
-    path, _ = files.split_ref(value)
+    path, _ = pkgref.split_ref(value)
     if files.is_code(path):
         return files.absolute_ref(value, base_dir, loc=loc, key=key)
     found = files.expand(value, base_dir, loc=loc, key=key)

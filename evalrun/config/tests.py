@@ -1,11 +1,9 @@
-"""The tests of a config: every source, one path from a test mapping to a TestSpec (owner of test loading).
+"""The tests of a config (owner of test loading): inline mappings, paths or globs to test files, Python generators
+(`file://gen.py[:fn]`, default `generate_tests`, or `{path, config}`), lists mixing them.
 
-Sources: inline mappings (checked with the whole config); paths or globs (with or without `file://`) to test
-files; Python generators `file://gen.py[:fn]` (default `generate_tests`) or `{path, config}`; lists mixing them.
-Each file format plugs in as a reader of test mappings with their locations (`_FORMATS`): YAML / JSON files are
-read whole (a list of tests or one test), JSONL and CSV files row by row on every pass (`TestFile`: never held,
-so a suite of any size runs in flat memory; its rows are counted and checked on the first pass). Every mapping
-then takes one path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
+Each file format reads test mappings with their locations (`_FORMATS`): YAML / JSON whole, JSONL and CSV row by
+row on every pass (`TestFile`: flat memory; counted and checked on the first pass). Every mapping then takes one
+path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from evalrun import pkgref
 from evalrun.config import csvtests, files
 from evalrun.config.readers import open_text
 from evalrun.config.readers.csvrows import iter_rows
@@ -147,7 +146,7 @@ TestItem = TestPart | TestFile
 # ---- sources ---------------------------------------------------------------------------------------------------
 
 def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
-    path_s, fn_name = files.split_ref(ref)
+    path_s, fn_name = pkgref.split_ref(ref)
     path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
     fn = load_function(str(path), fn_name or "generate_tests", loc=loc, key=key)
     try:
@@ -169,7 +168,7 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
 
 
 def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> list[TestItem]:
-    path_s, fn = files.split_ref(ref)
+    path_s, fn = pkgref.split_ref(ref)
     if path_s.startswith(("http://", "https://")):
         raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
                              hint="download the sheet as CSV and reference the file")

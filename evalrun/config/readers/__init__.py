@@ -1,9 +1,8 @@
 """Located data from YAML, JSON, JSONL and CSV text: every mapping key and list item knows its FILE:LINE.
 
-Modules: located (LDict / LList, the located types: a leaf), limits (depth, aliases, size: every limit),
-yamldoc (YAML), jsondoc (JSON and JSONL rows), csvrows (CSV rows), encoding (text that is not UTF-8: the line
-of its first bad byte). YAML and JSON documents are read whole (at
-most limits.MAX_DOC_CHARS); JSONL and CSV test files are read row by row (config/tests.py).
+Modules: located (LDict / LList: a leaf), limits (depth, aliases, size), yamldoc, jsondoc (JSON and JSONL rows),
+csvrows, encoding (the line of the first byte that is not UTF-8). YAML and JSON documents are read whole (at most
+limits.MAX_DOC_CHARS); JSONL and CSV test files row by row (config/tests.py).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""JSON and JSONL with lines: LDict / LList (readers/located.py) from JSON text, without the YAML parser.
+"""JSON and JSONL with lines: LDict / LList from JSON text, without the YAML parser.
 
-`parse_json` is a small recursive-descent reader: strings go through the json module's C `scanstring` (escapes
-and surrogate pairs included), numbers through its number pattern. Duplicate keys are an error naming both lines
-(json.loads keeps the last one silently); nesting deeper than MAX_DEPTH is an error at its line. Where the text
-is not valid JSON, json.loads words the error. JSONL rows are parsed by orjson (evalrun/jsonfast.py).
+`parse_json` is a small recursive-descent reader (strings through the json module's C `scanstring`, numbers
+through its pattern): a duplicate key is an error naming both lines, nesting deeper than MAX_DEPTH an error at its
+line; invalid JSON is worded by json.loads. JSONL rows are parsed by orjson (evalrun/jsonfast.py).
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Resource limits for config text, in one place: nesting depth, alias expansion, size of a document read whole.
 
-libyaml's composer recurses in C, so a flow mapping nested 100,000 levels deep crashes the process (SIGSEGV)
-on older libyaml versions before Python can catch anything (newer ones stop at 1,000 levels with their own
-error). `may_exceed` runs on every YAML file; only when it says so is the text walked event by event
-(readers/yamldoc.py) to find the exact line. JSON is read by evalrun's own reader, which counts as it goes.
+Both readers count the depth as they build (yamldoc's node walk, jsondoc's reader); libyaml itself stops at 1,000
+levels while it parses, before its composer's C recursion could crash the process.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from evalrun.errors import ConfigError
@@ -22,43 +19,6 @@ MAX_DEPTH = 100
 MAX_DOC_CHARS = 32 * 1024 * 1024
 #: Values that YAML aliases (`*name`) may add to a document once expanded (the anchored copies are free).
 MAX_ALIAS_VALUES = 1_000_000
-
-_KEEP = b"[]{}"
-_DROP = bytes(b for b in range(256) if b not in _KEEP)
-_CHUNK = 1 << 20
-_ONE_KIND = bytes.maketrans(b"{}", b"[]")
-
-
-def may_exceed(text: str, limit: int = MAX_DEPTH) -> bool:
-    """False when the text surely nests no deeper than `limit` (cheap: no parsing).
-
-    An upper bound: a bound of the deepest climb of brackets above an earlier low, plus the longest run of spaces and
-    `-`/`?` indicators that starts a line (block nesting needs one of them per level).
-    """
-    rise = _bracket_rise_bound(text, limit)
-    if rise > limit:
-        return True
-    run = rf"[ \-?]{{{limit - rise + 1},}}"  # a line starting with that many indicators (`\n` first: a fast scan)
-    return re.match(run, text) is not None or re.search(rf"\n{run}", text) is not None
-
-
-def _bracket_rise_bound(text: str, limit: int) -> int:
-    """An upper bound of how far brackets climb above an earlier low (exact enough to be <= `limit` when it is).
-
-    Innermost `[]` pairs (both kinds of bracket as one) are removed pass after pass: a balanced stretch vanishes
-    after as many passes as it nests deep, and what stays is `]...][...[`. A climb is made of pairs still open at
-    its top (at most the passes made) and of brackets never closed (at most the `[` left): their sum bounds it.
-    Past `limit` passes it gives up (returns limit + 1) and the caller walks the text exactly."""
-    brackets = b"".join(text[start:start + _CHUNK].encode("utf-8", "surrogatepass").translate(_ONE_KIND, _DROP)
-                        for start in range(0, len(text), _CHUNK))  # in slices: no whole-text UTF-8 copy
-    passes = 0
-    while b"[]" in brackets:
-        if passes == limit:
-            return limit + 1
-        brackets = brackets.replace(b"[]", b"")
-        passes += 1
-    return passes + brackets.count(b"[")
-
 
 def json_depth(value: Any) -> int:
     """Nesting depth of plain JSON data, walked without recursion."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from evalrun.errors import Location
@@ -53,19 +54,22 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
     return None
 
 
-_KEY_PART = re.compile(r"[^.\[\]]+|\[\d+\]")
+_KEY_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
-def loc_of_path(node: Any, path: str) -> tuple[Location | None, int]:
-    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value") found in `node`,
-    how many parts were found); (None, 0) when not even the first is there."""
+def key_parts(path: str) -> list[str | int]:
+    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x']."""
+    return [int(m.group(1)) if m.group(1) is not None else m.group(2) for m in _KEY_PART.finditer(path)]
+
+
+def loc_of_path(node: Any, path: str | Sequence[str | int]) -> tuple[Location | None, int]:
+    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value", or its parts) found in
+    `node`, how many parts were found); (None, 0) when not even the first is there."""
     found, depth = None, 0
-    for part in _KEY_PART.findall(path):
-        if isinstance(node, LDict) and part in node:
-            found, node = node.loc(part), node[part]
-        elif isinstance(node, LList) and part.startswith("[") and int(part[1:-1]) < len(node):
-            found, node = node.loc(int(part[1:-1])), node[int(part[1:-1])]
-        else:
+    for part in key_parts(path) if isinstance(path, str) else path:
+        in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
+        if not (in_dict or isinstance(node, LList) and isinstance(part, int) and part < len(node)):
             break
+        found, node = node.loc(part), node[part]
         depth += 1
     return found, depth

@@ -4,8 +4,8 @@
 
 Scalars follow YAML 1.2's core schema, as promptfoo's js-yaml reads them. The text is composed into libyaml's
 node tree and walked once (`_Converter`): duplicate keys are an error (PyYAML keeps the last silently), an alias
-shares its anchor's value and counts against the alias budget, merge keys (`<<`) are resolved. Nesting deeper
-than MAX_DEPTH is found before the composer runs (it recurses in C).
+shares its anchor's value and counts against the alias budget, merge keys (`<<`) are resolved, nesting deeper
+than MAX_DEPTH is an error at its line.
 """
 
 from __future__ import annotations
@@ -15,14 +15,20 @@ from typing import Any
 
 import yaml
 
-from evalrun.config.readers.limits import MAX_DEPTH, AliasBudget, check_size, may_exceed
+from evalrun.config.readers.limits import MAX_DEPTH, AliasBudget, check_size
 from evalrun.config.readers.located import LDict, LList, located
 from evalrun.errors import ConfigError
 
-try:  # libyaml is much faster; fall back to the pure-Python loader
+try:  # libyaml: much faster, and from 0.2.5 on it stops at 1,000 nesting levels (older ones crash there)
     from yaml import CSafeLoader as _BaseLoader
-except ImportError:  # pragma: no cover
+    from yaml._yaml import get_version
+
+    if get_version() < (0, 2, 5):  # pragma: no cover
+        raise ImportError("libyaml older than 0.2.5")
+except ImportError:  # pragma: no cover - the pure-Python loader: its recursion ends in a RecursionError
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+_TOO_DEEP = f"lists and mappings are nested more than {MAX_DEPTH} levels deep"
 
 
 _STR = "tag:yaml.org,2002:str"
@@ -100,6 +106,7 @@ class _Converter:
         self.memo: dict[int, Any] = {}
         self.sizes: dict[int, int] = {}  # id(node) -> number of values once expanded
         self.budget = AliasBudget(file)
+        self.depth = 0
 
     def scalar(self, node: yaml.Node) -> Any:
         if node.tag == _STR:
@@ -130,14 +137,20 @@ class _Converter:
                                   hint="such a value would contain itself forever; copy the data instead")
             self.budget.spend(self.sizes[key], line or node.start_mark.line + 1)
             return self.memo[key]
-        if isinstance(node, yaml.MappingNode):
-            return self.mapping(node)
         own_line = node.start_mark.line + 1
+        if self.depth == MAX_DEPTH:
+            raise ConfigError(_TOO_DEEP, file=self.file, line=own_line, hint="flatten the data")
+        self.depth += 1
+        if isinstance(node, yaml.MappingNode):
+            d = self.mapping(node)
+            self.depth -= 1
+            return d
         lst = located(LList(), self.file, own_line)
         self.memo[key] = lst
         lst.item_lines = [n.start_mark.line + 1 for n in node.value]
         lst.extend(self.convert(n, own_line) for n in node.value)
         self.sizes[key] = 1 + sum(self.size(n) for n in node.value)
+        self.depth -= 1
         return lst
 
     def mapping(self, node: yaml.MappingNode) -> LDict:
@@ -178,35 +191,9 @@ class _Converter:
         return d
 
 
-def check_depth(text: str, file: str) -> bool:
-    """ConfigError at the first line where lists/mappings nest deeper than MAX_DEPTH; False when the cheap bound
-    clears the text. libyaml's parser is iterative, so the walk is safe at any depth. A parser error stops the
-    walk (True): everything before it nests within the limit, so the composer reaches the same error and words it
-    (libyaml >= 0.2.5 also stops by itself at 1,000 levels, in a look-ahead the walk may not get past)."""
-    if not may_exceed(text):
-        return False
-    opens = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-    closes = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_BaseLoader):
-            if isinstance(event, opens):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
-                                      line=event.start_mark.line + 1 if event.start_mark else 1,
-                                      hint="flatten the data")
-            elif isinstance(event, closes):
-                depth -= 1
-    except yaml.YAMLError:
-        pass
-    return True
-
-
 def parse_yaml(text: str, file: str) -> Any:
     """Parse YAML text; ConfigError with the line for syntax errors (tabs get a specific hint)."""
     check_size(len(text), file)
-    deep = check_depth(text, file)
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -221,8 +208,8 @@ def parse_yaml(text: str, file: str) -> Any:
         if "\t" in bad_line[: mark.column + 1 if mark else 0] or "\t" in problem:
             problem = "a tab character is not allowed here"
             hint = "YAML indentation must use spaces, not tabs"
-        if deep:  # whatever the parser's words: it may have stopped at its own nesting limit
-            hint = f"lists and mappings may nest at most {MAX_DEPTH} levels deep; {hint}"
+        if "maximum nesting depth" in problem:  # libyaml's own limit (1,000 levels), reached before ours
+            raise ConfigError(_TOO_DEEP, file=file, line=line, hint="flatten the data") from None
         ctx = f" ({e.context})" if e.context else ""
         raise ConfigError(f"invalid YAML: {problem}{ctx}", file=file, line=line, hint=hint) from None
     except yaml.reader.ReaderError as e:  # a control character, NUL byte or lone surrogate
