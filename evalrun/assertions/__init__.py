@@ -1,7 +1,7 @@
 """Assertion handlers, and the public API for plugins.
 
 A plugin imports from here (never from the internal modules): `Assertion` (deterministic types),
-`TextAssertion` (deterministic types judged on the output text and value alone, the engine's lean path),
+`TextAssertion` (deterministic types judged on the output text and value alone),
 `GradedAssertion` (types graded by a grader model), `AssertionContext`, `Score`, `binary`, `register`
 (for a module that registers several types), `is_template`. Grader steps live in `evalrun.grading`.
 """

@@ -109,7 +109,6 @@ class Assertion:
     requires_value: ClassVar[bool] = False
     takes_value: ClassVar[bool] = True  # False: giving a `value` is a config error
     raw_value: ClassVar[bool] = False  # the handler gets the un-rendered value (python, javascript code)
-    pure_text: ClassVar[bool] = False  # a TextAssertion: the verdict is judge_text(output, value) alone
     config_keys: ClassVar[frozenset[str] | None] = None  # keys allowed in `config:` (None: any)
     transform_fn: UserCode | None = None  # the compiled assertion-level `transform`
     #: A `value: file://x.js|py[:fn]` of a type that is not code: called per case, its return is the value.
@@ -199,24 +198,15 @@ class Assertion:
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError
 
-    def judge_text(self, output: str, value: Any) -> Score:
-        """The verdict of a `pure_text` handler (TextAssertion) on the output text and the rendered value."""
-        raise NotImplementedError
-
 
 class TextAssertion(Assertion):
-    """A handler whose verdict is `judge_text(output, value)` alone: it never waits, reads nothing else and changes
-    nothing, so the engine may call it without a context or a coroutine (engine.evaluate_text)."""
-
-    pure_text: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "evaluate" in cls.__dict__:  # a subclass that evaluates its own way is not judged by judge_text alone
-            cls.pure_text = False
+    """A handler whose verdict is `judge_text(output, value)` alone (the output text and the rendered value)."""
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         return self.judge_text(ctx.output, ctx.value)
+
+    def judge_text(self, output: str, value: Any) -> Score:
+        raise NotImplementedError
 
 
 def is_template(value: Any) -> bool:

@@ -53,7 +53,7 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
         if handler.value_script is not None:
             ctx = dataclasses.replace(ctx, value=_script_value(spec, await handler.value_script.call(
                 ctx.code_output, ctx.as_dict())))
-        score = handler.judge_text(ctx.output, ctx.value) if handler.pure_text else await handler.evaluate(ctx)
+        score = await handler.evaluate(ctx)
     except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
         return _failed(spec, handler.threshold, e)
     return _result(spec, handler.threshold, score, _metric(spec, ctx.vars), handler.lower_is_better)
@@ -68,24 +68,6 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
                                     "python assertions take one; return the value itself (text, number, list or "
                                     "mapping)")
     return value
-
-
-def lean(spec: AssertionSpec) -> bool:
-    """The assertion can go through evaluate_text: a TextAssertion without transform, config or value script."""
-    h = spec.handler
-    return h is not None and h.pure_text and h.transform_fn is None and h.value_script is None and not spec.config
-
-
-def evaluate_text(spec: AssertionSpec, output: str, value: Any, vars: dict[str, Any]) -> AssertionResult:
-    """`evaluate` of a `lean` assertion, without a context or a coroutine: the same result (same handler
-    verdict, same `not-`, weight, metric and error rules). `value` is the spec's value rendered for the case."""
-    handler = spec.handler
-    try:
-        score = handler.judge_text(output, value)
-    except Exception as e:  # noqa: BLE001 - one broken assertion must not end the run
-        return _failed(spec, handler.threshold, e)
-    return _result(spec, handler.threshold, score, _metric(spec, vars) if spec.metric else None,
-                   handler.lower_is_better)
 
 
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:

@@ -160,9 +160,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         store = case.test.options.get("storeOutputAs")
         if isinstance(store, str) and store:
             env.registers[store] = text
-        results = _lean_results(case, env, text)
-        if results is None:
-            results = await _AssertRun(case, env, text, output, prompt_str, native).all()
+        results = await _AssertRun(case, env, text, output, prompt_str, native).all()
         status, pass_, score, reason = env.engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
@@ -180,30 +178,6 @@ def error_result(case: Case, message: str, prompt: str = "", output: Output | No
     short = one_line(message)
     return _result(case, prompt, output.text if output else None, output, "error", False, None, short, short, (),
                    None if short == message else message)
-
-
-def _lean_results(case: Case, env: CaseEnv, text: str) -> tuple[AssertionResult, ...] | None:
-    """The results of a case whose assertions are all deterministic string checks (engine.lean), without a
-    context, a coroutine or a closure per assertion; None for any other case. Their verdicts wait for nothing
-    and change nothing, so a template error in a later value still ends the case exactly as in the generic
-    path, where every value is rendered first."""
-    asserts = case.test.asserts
-    if not asserts:
-        return ()
-    engine = env.engine
-    lean, evaluate_text = getattr(engine, "lean", None), getattr(engine, "evaluate_text", None)
-    if lean is None or evaluate_text is None:
-        return None
-    vars = case.vars
-    out = []
-    for spec in asserts:  # one pass: a verdict changes nothing, so one made before a non-lean spec is only dropped
-        if not lean(spec):
-            return None
-        value = spec.value  # as in _rendered, inlined for the common value that is not a template
-        if type(value) is not str or "{{" in value or "{%" in value:
-            value = _render(spec, case, value, env.lenient_templates)
-        out.append(evaluate_text(spec, text, value, vars))
-    return tuple(out)
 
 
 def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:

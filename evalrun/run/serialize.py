@@ -133,9 +133,10 @@ class Scrubber:
 
     def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
         """The record scrubbed (for the tally) and its line (no line break). A clean record is encoded once, and
-        the bytes searched for secrets are the bytes written (a walk cost ~100 µs per case). The encoder writes
-        non-finite numbers as null; the record handed back is walked only for a secret or a non-finite number
-        among the contract's own fields (`finite_fields`)."""
+        the bytes searched for secrets are the bytes written. The encoder writes non-finite numbers as null; the
+        record handed back is walked only for a secret or a non-finite number among the contract's own fields
+        (`finite_fields`)."""
+        # Kept (issue 24): a walk costs ~72 µs a record, this ~16 µs: +7 s on 100k JSONL rows (13 of 15 s)
         if self.plain_bytes:
             data = jsonfast.dumps(value)
             if (self.bytes_pattern is None or self.bytes_pattern.search(data) is None) and finite_fields(value):

@@ -1,6 +1,5 @@
-"""The lean path of deterministic string assertions (engine.lean / engine.evaluate_text, taken by casework for
-a case whose assertions are all TextAssertions without transform or config) gives exactly the records of the
-generic path (an AssertionContext and engine.evaluate per assertion)."""
+"""Deterministic string assertions (TextAssertions) through a whole run: the records carry `not-`, weight, metric,
+threshold and error rules; a TextAssertion plugin is judged by its judge_text, or by its own evaluate."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from evalrun import config
 from evalrun.assertions import engine
 from evalrun.run.options import RunOptions
 from evalrun.run.runner import Runner
+from tests.test_assertions_helpers import context
 from tests.test_runner_support import check
 
 VARS = {"q": "The answer is 42, said Zoë", "empty": "", "word": "answer", "rx": "\\d+", "bad": "(", "n": "7"}
@@ -50,36 +50,29 @@ MATRIX: list[tuple[list[dict[str, Any]], dict[str, Any]]] = [
 ]
 
 
-class GenericEngine:
-    """The engine without its lean path: every assertion through engine.evaluate with a context."""
-
-    evaluate = staticmethod(engine.evaluate)
-    aggregate = staticmethod(engine.aggregate)
-
-
-def _records(tmp_path: Path, name: str, eng: Any) -> list[dict[str, Any]]:
+def _records(tmp_path: Path) -> list[dict[str, Any]]:
     tests = [{"vars": VARS, "assert": asserts, **extra} for asserts, extra in MATRIX]
-    folder = tmp_path / name
-    folder.mkdir()
-    cfg = folder / "evalrun.yaml"
+    cfg = tmp_path / "evalrun.yaml"
     cfg.write_text(json.dumps({"providers": ["echo"], "prompts": ["{{ q }}", "{{ empty }}"], "tests": tests}))
     suite = config.load([str(cfg)])
-    out = folder / "results.jsonl"
-    asyncio.run(Runner(suite, RunOptions(results_file=out), engine=eng).run())
+    out = tmp_path / "results.jsonl"
+    asyncio.run(Runner(suite, RunOptions(results_file=out)).run())
     records = [json.loads(line) for line in out.read_text().splitlines()]
     for r in records:
         r.pop("latency_ms")
     return sorted(records, key=lambda r: r["index"])
 
 
-def test_lean_path_records_equal_the_generic_paths(tmp_path: Path) -> None:
-    lean = _records(tmp_path, "lean", engine)
-    generic = _records(tmp_path, "generic", GenericEngine())
-    assert len(lean) == 2 * len(MATRIX)
-    assert lean == generic
-    statuses = {r["status"] for r in lean}
-    assert statuses == {"pass", "fail", "error"}  # the matrix reaches every status
-    by_test = {(r["test_index"], r["prompt_label"]): r for r in lean}
+def test_text_assertion_records(tmp_path: Path) -> None:
+    records = _records(tmp_path)
+    assert len(records) == 2 * len(MATRIX)
+    assert {r["status"] for r in records} == {"pass", "fail", "error"}  # the matrix reaches every status
+    by_test = {(r["test_index"], r["prompt_label"]): r for r in records}
+    assert by_test[(0, "{{ q }}")]["status"] == "pass" and by_test[(0, "{{ empty }}")]["status"] == "fail"
+    assert [a["pass"] for a in by_test[(1, "{{ q }}")]["assertions"]] == [False, True]  # not- inverts
+    assert by_test[(2, "{{ q }}")]["status"] == "pass"  # templated values rendered with the case's vars
+    assert [a["pass"] for a in by_test[(3, "{{ q }}")]["assertions"]] == [True, True, False, True]
+    assert [a["pass"] for a in by_test[(5, "{{ q }}")]["assertions"]] == [False, True, True, False]
     weighted = by_test[(6, "{{ q }}")]
     assert [a["metric"] for a in weighted["assertions"]] == ["Found", "m_7", None]
     assert weighted["status"] == "pass" and weighted["score"] == pytest.approx(3.5 / 3.5)
@@ -88,15 +81,11 @@ def test_lean_path_records_equal_the_generic_paths(tmp_path: Path) -> None:
     assert by_test[(9, "{{ q }}")]["status"] == "error"
     assert "non-empty" in by_test[(9, "{{ q }}")]["assertions"][1]["error"]
     assert by_test[(10, "{{ q }}")]["status"] == "error" and by_test[(11, "{{ q }}")]["assertions"] == []
+    mixed = by_test[(12, "{{ q }}")]
+    assert [a["pass"] for a in mixed["assertions"]] == [True, False] and mixed["status"] == "fail"
 
 
-def test_lean_applies_to_text_assertions_without_transform_or_config() -> None:
-    assert engine.lean(check("contains", "x")) and engine.lean(check("not-regex", "a+"))
-    assert not engine.lean(check("is-json"))
-    assert not engine.lean(check("contains", "x", transform="output.upper()"))
-
-
-def test_a_text_assertion_that_overrides_evaluate_is_not_judged_by_judge_text_alone() -> None:
+def test_a_text_assertion_plugin_is_judged_by_judge_text_or_its_own_evaluate() -> None:
     from evalrun.assertions import Score, TextAssertion
     from evalrun.assertions.text import Contains
 
@@ -108,4 +97,8 @@ def test_a_text_assertion_that_overrides_evaluate_is_not_judged_by_judge_text_al
         def judge_text(self, output: str, value: Any) -> Score:
             return Score(output == value, 1.0, "plain")
 
-    assert Contains.pure_text and Plain.pure_text and not Own.pure_text
+    for cls, reason in ((Own, "own"), (Plain, "plain")):
+        spec = check("contains", "x")
+        object.__setattr__(spec, "handler", cls(spec))
+        result = asyncio.run(engine.evaluate(spec, context("x", "x")))
+        assert (result.pass_, result.reason) == (True, reason)
