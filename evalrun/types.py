@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalrun.errors import Location
+from evalrun.frozen_init import fast_init
 
 Messages = list[dict[str, Any]]
 VerdictLabel = Literal["supported", "contradicted", "unsupported"]
@@ -62,6 +63,7 @@ class ProviderSpec:
         return self.label or self.id
 
 
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionSpec:
     """One assertion as configured. `type` excludes the `not-` prefix, `negate` says it was there.
@@ -91,6 +93,7 @@ class AssertionSpec:
         return f"not-{self.type}" if self.negate else self.type
 
 
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class TestSpec:
     """One test after defaultTest (and scenario) merge."""
@@ -137,6 +140,7 @@ class Suite:
 
 
 # ---------------------------------------------------------------- expansion
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Case:
     """One cell of the test matrix: a test, one var combination, one provider, one prompt, one repeat."""
@@ -151,6 +155,7 @@ class Case:
 
 
 # ---------------------------------------------------------------- run
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class TokenUsage:
     prompt: int = 0
@@ -167,6 +172,7 @@ class TokenUsage:
 NO_TOKENS = TokenUsage()
 
 
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Output:
     """What a provider returned for one case."""
@@ -238,6 +244,7 @@ class GraderTrace:
 
 
 # ---------------------------------------------------------------- results
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionResult:
     type: str  # with `not-` prefix when negated
@@ -258,6 +265,7 @@ class AssertionResult:
     lower_is_better: bool = False
 
 
+@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class CaseResult:
     case_id: str

@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalrun.errors import ProviderError
+from evalrun.frozen_init import fast_init
 from evalrun.types import Messages, Output, TokenUsage
 
 
+@fast_init  # made per case
 @dataclass(frozen=True)
 class CallContext:
     """What a provider may know about the call besides the prompt."""
