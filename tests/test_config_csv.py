@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalrun.config import load
-from evalrun.config.csvtests import check_header, from_shorthand, row_to_test
-from evalrun.config.readers import csvrows
+from evalrun.config import csvtests
+from evalrun.config.csvtests import from_shorthand, row_to_test
 from evalrun.errors import ConfigError
 
 NAMES = ("contains", "icontains", "contains-any", "regex", "rouge-n", "llm-rubric", "equals", "is-json",
@@ -103,10 +103,10 @@ def test_multiline_cells_keep_the_row_start_line(tmp_path: Path) -> None:
     assert [r.line for r in read_rows(path, "t.csv")] == [2, 4]
 
 
-def read_rows(path: Path, display: str) -> list[csvrows.CsvRow]:
+def read_rows(path: Path, display: str) -> list[csvtests.CsvRow]:
     """A tests CSV's rows, as the tests reader reads them (promptfoo's `__` columns checked)."""
     with open(path, encoding="utf-8-sig", newline="") as f:
-        return list(csvrows.iter_rows(f, display, check_header))
+        return list(csvtests.iter_rows(f, display))
 
 
 @pytest.mark.parametrize(("text", "line", "fragment"), [

@@ -1,23 +1,60 @@
-"""Tests from CSV rows (readers/csvrows.py): plain columns are vars; promptfoo's `__` columns set the rest:
-`__expected[N]` (assertion shorthand), `__description`, `__prefix`, `__suffix`, `__metric`, `__threshold`,
-`__metadata:key` (`key[]` splits on commas, `\\,` keeps one), `__config:__expected[N]:threshold` (of the Nth
-non-empty expected assertion, as promptfoo numbers them; also copied into metadata). Errors name the CSV's line.
-
-The `__expected` shorthand (`contains:x`, `rouge-n(0.8):y`): a prefix naming a registered type becomes that type;
-a promptfoo type evalrun lacks is a ConfigError at the cell's line; anything else means `equals`.
-"""
+"""Tests from a CSV file, row by row: plain columns are vars, promptfoo's `__` columns (`__expected[N]` in its
+shorthand, `__description`, `__metadata:key`, `__config:__expected[N]:threshold`, ...) set the rest
+(docs/config.md); errors name the CSV's line. The delimiter is PROMPTFOO_CSV_DELIMITER, default `,`."""
 
 from __future__ import annotations
 
+import csv
+import os
 import re
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any
 
 from evalrun import pkgref
 from evalrun.config import files
-from evalrun.config.readers.csvrows import CsvRow
+from evalrun.config.readers.limits import not_utf8
 from evalrun.errors import ConfigError
 from evalrun.suggest import did_you_mean
+
+
+class CsvRow:
+    """One data row: its line in the CSV file and the cells by column name."""
+
+    __slots__ = ("line", "cells")
+
+    def __init__(self, line: int, cells: dict[str, str]) -> None:
+        self.line = line
+        self.cells = cells
+
+
+def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
+    """The data rows of an open CSV file (its header checked first), one at a time."""
+    reader = csv.reader(f, delimiter=os.environ.get("PROMPTFOO_CSV_DELIMITER", ","), strict=True)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ConfigError("the CSV file is empty", file=display, line=1,
+                              hint="the first row names the columns (vars and __expected ...)")
+        header = [h.strip() for h in header]
+        check_header(header, display)
+        width = len(header)
+        start = reader.line_num + 1
+        for record in reader:
+            line, start = start, reader.line_num + 1
+            if not record or all(not c.strip() for c in record) and len(record) <= 1:
+                continue
+            if len(record) != width:
+                raise ConfigError(f"this row has {len(record)} cells but the header has {width} columns",
+                                  file=display, line=line,
+                                  hint="quote cells that contain the delimiter (\"a, b\") or fix the row")
+            yield CsvRow(line, dict(zip(header, record, strict=True)))
+    except csv.Error as e:
+        raise ConfigError(f"malformed CSV: {e}", file=display, line=reader.line_num,
+                          hint="check the quotes on this line") from None
+    except UnicodeDecodeError:
+        raise not_utf8(getattr(f, "name", None), display) from None
+
 
 _SPECIAL = ("__expected", "__description", "__prefix", "__suffix", "__metric", "__threshold", "__metadata:")
 _EXPECTED = re.compile(r"^__expected\d*$")
@@ -27,8 +64,11 @@ _UNESCAPED_COMMA = re.compile(r"(?<!\\),")
 
 
 def check_header(header: list[str], display: str) -> None:
-    """The `__` columns must be promptfoo's; no column twice."""
-    for h in header:
+    """Every column named, the `__` columns promptfoo's, no column twice."""
+    for i, h in enumerate(header):
+        if not h:
+            raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
+                              hint="every column needs a header (a var name or __expected ...)")
         if h.startswith("__config:"):
             _check_config_column(h, display)
         elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):

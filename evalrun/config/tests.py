@@ -15,7 +15,6 @@ from typing import Any, overload
 from evalrun import pkgref
 from evalrun.config import csvtests, files
 from evalrun.config.readers import open_text
-from evalrun.config.readers.csvrows import iter_rows
 from evalrun.config.readers.jsondoc import iter_jsonl
 from evalrun.config.readers.located import LList, loc_of
 from evalrun.config.schema import validate
@@ -63,7 +62,7 @@ def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int =
 def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
     names = _type_names()
     with open_text(path, display=display, loc=loc, key=key, newline="") as f:
-        for row in iter_rows(f, display, csvtests.check_header):
+        for row in csvtests.iter_rows(f, display):
             if skip:  # a row before a worker's window: not made a test
                 skip -= 1
                 continue

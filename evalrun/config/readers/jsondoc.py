@@ -1,9 +1,5 @@
-"""JSON and JSONL with lines: LDict / LList from JSON text, without the YAML parser.
-
-`parse_json` is a small recursive-descent reader (strings through the json module's C `scanstring`, numbers
-through its pattern): a duplicate key is an error naming both lines, nesting deeper than MAX_DEPTH an error at its
-line; invalid JSON is worded by json.loads. JSONL rows are parsed by orjson (evalrun/jsonfast.py).
-"""
+"""JSON and JSONL with lines: a small recursive-descent reader (strings through the json module's C `scanstring`)
+for documents, orjson (evalrun/jsonfast.py) for JSONL rows; duplicate keys and deep nesting are errors."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import NUMBER_RE
 from typing import Any
 
-from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth
+from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth, not_utf8
 from evalrun.config.readers.located import LDict, LList, located
 from evalrun.errors import ConfigError
 
@@ -161,9 +157,7 @@ def iter_jsonl(lines: Iterable[str], file: str, skip: int = 0) -> Iterator[tuple
                 raise ConfigError(f"lists and mappings are nested more than {MAX_DEPTH} levels deep", file=file,
                                   line=n, hint="flatten the data")
             yield value, n
-    except UnicodeDecodeError:  # a file read as a stream: its decoder failed a buffer ahead of the bad byte
-        from evalrun.config.readers.encoding import not_utf8
-
+    except UnicodeDecodeError:
         raise not_utf8(getattr(lines, "name", None), file) from None
 
 

@@ -1,24 +1,21 @@
-"""Resource limits for config text, in one place: nesting depth, alias expansion, size of a document read whole.
-
-Both readers count the depth as they build (yamldoc's node walk, jsondoc's reader); libyaml itself stops at 1,000
-levels while it parses, before its composer's C recursion could crash the process.
-"""
+"""What the readers refuse, in one place: nesting depth, alias expansion, the size of a document read whole, and
+text that is not UTF-8 (each a ConfigError at its line)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evalrun.errors import ConfigError
 
 #: Deepest nesting of lists/mappings a config may hold (promptfoo configs rarely exceed 10).
 MAX_DEPTH = 100
-#: Characters of a YAML/JSON document read whole (a config, a `file://` tests or vars file). Reading holds the
-#: whole document with a line for every key and item: a block-style YAML test suite peaks at ~60x its text while
-#: it is built (1.5 MB: 92 MB), flow-style ~22x (22 MB, 1,000,000 values: 481 MB), JSON ~18x. Past this, a suite
-#: belongs in a JSONL or CSV file, which is read row by row in flat memory.
+#: Characters of a YAML/JSON document read whole (memory: docs/design-notes.md, "config/"); past this, a suite
+#: belongs in a JSONL or CSV file, read row by row.
 MAX_DOC_CHARS = 32 * 1024 * 1024
 #: Values that YAML aliases (`*name`) may add to a document once expanded (the anchored copies are free).
 MAX_ALIAS_VALUES = 1_000_000
+
 
 def json_depth(value: Any) -> int:
     """Nesting depth of plain JSON data, walked without recursion."""
@@ -56,3 +53,22 @@ def check_size(chars: int, file: str) -> None:
                           f"(the limit is {MAX_DOC_CHARS // 2**20} MB)", file=file, line=1,
                           hint="put a large test suite in a JSONL file (one test per line) or a CSV file, "
                                "referenced as `tests: file://tests.jsonl`: they are read row by row")
+
+
+def bad_byte(data: bytes, start: int, display: str) -> ConfigError:
+    """The error for the undecodable byte at `data[start]`."""
+    return ConfigError(f"not UTF-8 text: byte 0x{data[start]:02x} cannot be decoded", file=display,
+                       line=data[:start].count(b"\n") + 1,
+                       hint="save the file as UTF-8 (binary files cannot be read as config or text)")
+
+
+def not_utf8(path: str | Path | None, display: str) -> ConfigError:
+    """The error for a stream that is not UTF-8: its decoder fails a buffer ahead of the bad byte, so the file is
+    read again whole to find that byte's line (without a path, the error names no line)."""
+    if path is not None:
+        data = Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return bad_byte(data, e.start, display)
+    return ConfigError(f"not UTF-8 text: {display}", file=display, hint="save the file as UTF-8")

@@ -1,12 +1,5 @@
-"""YAML with a line for every mapping key and list item: LDict / LList (readers/located.py) and plain scalars.
-
-    parse_yaml(text, file) -> Any     ConfigError at FILE:LINE for any parser error, with a hint
-
-Scalars follow YAML 1.2's core schema, as promptfoo's js-yaml reads them. The text is composed into libyaml's
-node tree and walked once (`_Converter`): duplicate keys are an error (PyYAML keeps the last silently), an alias
-shares its anchor's value and counts against the alias budget, merge keys (`<<`) are resolved, nesting deeper
-than MAX_DEPTH is an error at its line.
-"""
+"""YAML with a line for every mapping key and list item (LDict / LList), scalars as YAML 1.2's core schema reads
+them (as promptfoo's js-yaml does); duplicate keys, alias bombs and deep nesting are errors at their line."""
 
 from __future__ import annotations
 
@@ -29,37 +22,14 @@ except ImportError:  # pragma: no cover - the pure-Python loader: its recursion 
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 _TOO_DEEP = f"lists and mappings are nested more than {MAX_DEPTH} levels deep"
-
-
 _STR = "tag:yaml.org,2002:str"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
 
 
 class _Loader(_BaseLoader):
-    """YAML 1.2 core-schema scalars, as promptfoo's js-yaml reads them.
-
-    PyYAML follows YAML 1.1, where `yes`/`no`/`on`/`off` are booleans, `012` is octal and `1:30` is 90;
-    in promptfoo (and here) they are the strings and the decimal number the author wrote.
-    """
+    """YAML 1.2 core-schema scalars: `yes`/`no`/`on`/`off` stay strings, `012` is 12 and `1:30` a string (PyYAML
+    follows YAML 1.1 there; promptfoo does not)."""
 
     yaml_implicit_resolvers: dict[Any, Any] = {}
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:  # no path resolvers: skip
-        return None
-
-    def ascend_resolver(self) -> None:
-        return None
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
-        """PyYAML's resolve without path resolvers (called once per node by the composer)."""
-        if kind is yaml.ScalarNode:
-            if implicit[0]:
-                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
-                    if regexp.match(value):
-                        return tag
-            return _STR
-        return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
 for _tag_name, _pattern, _first in (
@@ -94,11 +64,8 @@ _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "fl
 
 
 class _Converter:
-    """Turns a composed YAML node tree into LDict/LList/scalars, checking duplicate keys.
-
-    An alias shares the already converted value; the values it adds once expanded are counted against
-    an AliasBudget (alias bombs), and an alias inside its own anchor is an error (it would expand forever).
-    """
+    """A composed node tree -> LDict/LList/scalars. An alias shares the value already converted and counts what it
+    adds once expanded against an AliasBudget; an alias inside its own anchor is an error (it never ends)."""
 
     def __init__(self, loader: Any, file: str) -> None:
         self.loader = loader
