@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.config import load
-from evalrun.config import csvtests
+from evalrun.config import csvtests, load
 from evalrun.config.csvtests import from_shorthand, row_to_test
 from evalrun.errors import ConfigError
 

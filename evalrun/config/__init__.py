@@ -1,11 +1,5 @@
-"""Load configs into a validated `Suite` (owner: config engine).
-
-Reads YAML with line numbers, resolves file://, merges several configs (and `extends`), validates against the
-schema (schemas/evalrun.schema.json), builds every assertion (assertions.engine.build), checks templates, and
-raises ConfigError (file, line, key path, hint) on the first user mistake. Calls no model, never imports litellm.
-
-The layout (which module owns what): docs/design-notes.md, "config/".
-"""
+"""Load configs into a validated `Suite`: read, merge, check against the schema, build every assertion, check
+templates; the first user mistake is a ConfigError (file, line, key path, hint). Layout: docs/design-notes.md."""
 
 from __future__ import annotations
 
@@ -22,7 +16,6 @@ DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promp
 
 
 def default_paths() -> list[str]:
-    """The default config of the current folder, or UsageError."""
     for name in DEFAULT_CONFIGS:
         if Path(name).is_file():
             return [name]
@@ -33,10 +26,8 @@ def default_paths() -> list[str]:
 def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None,
          on_progress: Callable[[int], None] | None = None,
          on_test: Callable[[Any, int, bool], None] | None = None) -> Suite:
-    """Load, merge and check the config file(s) at `paths` into a Suite.
-
-    Keys promptfoo ignores become `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT).
-    `on_progress(n)` is called every 10,000 tests checked (large test files); `on_test`: see build_suite."""
+    """Load, merge and check the config file(s) at `paths` into a Suite; keys promptfoo ignores become
+    `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT). `on_progress`, `on_test`: see build_suite."""
     from dataclasses import replace
 
     from evalrun import template_names, templating

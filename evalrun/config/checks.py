@@ -1,11 +1,5 @@
-"""Load-time template checks: every template compiles and every variable it reads is defined for the test.
-
-Checked: the prompts a test runs, assertion values (not code), assertion `config` strings and metric names.
-An undefined variable close to a defined one is a typo (an error); any other renders as empty text, as in
-promptfoo (a warning; an error under --strict). Not a typo: a name another test defines, when this test's close
-var is read by its own templates; tests are checked in one pass, so such a name is a suspect until
-`Suspects.settle()`. Also here: the warning about a `context` list var that expands under a graded assertion.
-"""
+"""Load-time template checks: every template compiles, every variable it reads is defined for the test. A name
+close to a defined one is a typo (an error), any other renders empty as in promptfoo (a warning): docs/config.md."""
 
 from __future__ import annotations
 

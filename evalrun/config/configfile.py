@@ -1,10 +1,5 @@
-"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder; merge
-several (prompts and providers without duplicates, tests and scenarios concatenated, defaultTest merged; for
-other settings the later file wins).
-
-`nunjucksFilters: {name: path}`: `file://f.js[:fn]` (or `./f.js`) runs the exported function in evalrun's Node.js
-process, `file://f.py[:fn]` calls `fn` (default: the filter's name); anything else is a ConfigError at its line.
-"""
+"""Config files -> FileConfig: parse, schema-check, resolve every reference relative to the file's folder (and
+`nunjucksFilters`); several files merged (prompts and providers deduplicated, tests concatenated, later wins)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`file://` references (and `pkg://PACKAGE/path` wherever `file://` is accepted): paths relative to the config
-file's folder, globs. A path inside a test file is relative to the config's folder too, as promptfoo resolves it;
-one found only next to the test file is read with a warning (`TestFileDir`).
-"""
+"""`file://` (and `pkg://`) references: paths relative to the config's folder, globs; a path inside a test file
+found only next to that file is read with a warning (`TestFileDir`)."""
 
 from __future__ import annotations
 

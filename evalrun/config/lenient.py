@@ -1,9 +1,5 @@
-"""What promptfoo lets pass silently and real configs rely on: a warning in evalrun, an error under `--strict`.
-
-An unknown key that is a near-miss of a key valid at that place (`tets`, `asert`) stays an error: it changes
-the meaning of the config. Any other unknown key is what promptfoo's loader ignores (`ignoreCase` on an
-assertion, top-level `vars`, `transform` on a test): evalrun warns at FILE:LINE and runs, as promptfoo does.
-"""
+"""What promptfoo lets pass silently: a warning at FILE:LINE in evalrun, an error under `--strict` (an unknown key
+that is a near-miss of a valid one stays an error)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""`prompts:` in every form -> PromptSpecs (templates syntax-checked here, rendered at run time).
-
-Forms: text; `file://path` (globs; .txt/.md/.j2 split on a `---` line; .json/.yaml chat message lists;
-.jsonl one chat per line; .csv a `prompt` column, optional `label`); `{raw|id, label}` objects; inline chat message lists; a map path-or-text -> label.
-Inline text that is a JSON list of `{role, content}` is a chat prompt, as in promptfoo.
-"""
+"""`prompts:` in every form (text, `file://` files and globs, `{raw|id, label}`, chat message lists, a map
+path-or-text -> label) -> PromptSpecs, their templates syntax-checked here and rendered at run time."""
 
 from __future__ import annotations
 

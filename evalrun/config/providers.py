@@ -1,11 +1,5 @@
-"""`providers:` / `targets:` in every form -> ProviderSpecs (built and called later by the run engine).
-
-Forms: an id; `{id, label, config, prompts, transform, delay, env}`; a one-key map `{id: {options}}`;
-`file://providers.yaml`; `file://provider.py[:call_api]` (made absolute). `{{ env.NAME }}` in an id, and in config
-strings that read nothing else, is rendered here as promptfoo does at load (the provider's `env:`, the config's,
-then the process's); a name not set (with no fallback such as `env.X or 'y'`) is left as written, as promptfoo
-leaves it. The numbers of `config:` evalrun, litellm or the HTTP provider read must be in range, at their line.
-"""
+"""`providers:` / `targets:` in every form -> ProviderSpecs: `{{ env.NAME }}` rendered as promptfoo does at load,
+the numbers of `config:` range-checked at their line."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""JSON-pointer `$ref`s inside a config (`$ref: '#/assertionTemplates/name'`), resolved as promptfoo does.
-
-A `$ref` mapping with other keys is the target with those keys laid over it. A pointer to nothing, to
-another file, or a loop is a ConfigError at the `$ref`'s line. Only local (`#/...`) pointers are supported.
-"""
+"""JSON-pointer `$ref`s inside a config (`$ref: '#/assertionTemplates/name'`), resolved as promptfoo does: other
+keys beside a `$ref` are laid over its target."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The config's JSON Schema (2020-12): evalrun/schemas/evalrun.schema.json is its one source (edit it there).
-
-The file lists the built-in assertion types for editors (scripts/gen_schema.py refreshes that enum from the
-registry); at run time an assertion's `type` is any string, and `assertions.engine.build` reports an unknown
-type with a did-you-mean.
-"""
+"""The config's JSON Schema: evalrun/schemas/evalrun.schema.json is its one source (edit it there; an assertion's
+`type` is any string at run time, the file's enum of types is for editors: scripts/gen_schema.py)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""What a test runs: the prompts and providers it (and each provider) selects, and its var combinations (counted
-here at load time, expanded by expand.py).
-
-A provider filter entry matches a label, the id as written or the resolved id (`file://prov.py`,
-`file://./prov.py` and `file:///abs/prov.py` are one provider); a trailing `*` matches by prefix. A prompt entry
-follows promptfoo's doesPromptRefMatch: label or id, a `*` prefix of either, or the group `REF` of labels
-`REF:...` (PromptSpec.group, the prompts of one multi-prompt file).
-"""
+"""What a test runs: the prompts and providers it (and each provider) selects, by promptfoo's matching rules, and
+how many var combinations it has (expanded by expand.py)."""
 
 from __future__ import annotations
 

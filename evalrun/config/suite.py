@@ -104,7 +104,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         needs[id(p)] = checks.prompt_needs(p)
     streamed = any(isinstance(p, TestFile) for p in parts)
     kept: list[TestSpec] = []
-    count = cases = 0
+    count = 0
     case_counts = array("q")  # streamed: cases per test (8 bytes a test), for splitting a run (run/workers.py)
     graded = store_output = False
     used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
@@ -172,9 +172,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 on_test(test, n_pairs, expand_on)
         if streamed:
             store_output = store_output or bool(test.options.get("storeOutputAs"))
-            n_cases = n_pairs * selection.count_combinations(test.vars, expand_on) if n_pairs else 0
-            cases += n_cases
-            case_counts.append(n_cases)
+            case_counts.append(n_pairs * selection.count_combinations(test.vars, expand_on) if n_pairs else 0)
         else:
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
@@ -183,9 +181,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         errors += suspects.settle()
     if errors:
         raise ConfigErrors.of(errors)
-    tests: Sequence[TestSpec] = (TestList(parts, default, count=count, cases_per_repeat=cases, graded=graded,
-                                          store_output_as=store_output, case_counts=case_counts) if streamed
-                                 else tuple(kept))
+    tests: Sequence[TestSpec] = (TestList(parts, default, case_counts, graded=graded, store_output_as=store_output)
+                                 if streamed else tuple(kept))
     settings = cfg.settings
     out = settings.get("outputPath")
     derived = tuple(dict(d) for d in settings.get("derivedMetrics") or ())

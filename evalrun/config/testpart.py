@@ -1,7 +1,5 @@
-"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules: `assert` = base's + test's; `vars`,
-`options`, `metadata` shallow-merged (the test wins); `threshold`, `description` and the filters fall back to the
-base. Scenario entries merge under their tests, defaultTest afterwards (vars: default < entry < test).
-"""
+"""One test mapping -> TestPart -> TestSpec, with promptfoo's merge rules (defaultTest and scenario entries under
+the test: `assert` concatenated, `vars`/`options`/`metadata` shallow-merged, the rest falls back to the base)."""
 
 from __future__ import annotations
 

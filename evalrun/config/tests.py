@@ -1,13 +1,9 @@
-"""The tests of a config (owner of test loading): inline mappings, paths or globs to test files, Python generators
-(`file://gen.py[:fn]`, default `generate_tests`, or `{path, config}`), lists mixing them.
-
-Each file format reads test mappings with their locations (`_FORMATS`): YAML / JSON whole, JSONL and CSV row by
-row on every pass (`TestFile`: flat memory; counted and checked on the first pass). Every mapping then takes one
-path: schema check, `testpart.part_from_node`, `testpart.merge_tests`, `testpart.to_spec`.
-"""
+"""The tests of a config: inline mappings, test files and globs, Python generators (`file://gen.py[:fn]` or
+`{path, config}`). YAML/JSON files are read whole, JSONL/CSV row by row on every pass (`TestFile`, flat memory)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -36,8 +32,6 @@ def _checked(raw: Raw, base_dir: str) -> TestPart:
     return part_from_node(node, base_dir, loc=loc_of(node) or loc, key=key)
 
 
-# ---- formats: each reads a file's test mappings ----------------------------------------------------------------
-
 def _document(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
     """A YAML / JSON file read whole: a list of tests, or one test."""
     data = files.read_value(path, display, loc=loc, key=key)
@@ -60,7 +54,9 @@ def _jsonl(path: Path, display: str, loc: Location | None, key: str, skip: int =
 
 
 def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0) -> Iterator[Raw]:
-    names = _type_names()
+    from evalrun.assertions import registry  # its types: the `__expected` shorthand's prefixes
+
+    names = tuple(registry.names())
     with open_text(path, display=display, loc=loc, key=key, newline="") as f:
         for row in csvtests.iter_rows(f, display):
             if skip:  # a row before a worker's window: not made a test
@@ -69,20 +65,10 @@ def _csv(path: Path, display: str, loc: Location | None, key: str, skip: int = 0
             yield csvtests.row_to_test(row, display, names), Location(display, row.line), ""
 
 
-def _type_names() -> tuple[str, ...]:
-    """Registered assertion types (for the CSV `__expected` shorthand)."""
-    from evalrun.assertions import registry
-
-    return tuple(registry.names())
-
-
-
-Format = Callable[[Path, str, "Location | None", str, int], Iterator[Raw]]
-#: File suffix -> (reader of its test mappings, read row by row on every pass)
-_FORMATS: dict[str, tuple[Format, bool]] = {
-    ".yaml": (_document, False), ".yml": (_document, False), ".json": (_document, False),
-    ".jsonl": (_jsonl, True), ".csv": (_csv, True),
-}
+#: File suffix -> the reader of its test mappings; JSONL and CSV files are read row by row on every pass.
+_FORMATS: dict[str, Callable[[Path, str, Location | None, str, int], Iterator[Raw]]] = {
+    ".yaml": _document, ".yml": _document, ".json": _document, ".jsonl": _jsonl, ".csv": _csv}
+_STREAMED = (".jsonl", ".csv")
 
 
 class TestFile:
@@ -99,17 +85,13 @@ class TestFile:
         self.checked = False  # True after one complete, error-free pass (later passes skip the schema check)
         self.rows: int | None = None  # the number of rows, once a pass has read them all
 
-    def __repr__(self) -> str:
-        return f"<TestFile {self.display}>"
-
     def __iter__(self) -> Iterator[TestPart]:
         """The rows as TestParts (not merged with defaultTest)."""
         return self._parts(0)
 
     def _parts(self, skip: int) -> Generator[TestPart, None, None]:
-        read, _ = _FORMATS[self.path.suffix.lower()]
         check, count = not self.checked, skip
-        for raw in read(self.path, self.display, self.loc, self.key, skip):
+        for raw in _FORMATS[self.path.suffix.lower()](self.path, self.display, self.loc, self.key, skip):
             yield _checked(raw, self.base_dir) if check else part_from_node(raw[0], self.base_dir, loc=raw[1],
                                                                             key=raw[2])
             count += 1
@@ -141,8 +123,6 @@ class TestFile:
 #: One entry of `tests:` after reading: a test, or a JSONL/CSV file whose tests are read as a stream.
 TestItem = TestPart | TestFile
 
-
-# ---- sources ---------------------------------------------------------------------------------------------------
 
 def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, key: str) -> list[TestPart]:
     path_s, fn_name = pkgref.split_ref(ref)
@@ -184,10 +164,10 @@ def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> lis
         elif suffix not in _FORMATS:
             raise ConfigError.at(loc, f"cannot read tests from {display}", key=key,
                                  hint="tests files are .yaml, .yml, .json, .jsonl, .csv or a .py generator")
-        elif _FORMATS[suffix][1]:
+        elif suffix in _STREAMED:
             out.append(TestFile(path, display, folder, loc=loc, key=key))
         else:
-            out.extend(_checked(raw, folder) for raw in _FORMATS[suffix][0](path, display, loc, key, 0))
+            out.extend(_checked(raw, folder) for raw in _FORMATS[suffix](path, display, loc, key, 0))
     return out
 
 
@@ -240,38 +220,31 @@ class TestList(Sequence[TestSpec]):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, items: list[TestItem], default: TestPart | None, *, count: int,
-                 cases_per_repeat: int, graded: bool = True, store_output_as: bool = False,
-                 case_counts: Sequence[int] | None = None, window: tuple[int, int] | None = None) -> None:
-        self._items = items
-        self._default = default
-        self._count = count
+    def __init__(self, items: list[TestItem], default: TestPart | None, case_counts: Sequence[int], *,
+                 graded: bool = True, store_output_as: bool = False, lo: int = 0) -> None:
+        self._items, self._default, self._lo = items, default, lo
         #: Cases per test, one repeat (expand.test_case_counts reads it).
         self.case_counts = case_counts
-        self._window = window  # (lo, hi): only tests lo..hi-1 (a worker's share, window())
-        #: Cases one repeat expands to (expand.count_cases reads it).
-        self.cases_per_repeat = cases_per_repeat
         #: False when no test has a graded assertion (the runner then skips a pass that checks grader ids).
         self.graded = graded
         #: True when a test sets options.storeOutputAs (the runner then runs cases one at a time).
         self.store_output_as = store_output_as
 
-    def __repr__(self) -> str:
-        return f"<TestList of {self._count} tests>"
+    @property
+    def cases_per_repeat(self) -> int:
+        """Cases one repeat expands to (expand.count_cases reads it)."""
+        return sum(self.case_counts)
 
     def __iter__(self) -> Iterator[TestSpec]:
-        return iter_specs(self._items, self._default, *(self._window or (0, None)))
+        return iter_specs(self._items, self._default, self._lo, self._lo + len(self))
 
     def window(self, lo: int, hi: int) -> TestList:
-        """Tests lo..hi-1 only, numbered as here (a worker's share of the run: run/workers.py)."""
-        counts = self.case_counts
-        part = counts[lo:hi] if counts is not None else None
-        return TestList(self._items, self._default, count=hi - lo,
-                        cases_per_repeat=sum(part) if part is not None else 0, graded=self.graded,
-                        store_output_as=self.store_output_as, case_counts=part, window=(lo, hi))
+        """Tests lo..hi-1 only, numbered as here (a worker's share of the run: run/split.py)."""
+        return TestList(self._items, self._default, self.case_counts[lo:hi], graded=self.graded,
+                        store_output_as=self.store_output_as, lo=self._lo + lo)
 
     def __len__(self) -> int:
-        return self._count
+        return len(self.case_counts)
 
     @overload
     def __getitem__(self, index: int) -> TestSpec: ...
@@ -282,12 +255,6 @@ class TestList(Sequence[TestSpec]):
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             return list(self)[index]
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
+        if not -len(self) <= index < len(self):
             raise IndexError(index)
-        index += self._window[0] if self._window else 0
-        for spec in self:
-            if spec.index == index:
-                return spec
-        raise IndexError(index)  # pragma: no cover - the file shrank since it was checked
+        return next(itertools.islice(self, index % len(self), None))
