@@ -1,6 +1,5 @@
-"""The public Python API: `evaluate("evalrun.yaml", max_concurrency=8)` returns the outcome (`.summary`,
-`.iter_results()`: docs/running.md); it calls `asyncio.run` once; from async code await `evaluate_async()`.
-"""
+"""The public Python API: `evaluate("evalrun.yaml", max_concurrency=8)` returns the outcome (docs/running.md); from
+async code await `evaluate_async()`."""
 
 from __future__ import annotations
 

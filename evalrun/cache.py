@@ -1,7 +1,5 @@
 """The response cache: SQLite (WAL), successes only, keyed by the sha256 of the canonical request without its
-secrets, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun)/responses.sqlite. Short
-statements under a lock: safe across a run's tasks and threads and across concurrent runs.
-"""
+secrets, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun)/responses.sqlite."""
 
 from __future__ import annotations
 

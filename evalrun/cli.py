@@ -1,7 +1,5 @@
-"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`. The only place that prints
-besides report/. Each subcommand is a function `(args) -> int` in evalrun/commands/, imported only when chosen, so
-`evalrun validate` stays fast and never imports litellm.
-"""
+"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`, each a function in
+evalrun/commands/ imported only when chosen (`evalrun validate` never imports litellm)."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any, TextIO, cast
 
 from evalrun import DISTRIBUTION, __version__
 
@@ -175,8 +174,6 @@ def _command(argv: Sequence[str] | None) -> int:
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
     # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
     from evalrun.errors import ConfigError, EvalrunError
-    from evalrun.pipes import guard_stdout
-
     guard_stdout()
     try:
         module, function = _COMMANDS[args.command]
@@ -206,6 +203,53 @@ def _redact(text: str) -> str:
     from evalrun.run.serialize import Scrubber
 
     return Scrubber.for_run().text(text)
+
+
+class _GuardedStdout:
+    """stdout that, once its reader has gone (`evalrun eval ... | head -1`), is switched to os.devnull: the run goes
+    on quietly (reports, results, its own exit code)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def _divert(self) -> None:
+        self._broken = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())  # the interpreter's final flush must not fail either
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        if self._broken:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._divert()
+            return len(text)
+
+    def flush(self) -> None:
+        if self._broken:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._divert()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stdout() -> None:
+    """Install the guard on the process's real stdout (once; a replaced stdout, e.g. under pytest, is kept)."""
+    if sys.stdout is not None and sys.stdout is sys.__stdout__:
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:  # text it cannot encode (a lone surrogate, a C locale) printed escaped
+            reconfigure(errors="backslashreplace")
+        sys.stdout = cast(TextIO, _GuardedStdout(cast(TextIO, sys.stdout)))
 
 
 if __name__ == "__main__":  # pragma: no cover

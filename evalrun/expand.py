@@ -1,10 +1,5 @@
 """Pure: Suite -> lazy iterator of Case in promptfoo's order (tests x repeat x var combinations x providers x
-prompts); `count_cases` and `test_case_counts` count them without building any.
-
-A list var whose first element is a string expands to one value per element (cartesian product, keys in order)
-unless `disableVarExpansion`; `options.prefix` / `suffix` are applied to the prompt here. Case ids are a short
-hash of the test index, the vars, the provider (label or id), the prompt id and the repeat index.
-"""
+prompts); `count_cases` and `test_case_counts` count them without building any."""
 
 from __future__ import annotations
 

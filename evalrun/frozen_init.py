@@ -1,19 +1,6 @@
-"""A faster `__init__` for frozen dataclasses made on the per-case path (Case, AssertionResult, CaseResult, ...).
-
-    @fast_init
-    @dataclass(frozen=True)
-    class X: ...
-
-A frozen dataclass's generated `__init__` sets each field through `object.__setattr__` (frozen classes block
-plain assignment): ~0.25 µs a field, 3-4 µs for a result of 14 fields, made several times per case. This
-replaces it with one that has the same signature and defaults (a `default_factory` is still called once per
-instance) and fills the instance's `__dict__` in one assignment: ~7x cheaper, same object (fields, `==`,
-`hash`, `repr`, frozenness and `dataclasses.replace` unchanged). Classes it cannot treat exactly (slots,
-`__post_init__`, init=False or keyword-only fields) are returned unchanged.
-
-Why it stays (issue 24 asked to delete it): measured A/B on the run path, ~15 µs of ~97 µs CPU per case (16%),
-~1.5 s of a 100,000-row run, which the 15 s target of that run needs since the one-reader config (x1.15-1.25).
-"""
+"""A faster `__init__` for frozen dataclasses made on the per-case path: one `__dict__` assignment instead of an
+`object.__setattr__` per field (same signature, defaults, object). Why it stays: ~15 µs of ~97 µs CPU per case,
+~1.5 s of a 100,000-row run (docs/design-notes.md)."""
 
 from __future__ import annotations
 

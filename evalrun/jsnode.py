@@ -1,10 +1,6 @@
-"""One long-lived Node.js process (jsnode_server.js) for all user JavaScript, speaking JSON lines.
-
-It starts at the first call; requests carry ids, so concurrent cases share it. Code follows promptfoo: a one-line
-value is an expression (leading `const/let/var` statements allowed), a multi-line value is a function body with
-`return`, `file://x.js:fn` calls an exported function. Node missing -> AssertionRuntimeError saying so. A call
-running longer than EVALRUN_JS_TIMEOUT seconds (default 30) is an error and the process is replaced.
-"""
+"""One long-lived Node.js process (jsnode_server.js) for all user JavaScript, speaking JSON lines with request ids
+(concurrent cases share it); a call past EVALRUN_JS_TIMEOUT seconds (default 30) is an error and the process is
+replaced. Code follows promptfoo's forms (docs/config.md)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
 """References to files: `file://path[:function]` (split_ref, the one parser of that form) and
-`pkg://PACKAGE/path/in/package`, a file shipped inside an installed Python package.
-
-    pkg://acme_evals/base.yaml            -> /…/site-packages/acme_evals/base.yaml
-    pkg://acme_evals/checks.py:is_polite  -> /…/site-packages/acme_evals/checks.py (+ `:is_polite`)
-
-Wherever a config accepts `file://` (extends, prompts, providers, tests, vars, assertion values, python code),
-`pkg://` works too: the package is found with importlib.resources (it is imported, as any Python import) and the
-reference becomes the file's absolute path, so errors inside it name that file and line. Globs after the package
-name work (`pkg://acme_evals/prompts/*.txt`). A package installed as a zip (not as files) is an error.
-"""
+`pkg://PACKAGE/path`, a file inside an installed Python package (docs/integrations.md), wherever `file://` works."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Prompt functions, as promptfoo has them: `prompts: [file://prompts.js:fn]` (also `.cjs`, `.mjs`, `.ts`, `.py`).
-
-The function receives promptfoo's context `{vars, provider: {id, label}}` and returns the prompt: a string, a
-chat message list, or `{prompt, config}` (the config is merged over the provider's for that call, like a prompt's
-own `config`). JavaScript runs in evalrun's one Node.js process; Python functions are imported once. A missing
-file, function or Node.js is a config error at the prompt's line before any call; an exception while building
-a prompt is that case's ERROR.
-"""
+"""Prompt functions, as promptfoo has them (`prompts: [file://prompts.js:fn]`, .py, .ts, ...): called per case with
+`{vars, provider}`, they return a string, a chat message list, or `{prompt, config}`."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""User Python code in configs (`python` assertions, transforms, `contextTransform`), promptfoo's forms: one line
-is an expression (``return <code>``), several lines the body of a function (use ``return``), ``file://x.py[:fn]``
-a function of that file (default `default_fn`), relative to `base_dir`.
-
-Syntax errors, missing files and functions are ConfigErrors at `loc`/`key`. At run time, anything user code
-raises (`sys.exit()` and KeyboardInterrupt included, see `user_exit_message`) is an AssertionRuntimeError that
-ends that case as an ERROR; cancellation and a real Ctrl-C (counted by `watch_sigint`) still propagate.
-"""
+"""User Python code in configs, in promptfoo's forms: one line is an expression, several lines a function body
+(with `return`), `file://x.py[:fn]` a function of that file. What user code raises at run time (sys.exit() too)
+ends that case as an ERROR; cancellation and a real Ctrl-C (`watch_sigint`) still propagate."""
 
 from __future__ import annotations
 

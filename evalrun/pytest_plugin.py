@@ -1,13 +1,5 @@
-"""pytest plugin (entry point `pytest11: evalrun`): evalrun suites as pytest tests.
-
-    pytest evals/suite.yaml              a suite given on the command line (.yaml, .yml, .json)
-    pytest                               plus files matching the `evalrun_files` ini patterns (evalrun_*.yaml)
-
-One item per case, named `description[provider]`. FAIL fails with the failing assertions' reasons, ERROR is a
-pytest error (in setup); each item carries the graded details in an `evalrun` report section and its status and
-score as JUnit properties. The first selected item of a file runs all the file's selected cases in one
-`asyncio.run` through the Runner. Nothing of evalrun is imported until a suite file is collected.
-"""
+"""pytest plugin (entry point `pytest11: evalrun`): an evalrun suite file collected as one pytest item per case
+(docs/integrations.md); nothing of evalrun is imported until a suite file is collected."""
 
 from __future__ import annotations
 

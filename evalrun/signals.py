@@ -1,10 +1,5 @@
-"""Ctrl-C and SIGTERM on the command line: a clean stop at any moment, exit code 130 or 143.
-
-Until the run nothing needs saving, and a KeyboardInterrupt raised mid-import is not safe to catch (it can crash
-a C extension, be swallowed, or blame the user's config), so `exit_on_interrupt` exits at once; the run goes under
-`sigterm_as_sigint` (summary and reports written). A SIGINT the parent ignores stays ignored. Imports only what the
-interpreter has loaded, so the handler is in place within milliseconds.
-"""
+"""Ctrl-C and SIGTERM on the command line: a clean stop at any moment, exit code 130 or 143 (why: docs/design-notes.md).
+Imports only what the interpreter has loaded, so the handler is in place within milliseconds."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Did-you-mean hints for misspelled keys and names.
-
-The closest meaning wins, not only the closest spelling: each `-`/`_`-separated word of the name is read through
-a small synonym table first (`contains-every` is `contains-all`, not `contains-any`), and among spellings that
-are about as close, the one that shares more whole words with the name and has as many words ranks first.
-"""
+"""Did-you-mean hints: the closest meaning wins (words read through a small synonym table), then the closest
+spelling."""
 
 from __future__ import annotations
 

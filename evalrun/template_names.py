@@ -1,8 +1,5 @@
-"""The Jinja2 environment (made, and Jinja2 imported, at the first template that needs it) with what a loaded
-config adds to it (`nunjucksFilters`, the folders `{% include %}` looks in); compiled templates; and what a
-template reads, found before it renders (variables, guarded ones, `env.NAME`s, included templates; plain
-`{{ name }}` templates without Jinja2). Every cache here is cleared when the filters or include folders change.
-"""
+"""The Jinja2 environment with what a loaded config adds (`nunjucksFilters`, `{% include %}` folders), compiled
+templates, and what a template reads, found before it renders; every cache here is cleared when those change."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Rendering templates (prompts, assertion values and configs) in the one sandboxed Jinja2 environment.
-
-`lenient=True` (a config loaded without --strict) renders a variable no test defines as empty text, as
-promptfoo's Nunjucks does: such a template renders strictly first, leniently only when it reads an undefined
-name. Var values are data, never rendered themselves.
-"""
+"""Rendering templates (prompts, assertion values, configs) in the one sandboxed Jinja2 environment; `lenient=True`
+renders a variable no test defines as empty text, as promptfoo's Nunjucks does."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Assert on one output in a plain unit test, with any registered assertion (graded ones included).
-
-    from evalrun.testing import check
-
-    def test_answer_is_grounded():
-        answer = my_app.answer("What is the capital of Australia?")
-        check(answer, [{"type": "faithfulness", "threshold": 0.8}, {"type": "icontains", "value": "canberra"}],
-              vars={"context": "Canberra is the capital of Australia."})
-
-The assertions run through the same runner, grader selection and cache as `evalrun eval`.
-"""
+"""Assert on one output in a plain unit test with any registered assertion, through the same runner, grader
+selection and cache as `evalrun eval`: `check(answer, [{"type": "faithfulness"}], vars={"context": ...})`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Data passed between stages. Frozen where it crosses a module boundary.
-
-Flow: config (Suite, TestSpec, AssertionSpec, PromptSpec, ProviderSpec) -> expand (Case)
--> runner/providers (Output) -> assertions (AssertionResult) -> CaseResult -> report.
-"""
+"""Data passed between stages (config -> expand -> run -> assertions -> report); frozen where it crosses a
+module boundary."""
 
 from __future__ import annotations
 

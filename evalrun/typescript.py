@@ -1,9 +1,5 @@
-"""TypeScript files (providers, prompt functions, `javascript` assertions, transforms, filters) run in Node.js
-without a build step, as promptfoo runs them: Node.js strips types itself from 23.6 on (22.6 with
-`--experimental-strip-types`); older Node.js runs them through the user's `tsx` package (`node --import tsx`;
-promptfoo depends on it), looked for in `node_modules` upward from the file's and the current folder, in NODE_PATH
-and npm's global folder. Without either, the file is a config error at the line that names it.
-"""
+"""TypeScript files run in Node.js without a build step, as promptfoo runs them: Node.js strips types itself (23.6+,
+22.6 with a flag), older Node.js goes through the user's `tsx` package; without either, a config error."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""User code in either language: `file://x.js[:fn]` (and TypeScript) runs in the shared Node.js process, the rest
-is Python (evalrun.pyexpr). Without Node.js, JavaScript is a ConfigError at `loc` before any call.
-
-Inline code is JavaScript (promptfoo's language for inline transforms) when it uses, outside string literals, what
-only JavaScript means (pyexpr.looks_like_javascript: `===`, `=>`, `JSON.`, `.length`, `null`, ...), or does not
-compile as Python but Node.js compiles it; anything else is Python.
-"""
+"""User code in either language: `file://x.js[:fn]` (and TypeScript) runs in the shared Node.js process, inline code
+that only JavaScript can mean too (`looks_like_js`); the rest is Python (evalrun.pyexpr)."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ PACKAGE = ROOT / "evalrun"
 #: A name ending in "." is a package (all its modules); other names are single modules.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("evalrun", "evalrun.errors", "evalrun.types", "evalrun.jsonfast", "evalrun.suggest",
-                    "evalrun.pkgref", "evalrun.pipes", "evalrun.frozen_init", "evalrun.signals")),
+                    "evalrun.pkgref", "evalrun.frozen_init", "evalrun.signals")),
     ("support", ("evalrun.templating", "evalrun.template_names", "evalrun.jinja_env",
                  "evalrun.jsnode", "evalrun.typescript", "evalrun.pyexpr", "evalrun.usercode",
                  "evalrun.prompt_functions", "evalrun.retry", "evalrun.cache",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref
-from evalrun.config import files, prompts, providers, refs
+from evalrun.config import files, prompts, providers
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
 from evalrun.config.schema import validate
@@ -18,6 +18,7 @@ from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scena
 from evalrun.config.tests import TestItem, collect, each_part
 from evalrun.errors import ConfigError, Location
 from evalrun.pyexpr import load_function
+from evalrun.suggest import did_you_mean
 from evalrun.types import PromptSpec, ProviderSpec
 
 
@@ -51,7 +52,7 @@ def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None
     if resolved in stack:
         raise ConfigError.at(loc, f"`extends` loops back to {display}", hint="remove the circular extends")
     doc = load_config_file(path, display)
-    refs.resolve(doc)
+    resolve_refs(doc)
     validate(doc, file=display)
     base_dir = str(path.parent)
     out: list[FileConfig] = []
@@ -212,3 +213,80 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
 
 def json_key(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+#: `$ref`s resolved within one another at most (a longer chain is a ConfigError).
+_MAX_REF_DEPTH = 32
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
+    if not pointer.startswith("#/"):
+        raise ConfigError.at(loc, f"unsupported $ref {pointer!r}", key=key,
+                             hint="only pointers into this config are supported, such as "
+                                  "'#/assertionTemplates/name'")
+    node = doc
+    for raw in pointer[2:].split("/"):
+        part = _unescape(raw)
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            close = did_you_mean(part, [str(k) for k in node]) if isinstance(node, dict) else None
+            raise ConfigError.at(loc, f"$ref {pointer!r} points at nothing ({part!r} not found)", key=key,
+                                 hint=close or "check the name under the referenced key")
+    return node
+
+
+def _resolve(node: Any, doc: Any, key: str, depth: int, seen: tuple[str, ...]) -> Any:
+    if depth > _MAX_REF_DEPTH:
+        raise ConfigError.at(loc_of(node), "$ref nesting is too deep", key=key)
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            loc = loc_of(node, "$ref")
+            if ref in seen:
+                raise ConfigError.at(loc, f"$ref {ref!r} refers back to itself", key=f"{key}.$ref")
+            target = _resolve(_target(doc, ref, loc, f"{key}.$ref"), doc, key, depth + 1, (*seen, ref))
+            extra = {k: v for k, v in node.items() if k != "$ref"}
+            if not extra:
+                return target
+            if not isinstance(target, dict):
+                raise ConfigError.at(loc, f"$ref {ref!r} is not a mapping, so keys beside it cannot apply",
+                                     key=f"{key}.$ref")
+            merged = LDict({**target, **{k: _resolve(v, doc, f"{key}.{k}", depth + 1, seen)
+                                         for k, v in extra.items()}})
+            merged.file, merged.line = getattr(node, "file", ""), getattr(node, "line", 0)
+            merged.key_lines = {**getattr(target, "key_lines", {}), **getattr(node, "key_lines", {})}
+            return merged
+        for k in list(node):
+            node[k] = _resolve(node[k], doc, f"{key}.{k}" if key else str(k), depth + 1, seen)
+        return node
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            node[i] = _resolve(item, doc, f"{key}[{i}]", depth + 1, seen)
+        return node
+    return node
+
+
+def has_refs(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$ref" in node or any(has_refs(v) for v in node.values())
+    if isinstance(node, list):
+        return any(has_refs(v) for v in node)
+    return False
+
+
+def resolve_refs(doc: Any) -> Any:
+    """Replace every `$ref` mapping in `doc` (in place where possible) by what it points at, as promptfoo does: keys
+    beside a `$ref` are laid over its target; only pointers into this config (`#/...`) are supported."""
+    if getattr(doc, "ref_free", False) or not has_refs(doc):
+        return doc
+    sections = [k for k in doc if k not in ("assertionTemplates",)] if isinstance(doc, dict) else []
+    for k in sections:
+        doc[k] = _resolve(doc[k], doc, k, 0, ())
+    return doc

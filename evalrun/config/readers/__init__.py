@@ -75,7 +75,7 @@ def load_config_file(path: Path, display: str) -> LDict:
                           file=display, line=getattr(data, "line", 1) or 1,
                           hint="start the file with keys such as `prompts:`")
     # `$ref` cannot be written without those four characters in a row, an escape of `$` or an escaped line break
-    # inside a quoted YAML key: without them, refs.resolve need not walk the document (0.2 s for 10k tests)
+    # inside a quoted YAML key: without them, configfile.resolve_refs need not walk the document (0.2 s for 10k tests)
     data.ref_free = "$ref" not in text and _DOLLAR_ESCAPE.search(text) is None and "\\\n" not in text
     return data
 
