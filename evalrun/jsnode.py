@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import contextlib
 import itertools
 import json
@@ -14,8 +13,9 @@ import os
 import shutil
 import subprocess
 import threading
+from concurrent.futures import Future, InvalidStateError
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from evalrun.errors import AssertionRuntimeError
 
@@ -32,15 +32,15 @@ _MISSING = ("Node.js is required for `javascript` assertions but `node` was not 
 
 
 class _NodeProcess:
-    """The running node process with id-matched pending requests; a reader thread resolves their futures,
-    so one process serves any number of event loops (and outlives none of them)."""
+    """The running node process with id-matched pending requests, each a concurrent Future that a reader thread
+    resolves: one process serves any number of event loops and synchronous callers."""
 
     def __init__(self, node: str, flags: tuple[str, ...] = ()) -> None:
         self.flags = flags
         self.proc = subprocess.Popen([node, *flags, str(_SERVER_JS)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
                                      bufsize=1)
-        self.pending: dict[int, _Waiter] = {}
+        self.pending: dict[int, Future[dict[str, Any]]] = {}
         self.ids = itertools.count(1)
         self.lock = threading.Lock()
         self.stderr_tail = ""
@@ -55,49 +55,36 @@ class _NodeProcess:
                 msg = json.loads(line)
             except ValueError:
                 continue
-            if not isinstance(msg, dict) or msg.get("evalrun") != 1:
-                continue
-            with self.lock:
-                entry = self.pending.pop(int(msg.get("id") or 0), None)
-            if entry is not None:
-                _resolve(entry, msg)
+            if isinstance(msg, dict) and msg.get("evalrun") == 1:
+                with self.lock:
+                    fut = self.pending.pop(int(msg.get("id") or 0), None)
+                _resolve(fut, msg)
         with self.lock:
-            entries, self.pending = list(self.pending.values()), {}
-        for entry in entries:
-            _resolve(entry, {"ok": False, "error": f"the node process exited: {self.stderr_tail[-500:]}"})
+            futures, self.pending = list(self.pending.values()), {}
+        for fut in futures:
+            _resolve(fut, {"ok": False, "error": f"the node process exited: {self.stderr_tail[-500:]}"})
 
     def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             self.stderr_tail = (self.stderr_tail + line)[-2000:]
 
-    def _send(self, payload: dict[str, Any], waiter: _Waiter) -> None:
-        rid = next(self.ids)
+    def send(self, payload: dict[str, Any]) -> Future[dict[str, Any]]:
+        rid, fut = next(self.ids), Future()
         env_key = hash(frozenset(os.environ.items()))
         with self.lock:
             if env_key != self.env_key:  # user code sees the environment as it is now, as in promptfoo
                 payload = {**payload, "env": dict(os.environ)}
                 self.env_key = env_key
-            line = json.dumps({**payload, "id": rid}, default=str) + "\n"
-            self.pending[rid] = waiter
+            self.pending[rid] = fut
             assert self.proc.stdin is not None
             try:
-                self.proc.stdin.write(line)
+                self.proc.stdin.write(json.dumps({**payload, "id": rid}, default=str) + "\n")
                 self.proc.stdin.flush()
             except (BrokenPipeError, OSError) as e:
                 self.pending.pop(rid, None)
                 raise AssertionRuntimeError(f"the node process is gone: {e} {self.stderr_tail[-300:]}") from None
-
-    async def request(self, payload: dict[str, Any]) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[dict[str, Any]] = loop.create_future()
-        self._send(payload, (loop, fut))
-        return await fut
-
-    def request_sync(self, payload: dict[str, Any], timeout: float) -> dict[str, Any]:
-        fut: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
-        self._send(payload, fut)
-        return fut.result(timeout=timeout)
+        return fut
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -110,23 +97,10 @@ class _NodeProcess:
                 self.proc.wait(timeout=5)
 
 
-_Waiter = Union[tuple[asyncio.AbstractEventLoop, "asyncio.Future[dict[str, Any]]"],
-               "concurrent.futures.Future[dict[str, Any]]"]
-
-
-def _resolve(waiter: _Waiter, msg: dict[str, Any]) -> None:
-    if isinstance(waiter, concurrent.futures.Future):
-        if not waiter.done():
-            waiter.set_result(msg)
-        return
-    loop, fut = waiter
-
-    def done() -> None:
-        if not fut.done():
+def _resolve(fut: Future[dict[str, Any]] | None, msg: dict[str, Any]) -> None:
+    with contextlib.suppress(InvalidStateError):  # nobody waits any more (a timeout cancelled it)
+        if fut is not None:
             fut.set_result(msg)
-
-    with contextlib.suppress(RuntimeError):  # that loop has closed: nobody waits any more
-        loop.call_soon_threadsafe(done)
 
 
 _PROC: _NodeProcess | None = None
@@ -168,21 +142,9 @@ def _process() -> _NodeProcess:
         return _PROC
 
 
-async def _ask(payload: dict[str, Any], what: str) -> Any:
-    """Send one request to the shared node process and return its value; past EVALRUN_JS_TIMEOUT a CodeTimeout."""
-    proc = _process()
-    limit = timeout_s()
-    try:
-        reply = await asyncio.wait_for(proc.request(payload), limit)
-    except asyncio.TimeoutError:
-        proc.kill()  # a stuck script would block every later call: the next call starts a fresh process
-        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
-    return _reply_value(reply, what)
-
-
-async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
-    """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
-    return await call_js_args(code, [output, context], base_dir=base_dir, what="JavaScript assertion")
+def _timed_out(proc: _NodeProcess, what: str, limit: float) -> CodeTimeout:
+    proc.kill()  # a stuck script would block every later call: the next call starts a fresh process
+    return CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)")
 
 
 def _reply_value(reply: dict[str, Any], what: str) -> Any:
@@ -193,6 +155,31 @@ def _reply_value(reply: dict[str, Any], what: str) -> Any:
     return reply.get("result")
 
 
+async def _ask(payload: dict[str, Any], what: str) -> Any:
+    """Send one request to the shared node process and return its value; past EVALRUN_JS_TIMEOUT a CodeTimeout."""
+    proc, limit = _process(), timeout_s()
+    try:
+        reply = await asyncio.wait_for(asyncio.wrap_future(proc.send(payload)), limit)
+    except TimeoutError:
+        raise _timed_out(proc, what, limit) from None
+    return _reply_value(reply, what)
+
+
+def _ask_sync(payload: dict[str, Any], what: str) -> Any:
+    """`_ask` for synchronous callers (config time, template filters rendered inside Jinja2)."""
+    proc, limit = _process(), timeout_s()
+    try:
+        reply = proc.send(payload).result(timeout=limit)
+    except TimeoutError:
+        raise _timed_out(proc, what, limit) from None
+    return _reply_value(reply, what)
+
+
+async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: str = ".") -> Any:
+    """Run a javascript assertion's code in the shared node process; its exceptions -> AssertionRuntimeError."""
+    return await call_js_args(code, [output, context], base_dir=base_dir, what="JavaScript assertion")
+
+
 async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript",
                        params: list[str] | None = None) -> Any:
     """Call a JavaScript function (`file://x.js[:fn]`, or inline code over `params`, default `output, context`)
@@ -201,18 +188,6 @@ async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what:
     if params:
         payload["params"] = params
     return await _ask(payload, what)
-
-
-def _ask_sync(payload: dict[str, Any], what: str) -> Any:
-    """`_ask` for synchronous callers (config time, template filters rendered inside Jinja2)."""
-    proc = _process()
-    limit = timeout_s()
-    try:
-        reply = proc.request_sync(payload, timeout=limit)
-    except concurrent.futures.TimeoutError:
-        proc.kill()
-        raise CodeTimeout(f"{what} did not finish within {limit:g}s (EVALRUN_JS_TIMEOUT sets the limit)") from None
-    return _reply_value(reply, what)
 
 
 def call_js_sync(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript") -> Any:
@@ -250,8 +225,8 @@ def check_syntax(code: str) -> str | None:
         return None
     if code not in _CHECKED:
         try:
-            msg = _process().request_sync({"check": True, "code": code}, timeout=30)
-        except (AssertionRuntimeError, concurrent.futures.TimeoutError, OSError):
+            msg = _process().send({"check": True, "code": code}).result(timeout=30)
+        except (AssertionRuntimeError, TimeoutError, OSError):
             return None
         _CHECKED[code] = None if msg.get("ok") else str(msg.get("error"))
     return _CHECKED[code]
