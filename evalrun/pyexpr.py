@@ -14,7 +14,6 @@ import re
 import signal
 import sys
 import textwrap
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,18 +44,6 @@ def watch_sigint() -> Iterator[None]:
     """Count real SIGINTs (Ctrl-C) while active, so that a KeyboardInterrupt raised by user code can be told
     apart from one raised by the signal. The previous handler still runs. No-op outside the main thread."""
     _REAL_SIGINTS[0] = 0
-    try:
-        if threading.current_thread() is threading.main_thread():
-            with _sigint_handler():
-                yield
-        else:
-            yield
-    finally:
-        _REAL_SIGINTS[0] = 0
-
-
-@contextlib.contextmanager
-def _sigint_handler() -> Iterator[None]:
     previous = signal.getsignal(signal.SIGINT)
 
     def handler(signum: int, frame: Any) -> None:
@@ -68,13 +55,13 @@ def _sigint_handler() -> Iterator[None]:
 
     try:
         signal.signal(signal.SIGINT, handler)
-    except (ValueError, OSError):  # pragma: no cover - not settable here
-        yield
-        return
+    except ValueError:  # not the main thread
+        previous = None
     try:
         yield
     finally:
-        if signal.getsignal(signal.SIGINT) is handler:
+        _REAL_SIGINTS[0] = 0
+        if previous is not None and signal.getsignal(signal.SIGINT) is handler:
             signal.signal(signal.SIGINT, previous)
 
 
@@ -131,16 +118,10 @@ class UserFunction:
 
     async def call(self, *args: Any) -> Any:
         """Call the function (awaiting it if it is async); user exceptions become AssertionRuntimeError."""
-        with self._user_errors():
+        try:
             result = self.fn(*self._args(args))
             if inspect.isawaitable(result):
                 result = await result
-        return result
-
-    @contextlib.contextmanager
-    def _user_errors(self) -> Iterator[None]:
-        try:
-            yield
         except AssertionRuntimeError:
             raise
         except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
@@ -148,6 +129,7 @@ class UserFunction:
             if err is e:
                 raise
             raise err from (e if isinstance(e, Exception) else None)
+        return result
 
     def _as_case_error(self, e: BaseException) -> BaseException:
         """The error a user exception becomes: an AssertionRuntimeError for this case only. A real Ctrl-C or

@@ -121,18 +121,6 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
                             on_retry: OnRetry | None = None) -> T:
     """Await `fn()` until it succeeds, raises a non-retryable error, or `policy.attempts` are used up (the last
     error re-raised as it is); `on_retry(next_attempt, total, error, wait_seconds)` before each back-off."""
-    try:  # the first attempt without tenacity's machinery (~0.3 ms of CPU per call): most calls succeed
-        return await fn()
-    except ProviderError as e:
-        if not e.retryable or policy.attempts <= 1:
-            raise
-        first: list[ProviderError] = [e]
-
-    async def again() -> T:
-        if first:  # tenacity's attempt 1 is the failure above: back-off, callbacks and counts as before
-            raise first.pop()
-        return await fn()
-
     def before_sleep(state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         if on_retry is not None and isinstance(exc, ProviderError):
@@ -146,4 +134,4 @@ async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
         before_sleep=before_sleep,
         reraise=True,
     )
-    return await retrying(again)
+    return await retrying(fn)

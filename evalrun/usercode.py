@@ -16,23 +16,13 @@ class UserCode(Protocol):
     async def call(self, *args: Any) -> Any: ...
 
 
-class JsFunction:
-    """A function exported by a JavaScript file, called in evalrun's Node.js process."""
+class JsCode:
+    """A function a JavaScript file exports (`file://x.js:fn`), or inline JavaScript (an expression, or a body with
+    `return`) over `params`: called in evalrun's Node.js process."""
 
-    def __init__(self, ref: str, base_dir: str, what: str) -> None:
-        self.ref, self.base_dir, self.what = ref, base_dir, what
-
-    async def call(self, *args: Any) -> Any:
-        from evalrun import jsnode
-
-        return await jsnode.call_js_args(self.ref, list(args), base_dir=self.base_dir, what=self.what)
-
-
-class JsInline:
-    """Inline JavaScript (an expression, or a body with `return`) over `params`, run in evalrun's Node process."""
-
-    def __init__(self, code: str, params: Sequence[str], base_dir: str, what: str) -> None:
-        self.code, self.params, self.base_dir, self.what = code, list(params), base_dir, what
+    def __init__(self, code: str, base_dir: str, what: str, params: Sequence[str] | None = None) -> None:
+        self.code, self.base_dir, self.what = code, base_dir, what
+        self.params = list(params) if params is not None else None
 
     async def call(self, *args: Any) -> Any:
         from evalrun import jsnode
@@ -77,10 +67,6 @@ def _ref_path(code: Any) -> str:
     return pkgref.split_ref(code.strip())[0].lower()
 
 
-def is_js_ref(code: Any) -> bool:
-    return _ref_path(code).endswith(JS_EXTS)
-
-
 def is_script_ref(value: Any) -> bool:
     """`file://x.{js,ts,mjs,cjs,py}[:fn]`: a reference to a function in either language."""
     return _ref_path(value).endswith((*JS_EXTS, ".py"))
@@ -89,7 +75,7 @@ def is_script_ref(value: Any) -> bool:
 def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key: str | None,
                  base_dir: str | None, default_fn: str | None = None) -> UserCode:
     """Python code or a JavaScript file reference -> something to `await .call(*args)`."""
-    if is_js_ref(code):
+    if _ref_path(code).endswith(JS_EXTS):
         path, fn = pkgref.split_ref(code.strip())
         full = Path(path) if Path(path).is_absolute() else Path(base_dir or ".", path)
         if not full.is_file():
@@ -99,7 +85,7 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
 
         target = typescript.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
                                        instead="write this in Python (file://x.py:fn)")
-        return JsFunction(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
+        return JsCode(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):
         from evalrun import jsnode
 
@@ -111,7 +97,7 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if error:
             raise ConfigError.at(loc, f"JavaScript syntax error: {error}", key=key,
                                  hint="inline JavaScript is an expression, or a body that uses `return`")
-        return JsInline(code, params, base_dir or ".", key or "inline JavaScript")
+        return JsCode(code, base_dir or ".", key or "inline JavaScript", params)
     from evalrun import pyexpr
 
     return pyexpr.compile_user_code(code, params, loc=loc, key=key, base_dir=base_dir, default_fn=default_fn)

@@ -52,17 +52,11 @@ def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> b
 
 def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
     """The first filter entry that matches no prompt."""
-    for f in filters or ():
-        if not any(prompt_matches(f, p) for p in prompts):
-            return f
-    return None
+    return next((f for f in filters or () if not any(prompt_matches(f, p) for p in prompts)), None)
 
 
 def unknown_provider(filters: Sequence[str] | None, providers: Sequence[ProviderSpec]) -> str | None:
-    for f in filters or ():
-        if not any(_provider_match(f, p) for p in providers):
-            return f
-    return None
+    return next((f for f in filters or () if not any(_provider_match(f, p) for p in providers)), None)
 
 
 def pairs(test: TestSpec, providers: Sequence[ProviderSpec],
