@@ -16,7 +16,6 @@ RelevanceLevel = Literal["high", "medium", "low", "none"]
 Status = Literal["pass", "fail", "error"]
 
 
-# ---------------------------------------------------------------- config model
 @dataclass(frozen=True)
 class PromptSpec:
     """One prompt: raw template text, or a chat message list whose contents are templates."""
@@ -136,7 +135,6 @@ class Suite:
     undefined_renders_empty: bool = False
 
 
-# ---------------------------------------------------------------- expansion
 @fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class Case:
@@ -151,7 +149,6 @@ class Case:
     repeat: int = 0
 
 
-# ---------------------------------------------------------------- run
 @fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class TokenUsage:
@@ -187,7 +184,6 @@ class Output:
     value: Any = None
 
 
-# ---------------------------------------------------------------- grading
 @dataclass(frozen=True)
 class Verdict:
     verdict: VerdictLabel
@@ -240,7 +236,6 @@ class GraderTrace:
         return sum(c.cost or 0.0 for c in self.calls)
 
 
-# ---------------------------------------------------------------- results
 @fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionResult:

@@ -71,11 +71,6 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, 
     return raw
 
 
-def written_id(spec: ProviderSpec) -> str | None:
-    """The provider id as written in the config (`file://prov.py`), when it differs from the resolved `id`."""
-    return spec.written_id
-
-
 def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
     if isinstance(raw, str) and raw != spec.id:
         return replace(spec, written_id=raw)

@@ -30,17 +30,11 @@ _JSON_TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "
 
 
 def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return "null" if value is None else type(value).__name__
+    for cls, name in ((bool, "true/false"), (dict, "a mapping"), (list, "a list"), (str, "a string"),
+                      ((int, float), "a number"), (type(None), "null")):
+        if isinstance(value, cls):
+            return name
+    return type(value).__name__
 
 
 def _want(types: Any) -> str:
@@ -91,7 +85,7 @@ def explain_all(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> li
     if not isinstance(mapping, dict) or not first.message.startswith("unknown key "):
         return [first]
     path = _path_of(first.key or "", prefix)[:-1]
-    allowed = list(_allowed_near(err, first))
+    allowed = list(getattr(first, "allowed", None) or err.schema.get("properties", {}))
     out = [first]
     for k in mapping:
         if k in allowed or f"unknown key {k!r}" == first.message:
@@ -104,12 +98,6 @@ def explain_all(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> li
             e.droppable = (mapping, k, loc)  # type: ignore[attr-defined]
         out.append(e)
     return out
-
-
-def _allowed_near(err: Any, first: ConfigError) -> list[str]:
-    """The keys allowed in the mapping `first` (an unknown-key error) is about."""
-    allowed = getattr(first, "allowed", None)
-    return list(allowed) if allowed is not None else list(err.schema.get("properties", {}))
 
 
 def _path_of(dotted: str, prefix: str) -> list[Any]:

@@ -19,27 +19,28 @@ from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
+def _known(bad: str, names: list[str], what: str) -> str:
+    return did_you_mean(bad, names) or f"{what}: {', '.join(names)[:300]}"
+
+
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
-    labels = [p.label for p in prompts]
     for i, prov in enumerate(providers):
         bad = selection.unknown_prompt(prov.prompts, prompts)
         if bad is not None:
             raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
-                                 key=f"providers[{i}].prompts",
-                                 hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
+                                 key=f"providers[{i}].prompts", hint=_known(bad, [p.label for p in prompts],
+                                                                            "prompt labels"))
 
 
 def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
     bad = selection.unknown_prompt(test.prompts, prompts)
     if bad is not None:
-        labels = [p.label for p in prompts]
         raise ConfigError.at(test.loc, f"prompt {bad!r} is not defined", key=f"{test.key_path}.prompts",
-                             hint=did_you_mean(bad, labels) or f"prompt labels: {', '.join(labels)[:300]}")
+                             hint=_known(bad, [p.label for p in prompts], "prompt labels"))
     bad = selection.unknown_provider(test.providers, providers)
     if bad is not None:
-        names = [p.name for p in providers]
         raise ConfigError.at(test.loc, f"provider {bad!r} is not defined", key=f"{test.key_path}.providers",
-                             hint=did_you_mean(bad, names) or f"providers: {', '.join(names)[:300]}")
+                             hint=_known(bad, [p.name for p in providers], "providers"))
 
 
 def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> list[PromptSpec]:
@@ -75,10 +76,8 @@ MAX_ERRORS = 50
 def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 on_progress: Callable[[int], None] | None = None,
                 on_test: Callable[[TestSpec, int, bool], None] | None = None) -> Suite:
-    """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests).
-
-    `on_test(test, pairs, expand)` sees each checked test in the checking pass (`validate` summarises a streamed
-    file in that one pass): its provider x prompt pairs and whether its list vars expand."""
+    """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests). `on_test(test,
+    pairs, expand)` sees each test in the checking pass: its provider x prompt pairs, whether its list vars expand."""
     first = Location(cfg.files[0], 0) if cfg.files else None
     prompts = cfg.prompts or prompt_parser.default()
     providers = cfg.providers
@@ -99,14 +98,12 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     parts: list[TestItem] = [*cfg.tests, *cfg.scenario_tests]
     if not parts and not cfg.has_scenarios:  # promptfoo runs the prompts once with no vars
         parts = [TestPart(loc=first, key_path="tests")]
-    needs: dict[int, frozenset[str]] = {}
-    for p in prompts:
-        needs[id(p)] = checks.prompt_needs(p)
+    needs = {id(p): checks.prompt_needs(p) for p in prompts}
     streamed = any(isinstance(p, TestFile) for p in parts)
     kept: list[TestSpec] = []
     count = 0
     case_counts = array("q")  # streamed: cases per test (8 bytes a test), for splitting a run (run/workers.py)
-    graded = store_output = False
+    graded = False
     used_memo: dict[tuple[Any, Any], list[PromptSpec]] = {}
     pairs_memo: dict[tuple[Any, Any], int] = {}
     no_expansion = bool(default and default.options.get("disableVarExpansion"))
@@ -125,8 +122,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                 errors.append(e)
             used = used_memo[fkey] = _used_prompts(test, prompts, providers)
         # The check reads the var names, the prompts and each assertion's templates (one shared handler per
-        # distinct assertion): tests that agree on those pass or fail alike.
-        # one handler per distinct assertion (config/asserts.py): what the check reads of it, by its handler
+        # distinct assertion, config/asserts.py): tests that agree on those pass or fail alike.
         parts_read = []
         for spec in test.asserts:
             handler = spec.handler
@@ -171,7 +167,6 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
             if on_test is not None:
                 on_test(test, n_pairs, expand_on)
         if streamed:
-            store_output = store_output or bool(test.options.get("storeOutputAs"))
             case_counts.append(n_pairs * selection.count_combinations(test.vars, expand_on) if n_pairs else 0)
         else:
             kept.append(test)
@@ -181,7 +176,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         errors += suspects.settle()
     if errors:
         raise ConfigErrors.of(errors)
-    tests: Sequence[TestSpec] = (TestList(parts, default, case_counts, graded=graded, store_output_as=store_output)
+    tests: Sequence[TestSpec] = (TestList(parts, default, case_counts, graded=graded, store_output_as=bool(stored))
                                  if streamed else tuple(kept))
     settings = cfg.settings
     out = settings.get("outputPath")
@@ -190,7 +185,6 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         from evalrun.assertions.named_metrics import compile_derived
 
         compile_derived(derived, loc=Location(cfg.files[-1]) if cfg.files else None)
-    disable = bool(default and default.options.get("disableVarExpansion"))
     return Suite(
         description=cfg.description,
         prompts=tuple(prompts),
@@ -202,6 +196,6 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         derived_metrics=derived,
         grader=settings.get("grader"),
         env=cfg.env,
-        disable_var_expansion=disable,
+        disable_var_expansion=no_expansion,
         base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".",
     )
