@@ -4,10 +4,13 @@ async code await `evaluate_async()`."""
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalrun import config, report
+from evalrun.errors import ConfigWarning
 from evalrun.run.options import RunOptions
 from evalrun.run.runner import Runner
 from evalrun.run.tally import RunOutcome
@@ -23,11 +26,6 @@ async def evaluate_async(configs: str | Path | Sequence[str | Path], *, vars: di
     `results_file`, else .evalrun/runs/RUN_ID.jsonl next to the config; `history=True` records the run for
     `evalrun compare`. What promptfoo lets pass is a ConfigWarning, or a ConfigError with `strict=True` (default:
     EVALRUN_STRICT)."""
-    import warnings
-
-    from evalrun import config, report
-    from evalrun.errors import ConfigWarning
-
     paths = [str(configs)] if isinstance(configs, (str, Path)) else [str(p) for p in configs]
     suite = config.load(paths, cli_vars=vars, strict=strict)
     for text in suite.warnings:

@@ -9,8 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalrun import pkgref, templating
+from evalrun import jsnode, pkgref, templating, typescript
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.pyexpr import load_function
 from evalrun.types import Messages
 
 
@@ -19,21 +20,15 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     suffix = path.suffix.lower()
     ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
     if suffix == ".py":
-        from evalrun.pyexpr import load_function
-
         load_function(str(path), fn or "get_prompt", loc=loc, key=key)
         return ref
-    from evalrun import typescript
-
     if suffix not in typescript.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
                              hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
-    from evalrun.jsnode import check_export
-
     typescript.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
                           instead="write the prompt as a template")
     try:
-        check_export(ref)
+        jsnode.check_export(ref)
     except AssertionRuntimeError as e:
         raise ConfigError.at(loc, f"loading the prompt function failed: {e}", key=key,
                              hint="export it: `module.exports.myPrompt = ({vars}) => ...` and write "
@@ -63,8 +58,6 @@ async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any])
     context = {"vars": vars, "provider": provider}
     path, fn = pkgref.split_ref(ref)
     if path.lower().endswith(".py"):
-        from evalrun.pyexpr import load_function
-
         func = load_function(path, fn or "get_prompt", key="prompts")
         try:
             value = func(context)
@@ -74,7 +67,5 @@ async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any])
             raise AssertionRuntimeError(f"prompt function {os.path.basename(path)}: {type(e).__name__}: {e}") \
                 from None
         return _result(value, ref)
-    from evalrun.jsnode import call_js_args
-
-    value = await call_js_args(ref, [context], what=f"prompt function {os.path.basename(path)}")
+    value = await jsnode.call_js_args(ref, [context], what=f"prompt function {os.path.basename(path)}")
     return _result(value, ref)

@@ -20,6 +20,7 @@ from typing import Any
 
 from evalrun import pkgref
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.suggest import did_you_mean
 
 _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
@@ -250,8 +251,6 @@ def load_function(path: str, name: str, *, loc: Location | None = None, key: str
     module = _import_file(path, loc=loc, key=key)
     fn = getattr(module, name, None)
     if not callable(fn):
-        from evalrun.suggest import did_you_mean
-
         funcs = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
         raise ConfigError.at(loc, f"{path} has no function {name!r}", key=key, hint=hint or did_you_mean(
             name, funcs) or f"functions there: {', '.join(funcs) or 'none'}")

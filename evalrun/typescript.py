@@ -8,6 +8,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
+from evalrun import jsnode
 from evalrun.errors import ConfigError, Location
 
 TS_EXTS = (".ts", ".mts", ".cts")
@@ -26,9 +27,7 @@ def is_typescript(path: str | Path) -> bool:
 @cache
 def node_version() -> tuple[int, ...] | None:
     """The version of `node` on PATH, e.g. (20, 20, 2); None without Node.js."""
-    from evalrun.jsnode import node_path
-
-    node = node_path()
+    node = jsnode.node_path()
     if node is None:
         return None
     try:
@@ -76,9 +75,7 @@ def require_js(path: Path, fn: str | None, *, loc: Location | None, key: str | N
                instead: str) -> str:
     """`file:///abs/path[:fn]` of a JavaScript or TypeScript file after making sure evalrun's Node.js process can
     load it: ConfigError at `loc` when Node.js is missing (`instead`: how else to write it), or see `require`."""
-    from evalrun.jsnode import node_path
-
-    if node_path() is None:
+    if jsnode.node_path() is None:
         raise ConfigError.at(loc, f"{what} needs Node.js, and `node` was not found on PATH", key=key,
                              hint=f"install Node.js (https://nodejs.org), or {instead}")
     require(path, loc=loc, key=key)
@@ -90,8 +87,6 @@ def require(path: str | Path, *, loc: Location | None, key: str | None) -> None:
     ConfigError at `loc` when neither this Node.js nor tsx can."""
     if not is_typescript(path):
         return
-    from evalrun import jsnode
-
     flags = node_flags(Path(path).parent)
     if flags is None:
         version = ".".join(map(str, node_version() or ())) or "?"

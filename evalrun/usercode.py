@@ -3,12 +3,14 @@ that only JavaScript can mean too (`looks_like_js`); the rest is Python (evalrun
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalrun import pkgref
+from evalrun import jsnode, pkgref, pyexpr, typescript
 from evalrun.errors import ConfigError, Location
+from evalrun.pyexpr import looks_like_javascript
 from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
@@ -25,15 +27,11 @@ class JsCode:
         self.params = list(params) if params is not None else None
 
     async def call(self, *args: Any) -> Any:
-        from evalrun import jsnode
-
         return await jsnode.call_js_args(self.code, list(args), base_dir=self.base_dir, what=self.what,
                                          params=self.params)
 
 
 def _compiles_as_python(code: str) -> bool:
-    import textwrap
-
     text = textwrap.dedent(code).strip()
     try:
         if "\n" not in text:
@@ -49,14 +47,10 @@ def looks_like_js(code: Any) -> bool:
     """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
     if not isinstance(code, str) or not code.strip() or code.strip().startswith(("file://", "pkg://")):
         return False
-    from evalrun.pyexpr import looks_like_javascript
-
     if looks_like_javascript(code):
         return True
     if _compiles_as_python(code):
         return False
-    from evalrun import jsnode  # neither marker nor Python: JavaScript only if Node.js compiles it
-
     return jsnode.node_path() is not None and jsnode.check_syntax(code) is None
 
 
@@ -81,14 +75,10 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if not full.is_file():
             raise ConfigError.at(loc, f"file not found: {full}", key=key,
                                  hint="paths are relative to the config file's directory")
-        from evalrun import typescript
-
         target = typescript.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
                                        instead="write this in Python (file://x.py:fn)")
         return JsCode(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):
-        from evalrun import jsnode
-
         if jsnode.node_path() is None:
             raise ConfigError.at(loc, "this code is JavaScript but `node` was not found on PATH", key=key,
                                  hint="install Node.js, or write it in Python (evalrun reads inline code as "
@@ -98,6 +88,4 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
             raise ConfigError.at(loc, f"JavaScript syntax error: {error}", key=key,
                                  hint="inline JavaScript is an expression, or a body that uses `return`")
         return JsCode(code, base_dir or ".", key or "inline JavaScript", params)
-    from evalrun import pyexpr
-
     return pyexpr.compile_user_code(code, params, loc=loc, key=key, base_dir=base_dir, default_fn=default_fn)

@@ -10,6 +10,7 @@ from typing import Any
 from evalrun import template_names, templating
 from evalrun.config import lenient
 from evalrun.errors import ConfigError
+from evalrun.suggest import closest
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
 
 #: Always defined when a template renders.
@@ -118,8 +119,6 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see the
     module docstring for `suspects` and `reads`, the variables the test's templates read), else a warning (an
     error under --strict): promptfoo renders it as empty text."""
-    from evalrun.suggest import closest
-
     near = closest(name, defined - BUILTIN_VARS)
     deferred = near is not None and near in reads and suspects is not None
     if deferred and suspects is not None and name in suspects.defined:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import pkgref
+from evalrun import jsnode, pkgref, template_names, templating, typescript
 from evalrun.config import files, prompts, providers
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
@@ -117,8 +117,6 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    from evalrun import template_names, templating
-
     template_names.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
@@ -141,8 +139,6 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
 
 def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
     def run(value: Any, *args: Any) -> Any:
-        from evalrun import jsnode
-
         return jsnode.call_js_sync(ref, [value, *args], base_dir=base_dir, what=f"filter {name!r}")
 
     return run
@@ -157,8 +153,6 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
         path_s, fn = pkgref.split_ref(ref)
         path = files.expand(path_s, base_dir, loc=where, key=key)[0]
         suffix = path.suffix.lower()
-        from evalrun import typescript
-
         if suffix in typescript.JS_EXTS:
             target = typescript.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
                                            instead="write the filter in Python (file://filter.py:fn)")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref
+from evalrun.config import lenient
 from evalrun.config.readers import read_data, read_text
 from evalrun.errors import ConfigError, Location
 
@@ -74,8 +75,6 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
     if not found and relative and own is not None:
         found = _matches(Path(own, path).expanduser(), has_glob(path))
         if found:
-            from evalrun.config import lenient
-
             lenient.warn(loc, key, f"{path} is not in the config's folder ({base_dir}) but next to the test file "
                          f"({own}): evalrun reads it there, promptfoo would not find it",
                          f"write the path relative to the config's folder: "

@@ -3,7 +3,9 @@ path-or-text -> label) -> PromptSpecs, their templates syntax-checked here and r
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import re
@@ -11,10 +13,11 @@ from dataclasses import replace
 from typing import Any
 
 from evalrun import pkgref, templating
-from evalrun.config import files
+from evalrun.config import files, lenient
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
 from evalrun.errors import ConfigError, Location
+from evalrun.prompt_functions import load_prompt_function
 from evalrun.types import Messages, PromptSpec
 
 DEFAULT_PROMPT = "{{prompt}}"
@@ -51,8 +54,6 @@ def _as_written(raw: str, label: str, loc: Location | None, key: str) -> str:
     partial = templating.partial_tag(raw)
     if partial is None:
         return raw
-    from evalrun.config import lenient
-
     tag, line = partial
     lenient.warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
                  "line, so the prompt is sent as written, its variables unfilled, as promptfoo sends it",
@@ -78,9 +79,6 @@ class _JsonTemplate(str):
 def _csv_prompts(path: Any, display: str, loc: Location | None, key: str) -> tuple[list[str], list[str | None]]:
     """A CSV prompt file (promptfoo): a `prompt` column (and optional `label`) under a header, or one prompt
     per row in the first column when there is no `prompt` header."""
-    import csv
-    import io
-
     rows = [r for r in csv.reader(io.StringIO(read_text(path, display=display, loc=loc, key=key), newline=""))
             if any(c.strip() for c in r)]
     if not rows:
@@ -108,8 +106,6 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = pkgref.split_ref(ref)
     if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
-        from evalrun.prompt_functions import load_prompt_function
-
         path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
         target = load_prompt_function(path, fn, loc=loc, key=key)
         return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]

@@ -7,12 +7,13 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from evalrun import pkgref
+from evalrun import pkgref, template_names, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import check_keys
 from evalrun.config.schema_source import PROVIDER_KEYS
 from evalrun.errors import ConfigError, Location
+from evalrun.templating import render_env_only
 from evalrun.types import ProviderSpec
 
 _DATA_EXTS = (".yaml", ".yml", ".json")
@@ -56,8 +57,6 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, 
         raise ConfigError.at(loc, f"a provider id must be a non-empty string, got {raw!r}", key=key,
                              hint="for example `echo` or `openai:gpt-4o-mini`")
     if "{{" in raw:  # promptfoo renders {{ env.NAME }} in provider ids
-        from evalrun.templating import render_env_only
-
         try:
             raw = render_env_only(raw, env)
         except ConfigError as e:
@@ -92,8 +91,6 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
     """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (module docstring)."""
     if isinstance(value, str):
-        from evalrun import template_names, templating
-
         if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
             return value
         names = dict(templating.env_namespace())

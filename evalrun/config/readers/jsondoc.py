@@ -13,6 +13,7 @@ from typing import Any
 from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth, not_utf8
 from evalrun.config.readers.located import LDict, LList, located
 from evalrun.errors import ConfigError
+from evalrun.jsonfast import loads
 
 _WS = re.compile(r"[ \t\n\r]*")
 _CONSTANTS = {"null": None, "true": True, "false": False, "NaN": float("nan"), "Infinity": float("inf"),
@@ -133,8 +134,6 @@ def parse_json(text: str, file: str) -> Any:
 def iter_jsonl(lines: Iterable[str], file: str, skip: int = 0) -> Iterator[tuple[Any, int]]:
     """(value, line number) for each non-blank line after the first `skip` ones (passed over unparsed);
     ConfigError at the line of invalid or too deeply nested JSON or undecodable text."""
-    from evalrun.jsonfast import loads
-
     n = 0
     try:
         for n, line in enumerate(lines, 1):  # noqa: B007 - n is read after the loop on a decode error
