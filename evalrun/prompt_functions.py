@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, templating, typescript
+from evalrun import jsnode, pkgref, templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, Location
 from evalrun.pyexpr import load_function
 from evalrun.types import Messages
@@ -22,10 +22,10 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     if suffix == ".py":
         load_function(str(path), fn or "get_prompt", loc=loc, key=key)
         return ref
-    if suffix not in typescript.JS_EXTS:
+    if suffix not in jsnode.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
                              hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
-    typescript.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
+    jsnode.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
                           instead="write the prompt as a template")
     try:
         jsnode.check_export(ref)

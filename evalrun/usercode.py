@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from evalrun import jsnode, pkgref, pyexpr, typescript
+from evalrun import jsnode, pkgref, pyexpr
 from evalrun.errors import ConfigError, Location
+from evalrun.jsnode import JS_EXTS  # TypeScript too
 from evalrun.pyexpr import looks_like_javascript
-from evalrun.typescript import JS_EXTS  # TypeScript too (evalrun/typescript.py)
 
 
 class UserCode(Protocol):
@@ -75,7 +75,7 @@ def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key:
         if not full.is_file():
             raise ConfigError.at(loc, f"file not found: {full}", key=key,
                                  hint="paths are relative to the config file's directory")
-        target = typescript.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
+        target = jsnode.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
                                        instead="write this in Python (file://x.py:fn)")
         return JsCode(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
     if looks_like_js(code):

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("evalrun", "evalrun.errors", "evalrun.types", "evalrun.jsonfast", "evalrun.suggest",
                     "evalrun.pkgref", "evalrun.frozen_init", "evalrun.signals")),
     ("support", ("evalrun.templating", "evalrun.template_names", "evalrun.jinja_env",
-                 "evalrun.jsnode", "evalrun.typescript", "evalrun.pyexpr", "evalrun.usercode",
+                 "evalrun.jsnode", "evalrun.pyexpr", "evalrun.usercode",
                  "evalrun.prompt_functions", "evalrun.retry", "evalrun.cache",
                  "evalrun.config.readers.")),  # located YAML/JSON/CSV: a leaf package (config/ uses it, so may others)
     ("providers", ("evalrun.providers.",)),

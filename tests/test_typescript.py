@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalrun import typescript
+from evalrun import jsnode
 from evalrun.cli import main
 from evalrun.config import load
 from evalrun.errors import ConfigError
@@ -40,7 +40,7 @@ FILES = {
 
 
 def _supported() -> bool:
-    return shutil.which("node") is not None and typescript.node_flags(Path(__file__).parent) is not None
+    return shutil.which("node") is not None and jsnode.node_flags(Path(__file__).parent) is not None
 
 
 @pytest.mark.skipif(not _supported(), reason="neither Node.js 22.6+ nor the tsx package is available")
@@ -56,8 +56,8 @@ def test_typescript_files_run_as_promptfoo_runs_them(tmp_path: Path) -> None:
 def test_without_type_stripping_or_tsx_it_is_a_config_error(what: str, line: int, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(typescript, "node_version", lambda: (20, 11, 0))
-    monkeypatch.setattr(typescript, "find_tsx", lambda start: None)
+    monkeypatch.setattr(jsnode, "node_version", lambda: (20, 11, 0))
+    monkeypatch.setattr(jsnode, "find_tsx", lambda start: None)
     files = dict(FILES)
     cfg_text = files["promptfooconfig.yaml"]
     if what != "prompt":
@@ -86,9 +86,9 @@ def test_without_type_stripping_or_tsx_it_is_a_config_error(what: str, line: int
 ])
 def test_node_flags(version: tuple[int, ...], tsx: Path | None, expected: list[str] | None,
                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(typescript, "node_version", lambda: version)
-    monkeypatch.setattr(typescript, "find_tsx", lambda start: tsx)
-    assert typescript.node_flags(".") == expected
+    monkeypatch.setattr(jsnode, "node_version", lambda: version)
+    monkeypatch.setattr(jsnode, "find_tsx", lambda start: tsx)
+    assert jsnode.node_flags(".") == expected
 
 
 def test_tsx_is_found_in_node_modules_above_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,4 +97,4 @@ def test_tsx_is_found_in_node_modules_above_the_file(tmp_path: Path, monkeypatch
     loader.write_text("")
     (tmp_path / "evals" / "deep").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "evals")
-    assert typescript.find_tsx(tmp_path / "evals" / "deep") == loader
+    assert jsnode.find_tsx(tmp_path / "evals" / "deep") == loader

@@ -118,17 +118,17 @@ class Javascript(Assertion):
     def check(self) -> None:
         if not isinstance(self.spec.value, str) or not self.spec.value.strip():
             raise self.error("javascript needs code as a non-empty string", key="value")
-        from evalrun import typescript
+        from evalrun import jsnode
         from evalrun.jsnode import check_syntax
 
         ref = self.spec.value.strip()
-        if ref.startswith("file://"):  # a TypeScript file needs type stripping or tsx (evalrun/typescript.py)
+        if ref.startswith("file://"):  # a TypeScript file needs type stripping or tsx (evalrun/jsnode.py)
             path = ref[len("file://"):]
             head, sep, tail = path.rpartition(":")
-            if sep and "/" not in tail and typescript.is_typescript(head):
+            if sep and "/" not in tail and jsnode.is_typescript(head):
                 path = head
             key = f"{self.spec.key_path}.value" if self.spec.key_path else "value"
-            typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=key)
+            jsnode.require(Path(self.base_dir, path), loc=self.spec.loc, key=key)
 
         problem = check_syntax(self.spec.value)
         if problem:

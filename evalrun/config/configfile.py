@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, template_names, templating, typescript
+from evalrun import jsnode, pkgref, template_names, templating
 from evalrun.config import files, prompts, providers
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
@@ -153,8 +153,8 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
         path_s, fn = pkgref.split_ref(ref)
         path = files.expand(path_s, base_dir, loc=where, key=key)[0]
         suffix = path.suffix.lower()
-        if suffix in typescript.JS_EXTS:
-            target = typescript.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
+        if suffix in jsnode.JS_EXTS:
+            target = jsnode.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
                                            instead="write the filter in Python (file://filter.py:fn)")
             out[str(name)] = _js_filter(target, str(name), str(path.parent))
         elif suffix == ".py":

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from evalrun.jsnode import JS_EXTS
 from evalrun.providers.base import CallContext, Provider, prompt_text
 from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
-from evalrun.typescript import JS_EXTS
 
 __all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http", "is_js_provider"]
 

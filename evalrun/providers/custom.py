@@ -19,7 +19,7 @@ import shlex
 import time
 from typing import Any
 
-from evalrun import typescript
+from evalrun import jsnode
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, output_from_reply, prompt_text
 from evalrun.pyexpr import load_function, user_exit_message
@@ -128,7 +128,7 @@ class JsProvider:
         if not os.path.isfile(self.path):
             raise ConfigError.at(spec.loc, f"provider file not found: {self.path}", key="providers",
                                  hint="paths are relative to the config file's folder")
-        typescript.require(self.path, loc=spec.loc, key="providers")
+        jsnode.require(self.path, loc=spec.loc, key="providers")
         written = spec.written_id or spec.id
         # promptfoo constructs the class with `{...providerOptions, id: providerOptions.id ?? providerPath}`
         self.options: dict[str, Any] = {"id": written, "config": dict(spec.config)}

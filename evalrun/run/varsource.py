@@ -24,7 +24,7 @@ from evalrun.errors import EvalrunError
 from evalrun.types import Case, PromptSpec
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_CODE_EXTS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")  # typescript.JS_EXTS and .py
+_CODE_EXTS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")  # jsnode.JS_EXTS and .py
 
 
 class VarsError(Exception):

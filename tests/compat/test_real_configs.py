@@ -43,7 +43,7 @@ RUNS = {
 
 
 def _no_typescript(folder: Path) -> bool:
-    from evalrun.typescript import node_flags
+    from evalrun.jsnode import node_flags
 
     return shutil.which("node") is None or node_flags(folder) is None
 
