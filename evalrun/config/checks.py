@@ -29,17 +29,11 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(v)
 
 
-_NEEDS: dict[str, frozenset[str]] = {}
-
-
 def needs(source: str) -> frozenset[str]:
     """Variables a template needs (`env.NAME` for an unset NAME it reads); raises TemplateSyntaxError (also for
     unknown filters/tests)."""
-    found = _NEEDS.get(source)
-    if found is None:  # `x | default(...)` and `x is defined` make x optional
-        found = template_names.variables_of(source) - template_names.guarded_names(source)
-        if "{%" not in source or not template_names.included(source):  # what an include reads changes with its file
-            _NEEDS[source] = found
+    # `x | default(...)` and `x is defined` make x optional
+    found = template_names.variables_of(source) - template_names.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
         unset = {f"env.{n}" for n in template_names.env_names_of(source) if not templating.env_has(n)}
         if unset:
@@ -84,16 +78,6 @@ def _inside(spec: AssertionSpec, test: TestSpec) -> bool:
         and spec.loc.line >= test.loc.line
 
 
-def _missing_error(name: str, what: str, test: TestSpec, defined: set[str],
-                   spec: AssertionSpec | None = None, close: str | None = None) -> ConfigError:
-    hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
-    msg = f"undefined template variable {name!r} in {what}"
-    if spec is not None and spec.loc is not None:
-        return ConfigError.at(spec.loc, msg, key=spec.key_path or None, hint=hint,
-                              used_by=None if _inside(spec, test) else _used_by(test))
-    return ConfigError.at(test.loc, msg, key=test.key_path or None, hint=hint)
-
-
 @dataclasses.dataclass
 class Suspects:
     """Likely typos found so far in a pass over the tests (module docstring), and the var names tests define."""
@@ -124,7 +108,10 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     if deferred and suspects is not None and name in suspects.defined:
         near = None  # another test's var, not a misspelling of this test's
     close = f"did you mean `{near}`?" if near else None
-    err = _missing_error(name, what, test, defined, spec, close)
+    hint = (f"{close} " if close else "") + f"define `{name}` under this test's `vars:` (or defaultTest.vars)"
+    at: AssertionSpec | TestSpec = spec if spec is not None and spec.loc is not None else test
+    err = ConfigError.at(at.loc, f"undefined template variable {name!r} in {what}", key=at.key_path or None,
+                         hint=hint, used_by=None if spec is None or at is test or _inside(spec, test) else _used_by(test))
     if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
         err.used_by = _used_by(test)
         err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
@@ -155,12 +142,17 @@ def _warn_empty(name: str, what: str, test: TestSpec, err: ConfigError, spec: As
                  once=(loc, name, what))
 
 
+def _sources(spec: AssertionSpec) -> list[tuple[str, str]]:
+    """(template, the field holding it) of an assertion's value (not code), config and metric."""
+    out = [] if getattr(spec.handler, "raw_value", False) else [(s, "value") for s in _strings(spec.value)]
+    return out + [(s, "config") for s in _strings(spec.config)] + [(s, "metric") for s in _strings(spec.metric)]
+
+
 def _assertion_reads(specs: Iterable[AssertionSpec]) -> set[str]:
     """The variables assertions' templates read (a template that does not parse is reported when checked)."""
     out: set[str] = set()
     for spec in _walk(specs):
-        for src in [*_strings(None if getattr(spec.handler, "raw_value", False) else spec.value),
-                    *_strings(spec.config), *_strings(spec.metric)]:
+        for src, _ in _sources(spec):
             try:
                 out |= needs(src)
             except Exception:  # a TemplateError: _check_assertion reports it
@@ -170,14 +162,7 @@ def _assertion_reads(specs: Iterable[AssertionSpec]) -> set[str]:
 
 def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str], suspects: Suspects | None,
                      reads: Collection[str]) -> None:
-    handler = spec.handler
-    sources: list[tuple[str, str]] = []
-    if not getattr(handler, "raw_value", False):
-        sources += [(s, "value") for s in _strings(spec.value)]
-    sources += [(s, "config") for s in _strings(spec.config)]
-    if spec.metric:
-        sources += [(s, "metric") for s in _strings(spec.metric)]
-    for src, field in sources:
+    for src, field in _sources(spec):
         try:
             missing = needs(src) - defined
         except Exception as e:
