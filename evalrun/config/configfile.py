@@ -130,10 +130,7 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     if doc.get("scenarios") is not None:
         cfg.has_scenarios = True
         cfg.scenario_tests = _scenarios(doc["scenarios"], base_dir, doc.loc("scenarios"))
-    for key in _SETTINGS:
-        if key in doc:
-            cfg.settings[key] = doc[key]
-    cfg.env = env
+    cfg.settings, cfg.env = {k: doc[k] for k in _SETTINGS if k in doc}, env
     return cfg
 
 
@@ -165,19 +162,15 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
     return out
 
 
-def _unique(items: list[Any], key: Any) -> list[Any]:
-    seen: set[Any] = set()
-    out = []
+def _unique(items: list[Any], key: Callable[[Any], Any]) -> list[Any]:
+    first: dict[Any, Any] = {}
     for it in items:
-        k = key(it)
-        if k not in seen:
-            seen.add(k)
-            out.append(it)
-    return out
+        first.setdefault(key(it), it)
+    return list(first.values())
 
 
-def _provider_key(p: ProviderSpec) -> Any:
-    return (p.id, p.label, json.dumps(p.config, sort_keys=True, default=str), p.prompts, p.transform, p.delay_ms)
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def merge_configs(configs: list[FileConfig]) -> FileConfig:
@@ -193,20 +186,14 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
         out.scenario_tests.extend(c.scenario_tests)
         out.has_scenarios = out.has_scenarios or c.has_scenarios
         if c.default is not None:
-            out.default = merge_tests(out.default, c.default) if out.default else c.default
-        for k, v in c.settings.items():
-            if k == "evaluateOptions":
-                out.settings[k] = {**out.settings.get(k, {}), **v}
-            else:
-                out.settings[k] = v
+            out.default = merge_tests(out.default, c.default)
+        for k, v in c.settings.items():  # evaluateOptions merged key by key, other settings replaced
+            out.settings[k] = {**out.settings.get(k, {}), **v} if k == "evaluateOptions" else v
         out.env.update(c.env)
-    out.prompts = _unique(out.prompts, lambda p: (p.id, json_key(p.raw), p.label))
-    out.providers = _unique(out.providers, _provider_key)
+    out.prompts = _unique(out.prompts, lambda p: (p.id, _json(p.raw), p.label))
+    out.providers = _unique(out.providers, lambda p: (p.id, p.label, _json(p.config), p.prompts, p.transform,
+                                                      p.delay_ms))
     return out
-
-
-def json_key(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
 
 
 #: `$ref`s resolved within one another at most (a longer chain is a ConfigError).
