@@ -52,11 +52,9 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
     try:
         if template_names.variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
-        if extra:
-            env = env_namespace()
-            env.update(extra)
-            return render(text, {"env": env})
-        return render(text, {})
+        env = env_namespace()
+        env.update(extra or {})
+        return render(text, {"env": env})
     except jinja2.UndefinedError as e:
         raise ConfigError(f"{text!r}: {e.message}", hint="set the variable in the environment or under `env:`") \
             from None
@@ -179,12 +177,6 @@ def _lookup(dotted: str, vars: dict[str, Any]) -> tuple[bool, Any]:
     return True, cur
 
 
-def is_json_template(raw: str) -> bool:
-    """A chat prompt written as a JSON template (`[ {% for %} ... ]`): JSON only once rendered."""
-    head = raw.lstrip()[:1]
-    return head == "[" and has_template(raw)
-
-
 def as_chat(value: Any) -> list[dict[str, Any]] | None:
     """A copy of `value` when it is a chat (a non-empty list of mappings with a `role`), else None."""
     if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
@@ -209,18 +201,10 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
         if "_conversation" not in vars and "_conversation" in raw:
             vars = {**vars, "_conversation": []}
         text = render(raw, vars, lenient=lenient)
-        if is_json_template(raw):
-            chat = chat_from_json(text)
-            if chat is not None:
-                return chat
-        return text
-    out = []
-    for msg in raw:
-        m = dict(msg)
-        if isinstance(m.get("content"), str):
-            m["content"] = render(m["content"], vars, lenient=lenient)
-        out.append(m)
-    return out
+        chat = chat_from_json(text) if raw.lstrip()[:1] == "[" and has_template(raw) else None  # a JSON template
+        return text if chat is None else chat
+    return [{**m, "content": render(m["content"], vars, lenient=lenient)} if isinstance(m.get("content"), str)
+            else dict(m) for m in raw]
 
 
 def describe_render_error(e: Exception, *, where: str) -> ConfigError:
@@ -229,11 +213,11 @@ def describe_render_error(e: Exception, *, where: str) -> ConfigError:
 
     if isinstance(e, jinja2.UndefinedError):
         msg = str(e.message or e)
-        name = re.search(r"'([^']+)' is undefined", msg)
-        if name:
-            return ConfigError(f"undefined template variable {name.group(1)!r} in {where}",
-                               hint=f"define `{name.group(1)}` under the test's `vars:` (or defaultTest.vars), "
-                                    "or pass --var {0}=VALUE".format(name.group(1)))
+        m = re.search(r"'([^']+)' is undefined", msg)
+        if m:
+            name = m.group(1)
+            return ConfigError(f"undefined template variable {name!r} in {where}", hint=f"define `{name}` under the "
+                               f"test's `vars:` (or defaultTest.vars), or pass --var {name}=VALUE")
         return ConfigError(f"template error in {where}: {msg}")
     if isinstance(e, jinja2.TemplateSyntaxError):
         return ConfigError(f"template syntax error in {where}: {e.message}")
