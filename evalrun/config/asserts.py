@@ -170,59 +170,38 @@ def _from_previous(items: Any, base_dir: str, loc: Location | None, prefix: str)
     plain, prev_items, ckeys, specs = prev.plain, prev.items, prev.ckeys, prev.specs
     if not all(plain):
         return None
-    if type(items) is LList:  # each item at its own line (item_locs)
-        lines: list[int] = getattr(items, "item_lines", [])
-        file, own = items.file, items.line
-        if len(lines) < n:
-            lines = [*lines, *[own] * (n - len(lines))]
-    else:  # parsed JSON rows: all at the test's own line
-        lines = []
+    locs = item_locs(items, loc)
     out: list[AssertionSpec] = []
     new_ckeys: list[Any] = []
     for i, a in enumerate(items):
         p = prev_items[i]
-        iloc = Location(file, lines[i]) if lines else loc
+        iloc = locs[i]
         if a is p or a == p:
-            known: AssertionSpec | None = specs[i]
-            ckey = ckeys[i]
-        else:
-            value = a.get("value") if isinstance(a, dict) else None
-            if value.__class__ is not str or value.startswith("file://") or len(a) != len(p) \
-                    or ckeys[i][1] is _NO_VALUE:
+            out.append(_located(specs[i], iloc, f"{prefix}{i}]"))
+            new_ckeys.append(ckeys[i])
+            continue
+        value = a.get("value") if isinstance(a, dict) else None
+        if value.__class__ is not str or value.startswith("file://") or len(a) != len(p) \
+                or ckeys[i][1] is _NO_VALUE:
+            return None
+        for k, v in p.items():
+            if k != "value" and a.get(k, _NO_VALUE) != v:
                 return None
-            for k, v in p.items():
-                if k != "value" and a.get(k, _NO_VALUE) != v:
-                    return None
-            ckey = (ckeys[i][0], value)
-            known = _BUILT.get(ckey)
-            if known is None:
-                spec = _with_value(specs[i], a, iloc, f"{prefix}{i}]")
-                if len(_BUILT) >= _BUILT_MAX:
-                    _BUILT.clear()
-                _BUILT[ckey] = spec
-                out.append(spec)
-                new_ckeys.append(ckey)
-                continue
-        spec = _new(AssertionSpec)  # _located, inlined
-        fields = known.__dict__.copy()
-        fields["loc"] = iloc
-        fields["key_path"] = f"{prefix}{i}]"
-        _set(spec, "__dict__", fields)
-        out.append(spec)
+        ckey = (ckeys[i][0], value)
+        known = _BUILT.get(ckey)
+        if known is None:
+            known = _BUILT[ckey] = _with_value(specs[i], a, iloc, f"{prefix}{i}]")
+            if len(_BUILT) > _BUILT_MAX:
+                _BUILT.clear()
+            out.append(known)
+        else:
+            out.append(_located(known, iloc, f"{prefix}{i}]"))
         new_ckeys.append(ckey)
     prev.items, prev.ckeys, prev.specs = tuple(items), tuple(new_ckeys), tuple(out)
     return out
 
 
 _PREV = _Prev()
-
-
-def _remember(base_dir: str, items: Any, ckeys: tuple[Any, ...], specs: list[AssertionSpec],
-              plain: tuple[bool, ...] | None = None) -> None:
-    prev = _PREV
-    prev.base_dir, prev.items, prev.ckeys, prev.specs = base_dir, tuple(items), ckeys, tuple(specs)
-    prev.plain = plain if plain is not None else tuple(
-        [_plain(a, ck) for a, ck in zip(items, ckeys, strict=True)])
 
 
 def forget_previous() -> None:
@@ -247,8 +226,10 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
         both.append(_keys(a, base_dir))
     specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
     ckeys = tuple([b[0] for b in both])
-    if items and None not in ckeys:
-        _remember(base_dir, items, ckeys, specs)
+    if items and None not in ckeys:  # the list the next one is compared with (_from_previous)
+        prev = _PREV
+        prev.base_dir, prev.items, prev.ckeys, prev.specs = base_dir, tuple(items), ckeys, tuple(specs)
+        prev.plain = tuple([_plain(a, ck) for a, ck in zip(items, ckeys, strict=True)])
     return specs
 
 
