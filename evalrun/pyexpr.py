@@ -126,21 +126,13 @@ class UserFunction:
         except AssertionRuntimeError:
             raise
         except BaseException as e:  # user code may raise anything, sys.exit() and KeyboardInterrupt included
-            err = self._as_case_error(e)
-            if err is e:
+            error = isinstance(e, Exception)
+            msg = f"{type(e).__name__}: {e}" if error else user_exit_message(e)
+            if msg is None:  # a real Ctrl-C or a cancellation: it ends the run, not this case
                 raise
-            raise err from (e if isinstance(e, Exception) else None)
+            raise AssertionRuntimeError(f"{msg} (in {self._short()}){_js_note(self.source, e)}") \
+                from (e if error else None)
         return result
-
-    def _as_case_error(self, e: BaseException) -> BaseException:
-        """The error a user exception becomes: an AssertionRuntimeError for this case only. A real Ctrl-C or
-        a cancellation (for which user_exit_message gives None) is returned unchanged, to end the run."""
-        if isinstance(e, Exception):
-            return AssertionRuntimeError(f"{type(e).__name__}: {e} (in {self._short()}){_js_note(self.source, e)}")
-        msg = user_exit_message(e)
-        if msg is None:
-            return e
-        return AssertionRuntimeError(f"{msg} (in {self._short()})")
 
     def _arity(self) -> int:
         try:
@@ -161,15 +153,9 @@ def is_file_ref(code: Any) -> bool:
     return isinstance(code, str) and code.strip().startswith(pkgref.FILE)
 
 
-def compile_user_code(
-    code: str,
-    params: Sequence[str] = ("output", "context"),
-    *,
-    loc: Location | None = None,
-    key: str | None = None,
-    base_dir: str | None = None,
-    default_fn: str | None = None,
-) -> UserFunction:
+def compile_user_code(code: str, params: Sequence[str] = ("output", "context"), *, loc: Location | None = None,
+                      key: str | None = None, base_dir: str | None = None,
+                      default_fn: str | None = None) -> UserFunction:
     """Compile inline code or load a file:// function. ConfigError on any problem found statically."""
     if not isinstance(code, str) or not code.strip():
         raise ConfigError.at(loc, "expected Python code (an expression or file://x.py:fn)", key=key)
@@ -213,7 +199,7 @@ def looks_like_javascript(code: str) -> bool:
     return _JS_ONLY.search(_STRINGS.sub("''", code)) is not None
 
 
-def _js_note(code: str, e: Exception) -> str:
+def _js_note(code: str, e: BaseException) -> str:
     if isinstance(e, (AttributeError, NameError)) and looks_like_javascript(code):
         return f"; {_PY_EQUIVALENTS}"
     return ""
