@@ -31,25 +31,21 @@ class _StrictEquality(jinja2.ext.Extension):
         pending = None
         for tok in stream:
             if pending is not None:
-                if tok.type == "assign" and tok.lineno == pending.lineno:
-                    yield pending
+                yield pending
+                if tok.type == "assign" and tok.lineno == pending.lineno:  # the third `=` goes
                     pending = None
                     continue
-                yield pending
-                pending = None
-            if tok.type in ("eq", "ne"):
-                pending = tok
-                continue
-            yield tok
+            pending = tok if tok.type in ("eq", "ne") else None
+            if pending is None:
+                yield tok
         if pending is not None:
             yield pending
 
 
 def _dump(value: Any, indent: int | None = None) -> str:
     """Nunjucks' `dump` (JSON.stringify): compact, or indented by `indent` spaces."""
-    if indent:
-        return json.dumps(value, ensure_ascii=False, indent=indent, default=str)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return json.dumps(value, ensure_ascii=False, indent=indent or None, separators=None if indent else (",", ":"),
+                      default=str)
 
 
 def _load(text: Any) -> Any:
