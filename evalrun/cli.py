@@ -4,6 +4,7 @@ evalrun/commands/ imported only when chosen (`evalrun validate` never imports li
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -178,25 +179,17 @@ def _command(argv: Sequence[str] | None) -> int:
     try:
         module, function = _COMMANDS[args.command]
         return int(getattr(importlib.import_module(f"evalrun.commands.{module}"), function)(args))
-    except ConfigError as e:
-        if debug:
-            _print_traceback()
-        print(f"evalrun: {_redact(str(e))}", file=sys.stderr)
-        return EXIT_USAGE  # --debug shows the traceback, the exit code stays the same
     except EvalrunError as e:
-        if debug:
-            _print_traceback()
-        print(f"evalrun: error: {_redact(str(e))}", file=sys.stderr)
-        return EXIT_INTERNAL
+        if debug:  # the traceback; the exit code stays the same
+            import traceback  # only with --debug: not on every start-up
+
+            traceback.print_exc()
+        user = isinstance(e, ConfigError)
+        print(f"evalrun: {'' if user else 'error: '}{_redact(str(e))}", file=sys.stderr)
+        return EXIT_USAGE if user else EXIT_INTERNAL
     except KeyboardInterrupt:  # a second Ctrl-C during the run
         print("evalrun: interrupted", file=sys.stderr)
         return 130
-
-
-def _print_traceback() -> None:
-    import traceback  # only with --debug: not on every start-up
-
-    traceback.print_exc()
 
 
 def _redact(text: str) -> str:
@@ -215,12 +208,10 @@ class _GuardedStdout:
 
     def _divert(self) -> None:
         self._broken = True
-        try:
+        with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, self._stream.fileno())  # the interpreter's final flush must not fail either
             os.close(devnull)
-        except (OSError, ValueError):
-            pass
 
     def write(self, text: str) -> int:
         if self._broken:
