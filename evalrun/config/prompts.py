@@ -17,7 +17,6 @@ from evalrun.config import files, lenient
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
 from evalrun.errors import ConfigError, Location
-from evalrun.prompt_functions import load_prompt_function
 from evalrun.types import Messages, PromptSpec
 
 DEFAULT_PROMPT = "{{prompt}}"
@@ -106,6 +105,8 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = pkgref.split_ref(ref)
     if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
+        from evalrun.prompt_functions import load_prompt_function  # asyncio with it: only when used
+
         path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
         target = load_prompt_function(path, fn, loc=loc, key=key)
         return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]
