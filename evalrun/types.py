@@ -62,10 +62,8 @@ class ProviderSpec:
 @fast_init  # made per case: one __dict__ assignment instead of a setattr per field
 @dataclass(frozen=True)
 class AssertionSpec:
-    """One assertion as configured. `type` excludes the `not-` prefix, `negate` says it was there.
-
-    `value` may still hold templates (rendered per case). `children` is set for `assert-set`.
-    """
+    """One assertion as configured: `type` without the `not-` prefix (`negate` says it was there), `value` may hold
+    templates (rendered per case), `children` set for `assert-set`."""
 
     type: str
     negate: bool = False

@@ -81,9 +81,8 @@ _NO_VALUE = ("no string value",)
 
 
 def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
-    """(cache key, shape key) of an assertion mapping; (None, None) when it reads files or is an assert-set.
-    A mapping of scalars is keyed by its items (with their class: 1, 1.0 and True differ), its shape key leaves
-    out a string `value`; any other mapping is keyed by its repr and has no shape key."""
+    """(cache key, shape key) of an assertion mapping, (None, None) when it reads files or is an assert-set: its items
+    with their class (1, 1.0 and True differ), the shape without a string `value`; else its repr, no shape."""
     items: list[Any] = []
     value: Any = _NO_VALUE
     scalar = True
@@ -160,9 +159,8 @@ def _plain(raw: Any, ckey: Any) -> bool:
 
 
 def _from_previous(items: Any, base_dir: str, loc: Location | None, prefix: str) -> list[AssertionSpec] | None:
-    """The list built like the previous one when each item equals the previous list's item at its place or differs
-    only in its string `value` (then that value's spec, built once per distinct value); None otherwise. Only
-    items mapping keys to strings take part (string equality is exact); each spec gets its item's location."""
+    """The list built like the previous one when each item (keys to strings only: `==` is exact) equals the previous
+    list's item at its place or differs only in its string `value`; None otherwise."""
     prev = _PREV
     n = len(items)
     if prev.base_dir != base_dir or len(prev.items) != n:

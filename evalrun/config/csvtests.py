@@ -168,10 +168,8 @@ _TYPE_LIKE = re.compile(r"^(not-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(\(\d+(?:\.\d+)
 
 def _unsupported_prefix(s: str, type_names: tuple[str, ...], *, file: str | None, line: int,
                         key: str | None) -> None:
-    """Raise for `word:` / `word(N):` naming a promptfoo type evalrun lacks, or `word(N):` misspelling one of ours.
-
-    Anything else (`Time: 10:30`, `Paris: the capital`) is left to mean `equals`.
-    """
+    """Raise for `word:` / `word(N):` naming a promptfoo type evalrun lacks, or `word(N):` misspelling one of ours;
+    anything else (`Time: 10:30`, `Paris: the capital`) is left to mean `equals`."""
     m = _TYPE_LIKE.match(s)
     if not m:
         return

@@ -99,9 +99,8 @@ class TestFile:
 
     def specs(self, start: int, default: TestPart | None, *, lo: int = 0,
               hi: int | None = None) -> Generator[TestSpec, None, int]:
-        """The rows as TestSpecs numbered from `start`, `default` merged; only those numbered lo..hi-1 (in a
-        file counted before, the rows ahead of `lo` are skipped unparsed and a file outside the window is not
-        opened). Returns the number after this file's last row."""
+        """The rows numbered lo..hi-1 as TestSpecs (numbers from `start`, `default` merged; rows ahead of `lo` skipped
+        unparsed once counted); returns the number after this file's last row."""
         n = self.rows
         if n is not None and (start + n <= lo or (hi is not None and start >= hi)):
             return start + n
