@@ -73,16 +73,17 @@ def _check_threshold(type_: str, threshold: float | None, config: dict[str, Any]
                                   "can never be met as intended")
 
 
-#: Built specs by their raw mapping (see _keys): most tests share their assertion shapes, so a handler is built
+#: Built specs by their raw mapping (see _key): most tests share their assertion shapes, so a handler is built
 #: (and its arguments checked) once per distinct assertion, not once per test.
 _BUILT: dict[Any, AssertionSpec] = {}
 _BUILT_MAX = 4096
 _NO_VALUE = ("no string value",)
 
 
-def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
-    """(cache key, shape key) of an assertion mapping, (None, None) when it reads files or is an assert-set: its items
-    with their class (1, 1.0 and True differ), the shape without a string `value`; else its repr, no shape."""
+def _key(raw: dict[str, Any], base_dir: str) -> Any:
+    """The cache key of an assertion mapping, None when it reads files or is an assert-set: (its shape, its string
+    `value`) for a mapping of scalars (the shape: the other items with their class: 1, 1.0 and True differ), else
+    its repr."""
     items: list[Any] = []
     value: Any = _NO_VALUE
     scalar = True
@@ -90,7 +91,7 @@ def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
         cls = v.__class__
         if cls is str:
             if v.startswith("file://"):
-                return None, None
+                return None
             if k == "value":
                 value = v
             else:
@@ -102,16 +103,13 @@ def _keys(raw: dict[str, Any], base_dir: str) -> tuple[Any, Any]:
         else:
             scalar = False
             if isinstance(v, str) and v.startswith("file://"):
-                return None, None
+                return None
     if scalar:
-        shape = (base_dir, tuple(items))
-        return (shape, value), (shape if value is not _NO_VALUE else None)
+        return (base_dir, tuple(items)), value
     cfg = raw.get("config")
-    if isinstance(cfg, dict) and any(files.is_ref(v) for v in cfg.values()):
-        return None, None
-    if "assert" in raw:
-        return None, None
-    return (base_dir, repr(raw)), None
+    if "assert" in raw or isinstance(cfg, dict) and any(files.is_ref(v) for v in cfg.values()):
+        return None
+    return base_dir, repr(raw)
 
 
 _new = object.__new__
@@ -126,12 +124,6 @@ def _located(known: AssertionSpec, loc: Location | None, key: str) -> AssertionS
     fields["key_path"] = key
     _set(spec, "__dict__", fields)
     return spec
-
-
-#: Built specs by shape (see _keys): two assertions of one shape differ only in a string value, so the second
-#: is the first's spec with the new value and a handler built for it (which checks the value): no config,
-#: threshold or weight work again.
-_SHAPES: dict[Any, AssertionSpec] = {}
 
 
 def item_locs(items: Any, loc: Location | None) -> list[Location | None]:
@@ -217,13 +209,11 @@ def build_list(items: list[Any], *, base_dir: str, loc: Location | None, key: st
             return found
     locs = item_locs(items, loc)
     keys = [f"{prefix}{i}]" for i in range(len(items))]
-    both = []
     for i, a in enumerate(items):
         if not isinstance(a, dict):
             raise ConfigError.at(locs[i], f"expected an assertion mapping, got {a!r}", key=keys[i])
-        both.append(_keys(a, base_dir))
-    specs = [_build_keyed(a, base_dir, lc, ky, b) for a, lc, ky, b in zip(items, locs, keys, both, strict=True)]
-    ckeys = tuple([b[0] for b in both])
+    ckeys = tuple([_key(a, base_dir) for a in items])
+    specs = [_build_keyed(a, base_dir, lc, ky, ck) for a, lc, ky, ck in zip(items, locs, keys, ckeys, strict=True)]
     if items and None not in ckeys:  # the list the next one is compared with (_from_previous)
         prev = _PREV
         prev.base_dir, prev.items, prev.ckeys, prev.specs = base_dir, tuple(items), ckeys, tuple(specs)
@@ -246,26 +236,16 @@ def _with_value(shaped: AssertionSpec, raw: dict[str, Any], loc: Location | None
 
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
     """Build one assertion (already shape-checked by the schema) and its handler (shared by equal assertions)."""
-    return _build_keyed(raw, base_dir, loc, key, _keys(raw, base_dir))
+    return _build_keyed(raw, base_dir, loc, key, _key(raw, base_dir))
 
 
-def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: str,
-                 keys: tuple[Any, Any]) -> AssertionSpec:
-    ckey, skey = keys
+def _build_keyed(raw: dict[str, Any], base_dir: str, loc: Location | None, key: str, ckey: Any) -> AssertionSpec:
     if ckey is None:
         return _build(raw, base_dir=base_dir, loc=loc, key=key)
     known = _BUILT.get(ckey)
     if known is not None:
         return _located(known, loc, key)
-    shaped = _SHAPES.get(skey) if skey is not None else None
-    if shaped is not None:
-        spec = _with_value(shaped, raw, loc, key)
-    else:
-        spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
-        if skey is not None:
-            if len(_SHAPES) >= _BUILT_MAX:
-                _SHAPES.clear()
-            _SHAPES[skey] = spec
+    spec = _build(raw, base_dir=base_dir, loc=loc, key=key)
     if len(_BUILT) >= _BUILT_MAX:
         _BUILT.clear()
     _BUILT[ckey] = spec
