@@ -27,13 +27,7 @@ def is_strict() -> bool:
 
 def note(loc: Location | None, key: str, message: str) -> None:
     """Record that `key` at `loc` is ignored; raise instead under --strict."""
-    if is_strict():
-        raise ConfigError.at(loc, message, key=key,
-                             hint="promptfoo ignores this key; remove it (--strict makes ignored keys errors)")
-    where = f"{loc.file}:{loc.line}: " if loc and loc.file else ""
-    text = f"{where}{key}: {message}, ignored (promptfoo ignores it too; --strict makes it an error)"
-    if text not in _warnings:
-        _warnings.append(text)
+    warn(loc, key, f"{message}, ignored", "promptfoo ignores it too; remove it")
 
 
 def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once: object = None) -> None:
