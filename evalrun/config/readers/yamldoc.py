@@ -49,14 +49,9 @@ def _core_scalar(tag: str, value: str) -> Any:
         return value.lower() == "true"
     if tag.endswith(":null"):
         return None
-    if tag.endswith(":int"):
-        if value.startswith("0o"):
-            return int(value[2:], 8)
-        return int(value, 16) if value.startswith("0x") else int(value, 10)
-    lower = value.lower()
-    if lower.endswith("inf"):
-        return float("-inf") if lower.startswith("-") else float("inf")
-    return float("nan") if lower == ".nan" else float(value)
+    if tag.endswith(":int"):  # `012` is twelve (YAML 1.2), `0o12` ten
+        return int(value, 0 if value.startswith(("0o", "0x")) else 10)
+    return float(value.lower().replace(".inf", "inf").replace(".nan", "nan"))  # `-.inf`, `.NaN`
 
 
 _MERGE = "tag:yaml.org,2002:merge"
