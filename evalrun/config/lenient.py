@@ -25,11 +25,6 @@ def is_strict() -> bool:
     return _strict[0]
 
 
-def note(loc: Location | None, key: str, message: str) -> None:
-    """Record that `key` at `loc` is ignored; raise instead under --strict."""
-    warn(loc, key, f"{message}, ignored", "promptfoo ignores it too; remove it")
-
-
 def warn(loc: Location | None, key: str | None, message: str, hint: str, *, once: object = None) -> None:
     """Record `message` at `loc` as a warning, the first time for `once` (default: the text); raise it as a
     ConfigError with `hint` under --strict."""

@@ -154,7 +154,7 @@ def _validator(definition: str | None) -> Any:
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
     """Raise the schema violations of `doc` (in file order) as a ConfigError; `line` locates documents built
     outside a tracked file (CSV rows, generator output). An unknown key that is no near-miss of a valid one is
-    dropped with a warning (lenient.note), as promptfoo drops it, except on a test: promptfoo keeps those
+    dropped with a warning (lenient.warn), as promptfoo drops it, except on a test: promptfoo keeps those
     (`expected` in a JSONL row) for `context.test`, so they stay on the mapping (TestPart.extra)."""
     kept: list[tuple[dict[str, Any], str, Any]] = []
     try:
@@ -202,7 +202,7 @@ def _validate(doc: Any, file: str, definition: str | None, prefix: str, line: in
                     lenient.warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
                                  "ignores it there too)", "move it under the test's `options:`")
                 continue
-            lenient.note(loc, e.key or key, f"unknown key {key!r}")
+            lenient.warn(loc, e.key or key, f"unknown key {key!r}, ignored", "promptfoo ignores it too; remove it")
             mapping.pop(key, None)
     raise explained[0]
 
