@@ -27,7 +27,7 @@ class PromptSpec:
     #: promptfoo's per-prompt `config`, merged over the provider's config for calls with this prompt
     config: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: A prompt function (`file:///abs/prompts.js:fn`, `.mjs`, `.py`): called per case with {vars, provider}
-    #: to build the prompt (evalrun/prompt_functions.py); `raw` then holds the reference as written.
+    #: to build the prompt (config/prompts.py); `raw` then holds the reference as written.
     function: str | None = None
     #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
     #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/selection.py).

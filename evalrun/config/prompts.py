@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import inspect
 import io
 import json
 import os
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref, templating
 from evalrun.config import files, lenient
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.pyexpr import load_function
 from evalrun.types import Messages, PromptSpec
 
 DEFAULT_PROMPT = "{{prompt}}"
@@ -105,8 +108,6 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = pkgref.split_ref(ref)
     if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
-        from evalrun.prompt_functions import load_prompt_function  # asyncio with it: only when used
-
         path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
         target = load_prompt_function(path, fn, loc=loc, key=key)
         return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]
@@ -211,3 +212,65 @@ def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]
 
 def default() -> list[PromptSpec]:
     return [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]
+
+
+def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, key: str) -> str:
+    """A prompt function (`prompts: [file://prompts.js:fn]`, .py, .ts, ...) as `file:///abs/path[:fn]`, after
+    checking that it can be loaded (ConfigError otherwise)."""
+    suffix = path.suffix.lower()
+    ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
+    if suffix == ".py":
+        load_function(str(path), fn or "get_prompt", loc=loc, key=key)
+        return ref
+    from evalrun import jsnode  # asyncio with it: only for a JavaScript prompt function
+
+    if suffix not in jsnode.JS_EXTS:
+        raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
+                             hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
+    jsnode.require_js(path, fn, loc=loc, key=key, what=f"the prompt function {path.name}",
+                          instead="write the prompt as a template")
+    try:
+        jsnode.check_export(ref)
+    except AssertionRuntimeError as e:
+        raise ConfigError.at(loc, f"loading the prompt function failed: {e}", key=key,
+                             hint="export it: `module.exports.myPrompt = ({vars}) => ...` and write "
+                                  "file://prompts.js:myPrompt") from None
+    return ref
+
+
+def _result(value: Any, ref: str) -> tuple[str | Messages, dict[str, Any]]:
+    config: dict[str, Any] = {}
+    if isinstance(value, dict) and "prompt" in value:
+        config = dict(value.get("config") or {})
+        value = value["prompt"]
+    if isinstance(value, str):  # a JSON chat written as text, as promptfoo reads it
+        chat = templating.chat_from_json(value) if value.lstrip().startswith("[") else None
+        return chat or value, config
+    chat = templating.as_chat(value)
+    if chat is not None:
+        return chat, config
+    if value is None:
+        raise AssertionRuntimeError(f"prompt function {ref.rsplit('/', 1)[-1]} returned nothing")
+    return json.dumps(value, ensure_ascii=False), config
+
+
+async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any]) -> tuple[str | Messages,
+                                                                                          dict[str, Any]]:
+    """Call a prompt function for one case with promptfoo's `{vars, provider}`: it returns a string, a chat message
+    list, or `{prompt, config}`; AssertionRuntimeError when it fails."""
+    context = {"vars": vars, "provider": provider}
+    path, fn = pkgref.split_ref(ref)
+    if path.lower().endswith(".py"):
+        func = load_function(path, fn or "get_prompt", key="prompts")
+        try:
+            value = func(context)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as e:
+            raise AssertionRuntimeError(f"prompt function {os.path.basename(path)}: {type(e).__name__}: {e}") \
+                from None
+        return _result(value, ref)
+    from evalrun import jsnode
+
+    value = await jsnode.call_js_args(ref, [context], what=f"prompt function {os.path.basename(path)}")
+    return _result(value, ref)

@@ -114,7 +114,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         thread = env.conversations if env.conversations.applies(case) else None
         render_vars = case.vars if thread is None else {**case.vars, "_conversation": thread.history(case)}
         if case.prompt.function:  # a prompt function (promptfoo): it builds the prompt from the vars
-            from evalrun.prompt_functions import build_prompt
+            from evalrun.config.prompts import build_prompt
 
             try:
                 prompt, fn_config = await build_prompt(case.prompt.function, render_vars,
