@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from evalrun.config import selection
-from evalrun.config.selection import count_combinations, var_values
+from evalrun.config.suite import count_combinations, var_values
+from evalrun.config.suite import pairs as selected_pairs
 from evalrun.types import Case, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
@@ -61,8 +61,8 @@ def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:
 
 
 def pairs(suite: Suite, test: TestSpec) -> list[tuple[ProviderSpec, PromptSpec]]:
-    """(provider, prompt) pairs this test runs (config/selection.py)."""
-    return selection.pairs(test, suite.providers, suite.prompts)
+    """(provider, prompt) pairs this test runs (config/suite.py)."""
+    return selected_pairs(test, suite.providers, suite.prompts)
 
 
 #: The text of the vars that case ids hash: json.dumps(vars, sort_keys=True, ensure_ascii=False, default=str).

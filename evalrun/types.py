@@ -30,7 +30,7 @@ class PromptSpec:
     #: to build the prompt (config/prompts.py); `raw` then holds the reference as written.
     function: str | None = None
     #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
-    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/selection.py).
+    #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/suite.py).
     group: str | None = None
 
     @property

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from evalrun.config import load, selection
+from evalrun.config import load
+from evalrun.config import suite as selection
 from evalrun.errors import ConfigError
 from evalrun.types import PromptSpec
 from tests.test_promptfoo_compat_features import run_suite, write

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from evalrun.config.selection import count_combinations
+from evalrun.config.suite import count_combinations
 from evalrun.errors import ConfigError, Location, UsageError
 from evalrun.expand import count_cases, pairs
 from evalrun.types import AssertionSpec, Suite, TestSpec

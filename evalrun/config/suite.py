@@ -1,4 +1,6 @@
-"""Merged FileConfig -> Suite: defaultTest merged into each test, filters and templates checked."""
+"""Merged FileConfig -> Suite: defaultTest merged into each test, filters and templates checked; and what a test
+runs: the prompts and providers it selects (promptfoo's matching rules) and its var combinations, counted here and
+expanded by expand.py."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from evalrun.config import checks, selection
+from evalrun.config import checks
 from evalrun.config import prompts as prompt_parser
 from evalrun.config.configfile import FileConfig
 from evalrun.config.testpart import TestPart
@@ -19,13 +21,86 @@ from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
+def _match(pattern: str, names: Sequence[str | None]) -> bool:
+    if pattern.endswith("*"):
+        return any(n is not None and n.startswith(pattern[:-1]) for n in names)
+    return pattern in names
+
+
+def prompt_matches(ref: str, prompt: PromptSpec) -> bool:
+    """promptfoo's doesPromptRefMatch: label or id, equal, by `*` prefix, or as the `REF:` group of a label."""
+    names = (prompt.label, prompt.id)
+    if _match(ref, names) or ref == prompt.group:
+        return True
+    group = ref + ":"
+    return any(n.startswith(group) for n in names)
+
+
+def prompt_allowed(filters: Sequence[str] | None, prompt: PromptSpec) -> bool:
+    return filters is None or any(prompt_matches(f, prompt) for f in filters)
+
+
+_FILE = "file://"
+
+
+def _norm_ref(ref: str) -> str:
+    return os.path.normpath(ref[len(_FILE):]) if ref.startswith(_FILE) else ref
+
+
+def _provider_match(pattern: str, provider: ProviderSpec) -> bool:
+    written = provider.written_id
+    if _match(pattern, (provider.label, provider.id, written)):
+        return True
+    if not pattern.startswith(_FILE) or pattern.endswith("*"):
+        return False
+    want = _norm_ref(pattern)
+    return want in (_norm_ref(provider.id), _norm_ref(written) if written else None)
+
+
+def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> bool:
+    return filters is None or any(_provider_match(f, provider) for f in filters)
+
+
+def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
+    """The first filter entry that matches no prompt."""
+    return next((f for f in filters or () if not any(prompt_matches(f, p) for p in prompts)), None)
+
+
+def unknown_provider(filters: Sequence[str] | None, providers: Sequence[ProviderSpec]) -> str | None:
+    return next((f for f in filters or () if not any(_provider_match(f, p) for p in providers)), None)
+
+
+def pairs(test: TestSpec, providers: Sequence[ProviderSpec],
+          prompts: Sequence[PromptSpec]) -> list[tuple[ProviderSpec, PromptSpec]]:
+    """(provider, prompt) pairs the test runs, providers outer, prompts inner, filters applied."""
+    return [(prov, prompt) for prov in providers if provider_allowed(test.providers, prov) for prompt in prompts
+            if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
+
+
+def var_values(value: Any, expand: bool = True) -> list[Any]:
+    """The values one var takes: a list of strings expands (promptfoo: first element a string)."""
+    if expand and isinstance(value, list) and value and isinstance(value[0], str):
+        return value
+    return [value]
+
+
+def count_combinations(vars: dict[str, Any], expand: bool = True) -> int:
+    """Number of var combinations: the product of the lengths of the lists that expand (see var_values)."""
+    n = 1
+    if expand:
+        for v in vars.values():  # a plain loop (no generator): this runs once per test
+            if isinstance(v, list) and v and isinstance(v[0], str):
+                n *= len(v)
+    return n
+
+
 def _known(bad: str, names: list[str], what: str) -> str:
     return did_you_mean(bad, names) or f"{what}: {', '.join(names)[:300]}"
 
 
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
     for i, prov in enumerate(providers):
-        bad = selection.unknown_prompt(prov.prompts, prompts)
+        bad = unknown_prompt(prov.prompts, prompts)
         if bad is not None:
             raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
                                  key=f"providers[{i}].prompts", hint=_known(bad, [p.label for p in prompts],
@@ -33,18 +108,18 @@ def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> 
 
 
 def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
-    bad = selection.unknown_prompt(test.prompts, prompts)
+    bad = unknown_prompt(test.prompts, prompts)
     if bad is not None:
         raise ConfigError.at(test.loc, f"prompt {bad!r} is not defined", key=f"{test.key_path}.prompts",
                              hint=_known(bad, [p.label for p in prompts], "prompt labels"))
-    bad = selection.unknown_provider(test.providers, providers)
+    bad = unknown_provider(test.providers, providers)
     if bad is not None:
         raise ConfigError.at(test.loc, f"provider {bad!r} is not defined", key=f"{test.key_path}.providers",
                              hint=_known(bad, [p.name for p in providers], "providers"))
 
 
 def _used_prompts(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> list[PromptSpec]:
-    used = {id(prompt) for _, prompt in selection.pairs(test, providers, prompts)}
+    used = {id(prompt) for _, prompt in pairs(test, providers, prompts)}
     return [p for p in prompts if id(p) in used]
 
 
@@ -162,12 +237,12 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         if streamed or on_test is not None:
             n_pairs = pairs_memo.get(fkey)
             if n_pairs is None:
-                n_pairs = pairs_memo[fkey] = len(selection.pairs(test, providers, prompts))
+                n_pairs = pairs_memo[fkey] = len(pairs(test, providers, prompts))
             expand_on = not (no_expansion or test.options.get("disableVarExpansion"))
             if on_test is not None:
                 on_test(test, n_pairs, expand_on)
         if streamed:
-            case_counts.append(n_pairs * selection.count_combinations(test.vars, expand_on) if n_pairs else 0)
+            case_counts.append(n_pairs * count_combinations(test.vars, expand_on) if n_pairs else 0)
         else:
             kept.append(test)
         if on_progress is not None and count % PROGRESS_EVERY == 0:
