@@ -36,19 +36,13 @@ def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "evalrun"
 
 
-def is_secret_param(name: str) -> bool:
-    """True for api_key and other credential parameters (never `max_tokens`)."""
-    lower = name.lower()
-    return lower in SECRET_PARAMS or lower.endswith(_SECRET_SUFFIXES)
-
-
 def _split(params: Mapping[str, Any], secret: bool) -> dict[str, Any]:
     """The parameters without their credentials (secret=False), or only those (secret=True)."""
     out: dict[str, Any] = {}
     for name, value in params.items():
         if name in ("headers", "extra_headers") and isinstance(value, Mapping):
             out[name] = {k: v for k, v in value.items() if (str(k).lower() in SECRET_HEADERS) == secret}
-        elif is_secret_param(name) == secret:
+        elif (name.lower() in SECRET_PARAMS or name.lower().endswith(_SECRET_SUFFIXES)) == secret:
             out[name] = value
     return out
 

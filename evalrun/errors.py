@@ -28,16 +28,8 @@ class Location:
 class ConfigError(EvalrunError):
     """A user mistake in a config, test file or command line: ``FILE:LINE: key.path: message`` and ``hint: ...``."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        file: str | None = None,
-        line: int = 0,
-        key: str | None = None,
-        hint: str | None = None,
-        used_by: str | None = None,
-    ) -> None:
+    def __init__(self, message: str, *, file: str | None = None, line: int = 0, key: str | None = None,
+                 hint: str | None = None, used_by: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.file = file
