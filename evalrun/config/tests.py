@@ -150,8 +150,6 @@ def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> lis
     if path_s.startswith(("http://", "https://")):
         raise ConfigError.at(loc, "tests from URLs (e.g. Google Sheets) are not supported", key=key,
                              hint="download the sheet as CSV and reference the file")
-    if path_s.lower().endswith(".py"):
-        return list[TestItem](_from_generator(ref, None, base_dir, loc, key))
     out: list[TestItem] = []
     for path in files.expand(path_s, base_dir, loc=loc, key=key):
         # promptfoo resolves the file:// paths inside a test file from the config's folder (files.TestFileDir)
