@@ -163,6 +163,9 @@ PROMPTFOO_ONLY_TYPES: dict[str, str] = {
     "conversation-relevance": "", "tool-call-f1": "", "trace-span-count": "", "trace-span-duration": "",
     "trace-error-spans": "",
 }
+#: `__expected` prefixes that name the type of the code or rubric after them.
+_CODE_PREFIXES = {"javascript:": "javascript", "fn:": "javascript", "eval:": "javascript", "grade:": "llm-rubric",
+                  "llm-rubric:": "llm-rubric", "python:": "python"}
 _TYPE_LIKE = re.compile(r"^(not-)?([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(\(\d+(?:\.\d+)?\))?:")
 
 
@@ -175,13 +178,9 @@ def _unsupported_prefix(s: str, type_names: tuple[str, ...], *, file: str | None
         return
     negate, word, thr = m.group(1) or "", m.group(2), m.group(3)
     if word in PROMPTFOO_ONLY_TYPES:
-        advice = PROMPTFOO_ONLY_TYPES[word]
-        if advice.startswith(word):
-            raise ConfigError(f"__expected {s[:60]!r}: {advice}", file=file, line=line, key=key,
-                              hint="check the output with `llm-rubric:`, `rouge-n(0.5):` or `levenshtein(5):`")
         raise ConfigError(f"__expected {s[:60]!r}: {negate}{word} is a promptfoo assertion type that evalrun "
                           "does not support", file=file, line=line, key=key,
-                          hint=advice or "run `evalrun list` to see every assertion type")
+                          hint=PROMPTFOO_ONLY_TYPES[word] or "run `evalrun list` to see every assertion type")
     if thr and type_names:
         hint = did_you_mean(word, type_names)
         if hint:
@@ -193,14 +192,9 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
                    key: str | None = None) -> dict[str, Any]:
     """promptfoo's `__expected` shorthand -> an assertion mapping (see the module doc)."""
     s = expected
-    for prefix in ("javascript:", "fn:", "eval:"):
+    for prefix, type_ in _CODE_PREFIXES.items():
         if s.startswith(prefix):
-            return {"type": "javascript", "value": s[len(prefix):].strip()}
-    for prefix in ("grade:", "llm-rubric:"):
-        if s.startswith(prefix):
-            return {"type": "llm-rubric", "value": s[len(prefix):].strip()}
-    if s.startswith("python:"):
-        return {"type": "python", "value": s[len("python:"):].strip()}
+            return {"type": type_, "value": s[len(prefix):].strip()}
     if files.is_ref(s):
         path, _ = pkgref.split_ref(s)
         if path.endswith(".py"):

@@ -47,12 +47,10 @@ def _branch_fits(err: Any) -> bool:
     return not (err.validator == "type" and not err.relative_path)
 
 
-def _overlap(alt: dict[str, Any], instance: dict[str, Any], err: Any) -> int:
+def _overlap(alt: dict[str, Any], instance: dict[str, Any]) -> int:
     """How many of the instance's keys an anyOf alternative declares (after one $ref)."""
-    ref = alt.get("$ref")
-    if ref is not None:
-        root = runtime_schema(None)
-        alt = root["$defs"].get(ref.rsplit("/", 1)[1], {})
+    if "$ref" in alt:
+        alt = runtime_schema(None)["$defs"].get(alt["$ref"].rsplit("/", 1)[1], {})
     return sum(1 for k in instance if k in alt.get("properties", {}))
 
 
@@ -63,7 +61,7 @@ def _best(err: Any) -> Any:
     if not fitting:
         return None
     if isinstance(err.instance, dict):
-        scores = {i: _overlap(alt, err.instance, err) for i, alt in enumerate(err.validator_value)}
+        scores = {i: _overlap(alt, err.instance) for i, alt in enumerate(err.validator_value)}
         return min(fitting, key=lambda e: (-scores.get(e.relative_schema_path[0], 0), -len(e.absolute_path)))
     return max(fitting, key=lambda e: len(e.absolute_path))
 
