@@ -45,9 +45,7 @@ def is_retryable_status(status: int | None) -> bool:
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
     """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None when absent or bad."""
-    if value is None:
-        return None
-    text = str(value).strip()
+    text = "" if value is None else str(value).strip()
     if not text:
         return None
     try:
@@ -79,10 +77,7 @@ class RetryPolicy:
         raw = os.environ.get("EVALRUN_MAX_RETRIES", "").strip()
         if not raw:
             return cls()
-        try:
-            attempts = int(raw)
-        except ValueError:
-            attempts = 0
+        attempts = int(raw) if raw.lstrip("+-").isdigit() else 0
         if attempts < 1:
             raise ConfigError(f"EVALRUN_MAX_RETRIES={raw!r} is not a whole number >= 1",
                               key="EVALRUN_MAX_RETRIES",
