@@ -27,18 +27,16 @@ def _exit_interrupted(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def exit_on_interrupt() -> Iterator[None]:
     """Ctrl-C ends the process at once, exit code 130 (when SIGINT has Python's default handler)."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:  # ignored, or an embedding program's
-        yield
-        return
-    try:
-        signal.signal(signal.SIGINT, _exit_interrupted)
-    except ValueError:  # not the main thread
-        yield
-        return
+    installed = False
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored, nor an embedding program's
+        with contextlib.suppress(ValueError):  # not the main thread
+            signal.signal(signal.SIGINT, _exit_interrupted)
+            installed = True
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager
