@@ -71,7 +71,7 @@ class _NodeProcess:
             self.stderr_tail = (self.stderr_tail + line)[-2000:]
 
     def send(self, payload: dict[str, Any]) -> Future[dict[str, Any]]:
-        rid, fut = next(self.ids), Future()
+        rid, fut = next(self.ids), Future[dict[str, Any]]()
         env_key = hash(frozenset(os.environ.items()))
         with self.lock:
             if env_key != self.env_key:  # user code sees the environment as it is now, as in promptfoo
