@@ -269,7 +269,7 @@ def _npm_global_root() -> str | None:
 
 
 def find_tsx(start: str | Path) -> Path | None:
-    """The loader of the tsx package the user has (module docstring), or None."""
+    """The loader of the tsx package the user has (docs/design-notes.md), or None."""
     tail = Path("tsx", "dist", "loader.mjs")
     for base in (Path(start).resolve(), Path.cwd()):
         for folder in (base, *base.parents):

@@ -80,7 +80,7 @@ def _inside(spec: AssertionSpec, test: TestSpec) -> bool:
 
 @dataclasses.dataclass
 class Suspects:
-    """Likely typos found so far in a pass over the tests (module docstring), and the var names tests define."""
+    """Likely typos found so far in a pass over the tests (docs/design-notes.md), and the var names tests define."""
 
     defined: set[str] = dataclasses.field(default_factory=set)
     found: list[tuple[str, ConfigError, tuple[Any, ...]]] = dataclasses.field(default_factory=list)
@@ -100,8 +100,8 @@ class Suspects:
 def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
                prompt: PromptSpec | None = None, suspects: Suspects | None = None,
                reads: Collection[str] = ()) -> None:
-    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see the
-    module docstring for `suspects` and `reads`, the variables the test's templates read), else a warning (an
+    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see
+    docs/design-notes.md for `suspects` and `reads`, the variables the test's templates read), else a warning (an
     error under --strict): promptfoo renders it as empty text."""
     near = closest(name, defined - BUILTIN_VARS)
     deferred = near is not None and near in reads and suspects is not None

@@ -144,7 +144,8 @@ def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
 
 
 def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[..., Any]]:
-    """`nunjucksFilters` -> {name: callable} (see the module doc)."""
+    """`nunjucksFilters` -> {name: callable}: `file://f.js[:fn]` runs in evalrun's Node.js process, `file://f.py[:fn]`
+    is called (default `fn`: the filter's name)."""
     out: dict[str, Callable[..., Any]] = {}
     for name, ref in (node or {}).items():
         key = f"nunjucksFilters.{name}"

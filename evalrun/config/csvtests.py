@@ -190,7 +190,7 @@ def _unsupported_prefix(s: str, type_names: tuple[str, ...], *, file: str | None
 
 def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | None = None, line: int = 0,
                    key: str | None = None) -> dict[str, Any]:
-    """promptfoo's `__expected` shorthand -> an assertion mapping (see the module doc)."""
+    """promptfoo's `__expected` shorthand -> an assertion mapping (docs/config.md)."""
     s = expected
     for prefix, type_ in _CODE_PREFIXES.items():
         if s.startswith(prefix):

@@ -89,7 +89,7 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
 
 
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
-    """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (module docstring)."""
+    """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (docs/design-notes.md)."""
     if isinstance(value, str):
         if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
             return value
