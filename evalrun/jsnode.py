@@ -4,7 +4,6 @@ process is replaced. TypeScript runs without a build step, as promptfoo runs it 
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import itertools
@@ -158,6 +157,8 @@ def _reply_value(reply: dict[str, Any], what: str) -> Any:
 
 async def _ask(payload: dict[str, Any], what: str) -> Any:
     """Send one request to the shared node process and return its value; past EVALRUN_JS_TIMEOUT a CodeTimeout."""
+    import asyncio  # here: providers/ and config/ import this module, and loading a config needs no event loop
+
     proc, limit = _process(), timeout_s()
     try:
         reply = await asyncio.wait_for(asyncio.wrap_future(proc.send(payload)), limit)

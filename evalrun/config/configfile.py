@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import pkgref, template_names, templating
+from evalrun import jsnode, pkgref, template_names, templating
 from evalrun.config import files, prompts, providers
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
@@ -136,8 +136,6 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
 
 def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
     def run(value: Any, *args: Any) -> Any:
-        from evalrun import jsnode  # asyncio with it: only for a JavaScript filter
-
         return jsnode.call_js_sync(ref, [value, *args], base_dir=base_dir, what=f"filter {name!r}")
 
     return run
@@ -153,8 +151,6 @@ def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callab
         path_s, fn = pkgref.split_ref(ref)
         path = files.expand(path_s, base_dir, loc=where, key=key)[0]
         suffix = path.suffix.lower()
-        from evalrun import jsnode
-
         if suffix in jsnode.JS_EXTS:
             target = jsnode.require_js(path, fn, loc=where, key=key, what=f"filter {name!r} ({path.name})",
                                            instead="write the filter in Python (file://filter.py:fn)")

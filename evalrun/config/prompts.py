@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalrun import pkgref, templating
+from evalrun import jsnode, pkgref, templating
 from evalrun.config import files, lenient
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
@@ -222,8 +222,6 @@ def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, ke
     if suffix == ".py":
         load_function(str(path), fn or "get_prompt", loc=loc, key=key)
         return ref
-    from evalrun import jsnode  # asyncio with it: only for a JavaScript prompt function
-
     if suffix not in jsnode.JS_EXTS:
         raise ConfigError.at(loc, f"prompt functions in {suffix} files are not supported ({path.name})", key=key,
                              hint="write the function in JavaScript (.js/.mjs), TypeScript (.ts) or Python (.py)")
@@ -270,7 +268,5 @@ async def build_prompt(ref: str, vars: dict[str, Any], provider: dict[str, Any])
             raise AssertionRuntimeError(f"prompt function {os.path.basename(path)}: {type(e).__name__}: {e}") \
                 from None
         return _result(value, ref)
-    from evalrun import jsnode
-
     value = await jsnode.call_js_args(ref, [context], what=f"prompt function {os.path.basename(path)}")
     return _result(value, ref)
