@@ -197,15 +197,10 @@ def env_names_of(source: str) -> frozenset[str]:
         return frozenset()
     from jinja2 import nodes
 
-    out: set[str] = set()
     tree = parse(source)
-    for get in tree.find_all(nodes.Getattr):
-        if isinstance(get.node, nodes.Name) and get.node.name == "env":
-            out.add(get.attr)
-    for item in tree.find_all(nodes.Getitem):
-        if isinstance(item.node, nodes.Name) and item.node.name == "env" and isinstance(item.arg, nodes.Const) \
-                and isinstance(item.arg.value, str):
-            out.add(item.arg.value)
+    out = {g.attr for g in tree.find_all(nodes.Getattr) if isinstance(g.node, nodes.Name) and g.node.name == "env"}
+    out |= {i.arg.value for i in tree.find_all(nodes.Getitem) if isinstance(i.node, nodes.Name)
+            and i.node.name == "env" and isinstance(i.arg, nodes.Const) and isinstance(i.arg.value, str)}
     return frozenset(out)
 
 
@@ -223,11 +218,5 @@ def env_fallbacks(source: str) -> frozenset[str]:
     guarded += [getattr(n, "test", None) for n in tree.find_all((nodes.If, nodes.CondExpr))]
     guarded += [f.node for f in tree.find_all(nodes.Filter) if f.name in ("default", "d")]
     guarded += [t.node for t in tree.find_all(nodes.Test) if t.name in ("defined", "undefined")]
-    out: set[str] = set()
-    for node in guarded:
-        if node is None:
-            continue
-        for get in [node, *node.find_all(nodes.Getattr)]:
-            if isinstance(get, nodes.Getattr) and isinstance(get.node, nodes.Name) and get.node.name == "env":
-                out.add(get.attr)
-    return frozenset(out)
+    return frozenset(g.attr for node in guarded if node is not None for g in [node, *node.find_all(nodes.Getattr)]
+                     if isinstance(g, nodes.Getattr) and isinstance(g.node, nodes.Name) and g.node.name == "env")
