@@ -60,10 +60,8 @@ def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
 def test_name(test: TestSpec) -> str:
     """A test as messages name it: its key path (`tests[4]`, 0-based) and description; a streamed row by its line."""
     path = test.key_path
-    if not path or path.startswith("["):
-        name = f"the test at {test.loc}" if test.loc else f"tests[{test.index}]"
-    else:
-        name = path
+    name = path if path and not path.startswith("[") else f"the test at {test.loc}" if test.loc else \
+        f"tests[{test.index}]"
     return f"{name} ({test.description!r})" if test.description else name
 
 

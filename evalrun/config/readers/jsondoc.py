@@ -125,8 +125,6 @@ def parse_json(text: str, file: str) -> Any:
     except json.JSONDecodeError as e:
         raise ConfigError(f"invalid JSON: {e.msg}", file=file, line=e.lineno,
                           hint="check commas, quotes and brackets") from None
-    except RecursionError:  # pragma: no cover - the reader stops at MAX_DEPTH first
-        pass
     raise ConfigError("invalid JSON", file=file, line=reader.line(min(reader.at, len(text))),
                       hint="check commas, quotes and brackets")
 

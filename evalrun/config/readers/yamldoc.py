@@ -184,8 +184,5 @@ def parse_yaml(text: str, file: str) -> Any:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         raise ConfigError(f"invalid YAML: {e}", file=file, line=mark.line + 1 if mark else 1,
                           hint="check the file's syntax") from None
-    except RecursionError:  # a safety net: the depth limit should make this unreachable
-        raise ConfigError("the file is nested too deeply to read", file=file, line=1,
-                          hint="flatten its lists and mappings") from None
     finally:
         loader.dispose()
