@@ -17,9 +17,7 @@ from evalrun.types import Case, PromptSpec, ProviderSpec, Suite, TestSpec
 
 
 def _repeat(suite: Suite, repeat: int | None) -> int:
-    if repeat is not None:
-        return max(1, int(repeat))
-    return max(1, int(suite.evaluate_options.get("repeat") or 1))
+    return max(1, int(repeat if repeat is not None else suite.evaluate_options.get("repeat") or 1))
 
 
 def _expands(suite: Suite, test: TestSpec) -> bool:
