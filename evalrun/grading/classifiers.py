@@ -150,7 +150,7 @@ def _scores(raw: Mapping[Any, Any], who: str) -> Scores:
 async def _call_hf(c: ClassifierSpec, text: str) -> Scores:
     import aiohttp  # lazily: validate and runs without a classifier never import it
 
-    from evalrun.providers.http_session import proxy_for
+    from evalrun.providers.http_ import proxy_for
 
     model = c.id.split(":", 2)[2]
     token_kind = ":token-classification:" in c.id

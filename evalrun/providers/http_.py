@@ -1,25 +1,22 @@
 """`http(s)://URL` (or `http` / `https` / `https:NAME` with `config.url`): an HTTP endpoint called per case.
 
-`config:` keys (promptfoo's, docs/running.md): method (POST; GET sends no body), headers, body (templates see the
-vars and `prompt`), queryParams, responsePath (a path into the JSON reply such as `json.answer`; default the whole
-body), transformResponse (such a path, or JavaScript over json, text, context), contextPath (the output's metadata
-`context`), timeoutMs (60000), maxRetries (default: the EVALRUN_MAX_RETRIES policy). Retried as model calls are
-(evalrun/retry.py); no caching.
+Its `config:` keys are promptfoo's (docs/running.md). Also evalrun's one HTTP client: aiohttp (not httpx: 2.4-4.4
+ms of CPU per request against 0.45-0.7, benchmarks/README.md), one session per event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, as_text
-from evalrun.providers.http_session import LoopSession, proxy_for
 from evalrun.retry import (
     RetryPolicy,
     call_with_retries,
@@ -33,6 +30,56 @@ from evalrun.types import Messages, Output, ProviderSpec
 _PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")
 _ALLOWED = frozenset({"url", "method", "headers", "body", "queryParams", "responsePath", "transformResponse",
                       "contextPath", "timeoutMs", "maxRetries"})
+
+
+@functools.lru_cache(maxsize=64)
+def proxy_for(url: str) -> str | None:
+    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), once per URL as urllib does; sessions use
+    trust_env=False, with which aiohttp would look it up in a thread on every request."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+async def _close_with_loop(session: Any) -> AsyncIterator[None]:
+    """Closes the session with its event loop (asyncio.run's shutdown_asyncgens) when nobody calls aclose()."""
+    try:
+        yield
+    finally:
+        if not session.closed:
+            await session.close()
+
+
+class LoopSession:
+    """An aiohttp.ClientSession for the running event loop (connections kept alive), made on first use and
+    made again when a later call runs in another loop. `limit` caps the connections (0: none)."""
+
+    def __init__(self, *, limit: int = 100) -> None:
+        self.limit = limit
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closer: Any = None
+
+    async def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            import aiohttp
+
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.limit),
+                                                  trust_env=False)
+            self._loop = loop
+            self._closer = _close_with_loop(self._session)
+            await self._closer.asend(None)
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
 
 
 def parse_path(path: str) -> list[str | int]:

@@ -1,19 +1,17 @@
-"""A lean transport for OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LocalAI, a gateway): one aiohttp POST.
-
-For `openai/<model>` at an `api_base`, with only parameters litellm passes to such a server unchanged and a model
-litellm has no price for, this sends the request body litellm would (litellm spends ~5-10 ms of CPU per call,
-this a few hundred microseconds: benchmarks/README.md, "LLM path CPU"). Its exceptions are classified by
-`litellm_errors.to_provider_error` as litellm's are. `EVALRUN_LLM_TRANSPORT=litellm` turns it off.
+"""A lean transport for OpenAI-compatible servers (vLLM, llama.cpp, Ollama, a gateway): one aiohttp POST, the
+request body litellm would send, at ~0.4 ms of CPU a call against litellm's 8-10 (benchmarks/README.md).
+`EVALRUN_LLM_TRANSPORT=litellm` turns it off; its errors are classified by `litellm_errors` as litellm's are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from typing import Any
 
-from evalrun.providers.http_session import LoopSession, proxy_for
+from evalrun.providers.http_ import LoopSession, proxy_for
 
 #: Request-body parameters litellm forwards unchanged to an OpenAI-compatible chat completions endpoint.
 BODY_PARAMS = frozenset({
@@ -25,92 +23,58 @@ CALL_PARAMS = frozenset({"api_base", "api_key", "timeout", "num_retries", "max_r
                          "organization"})
 
 
-class HTTPStatusError(Exception):
-    """A non-2xx reply (named like the attributes litellm's exceptions carry, for to_provider_error)."""
+class DirectError(Exception):
+    """A failed call, worded as litellm words it ("Request timed out", "Connection error: ...", a JSON parse
+    error, "not a chat completion: ..."); `status_code` and `headers` for a non-2xx reply."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str]) -> None:
+    def __init__(self, message: str, status: int | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status_code = status
-        self.message = message
-        self.headers = headers
+        self.message, self.status_code, self.headers = message, status, headers
 
 
-class Timeout(Exception):  # noqa: N818 - the class name is what to_provider_error recognises
-    """The request took longer than `timeout` seconds."""
-
-
-class APIConnectionFailure(Exception):
-    """The server could not be reached or dropped the connection ("connection error: ...")."""
-
-
-class InvalidJSON(Exception):
-    """The server answered 2xx with a body that is not JSON ("invalid json: ...")."""
-
-
-def enabled() -> bool:
-    return os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() != "litellm"
-
-
-_PRICED: frozenset[str] | None = None
-
-
+@functools.cache
 def priced_models() -> frozenset[str]:
-    """Model names in litellm's bundled price map, read from its JSON file without importing litellm (~30 ms,
-    once). The same map litellm prices with when LITELLM_LOCAL_MODEL_COST_MAP is set, as evalrun sets it."""
-    global _PRICED
-    if _PRICED is None:
-        import importlib.util
-        from pathlib import Path
+    """Model names in litellm's bundled price map (the one it prices with under LITELLM_LOCAL_MODEL_COST_MAP, as
+    evalrun sets it), read from its JSON file without importing litellm (~30 ms, once)."""
+    import importlib.util
+    from pathlib import Path
 
-        names: frozenset[str] = frozenset()
-        spec = importlib.util.find_spec("litellm")
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            path = Path(folder) / "model_prices_and_context_window_backup.json"
-            try:
-                names = frozenset(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
-                continue
-            break
-        _PRICED = names
-    return _PRICED
-
-
-class NotAChatCompletion(Exception):
-    """The server answered 2xx with JSON that has no `choices` (not a chat completion)."""
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            return frozenset(json.loads((Path(folder) / "model_prices_and_context_window_backup.json").read_text(
+                encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return frozenset()
 
 
 class DirectOpenAI:
-    """One aiohttp session per event loop (connections kept alive), created on the first call."""
-
     def __init__(self) -> None:
-        # No connection limit of our own: the transport's semaphore bounds the requests in flight.
-        self._sessions = LoopSession(limit=0)
+        self._sessions = LoopSession(limit=0)  # no limit of its own: the transport's semaphore bounds requests
 
     @staticmethod
     def accepts(model: str, kwargs: dict[str, Any]) -> bool:
-        """An OpenAI-compatible server at `api_base`, parameters litellm forwards as they are, and a model name
-        litellm has no price for (a priced name goes through litellm, which prices the reply)."""
-        if not model.startswith("openai/") or not kwargs.get("api_base") or not enabled():
+        """An OpenAI-compatible server at `api_base` (chat completions, not the Responses API), parameters litellm
+        forwards as they are, and a model name litellm has no price for (litellm prices a priced one)."""
+        if not model.startswith("openai/") or model.startswith("openai/responses/") or not kwargs.get("api_base"):
             return False
-        if model.startswith("openai/responses/"):  # the Responses API: litellm's bridge, not chat/completions
+        if os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() == "litellm":
             return False
         if not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
             return False
-        name = model.split("/", 1)[1]
         priced = priced_models()
-        return name not in priced and model not in priced
+        return model.split("/", 1)[1] not in priced and model not in priced
 
     async def aclose(self) -> None:
         await self._sessions.aclose()
 
     async def complete(self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
-        """POST {api_base}/chat/completions; the reply's JSON (raises the exceptions above)."""
+        """POST {api_base}/chat/completions; the reply's JSON (raises DirectError)."""
         import aiohttp
 
         body: dict[str, Any] = {"model": model.split("/", 1)[1], "messages": messages}
-        for k, v in kwargs.items():
-            if k in BODY_PARAMS and v is not None:
-                body[k] = v
+        body.update((k, v) for k, v in kwargs.items() if k in BODY_PARAMS and v is not None)
         headers = {"Content-Type": "application/json"}
         if kwargs.get("api_key"):
             headers["Authorization"] = f"Bearer {kwargs['api_key']}"
@@ -123,20 +87,18 @@ class DirectOpenAI:
             session = await self._sessions.get()
             async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout,
                                     proxy=proxy_for(url)) as resp:
-                data = await resp.read()
-                status = resp.status
-                resp_headers = dict(resp.headers)
+                text = (await resp.read()).decode("utf-8", errors="replace")
+                status, resp_headers = resp.status, dict(resp.headers)
         except asyncio.TimeoutError:
-            raise Timeout("Request timed out") from None
+            raise DirectError("Request timed out") from None
         except aiohttp.ClientError as e:
-            raise APIConnectionFailure(f"Connection error: {e}") from None
-        text = data.decode("utf-8", errors="replace")
+            raise DirectError(f"Connection error: {e}") from None
         if status >= 300:
-            raise HTTPStatusError(status, text.strip() or f"HTTP {status}", resp_headers)
+            raise DirectError(text.strip() or f"HTTP {status}", status, resp_headers)
         try:
             data = json.loads(text)
         except ValueError as e:
-            raise InvalidJSON(str(e)) from None  # "Expecting value: ...", as litellm words it
+            raise DirectError(str(e)) from None  # "Expecting value: ...", as litellm words it
         if not isinstance(data, dict) or "choices" not in data:
-            raise NotAChatCompletion(f"not a chat completion: {text[:200]!r}")
+            raise DirectError(f"not a chat completion: {text[:200]!r}")
         return data

@@ -1,16 +1,5 @@
-"""Splitting a run into parts (`--shard K/N`, the processes of `--workers N`, the tasks of `--executor ray`), and
-the parts' results back into one run (`evalrun merge`, `Intake`).
-
-A part is a contiguous range of the expansion (promptfoo's order, the same on every machine): part k of n holds
-positions [(k-1) x total / n, k x total / n), each end moved to the nearer end of the output group it would cut
-(select-best compares a group's outputs), or of the test where its groups are unknown without reading it (a
-streamed file with a graded assertion). The positions come from counts (expand.test_case_counts), so a part
-builds only its own cases and a streamed part skips the rows before it unparsed (TestList.window).
-
-A filter that reads each case (--filter-pattern, --filter-failing; lazy, before --filter-first-n) leaves a stream
-of unknown length: its units (a case, or an output group) go in turn to the part with the fewest cases so far.
-Either way the union of the n parts is exactly the unsplit run.
-"""
+"""The parts of a run (`--shard K/N`, `--workers N`, `--executor ray`) and their results put back together
+(`merge`, `Intake`); the rules are in docs/design-notes.md, "One notion of a part of a run"."""
 
 from __future__ import annotations
 
@@ -27,7 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import expand, jsonfast
-from evalrun.assertions.output_groups import compares_outputs, group_key
+from evalrun.assertions.output_groups import batches, compares_outputs
 from evalrun.errors import UsageError
 from evalrun.run import recording, store
 from evalrun.run.options import RunOptions
@@ -216,33 +205,13 @@ def window_cases(suite: Suite, repeat: int | None, window: Window) -> Iterator[C
 def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
     """Part k of n of a stream of unknown length: each unit (a case, or an output group) goes to the part with
     the fewest cases so far (ties: the first)."""
-    if n == 1:
-        yield from stream
-        return
-    want = k - 1
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
-    give = heapq.heapreplace
-    unit: list[Case] = []  # the output group being gathered
-    unit_key: Any = None
-    for case in stream:
-        in_groups = compares_outputs(case.test)
-        if unit and (not in_groups or group_key(case) != unit_key):
-            load, s = loads[0]
-            give(loads, (load + len(unit), s))
-            if s == want:
-                yield from unit
-            unit = []
-        if in_groups:
-            if not unit:
-                unit_key = group_key(case)
-            unit.append(case)
-            continue
+    for unit in batches(stream):
+        cases = unit if isinstance(unit, list) else [unit]
         load, s = loads[0]
-        give(loads, (load + 1, s))
-        if s == want:
-            yield case
-    if unit and loads[0][1] == want:
-        yield from unit
+        heapq.heapreplace(loads, (load + len(cases), s))
+        if s == k - 1:
+            yield from cases
 
 
 # ------------------------------------------------------------------ the parts' results as one run's
