@@ -23,7 +23,7 @@ from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
-from evalrun.run import plan, recording, split, store
+from evalrun.run import history, plan, split, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
@@ -134,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
     if args.resume:  # --resume FILE names the results file to continue
         results_file = args.resume
     elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
-        state = recording.state_dir(suite.files)
-        last = recording.last_run(state)
+        state = history.state_dir(suite.files)
+        last = history.last_run(state)
         if last is None:
             raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
                              hint="run without --resume first, or name the file: --resume path/to/results.jsonl")

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 from evalrun.errors import UsageError
-from evalrun.run import recording
-from evalrun.run.history import History
+from evalrun.run import history
 from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
@@ -22,13 +21,13 @@ OUTPUTS = (".json", ".md", ".html")
 def state_of(args: argparse.Namespace) -> Path:
     """The .evalrun folder `runs` and `compare` read: --dir, else next to -c CONFIG, else in the current folder."""
     if args.dir:
-        return recording.given_state_dir(args.dir)
-    return recording.state_dir([args.config] if args.config else [])
+        return history.given_state_dir(args.dir)
+    return history.state_dir([args.config] if args.config else [])
 
 
 def list_runs(args: argparse.Namespace) -> int:
     """id, when, status, results, grader, git commit of each run."""
-    runs = History(state_of(args)).list(args.limit or None)
+    runs = history.History(state_of(args)).list(args.limit or None)
     if args.json:
         print(json.dumps([r.as_dict() for r in runs], indent=2, ensure_ascii=False))
         return 0
@@ -60,8 +59,8 @@ def compare(args: argparse.Namespace) -> int:
         if Path(out).suffix.lower() not in OUTPUTS:
             raise UsageError(f"unknown output format for {out!r}", key="--output",
                              hint=f"use one of the extensions {', '.join(OUTPUTS)}")
-    history = History(state_of(args))
-    a, b = load.load(args.a, history), load.load(args.b, history)
+    runs = history.History(state_of(args))
+    a, b = load.load(args.a, runs), load.load(args.b, runs)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
     data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})
@@ -97,9 +96,9 @@ def served_state(where: str) -> Path:
     """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
     if not Path(where).exists():
         raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
-    d = recording.given_state_dir(where)
+    d = history.given_state_dir(where)
     if not d.is_dir():
-        raise UsageError(f"no runs in {where!r}: it has no {recording.STATE_DIR} folder", key="DIR",
+        raise UsageError(f"no runs in {where!r}: it has no {history.STATE_DIR} folder", key="DIR",
                          hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
     return d.resolve()
 

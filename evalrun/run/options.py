@@ -21,7 +21,7 @@ class RunOptions:
     filter_pattern: str | None = None
     filter_first_n: int | None = None
     filter_failing: str | None = None  # path of a previous results .json/.jsonl
-    #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/recording.py)
+    #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/history.py)
     results_file: Path | None = None
     resume: bool = False
     progress: bool = False

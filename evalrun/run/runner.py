@@ -17,7 +17,7 @@ from typing import Any
 from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import recording, split
+from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
@@ -153,10 +153,10 @@ class Runner:
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
         cases, total = self._case_stream()
         stream = output_groups.batches(cases)
-        files = recording.plan(self.suite, opts)
+        files = history.plan(self.suite, opts)
         writer = open_results(files.results_file, append=opts.resume)
         previous = _previous(files.results_file) if opts.resume else {}
-        recording.begin(files, self.suite, opts)
+        history.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total
         timeout = opts.timeout_s
@@ -229,9 +229,9 @@ class Runner:
             tally.finished = time.time()
             await self._close(env)
             if status == "failed":
-                recording.end(files, status=status, summary=tally.summary(), graders=[])
+                history.end(files, status=status, summary=tally.summary(), graders=[])
         tally.graders = list(self.resolver.descriptions())
-        return recording.finish(files, self.suite, opts, tally, status)
+        return history.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
         for obj in [*env.providers.values(), *env.test_providers.values(), self.transport.created]:

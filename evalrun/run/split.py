@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import batches, compares_outputs
 from evalrun.errors import UsageError
-from evalrun.run import recording, store
+from evalrun.run import history, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.serialize import error_records
@@ -278,7 +278,7 @@ class Intake:
 
     def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
         self.suite, self.opts, self.progress = suite, opts, progress
-        self.files = recording.plan(suite, opts)
+        self.files = history.plan(suite, opts)
         self.tally = Tally()
         self.failed: dict[str, str] = {}  # part -> why it failed
         path = self.files.results_file
@@ -288,7 +288,7 @@ class Intake:
             if int(rec.get("index", 0)) not in self.tally.rows:
                 self.tally.add(rec, offset, resumed=True)
                 progress.update(str(rec.get("status")))
-        recording.begin(self.files, suite, opts)
+        history.begin(self.files, suite, opts)
 
     def delivered(self) -> bytes:
         """The cases already in, as a map by case index (1: in), for a part that skips them."""
@@ -315,11 +315,11 @@ class Intake:
         self.writer.close()
         self.progress.close()
         if status == "failed":
-            recording.end(self.files, status=status, summary=self.tally.summary(), graders=[])
+            history.end(self.files, status=status, summary=self.tally.summary(), graders=[])
 
     def outcome(self, status: str) -> RunOutcome:
         """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""
         for part, why in sorted(self.failed.items()):
             print(f"evalrun: warning: {part} failed: {why}; its undelivered cases are errors", file=sys.stderr)
         self.tally.interrupted = status == "interrupted"
-        return recording.finish(self.files, self.suite, self.opts, self.tally, status)
+        return history.finish(self.files, self.suite, self.opts, self.tally, status)
