@@ -123,14 +123,14 @@ def test_resume_continues_the_pointed_run_and_updates_its_row(cfg: Path) -> None
 
 
 def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> None:
-    from evalrun.run.store import ResultsFileBusy, ResultsWriter
+    from evalrun.run.store import ResultsWriter
 
     pytest.importorskip("fcntl", reason="results-file locking uses fcntl (not on Windows)")
     path = tmp_path / "r.jsonl"
     first = ResultsWriter(path, append=False)
     first.write({"id": "a"})
     try:
-        with pytest.raises(ResultsFileBusy):
+        with pytest.raises(UsageError, match="is being written by another run"):
             ResultsWriter(path, append=False)
     finally:
         first.close()

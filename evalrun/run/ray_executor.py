@@ -1,11 +1,5 @@
-"""`evalrun eval --executor ray`: the shards of a run (`--shard K/N`, run/split.py) as Ray streaming tasks.
-
-A task (`run_shard`) loads the config itself (the driver's absolute path, else the same path under the worker's
-working directory), runs its shard with the ordinary Runner into a scratch file and sends the new lines every
-`batch_s` seconds; the driver takes them in through a `split.Intake`, as `--workers` does. Only the driver imports
-Ray. Tasks run with `max_retries=0`: the driver retries a failed shard itself, skipping the cases it already holds,
-because Ray re-runs a streaming task from its start and drops as many items as it delivered, which loses cases
-when the batches differ. What a user sees: docs/scaling.md, "The Ray executor".
+"""`evalrun eval --executor ray`: the shards of a run (run/split.py) as Ray streaming tasks, each loading the config
+itself and streaming its records to the driver's `split.Intake`; only the driver imports Ray (docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -32,12 +26,10 @@ from evalrun.run.store import new_lines
 from evalrun.run.tally import RunOutcome
 from evalrun.types import Case, Suite
 
-#: attempts after the first for a shard whose task failed
-RETRIES = 3
+RETRIES = 3  # attempts after the first for a shard whose task failed
 MAX_TASKS = 10_000
 
 
-# ------------------------------------------------------------------ the task
 @dataclass(frozen=True)
 class ShardJob:
     configs: tuple[str, ...]  # absolute paths on the driver
@@ -46,8 +38,7 @@ class ShardJob:
     cli_vars: dict[str, Any] | None = None
     strict: bool | None = None
     options: RunOptions = field(default_factory=RunOptions)  # the driver's
-    #: --filter-failing, read on the driver: the failed cases' ids
-    failing: frozenset[str] | None = None
+    failing: frozenset[str] | None = None  # --filter-failing's ids, read on the driver
     batch_s: float = 0.5
 
 
@@ -71,7 +62,9 @@ def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case
 
 
 def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
-    """Run the shard; yield its records in batches as they are written (a Ray streaming-generator task)."""
+    """Run the shard; yield its records in batches as they are written (a Ray streaming-generator task). Tasks
+    run with max_retries=0: Ray re-runs a streaming task from its start and drops as many items as it delivered,
+    which loses cases when the batches differ; the driver retries a shard itself, skipping what it holds."""
     from evalrun import config
     from evalrun.run.runner import Runner
 
@@ -101,7 +94,6 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
             loop.close()
 
 
-# ------------------------------------------------------------------ the driver
 def import_ray() -> Any:
     try:
         import ray
@@ -135,8 +127,7 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
             strict: bool | None) -> ShardJob:
     """What every task gets (its shard set later): the driver's config paths and the run options."""
-    # read here: the workers need not see the file
-    failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None
+    failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None  # read here
     return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),
                     cli_vars=cli_vars, strict=strict, options=opts, failing=failing)
 
@@ -224,21 +215,17 @@ class RayExecutor:
 
     async def _shard(self, ray: Any, task: Any, k: int, n: int, intake: split.Intake, live: dict[int, Any]) -> None:
         job = replace(self.job, shard=(k, n))
-        attempt = 0
         graders = intake.tally.graders
-        while True:
-            attempt += 1
+        for attempt in range(1, RETRIES + 2):
             gen = task.remote(job, intake.delivered())
             live[k] = gen
             try:
                 async for ref in gen:
                     for line in await ref:
                         rec = jsonfast.loads(line)
-                        if not intake.take(rec, line):
-                            continue
-                        for a in rec.get("assertions") or ():
-                            if a.get("grader") and a["grader"] not in graders:
-                                graders.append(a["grader"])
+                        if intake.take(rec, line):
+                            graders.extend(g for a in rec.get("assertions") or ()
+                                           if (g := a.get("grader")) and g not in graders)
                 return
             except ray.exceptions.RayError as e:
                 why, again = _why(ray, e)

@@ -22,7 +22,7 @@ from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.serialize import Records
-from evalrun.run.store import RESUME_HINT, open_results, read_records
+from evalrun.run.store import RESUME_HINT, ResultsWriter, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
@@ -154,7 +154,7 @@ class Runner:
         cases, total = self._case_stream()
         stream = output_groups.batches(cases)
         files = history.plan(self.suite, opts)
-        writer = open_results(files.results_file, append=opts.resume)
+        writer = ResultsWriter(files.results_file, append=opts.resume)
         previous = _previous(files.results_file) if opts.resume else {}
         history.begin(files, self.suite, opts)
         status = "failed"

@@ -282,7 +282,7 @@ class Intake:
         self.tally = Tally()
         self.failed: dict[str, str] = {}  # part -> why it failed
         path = self.files.results_file
-        self.writer = store.open_results(path, append=opts.resume)  # first: a torn last line is cut
+        self.writer = store.ResultsWriter(path, append=opts.resume)  # first: a torn last line is cut
         previous = store.read_records(path, key="--resume", hint=store.RESUME_HINT) if opts.resume else ()
         for offset, rec in previous:
             if int(rec.get("index", 0)) not in self.tally.rows:

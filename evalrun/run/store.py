@@ -1,13 +1,6 @@
-"""The results file: one JSON object per finished case, appended as each case ends, and read back.
-
-Writes are buffered and flushed at least every `flush_s` seconds (a crash loses at most that window, Ctrl-C
-nothing); each record's byte offset lets reports re-read results in order. A writer locks its file (`fcntl`), so
-a second run told to write it stops instead of truncating it.
-
-Reading back (`merge`, `report`, `compare`, `--filter-failing`, `--resume`): a results JSONL file (or `-o .jsonl`
-report) or a `-o .json` report, told apart by their content; CSV, JUnit XML and HTML reports (each keeps only part
-of a record) are refused with an error naming the file. A line that does not parse is an error at its line,
-except a torn last line (an interrupted write), which is left out.
+"""The results file: one JSON line per finished case, appended as each case ends (flushed at least every
+`flush_s` seconds; locked, so a second run told to write it stops instead of truncating it), and results files
+or `-o .json` reports read back (other report formats refused, a torn last line left out).
 """
 
 from __future__ import annotations
@@ -23,37 +16,34 @@ from typing import Any, BinaryIO
 from evalrun import jsonfast
 from evalrun.errors import UsageError
 
-#: Bytes buffered before a write reaches the file (besides the flush every `flush_s`): fewer system calls
-#: than the default 8 KiB (a record is ~1 KiB).
-_BUFFER = 1 << 18
-
-
-class ResultsFileBusy(Exception):
-    """Another process is writing this results file."""
-
-
-def _lock(f: BinaryIO) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no advisory lock
-        return
-    try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.close()
-        raise ResultsFileBusy(str(f.name)) from None
-
 
 class ResultsWriter:
+    """Writes a run's results file; a file another run writes, or one that cannot be written, is a UsageError."""
+
     def __init__(self, path: Path, *, append: bool, flush_s: float = 0.5) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._f: BinaryIO = open(path, "ab", buffering=_BUFFER)  # noqa: SIM115 - closed in close()
-        _lock(self._f)  # before truncating: never cut a file another run is writing
-        if append:
-            _drop_torn_tail(path)
-        else:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # 256 KiB buffered (a record is ~1 KiB): fewer system calls than the default 8 KiB
+            self._f: BinaryIO = open(path, "ab", buffering=1 << 18)  # noqa: SIM115 - closed in close()
+        except OSError as e:
+            raise UsageError(f"cannot write the results file {str(path)!r}: {e.strerror or e}",
+                             key="--results-file", hint="choose another path with --results-file") from None
+        with contextlib.suppress(ImportError):  # Windows: no advisory lock
+            import fcntl
+
+            try:  # before truncating: never cut a file another run is writing
+                fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._f.close()
+                raise UsageError(f"the results file {str(path)!r} is being written by another run",
+                                 key="--results-file", hint="wait for it, or leave out --results-file: each run "
+                                 "then writes a file of its own") from None
+        if not append:
             self._f.truncate(0)
+        elif self._f.seek(0, 2):  # cut a last line that was not completely written
+            with open(path, "rb") as f:
+                self._f.truncate(sum(len(line) for line in f if line.endswith(b"\n")))
         self.offset = self._f.seek(0, 2)
         self.flush_s = flush_s
         self._last_flush = time.monotonic()
@@ -76,42 +66,6 @@ class ResultsWriter:
         if not self._f.closed:
             self._f.flush()
             self._f.close()
-
-
-def open_results(path: Path, *, append: bool = False) -> ResultsWriter:
-    """A run's results file opened for writing; a file another run writes, or one that cannot be written, is a
-    usage error."""
-    try:
-        return ResultsWriter(path, append=append)
-    except ResultsFileBusy:
-        raise UsageError(f"the results file {str(path)!r} is being written by another run", key="--results-file",
-                         hint="wait for it, or leave out --results-file: each run then writes a file of its own") \
-            from None
-    except OSError as e:
-        raise UsageError(f"cannot write the results file {str(path)!r}: {e.strerror or e}", key="--results-file",
-                         hint="choose another path with --results-file") from None
-
-
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a last line that was not completely written (no trailing newline)."""
-    with open(path, "rb+") as f:
-        size = f.seek(0, 2)
-        if size == 0:
-            return
-        f.seek(size - 1)
-        if f.read(1) == b"\n":
-            return
-        pos, keep = size, 0
-        while pos > 0:
-            step = min(65536, pos)
-            pos -= step
-            f.seek(pos)
-            chunk = f.read(step)
-            nl = chunk.rfind(b"\n")
-            if nl >= 0:
-                keep = pos + nl + 1
-                break
-        f.truncate(keep)
 
 
 def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:

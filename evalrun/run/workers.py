@@ -1,8 +1,5 @@
-"""`evalrun eval --workers N`: one run's cases over N processes forked after the config was loaded and checked.
-
-Each worker runs its window (run/split.py) with the ordinary Runner into a file of its own; the driver takes the
-new lines in as they are written (split.Intake). What it does for the user: docs/scaling.md, "--workers".
-"""
+"""`evalrun eval --workers N`: one run's windows (run/split.py) in N processes forked after the config was loaded
+and checked, each running the ordinary Runner into a file of its own that the driver's `split.Intake` takes in."""
 
 from __future__ import annotations
 
@@ -34,23 +31,14 @@ MAX_WORKERS = 256
 
 def parse(text: str) -> int:
     """`--workers N` or `--workers auto` (the CPUs this process may use)."""
-    if text.strip().lower() == "auto":
-        return cpu_count()
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
+    if text.strip().lower() == "auto":  # macOS and Windows have no affinity mask
+        affinity = getattr(os, "sched_getaffinity", None)
+        return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
+    n = int(text) if text.strip().isdigit() else 0
     if not 1 <= n <= MAX_WORKERS:
         raise UsageError(f"--workers {text!r} is not a number of processes between 1 and {MAX_WORKERS}",
                          key="--workers", hint="e.g. --workers 4, or --workers auto for one per CPU")
     return n
-
-
-def cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity mask
-        return max(1, os.cpu_count() or 1)
 
 
 def single_reason(suite: Suite, opts: RunOptions) -> str | None:
@@ -121,25 +109,22 @@ class WorkerPool:
         try:
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)  # Ctrl-C reaches the driver only; it passes one SIGINT on
-            code = self._child(w, k, work)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            scratch = work / str(k)
+            scratch.mkdir()
+            runner = Runner.for_part(split.window_suite(self.suite, w), self.options, scratch,
+                                     lambda _suite, repeat: split.window_cases(self.suite, repeat, w),
+                                     max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
+            outcome = asyncio.run(runner.run())
+            (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
+            code = 0
         except BaseException:
             with open(work / f"{k}.error", "w", encoding="utf-8") as f:
                 f.write(traceback.format_exc())
         finally:
             sys.stderr.flush()
             os._exit(code)
-
-    def _child(self, w: Window, k: int, work: Path) -> int:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        scratch = work / str(k)
-        scratch.mkdir()
-        runner = Runner.for_part(split.window_suite(self.suite, w), self.options, scratch,
-                                 lambda _suite, repeat: split.window_cases(self.suite, repeat, w),
-                                 max_concurrency=max(1, -(-self.options.max_concurrency // self.workers)))
-        outcome = asyncio.run(runner.run())
-        (work / f"{k}.graders").write_text(json.dumps(outcome.tally.graders), encoding="utf-8")
-        return 0
 
     def _wait(self, pids: dict[int, int], work: Path, intake: split.Intake) -> tuple[dict[int, str], bool]:
         """Wait for every worker, taking its records in as they are written; (worker -> why it failed, whether the
@@ -183,11 +168,9 @@ def _why(exit_reason: str, k: int, work: Path) -> str:
 
 
 def _exit_reason(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return f"killed by {name}"
-    return f"exit status {os.WEXITSTATUS(status)}"
+    code = os.waitstatus_to_exitcode(status)
+    if code >= 0:
+        return f"exit status {code}"
+    with contextlib.suppress(ValueError):
+        return f"killed by {signal.Signals(-code).name}"
+    return f"killed by {-code}"
