@@ -1,6 +1,5 @@
 """One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate. Any failure
-of the case (template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only;
-only cancellation propagates.
+(template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only.
 """
 
 from __future__ import annotations
@@ -12,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalrun import templating
+from evalrun.assertions import engine
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import EvalrunError, GraderError, ProviderError, one_line
+from evalrun.errors import EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.varsource import (
@@ -39,25 +39,19 @@ from evalrun.types import (
 
 @dataclass
 class CaseEnv:
-    """What every case of a run shares (read-only during the run, except the caches)."""
+    """What every case of a run shares (read-only during the run, except the caches and threads)."""
 
     providers: dict[int, Provider]  # by id(ProviderSpec)
-    #: builds the provider of a test's own `provider:`; built ones are kept in test_providers by what they are
-    build_provider: Callable[[ProviderSpec], Provider]
+    build_provider: Callable[[ProviderSpec], Provider]  # for a test's own `provider:` (kept in test_providers)
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
-    engine: Any  # module or object with async evaluate(spec, ctx) and aggregate(test, results)
+    resolve_embedder: Callable[[AssertionSpec, TestSpec], Any]
     use_cache: bool = True
     delay_s: float = 0.0
     base_dir: str = "."
-    transforms: dict[tuple[str, str], Any] = field(default_factory=dict)
-    #: outputs stored by `options.storeOutputAs`, vars of the cases that run later (the run is then serial)
-    registers: dict[str, Any] = field(default_factory=dict)
-    #: Embedding model of an assertion (embedding metrics); None: no embedder in this run.
-    resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
-    #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
-    lenient_templates: bool = False
-    #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
-    conversations: Conversations = field(default_factory=Conversations)
+    lenient_templates: bool = False  # Suite.undefined_renders_empty
+    transforms: dict[tuple[str, str], Any] = field(default_factory=dict)  # compiled user code
+    registers: dict[str, Any] = field(default_factory=dict)  # `storeOutputAs` outputs (the run is then serial)
+    conversations: Conversations = field(default_factory=Conversations)  # `_conversation` threads
     test_providers: dict[Any, Provider] = field(default_factory=dict)
 
     def provider_of(self, case: Case) -> Provider:
@@ -161,7 +155,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         if isinstance(store, str) and store:
             env.registers[store] = text
         results = await _AssertRun(case, env, text, output, prompt_str, native).all()
-        status, pass_, score, reason = env.engine.aggregate(case.test, results)
+        status, pass_, score, reason = engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
     except (CaseFailure, EvalrunError) as e:
@@ -200,8 +194,7 @@ def _render(spec: AssertionSpec, case: Case, value: Any, lenient: bool) -> Any:
 
 
 class _AssertRun:
-    """The assertions of one case through engine.evaluate, each with its AssertionContext; the context's
-    callbacks (grader, embedder, child assertions) are this object's bound methods."""
+    """The assertions of one case, each with its AssertionContext, whose callbacks are this object's methods."""
 
     def __init__(self, case: Case, env: CaseEnv, text: str, output: Output, prompt: str, native: Any) -> None:
         self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native
@@ -217,16 +210,14 @@ class _AssertRun:
         return self.env.resolve_grader(spec, self.case.test)
 
     def get_embedder(self, spec: AssertionSpec) -> Any:
-        if self.env.resolve_embedder is None:
-            raise GraderError(f"{spec.type}: no embedding model in this run")
         return self.env.resolve_embedder(spec, self.case.test)
 
     async def run_child(self, spec: AssertionSpec) -> Any:
-        return await self.env.engine.evaluate(spec, self.make_ctx(spec))
+        return await engine.evaluate(spec, self.make_ctx(spec))
 
     async def all(self) -> tuple[AssertionResult, ...]:
         asserts = self.case.test.asserts
-        evaluate = self.env.engine.evaluate
+        evaluate = engine.evaluate
         ctxs = [self.make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
         if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
             return tuple(await asyncio.gather(*(evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
