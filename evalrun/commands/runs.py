@@ -20,9 +20,7 @@ OUTPUTS = (".json", ".md", ".html")
 
 def state_of(args: argparse.Namespace) -> Path:
     """The .evalrun folder `runs` and `compare` read: --dir, else next to -c CONFIG, else in the current folder."""
-    if args.dir:
-        return history.given_state_dir(args.dir)
-    return history.state_dir([args.config] if args.config else [])
+    return history.given_state_dir(args.dir) if args.dir else history.state_dir([args.config] if args.config else [])
 
 
 def list_runs(args: argparse.Namespace) -> int:
@@ -75,15 +73,12 @@ def compare(args: argparse.Namespace) -> int:
         path = Path(out)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            suffix = path.suffix.lower()
-            if suffix == ".json":
-                path.write_text(as_json, encoding="utf-8")
-            elif suffix == ".md":
-                path.write_text(render.markdown(data), encoding="utf-8")
-            else:
+            if path.suffix.lower() == ".html":
                 from evalrun.report import html
 
                 html.write_diff(path, data, d)
+            else:
+                path.write_text(as_json if path.suffix.lower() == ".json" else render.markdown(data), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)

@@ -177,20 +177,15 @@ def error_result(case: Case, message: str, prompt: str = "", output: Output | No
 def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:
     """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
     a template error ends the case."""
+    value, config = spec.value, spec.config
     if getattr(spec.handler, "raw_value", False):
-        return spec.value, spec.config
-    value = spec.value
-    if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
-        value = _render(spec, case, value, lenient)
-    return value, _render(spec, case, spec.config, lenient) if spec.config else spec.config
-
-
-def _render(spec: AssertionSpec, case: Case, value: Any, lenient: bool) -> Any:
+        return value, config
     try:
-        return templating.render_value(value, case.vars, lenient=lenient)
+        if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
+            value = templating.render_value(value, case.vars, lenient=lenient)
+        return value, templating.render_value(config, case.vars, lenient=lenient) if config else config
     except Exception as e:
-        where = spec.key_path or _where(case)
-        raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
+        raise CaseFailure(str(templating.describe_render_error(e, where=spec.key_path or _where(case)))) from None
 
 
 class _AssertRun:

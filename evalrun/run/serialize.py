@@ -13,11 +13,11 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.types import AssertionResult, Case, CaseResult, PromptSpec, Suite, TokenUsage
+from evalrun.types import AssertionResult, CaseResult, PromptSpec, Suite, TokenUsage
 
 RESULTS_VERSION = 1
 
@@ -70,25 +70,13 @@ class Records:
         """The record (for the tally) and its line (jsonfast.dumps, no line break)."""
         rec = result_dict(result)
         meta = self._prompts.get(prompt.id)
-        if meta is None:
-            meta = self._prompts[prompt.id] = (self._positions.get(prompt.id), prompt_digest(prompt.raw))
+        if meta is None:  # `prompt_sha`, a digest of the template's text, tells an edited prompt across runs
+            raw = prompt.raw if isinstance(prompt.raw, str) else json.dumps(prompt.raw, sort_keys=True,
+                                                                             ensure_ascii=False)
+            meta = self._prompts[prompt.id] = (self._positions.get(prompt.id),
+                                               hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12])
         rec["prompt_index"], rec["prompt_sha"] = meta
         return self.scrub.encoded(rec)
-
-
-def error_records(suite: Suite, cases: Iterable[Case], message: str) -> Iterator[dict[str, Any]]:
-    """ERROR records, as the runner writes them, for cases a worker or a Ray task never delivered."""
-    from evalrun.run.casework import error_result
-
-    records = Records(suite)
-    for case in cases:
-        yield records.encoded(error_result(case, message), case.prompt)[0]
-
-
-def prompt_digest(raw: str | list[dict[str, Any]]) -> str:
-    """Short digest of a prompt template's text (`prompt_sha`: tells an edited prompt across runs)."""
-    text = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
 # ------------------------------------------------------------------ secrets and non-finite numbers

@@ -19,9 +19,10 @@ from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import batches, compares_outputs
 from evalrun.errors import UsageError
 from evalrun.run import history, store
+from evalrun.run.casework import error_result
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import error_records
+from evalrun.run.serialize import Records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
@@ -305,10 +306,12 @@ class Intake:
     def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
         self.failed[part] = why
-        message = f"the {runner} running this case failed: {why}"
-        for rec in error_records(self.suite, (c for c in cases if c.index not in self.tally.rows), message):
-            self.tally.add(rec, self.writer.write(rec))
-            self.progress.update("error")
+        records = Records(self.suite)
+        for case in cases:
+            if case.index not in self.tally.rows:
+                rec = records.encoded(error_result(case, f"the {runner} running this case failed: {why}"), case.prompt)
+                self.tally.add(rec[0], self.writer.write_bytes(rec[1] + b"\n"))
+                self.progress.update("error")
 
     def close(self, status: str) -> None:
         """The results file closed; a run that raised (status `failed`) recorded as such in the history."""
