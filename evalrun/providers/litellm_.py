@@ -259,8 +259,9 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
     tokens = TokenUsage(prompt=int(usage.get("prompt_tokens") or 0),
                         completion=int(usage.get("completion_tokens") or 0),
                         total=int(usage.get("total_tokens") or 0))
-    return Output(text=text or "", raw=raw, tokens=tokens,
-                  cost=None if litellm is None else _response_cost(response),
+    # the cost litellm computed in its success path (None when it knows no price, e.g. local servers)
+    cost = None if litellm is None else (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    return Output(text=text or "", raw=raw, tokens=tokens, cost=float(cost) if isinstance(cost, (int, float)) else None,
                   latency_ms=latency_ms, finish_reason=choice.get("finish_reason"))
 
 
@@ -271,12 +272,6 @@ def _plain_json(response: Any) -> Any:
         except Exception:  # a field pydantic cannot serialise: str() it like the fallback below
             return json.loads(json.dumps(response.model_dump(), default=str))
     return json.loads(json.dumps(dict(response), default=str))
-
-
-def _response_cost(response: Any) -> float | None:
-    """The cost litellm computed in its success path (None when it knows no price, e.g. local servers)."""
-    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    return float(cost) if isinstance(cost, (int, float)) else None
 
 
 def _value_from_output(out: Output) -> dict[str, Any]:

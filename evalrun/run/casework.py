@@ -54,11 +54,6 @@ class CaseEnv:
     conversations: Conversations = field(default_factory=Conversations)  # `_conversation` threads
     test_providers: dict[Any, Provider] = field(default_factory=dict)
 
-    def provider_of(self, case: Case) -> Provider:
-        """The provider a case calls: its test's own, else its column's."""
-        spec = case.test.provider
-        return self.providers[id(case.provider)] if spec is None else self.test_provider(spec)
-
     def test_provider(self, spec: ProviderSpec) -> Provider:
         """A test's own provider, built once per distinct spec (a streamed file gives each row its own spec)."""
         key = (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str),
@@ -122,7 +117,8 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = prompt_text(prompt)
-        provider = env.provider_of(case)
+        own = case.test.provider  # a test's own provider, else its column's
+        provider = env.providers[id(case.provider)] if own is None else env.test_provider(own)
         ctx = CallContext(case.vars, case.prompt.label, case.test.description, env.use_cache, prompt_config)
         try:
             output = await provider.call(prompt, ctx)

@@ -127,10 +127,13 @@ class History:
     def start(self, run_id: str, *, description: str | None, config_files: Sequence[str],
               options: dict[str, Any], results_file: Path, version: str) -> None:
         folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
+        stored = str(results_file.resolve())  # relative to the .evalrun folder when inside it: the folder may move
+        with contextlib.suppress(ValueError):
+            stored = str(results_file.resolve().relative_to(self.state.resolve()))
         row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
                config_digest(config_files), git_commit(folder),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
-               self._stored_path(results_file), version)
+               stored, version)
         with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("INSERT INTO runs (id, status, started_at, description, config_files, config_digest, "
                          "git_commit, options, results_file, evalrun_version) VALUES (?,?,?,?,?,?,?,?,?,?) "
@@ -178,12 +181,6 @@ class History:
             raise UsageError(f"no run {ref!r} in {str(self.path)!r}",
                              hint="`evalrun runs` lists the run ids; a results file path works too")
         raise UsageError(f"{ref!r} matches {len(matches)} runs", hint="give more of the run id")
-
-    def _stored_path(self, path: Path) -> str:
-        try:
-            return str(path.resolve().relative_to(self.state.resolve()))
-        except ValueError:
-            return str(path.resolve())
 
     def _record(self, row: dict[str, Any]) -> RunRecord:
         del row["evalrun_version"]

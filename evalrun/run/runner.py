@@ -118,20 +118,17 @@ class Runner:
                     env.test_provider(test.provider)
         return env
 
-    def _case_stream(self) -> tuple[Iterator[Case], int | None]:
-        """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""
-        opts = self.options
-        select = split.selector(opts.filter_pattern, opts.filter_failing)
-        if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
-            return split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
-        return split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n, select=select)
-
     async def run(self) -> RunOutcome:
         opts = self.options
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
-        cases, total = self._case_stream()
+        select = split.selector(opts.filter_pattern, opts.filter_failing)
+        if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
+            cases, total = split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
+        else:  # the run's (its --shard part), and how many when that is known up front
+            cases, total = split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
+                                       select=select)
         stream = output_groups.batches(cases)
         files = history.plan(self.suite, opts)
         writer = ResultsWriter(files.results_file, append=opts.resume)

@@ -91,16 +91,6 @@ def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     return [v for k, v in env.items() if _SECRET_ENV.search(k) and v]
 
 
-def config_secrets(configs: Iterable[Mapping[str, Any]]) -> list[str]:
-    out: list[str] = []
-    for config in configs:
-        for key in _CONFIG_KEYS:
-            value = config.get(key) if isinstance(config, Mapping) else None
-            if isinstance(value, str) and value:
-                out.append(value)
-    return out
-
-
 class Scrubber:
     """Redacts a fixed set of secret values; a Scrubber with none only fixes non-finite numbers."""
 
@@ -114,7 +104,8 @@ class Scrubber:
 
     @classmethod
     def for_run(cls, provider_configs: Iterable[Mapping[str, Any]] = ()) -> Scrubber:
-        return cls([*env_secrets(), *config_secrets(provider_configs)])
+        configs = [c for c in provider_configs if isinstance(c, Mapping)]  # and each provider's `apiKey`
+        return cls([*env_secrets(), *(c[k] for c in configs for k in _CONFIG_KEYS if isinstance(c.get(k), str))])
 
     def text(self, value: str) -> str:
         return value if self.pattern is None else self.pattern.sub(REDACTED, value)

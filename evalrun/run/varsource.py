@@ -131,12 +131,6 @@ def uses_conversation(prompt: PromptSpec) -> bool:
     return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
 
 
-def _enabled(case: Case) -> bool:
-    if os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() in ("1", "true", "yes"):
-        return False
-    return not case.test.options.get("disableConversationVar")
-
-
 class Conversations:
     """The threads of one run (one provider, one prompt and the test's `metadata.conversationId`), each turn
     `{prompt, input, output, metadata}` (`input`: the last message's content, else the prompt; `output`: "" when
@@ -152,7 +146,8 @@ class Conversations:
         uses = self._uses.get(id(prompt))
         if uses is None:
             uses = self._uses[id(prompt)] = uses_conversation(prompt)
-        return uses and _enabled(case)
+        return uses and not case.test.options.get("disableConversationVar") and \
+            os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() not in ("1", "true", "yes")
 
     @staticmethod
     def _key(case: Case) -> tuple[Any, ...]:
