@@ -87,23 +87,18 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def served_state(where: str) -> Path:
-    """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
-    if not Path(where).exists():
-        raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
-    d = history.given_state_dir(where)
-    if not d.is_dir():
-        raise UsageError(f"no runs in {where!r}: it has no {history.STATE_DIR} folder", key="DIR",
-                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
-    return d.resolve()
-
-
 def view(args: argparse.Namespace) -> int:
     from evalrun.view import server
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
-    state = served_state(args.dir)
+    if not Path(args.dir).exists():
+        raise UsageError(f"no folder {args.dir!r}", key="DIR", hint="give the folder of a config that has been run")
+    state = history.given_state_dir(args.dir)  # DIR itself, the one in DIR, or the one next to a config file
+    if not state.is_dir():
+        raise UsageError(f"no runs in {args.dir!r}: it has no {history.STATE_DIR} folder", key="DIR",
+                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
+    state = state.resolve()
     srv, note = server.start(state, args.host, args.port)
     with interrupt_raises():  # Ctrl-C ends serving: exit 0
         try:

@@ -7,6 +7,7 @@ ms of CPU per request against 0.45-0.7, benchmarks/README.md), one session per e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import re
@@ -108,13 +109,12 @@ def follow(data: Any, parts: list[str | int]) -> Any:
     return cur
 
 
-def is_plain_path(expr: str) -> bool:
+def _is_path(expr: str) -> bool:
     """`json.a.b[0]` (a path evalrun follows itself) rather than JavaScript (`JSON.stringify(json)`)."""
-    try:
+    with contextlib.suppress(ValueError):
         parse_path(expr)
-    except ValueError:
-        return False
-    return expr.strip().startswith(("json", "data"))
+        return expr.strip().startswith(("json", "data"))
+    return False
 
 
 def _js_transform(expr: str, spec: ProviderSpec) -> str:
@@ -160,7 +160,7 @@ class HttpProvider:
         self.base_dir = base_dir
         try:
             path = cfg.get("responsePath") or cfg.get("transformResponse")
-            if path and cfg.get("transformResponse") and not is_plain_path(str(path)):
+            if path and cfg.get("transformResponse") and not _is_path(str(path)):  # JavaScript
                 self.transform_js = _js_transform(str(path), spec)
                 path = None
             self.response_path = parse_path(str(path)) if path else []

@@ -145,13 +145,6 @@ class History:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
                          (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
 
-    def find_by_results(self, results_file: Path) -> RunRecord | None:
-        """The run whose results file is `results_file` (for --resume), or None."""
-        if not self.path.exists():
-            return None
-        target = results_file.resolve()
-        return next((r for r in self.list() if r.results_file.resolve() == target), None)
-
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first."""
         with contextlib.closing(self._connect(create=False)) as conn:
@@ -280,8 +273,9 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
     run_id: str | None = None
     if opts.resume and history is not None:
         try:
-            found = history.find_by_results(opts.results_file)
-            run_id = found.id if found else None
+            target = opts.results_file.resolve()  # the run that wrote it
+            found = history.list() if history.path.exists() else []
+            run_id = next((r.id for r in found if r.results_file.resolve() == target), None)
         except (sqlite3.Error, OSError) as e:
             _warn("read", e)
     return RunFiles(run_id or new_run_id(), opts.results_file, state, history)
