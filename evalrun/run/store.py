@@ -103,29 +103,26 @@ def kind(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") ->
     except OSError as e:
         raise UsageError(f"cannot read {str(path)!r}: {e.strerror or e}", key=key, hint=hint) from None
     text = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    first = text.split(b"\n", 1)[0]
     if not text:
         return "jsonl"  # an empty results file: a shard that ran no case
-    lower = text[:512].lower()
-    if text[:1] == b"<":
-        what = "an HTML report" if b"<html" in lower or b"<!doctype html" in lower else \
-            "a JUnit XML report" if b"<testsuite" in lower or b"<?xml" in lower else "an XML or HTML file"
-        raise _refuse(path, what, key, hint)
     if text[:1] == b"[":
         return "json"
     if text[:1] == b"{":
-        first = text.split(b"\n", 1)[0]
         try:
             rec = jsonfast.loads(first)
         except ValueError:
             return "json"  # a document over several lines: the -o .json report
-        if isinstance(rec, dict) and "results" in rec and "id" not in rec:
-            return "json"
-        if isinstance(rec, dict) and "id" in rec:
-            return "jsonl"
+        if isinstance(rec, dict) and ("id" in rec or "results" in rec):
+            return "jsonl" if "id" in rec else "json"
         raise _refuse(path, "JSON but not a result record (no `id`)", key, hint)
-    if path.suffix.lower() == ".csv" or b"," in text.split(b"\n", 1)[0]:
-        raise _refuse(path, "a CSV report", key, hint)
-    raise _refuse(path, "not a results file", key, hint)
+    lower = text[:512].lower()
+    if text[:1] == b"<":
+        what = "an HTML report" if b"<html" in lower or b"<!doctype html" in lower else \
+            "a JUnit XML report" if b"<testsuite" in lower or b"<?xml" in lower else "an XML or HTML file"
+    else:
+        what = "a CSV report" if path.suffix.lower() == ".csv" or b"," in first else "not a results file"
+    raise _refuse(path, what, key, hint)
 
 
 def read_records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}",
