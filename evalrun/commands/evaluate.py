@@ -80,7 +80,7 @@ def _executors(args: argparse.Namespace) -> tuple[Any, int]:
     `ray` extra is a usage error at once."""
     ray = None
     if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
-        from evalrun.run.ray_executor import check_args
+        from evalrun.run.workers import check_args
 
         ray = check_args(args.executor, args.ray_address, args.ray_tasks, shard=args.shard)
     if args.workers is None:
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
-        from evalrun.run.ray_executor import RayExecutor, job_for
+        from evalrun.run.workers import RayExecutor, job_for
 
         runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
                              progress=runner.progress)
