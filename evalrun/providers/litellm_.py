@@ -2,7 +2,7 @@
 
 A chat call: response cache (successes only, evalrun/cache.py) -> identical in-flight requests coalesced ->
 retries (evalrun/retry.py) around one attempt at a time, each holding a slot of the transport's semaphore (shared
-by providers and graders) -> litellm, or openai_direct.py for an OpenAI-compatible server at `api_base`. Errors
+by providers and graders) -> litellm, or http_.DirectOpenAI for an OpenAI-compatible server at `api_base`. Errors
 come out as ProviderError naming model and status, with a hint (litellm_errors.py).
 """
 
@@ -23,8 +23,8 @@ from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
 from evalrun.providers import ids
 from evalrun.providers.base import CallContext
+from evalrun.providers.http_ import DirectOpenAI
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
-from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
@@ -238,7 +238,7 @@ def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- response <-> Output <-> cache value
 def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: float) -> Output:
-    """`litellm` None: `response` is the JSON of a direct call (openai_direct.py), unpriced."""
+    """`litellm` None: `response` is the JSON of a direct call (http_.DirectOpenAI), unpriced."""
     raw = response if litellm is None else _plain_json(response)  # plain JSON types only (cached, reported)
     if not isinstance(raw, dict):
         raise ProviderError(f"{model}: the reply is not a chat completion (a JSON {type(raw).__name__})")

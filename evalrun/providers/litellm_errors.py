@@ -1,4 +1,4 @@
-"""litellm's exceptions (and openai_direct's) as ProviderErrors: status, retryability, the server's words, a hint.
+"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words, a hint.
 Classified by class names (`RateLimitError`, `Timeout`, ...) and `status_code` / `headers`: litellm is not imported.
 """
 
