@@ -1,9 +1,6 @@
-"""Every model call goes through here: the only module that imports litellm, lazily, on the first call.
-
-A chat call: response cache (successes only, evalrun/cache.py) -> identical in-flight requests coalesced ->
-retries (evalrun/retry.py) around one attempt at a time, each holding a slot of the transport's semaphore (shared
-by providers and graders) -> litellm, or http_.DirectOpenAI for an OpenAI-compatible server at `api_base`. Errors
-come out as ProviderError naming model and status, with a hint (litellm_errors.py).
+"""Every model call goes through here, the only module that imports litellm (lazily, on the first call): response
+cache (successes only) -> identical in-flight requests coalesced -> retries, each attempt holding a slot of the
+transport's semaphore -> litellm, or http_.DirectOpenAI for an OpenAI-compatible server at `api_base`.
 """
 
 from __future__ import annotations
@@ -321,18 +318,13 @@ class LiteLLMProvider:
         return out
 
 
-def _format_type(value: Any) -> str | None:
-    return str(value.get("type")) if isinstance(value, Mapping) and value.get("type") else None
-
-
 def parses_json(model: str, params: Mapping[str, Any]) -> bool:
     """Whether promptfoo (0.121.20) hands transforms and code assertions this reply parsed as JSON: for
     `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's `output_format:
     {type: json_schema}` (the cache keeps the reply as sent)."""
-    kind = _format_type(params.get("response_format"))
-    if kind == "json_schema" or _format_type(params.get("output_format")) == "json_schema":
-        return True
-    return kind == "json_object" and model.startswith(("azure/", "azure_text/"))
+    kind, anthropic = (v.get("type") if isinstance(v, Mapping) else None
+                       for v in (params.get("response_format"), params.get("output_format")))
+    return "json_schema" in (kind, anthropic) or (kind == "json_object" and model.startswith(("azure/", "azure_text/")))
 
 
 @functools.lru_cache(maxsize=1)

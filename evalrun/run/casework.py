@@ -79,10 +79,9 @@ async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output:
                   default_fn="get_transform")
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
     try:
-        value = await fn.call(output, context)
+        return await fn.call(output, context)
     except EvalrunError as e:
         raise CaseFailure(f"{key} failed: {e}") from None
-    return value
 
 
 async def run_case(case: Case, env: CaseEnv) -> CaseResult:
@@ -93,10 +92,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         if env.registers:  # earlier tests' stored outputs (storeOutputAs); the test's own vars win
             case = replace(case, vars={**env.registers, **case.vars})
         if needs_preparing(case):
-            try:
-                vars = await prepare_vars(case, env.transforms, env.base_dir)
-            except VarsError as e:
-                raise CaseFailure(str(e)) from None
+            vars = await prepare_vars(case, env.transforms, env.base_dir)  # VarsError ends the case
             if vars is not case.vars:
                 case = replace(case, vars=vars)
         prompt_config = case.prompt.config
@@ -154,7 +150,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         status, pass_, score, reason = engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except (CaseFailure, EvalrunError) as e:
+    except (CaseFailure, VarsError, EvalrunError) as e:
         return error_result(case, str(e), prompt_str, output)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
         exit_msg = user_exit_message(e)
