@@ -195,7 +195,7 @@ class HttpProvider:
             if not has_type:
                 kwargs["skip_auto_headers"] = ("Content-Type",)  # a text body goes without one, as it is given
 
-        async def attempt() -> tuple[int, str]:
+        async def attempt() -> str:
             try:
                 session = await self._sessions.get()
                 async with session.request(self.method, url, **kwargs) as resp:
@@ -215,14 +215,14 @@ class HttpProvider:
                                     retry_after=parse_retry_after(retry_after))
             if status >= 400:
                 raise ProviderError(f"http {status}: {text[:300]}", status=status)
-            return status, text
+            return text
 
         def on_retry(n: int, total: int, err: ProviderError, wait: float) -> None:
             if self.on_event:
                 self.on_event(describe_retry(n, total, err, wait) + f" [{self.label}]")
 
         start = time.perf_counter()
-        _, text = await call_with_retries(attempt, self.policy, on_retry)
+        text = await call_with_retries(attempt, self.policy, on_retry)
         latency = (time.perf_counter() - start) * 1000.0
         try:
             data: Any = json.loads(text)

@@ -127,9 +127,5 @@ def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str]
         if name == "timeoutMs":
             out["timeout"] = float(value) / 1000.0
             continue
-        target = _KEY_MAP.get(name, name)
-        if target == "api_key":
-            out["api_key"] = value  # an explicit apiKey wins over apiKeyEnvar
-        else:
-            out[target] = value
+        out[_KEY_MAP.get(name, name)] = value  # an explicit apiKey wins over apiKeyEnvar (set by default)
     return out
