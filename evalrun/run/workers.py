@@ -97,7 +97,7 @@ class WorkerPool:
             failed, interrupted = self._wait(pids, work, intake)
             for k, w in enumerate(wins):
                 if k in failed:
-                    intake.fail(f"worker {k + 1}/{len(wins)}", "worker process", _worker_failure(failed[k], k, work),
+                    intake.fail(f"worker {k + 1}/{len(wins)}", "worker process", failed[k],
                                 split.window_cases(suite, opts.repeat, w))
                 elif (work / f"{k}.graders").exists():
                     graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
@@ -156,7 +156,7 @@ class WorkerPool:
                     if done:
                         k = live.pop(pid)
                         if status != 0:
-                            failed[k] = _exit_reason(status)
+                            failed[k] = _worker_failure(status, k, work)
                     collect(pids[pid])
                 if live:
                     time.sleep(0.05)
@@ -170,20 +170,15 @@ class WorkerPool:
         return failed, interrupted
 
 
-def _worker_failure(exit_reason: str, k: int, work: Path) -> str:
+def _worker_failure(status: int, k: int, work: Path) -> str:
     """Why worker k failed: its exit, and the last line of its traceback when it left one."""
+    code = os.waitstatus_to_exitcode(status)
+    why = f"exit status {code}" if code >= 0 else f"killed by {-code}"
+    with contextlib.suppress(ValueError):
+        why = f"killed by {signal.Signals(-code).name}" if code < 0 else why
     error = work / f"{k}.error"
     lines = error.read_text(encoding="utf-8", errors="replace").strip().splitlines() if error.exists() else []
-    return f"{exit_reason}: {lines[-1]}" if lines else exit_reason
-
-
-def _exit_reason(status: int) -> str:
-    code = os.waitstatus_to_exitcode(status)
-    if code >= 0:
-        return f"exit status {code}"
-    with contextlib.suppress(ValueError):
-        return f"killed by {signal.Signals(-code).name}"
-    return f"killed by {-code}"
+    return f"{why}: {lines[-1]}" if lines else why
 
 
 # ------------------------------------------------------------------ Ray tasks (--executor ray)
