@@ -34,6 +34,7 @@ from evalrun.types import Suite
 EXIT_FAILED = 100
 ASSUMED_COMPLETION_TOKENS = 256  # --dry-run's cost estimate, for a provider without max_tokens
 EXIT_USAGE = 2
+_RESUME_HINT = "run without --resume first, or name the file: --resume path/to/results.jsonl"
 
 
 def _env_number(name: str, kind: type) -> Any:
@@ -108,16 +109,12 @@ def run(args: argparse.Namespace) -> int:
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
-    results_file = args.results_file
-    if args.resume:  # --resume FILE names the results file to continue
-        results_file = args.resume
-    elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
+    results_file = args.resume or args.results_file  # --resume FILE names the results file to continue
+    if args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
         state = history.state_dir(suite.files)
-        last = history.last_run(state)
-        if last is None:
-            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
-                             hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
-        results_file = str(last)
+        results_file = history.last_run(state)
+        if results_file is None:
+            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue", hint=_RESUME_HINT)
     opts = RunOptions.merge(
         suite.evaluate_options, max_concurrency=args.max_concurrency, repeat=args.repeat, delay_ms=args.delay,
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
@@ -128,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
     for path in outputs:
         report.check_path(path)
     if opts.resume and opts.results_file is not None and not opts.results_file.exists():
-        raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue",
-                         hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
+        raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue", hint=_RESUME_HINT)
     if args.dry_run:
         return _dry_run(suite, opts)
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
