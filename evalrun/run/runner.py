@@ -20,8 +20,7 @@ from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import Records
-from evalrun.run.store import RESUME_HINT, ResultsWriter, read_records
+from evalrun.run.store import RESUME_HINT, Records, ResultsWriter, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 

@@ -22,7 +22,7 @@ from evalrun.run import history, store
 from evalrun.run.casework import error_result
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import Records
+from evalrun.run.store import Records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
