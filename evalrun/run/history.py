@@ -75,12 +75,11 @@ class RunRecord:
 def config_digest(files: Sequence[str]) -> str:
     h = hashlib.sha256()
     for name in files:
-        h.update(name.encode("utf-8") + b"\0")
         try:
-            h.update(Path(name).read_bytes())
+            data = Path(name).read_bytes()
         except OSError:
-            h.update(b"<unreadable>")
-        h.update(b"\0")
+            data = b"<unreadable>"
+        h.update(name.encode("utf-8") + b"\0" + data + b"\0")
     return "sha256:" + h.hexdigest()[:16]
 
 
