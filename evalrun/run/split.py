@@ -100,12 +100,7 @@ def selector(pattern: str | None = None, failing: str | Collection[str] | None =
         return None
 
     def select(cases: Iterable[Case]) -> Iterator[Case]:
-        it: Iterator[Case] = iter(cases)
-        if rx is not None:
-            it = (c for c in it if rx.search(c.test.description or ""))
-        if ids is not None:
-            it = (c for c in it if c.id in ids)
-        return it
+        return (c for c in cases if (rx is None or rx.search(c.test.description or "")) and (ids is None or c.id in ids))
 
     return select
 
