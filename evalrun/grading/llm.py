@@ -1,18 +1,6 @@
-"""The LLM grader: the claim-pipeline steps through any litellm model, via the run's LLM transport.
-
-Each step renders its prompt template (grading/prompts/<step>.j2, or a user override), asks for JSON with
-`response_format` = a JSON schema whose array lengths are pinned (grading/schemas.py), validates the reply with
-jsonschema, and on an invalid reply makes ONE repair call (the reply and the validation error sent back). A
-reply still invalid raises GraderError carrying the raw reply. When the provider rejects `json_schema`
-response formats, the grader falls back to JSON mode with the schema in the prompt, then to no response_format
-at all (schema in the prompt only), and remembers the level for that model.
-Untrusted text is fenced (grading/fence.py). This module never imports litellm: the transport does.
-
-A grader may also be ANY evalrun provider, as in promptfoo: `ProviderTransport` sends the rendered grading prompt
-as one string (a single user message as its text; chat messages as their compact JSON, promptfoo's
-`JSON.stringify`) and the grader starts at the "none" reply-format level (a provider takes no response_format).
-Calls through a provider are not cached.
-"""
+"""The LLM grader: each grading step through a model (or any evalrun provider, `ProviderTransport`) with a JSON
+reply validated against the step's schema, one repair call, and stepping down reply formats the model rejects
+(docs/metrics.md, "How the LLM grader asks"). This module never imports litellm: the transport does."""
 
 from __future__ import annotations
 
