@@ -193,7 +193,7 @@ def _command(argv: Sequence[str] | None) -> int:
 
 
 def _redact(text: str) -> str:
-    from evalrun.run.serialize import Scrubber
+    from evalrun.run.store import Scrubber
 
     return Scrubber.for_run().text(text)
 
