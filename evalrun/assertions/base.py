@@ -1,6 +1,5 @@
-"""The assertion handler contract: a handler is built once per configured assertion at load time (`check()` raises
-ConfigError for bad arguments); `evaluate()` returns a `Score` for the un-negated assertion, and the engine
-applies `not-`, weight and metric. Handlers keep no per-case state on `self` (house rule 5)."""
+"""The assertion handler contract: a handler is built once per assertion at load time (`check()` raises
+ConfigError); `evaluate()` returns the un-negated `Score`. Handlers keep no per-case state (house rule 5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""promptfoo's `classifier`: the output run through a text classifier. The classification provider is chosen as in
-grading/classifiers.py (assertion `provider`, test `options.provider`'s `classification` entry,
-EVALRUN_CLASSIFIER); `validate` refuses a suite whose classifier assertion has none."""
+"""promptfoo's `classifier`: the output run through a text classifier (chosen by grading/classifiers.py)."""
 
 from __future__ import annotations
 

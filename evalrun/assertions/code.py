@@ -1,9 +1,5 @@
-"""User-code assertions: python (in process) and javascript (one shared Node.js process).
-
-Both return, like promptfoo: a boolean (score 1/0), a number (the score; passes when > 0, or >= `threshold`
-when one is given), or a mapping `{pass, score, reason}` (snake_case `named_scores` etc. accepted; a
-`threshold` turns a lower score into a failure). `not-` flips pass; a number or mapping keeps its score.
-"""
+"""User-code assertions: python (in process) and javascript (one shared Node.js process), their results read as
+promptfoo reads them (`normalize_result`)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
-"""Embedding metrics (promptfoo's): similar (cosine, dot, euclidean) and answer-relevance.
-
-They need an embedding model (grading/embeddings.py: the assertion's `provider` / the test's
-`options.provider` `embedding` entry, EVALRUN_EMBEDDER, promptfoo's default for the credentials set, or the
-offline model); `validate` and `eval` refuse a suite that uses them without one. One embedding request per evaluation, whatever the number of values.
-"""
+"""promptfoo's embedding metrics: similar (cosine, dot, euclidean) and answer-relevance, one embedding request per
+evaluation (the model is chosen by grading/embeddings.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
-from evalrun.assertions.graded import GradedAssertion
-from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
@@ -93,7 +88,6 @@ class AnswerRelevance(GradedAssertion):
 
     grader_calls = 1
     takes_value = False
-    uses_context = False
     needs_embedder = True
     default_threshold = 0.7
     config_keys = frozenset()

@@ -1,6 +1,5 @@
-"""Builds handlers from specs and turns their Scores into AssertionResults: the transform, `not-`, weight, metric
-and error rules (a GraderError/AssertionRuntimeError becomes result.error, never inverted by `not-`), and
-promptfoo's aggregation of a test's results (`combine`). Also the `assert-set` type."""
+"""Specs -> handlers -> AssertionResults (transform, `not-`, weight, metric; an error is never inverted by `not-`),
+promptfoo's aggregation of a test's results (`combine`), and the `assert-set` type."""
 
 from __future__ import annotations
 

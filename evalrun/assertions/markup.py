@@ -1,9 +1,5 @@
-"""Markup assertions: is-xml, contains-xml, is-html, contains-html (standard library parsers only).
-
-Limits against promptfoo (which uses saxes, fast-xml-parser and parse5): XML well-formedness is checked by
-`xml.etree`, which rejects DTD entity tricks; HTML validity is heuristic (recognised elements present, no
-text outside elements unless a literal `<body>` wraps it), like promptfoo's own rules.
-"""
+"""Markup assertions: is-xml, contains-xml, is-html, contains-html, with the standard library's parsers in place of
+promptfoo's (etree rejects DTD entity tricks; HTML validity is promptfoo's heuristic)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,14 @@
-"""Mastra's deterministic scorers: completeness, content-similarity, keyword-coverage, textual-difference,
-tone-consistency. No grader; formulas in evalrun/grading/scoring/deterministic.py.
-
-Mastra's `input` is `vars.query` when present, else the rendered prompt; `output` is the provider's output. The
-text compared with the output is the assertion's `value` when given, else that input. `config.scale` (default 1)
-multiplies the score; `threshold` (default 0.5 x scale) is the lowest passing score.
-"""
+"""Mastra's deterministic scorers (completeness, content-similarity, keyword-coverage, textual-difference,
+tone-consistency): the output against `value`, else Mastra's input; formulas in grading/scoring/deterministic.py."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, against
+from evalrun.assertions.graded import mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading.scoring import deterministic as text_scoring
-
-
-def mastra_input(ctx: AssertionContext) -> str:
-    """Mastra's input: vars.query when present, else the rendered prompt."""
-    q = ctx.vars.get("query")
-    if q is not None and (not isinstance(q, str) or q.strip()):
-        return q if isinstance(q, str) else str(q)
-    return ctx.prompt
 
 
 class ScaledScorer(Assertion):

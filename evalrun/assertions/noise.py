@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote
+from evalrun.assertions.graded import GradedAssertion, check_chunks, labelled_chunks, plural, query_of, quote
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
@@ -27,6 +26,7 @@ class NoiseSensitivity(GradedAssertion):
     chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
     """
 
+    uses_context = True
     grader_calls = 4
     default_threshold = 0.2
     requires_value = True
@@ -151,7 +151,6 @@ class NoiseRobustness(GradedAssertion):
 
     grader_calls = 1
     default_threshold = 0.7
-    uses_context = False
     config_keys = frozenset({"baselineResponse", "noisyQuery", "noiseType", "scoring"})
     steps = ("judge",)
     judge_step = ROBUSTNESS

@@ -1,9 +1,5 @@
-"""Output groups: the cases of one test that differ only by provider and prompt, run together so that a
-cross-output assertion (select-best) can compare their outputs.
-
-The runner runs a group's cases concurrently, each seeing the group through `CURRENT`. A handler `submit`s its
-output and waits until every case of the group has submitted or ended; one of them computes the comparison
-once, and all get its result. This cannot deadlock: the whole group is in flight at once."""
+"""Output groups: the cases of one test that differ only by provider and prompt, run together (all in flight at
+once, so no deadlock) so that select-best compares their outputs once per group."""
 
 from __future__ import annotations
 

@@ -1,16 +1,12 @@
-"""Graded RAG assertions over the claim pipeline (noise-sensitivity lives in noise.py, registered from here).
-
-Context for all of them: `vars.context` (a string or a list of chunks) or `contextTransform`; see context.py.
-Zero claims is an outcome, not a score: the result passes with score None and says so in its reason.
-"""
+"""Graded RAG assertions over the claim pipeline (faithfulness, hallucination, context-relevance, -recall,
+-precision); zero claims is an outcome, not a score: the result passes with score None."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.context import context_texts, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote
+from evalrun.assertions.graded import GradedAssertion, context_texts, plural, query_of, quote
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading.scoring import claims as scoring
@@ -53,6 +49,7 @@ def claims_reason(claims: list[str], verdicts: list[Verdict], passed: bool, bad_
 class _ContextClaims(GradedAssertion):
     """Claims of the output verified against the context (faithfulness, hallucination): 2 grader calls."""
 
+    uses_context = True
     grader_calls = 2
     steps = ("verify", "extract")
     #: How a claim that is not supported is named in the reason, and what zero claims mean.
@@ -136,6 +133,7 @@ class ContextRelevance(GradedAssertion):
     `provider`, `rubricPrompt` (step classify). One grader call.
     """
 
+    uses_context = True
     grader_calls = 1
     default_threshold = 0.5
     config_keys = frozenset({"penalties", "scale"})
@@ -184,6 +182,7 @@ class ContextRelevance(GradedAssertion):
 class _ReferenceClaims(GradedAssertion):
     """Claims of the reference answer (`value`) attributed to the chunks: 2 grader calls."""
 
+    uses_context = True
     grader_calls = 2
     requires_value = True
     config_keys = frozenset()

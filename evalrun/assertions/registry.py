@@ -1,7 +1,5 @@
-"""Assertion type name -> handler class.
-
-Built-ins register with @register; plugins through the entry-point group `evalrun.assertions`. `get(name)`
-imports only the module that registers `name` (BUILTIN_TYPES). A name registered twice is an error naming both."""
+"""Assertion type name -> handler class: built-ins register with @register (`get` imports only the module that
+registers a name), plugins through the entry-point group `evalrun.assertions`."""
 
 from __future__ import annotations
 
@@ -42,13 +40,11 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.mastra_text": ("completeness", "content-similarity", "keyword-coverage",
         "textual-difference", "tone-consistency"),
     "evalrun.assertions.tools": ("tool-call-accuracy",),
-    "evalrun.assertions.judges": ("answer-relevancy", "bias", "toxicity"),
-    "evalrun.assertions.alignment": ("answer-similarity", "prompt-alignment"),
+    "evalrun.assertions.judges": ("answer-relevancy", "answer-similarity", "bias", "prompt-alignment", "toxicity"),
     "evalrun.assertions.model_graded": ("factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
-        "model-graded-factuality"),
+        "model-graded-factuality", "select-best"),
     "evalrun.assertions.embedding": ("answer-relevance", "similar", "similar:cosine", "similar:dot",
         "similar:euclidean"),
-    "evalrun.assertions.select_best": ("select-best",),
     "evalrun.assertions.classifier": ("classifier",),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)

@@ -1,8 +1,5 @@
-"""SQL assertions: is-sql, contains-sql, with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`.
-
-Parsed by sqlglot in the matching dialect (sql_statements.py), with promptfoo's own checks on top. Whitelist
-entries are node-sql-parser's: regular expressions matched, whole and ignoring case, against the authority
-strings node-sql-parser would list (`select::null::orders`, `select::users::id`), built here from sqlglot's tree."""
+"""is-sql and contains-sql with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`: whitelist entries
+are matched against node-sql-parser's authority strings (`select::null::orders`), built from sqlglot's tree."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""SQL text -> statements, read by sqlglot in the dialect of promptfoo's `databaseType`.
-
-sqlglot reads far more than valid SQL (`hello world` is an aliased column, `SELECT a, FROM t` drops the comma);
-`_problem` refuses what node-sql-parser (promptfoo's parser) refuses, one line per rule."""
+"""SQL text -> statements, parsed by sqlglot in the dialect of `databaseType`, refusing what node-sql-parser
+(promptfoo's parser) refuses (sqlglot reads `hello world` as an aliased column)."""
 
 from __future__ import annotations
 
