@@ -84,7 +84,6 @@ class AssertionContext:
         """The embedding model for this assertion (GraderError when none is configured)."""
         if self.get_embedder is None:
             from evalrun.errors import GraderError
-
             raise GraderError(f"{spec.type}: no embedding model in this context")
         return self.get_embedder(spec)
 
@@ -131,13 +130,11 @@ class Assertion:
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
         if spec.transform:
             from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
-
             self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
                                                   key=self.key_path("transform"), base_dir=self.base_dir,
                                                   default_fn="get_transform")
         if not self.raw_value and isinstance(spec.value, str) and spec.value.startswith("file://"):
             from evalrun.usercode import compile_code, is_script_ref
-
             if is_script_ref(spec.value):
                 self.value_script = compile_code(spec.value, ("output", "context"), loc=spec.loc,
                                                  key=self.key_path("value"), base_dir=self.base_dir,
@@ -148,7 +145,6 @@ class Assertion:
     def base_dir(self) -> str:
         """Directory that relative file:// references in this assertion resolve against."""
         import os
-
         return os.path.dirname(os.path.abspath(self.spec.loc.file)) if self.spec.loc and self.spec.loc.file else "."
 
     def key_path(self, key: str) -> str:
@@ -188,7 +184,6 @@ class Assertion:
             return self.parse(value)
         except ValueError as e:
             from evalrun.errors import AssertionRuntimeError
-
             raise AssertionRuntimeError(f"{self.spec.full_type}: {e}") from None
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:

@@ -39,7 +39,6 @@ class Classifier(Assertion):
         super().check()
         from evalrun.errors import ConfigError
         from evalrun.grading.classifiers import candidate, check_config
-
         try:  # the assertion's own provider must be a classifier (a typo is a config error at load time)
             found = candidate(self.spec.provider, self.base_dir, own=True)
             if found is not None:
@@ -49,7 +48,6 @@ class Classifier(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         from evalrun.grading import classifiers
-
         expected = self.value_of(ctx)
         found = classifiers.classifier_spec(self.spec, ctx.case.test, self.base_dir)
         if found is None:

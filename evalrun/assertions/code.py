@@ -116,7 +116,6 @@ class Javascript(Assertion):
             raise self.error("javascript needs code as a non-empty string", key="value")
         from evalrun import typescript
         from evalrun.jsnode import check_syntax
-
         ref = self.spec.value.strip()
         if ref.startswith("file://"):  # a TypeScript file needs type stripping or tsx (evalrun/typescript.py)
             path = ref[len("file://"):]
@@ -125,7 +124,6 @@ class Javascript(Assertion):
                 path = head
             key = f"{self.spec.key_path}.value" if self.spec.key_path else "value"
             typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=key)
-
         problem = check_syntax(self.spec.value)
         if problem:
             raise self.error(f"JavaScript code does not compile: {problem}", key="value",
@@ -134,7 +132,6 @@ class Javascript(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         from evalrun.jsnode import call_js, node_path
-
         if node_path() is None:  # no verdict is possible: an ERROR, never a FAIL
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
                                     self.spec.threshold, "JavaScript")
@@ -155,7 +152,6 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     """Code that threw or returned nothing usable FAILS with the reason, as in promptfoo; under `not-` it stays an
     ERROR (a flipped failure must never become a pass)."""
     from evalrun.jsnode import CodeTimeout
-
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))

@@ -56,27 +56,14 @@ def parse_chunks(value: Any, what: str) -> list[Chunk]:
     return chunks
 
 
-def check_chunks(handler: Assertion, value: Any, key: str) -> None:
-    """Load-time check of a chunk list that holds no template (ConfigError naming `key`)."""
-    if value is None or is_template(value):
-        return
-    try:
-        parse_chunks(value, key)
-    except ValueError as e:  # an ItemError names the item: the error is at its line (config/asserts.py)
-        raise handler.error(str(e), key=key + getattr(e, "path", ""),
-                            hint="give a list of {text, relevant} objects, a list of strings, or one string") from None
-
-
 def missing_context(spec: AssertionSpec, var_names: Collection[str]) -> str | None:
     """Why `spec` can never have context in a test whose vars (its own and defaultTest's, after --var) are
     `var_names`, or None when it can, might (a templated config), or needs none. Call it only where no code can
     add vars at run time (transformVars, a stored output)."""
     handler = spec.handler
-    needs = getattr(handler, "needs_context", None)
-    if spec.context_transform or needs is None or not needs():
+    if spec.context_transform or not isinstance(handler, GradedAssertion) or not handler.needs_context():
         return None
-    var_keys: tuple[str, ...] = getattr(handler, "context_vars", ("context",))
-    config_keys: tuple[str, ...] = getattr(handler, "context_config", ())
+    var_keys, config_keys = handler.context_vars, handler.context_config
     if any(v in var_names for v in var_keys) or any(k in spec.config for k in config_keys):
         return None
     sources = [f"`vars.{v}`" for v in var_keys] + [f"`config.{k}`" for k in config_keys] + ["`contextTransform`"]
@@ -87,66 +74,12 @@ CONTEXT_HINT = ("set `vars.context` (a string or a list of chunks) in the test o
                 "provider retrieved with `contextTransform: \"context['metadata']['retrieved']\"` (docs/metrics.md)")
 
 
-def compile_context_transform(handler: Assertion) -> UserCode | None:
-    """Compile the spec's `contextTransform` (ConfigError if it does not compile)."""
-    src = handler.spec.context_transform
-    if not src:
-        return None
-    from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
-
-    return compile_code(src, ("output", "context"), loc=handler.spec.loc,
-                             key=handler.key_path("contextTransform"), base_dir=handler.base_dir,
-                             default_fn="get_context")
-
-
-async def _raw_context(ctx: AssertionContext, transform: UserCode | None) -> tuple[Any, str] | None:
-    if transform is not None:
-        return await transform.call(ctx.output, ctx.as_dict()), "contextTransform result"
-    if "context" in ctx.vars:
-        return ctx.vars["context"], "vars.context"
-    return None
-
-
-def _parse_runtime(value: Any, where: str) -> list[Chunk]:
+def runtime_chunks(value: Any, where: str) -> list[Chunk]:
+    """parse_chunks for a value met at run time: a bad one makes the assertion an ERROR."""
     try:
         return parse_chunks(value, where)
     except ValueError as e:
         raise AssertionRuntimeError(str(e)) from None
-
-
-async def context_chunks(ctx: AssertionContext, transform: UserCode | None) -> list[Chunk]:
-    """The context as chunks: contextTransform's result, else vars.context (AssertionRuntimeError if absent)."""
-    raw = await _raw_context(ctx, transform)
-    if raw is None:
-        raise AssertionRuntimeError("no context: set `vars.context` (a string or a list of chunks) "
-                                    "or `contextTransform` on the assertion")
-    return _parse_runtime(*raw)
-
-
-async def context_texts(ctx: AssertionContext, transform: UserCode | None) -> list[str]:
-    """The context chunks' texts (required)."""
-    return [c.text for c in await context_chunks(ctx, transform)]
-
-
-async def labelled_chunks(ctx: AssertionContext, transform: UserCode | None) -> list[Chunk]:
-    """noise-sensitivity's chunks (see the module docstring); may be empty."""
-    labelled = ctx.config.get("contextChunks")
-    where = "config.contextChunks"
-    if labelled is None and "contextChunks" in ctx.vars:
-        labelled, where = ctx.vars["contextChunks"], "vars.contextChunks"
-    if labelled is not None:
-        chunks = _parse_runtime(labelled, where)
-    else:
-        raw = await _raw_context(ctx, transform)
-        chunks = _parse_runtime(*raw) if raw is not None else []
-        if raw is not None and isinstance(raw[0], str):
-            chunks = [Chunk(raw[0], True)]  # a single context string is the relevant context
-    noise = ctx.config.get("noiseContext")
-    if noise is not None:
-        if not isinstance(noise, str):
-            raise AssertionRuntimeError(f"config.noiseContext must be a string, not {type(noise).__name__}")
-        chunks = [*chunks, Chunk(noise, False)]
-    return chunks
 
 
 def mastra_input(ctx: AssertionContext) -> str:
@@ -187,7 +120,6 @@ class GradedAssertion(Assertion):
         """Every grader step this metric performs (pipeline steps named in `steps`, plus its judge step):
         `validate` checks the chosen grader supports each one before any call."""
         from evalrun.grading.steps import PIPELINE
-
         found: list[Step[Any]] = [PIPELINE[n] for n in cls.steps if n in PIPELINE]
         if cls.judge_step is not None:
             found.append(cls.judge_step)
@@ -201,14 +133,40 @@ class GradedAssertion(Assertion):
     def check(self) -> None:
         super().check()
         from evalrun.grading.select import normalise_spec
-
         if self.spec.provider is not None:
             normalise_spec(self.spec.provider, loc=self.spec.loc, key=self.key_path("provider"))
         if self.spec.context_transform and not self.uses_context:
             raise self.error(f"{self.spec.type} takes no context", key="contextTransform",
                              hint="remove contextTransform")
-        self.context_fn = compile_context_transform(self) if self.uses_context else None
+        if self.uses_context and self.spec.context_transform:
+            from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
+            self.context_fn = compile_code(self.spec.context_transform, ("output", "context"), loc=self.spec.loc,
+                                           key=self.key_path("contextTransform"), base_dir=self.base_dir,
+                                           default_fn="get_context")
         self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
+
+    def check_chunks(self, value: Any, key: str) -> None:
+        """Load-time check of a chunk list that holds no template (ConfigError naming `key`, or its item)."""
+        if value is not None and not is_template(value):
+            try:
+                parse_chunks(value, key)
+            except ValueError as e:
+                raise self.error(str(e), key=key + getattr(e, "path", ""), hint="give a list of {text, relevant} "
+                                 "objects, a list of strings, or one string") from None
+
+    async def raw_context(self, ctx: AssertionContext) -> tuple[Any, str] | None:
+        """(the context, where it came from): contextTransform's result, else vars.context, else None."""
+        if self.context_fn is not None:
+            return await self.context_fn.call(ctx.output, ctx.as_dict()), "contextTransform result"
+        return (ctx.vars["context"], "vars.context") if "context" in ctx.vars else None
+
+    async def context_texts(self, ctx: AssertionContext) -> list[str]:
+        """The context chunks' texts (AssertionRuntimeError when there is no context)."""
+        raw = await self.raw_context(ctx)
+        if raw is None:
+            raise AssertionRuntimeError("no context: set `vars.context` (a string or a list of chunks) "
+                                        "or `contextTransform` on the assertion")
+        return [c.text for c in runtime_chunks(*raw)]
 
     def parse(self, value: Any) -> Any:
         if self.value_text is not None and (not isinstance(value, str) or not value.strip()):
@@ -227,7 +185,6 @@ class GradedAssertion(Assertion):
             return {self.steps[0]: self._read(raw, key)}
         if isinstance(raw, list) and raw and all(isinstance(m, Mapping) and "role" in m for m in raw):
             import json  # promptfoo's chat form: [{role, content}, ...], each content a template (steps.render_prompt)
-
             if not all(isinstance(m.get("content"), str) for m in raw):
                 raise self.error("each rubricPrompt message needs a `content` string", key=key, hint=hint)
             return {self.steps[0]: json.dumps([dict(m) for m in raw], ensure_ascii=False)}
@@ -289,7 +246,6 @@ class GradedAssertion(Assertion):
                    schema_args: tuple[Any, ...] = ()) -> Any:
         """Ask one judge-style step, with this assertion's rubricPrompt override for it (if any)."""
         from evalrun.grading.steps import ask
-
         return await ask(ctx.grader(self.spec), step, variables, trace, schema_args=schema_args,
                          override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
@@ -298,7 +254,6 @@ class GradedAssertion(Assertion):
         when it cannot perform this metric's steps."""
         from evalrun.errors import GraderError
         from evalrun.grading.steps import CHOOSE_LLM, Checked, unsupported
-
         grader = ctx.grader(self.spec)
         message = unsupported(grader, self.spec.type, self.grading_steps())
         if message:

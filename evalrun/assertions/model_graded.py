@@ -160,7 +160,6 @@ class LLMRubric(GradedAssertion):
     def parse(self, value: Any) -> str:
         if isinstance(value, (dict, list)):
             import json
-
             return json.dumps(value, ensure_ascii=False)
         if value is None:
             return ""  # the custom rubricPrompt holds the rubric
@@ -207,7 +206,6 @@ class SelectBest(GradedAssertion):
     async def evaluate(self, ctx: AssertionContext) -> Score:
         # imported here: it imports asyncio, and validate imports every assertion module
         from evalrun.assertions.output_groups import CURRENT
-
         criteria = self.value_of(ctx)
         group = CURRENT.get()
         if group is None:
@@ -225,7 +223,6 @@ class SelectBest(GradedAssertion):
                 "n_outputs": len(outputs)}, shared, schema_args=(len(outputs),),
                 override=self.overrides(ctx).get("judge"), extra=ctx.vars)
             return best, why, [cid for cid, _ in entries]
-
         (best, why, ids), computed = await group.submit(self.spec.key_path or "select-best", ctx.case.id,
                                                         ctx.output, compare)
         if computed:

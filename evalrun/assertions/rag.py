@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.graded import GradedAssertion, context_texts, plural, query_of, quote
+from evalrun.assertions.graded import GradedAssertion, plural, query_of, quote
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading.scoring import claims as scoring
@@ -60,7 +60,7 @@ class _ContextClaims(GradedAssertion):
         raise NotImplementedError
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         question = query_of(ctx, required=False)
         claims = await grader.extract_claims(ctx.output, trace, question=question)
@@ -155,7 +155,7 @@ class ContextRelevance(GradedAssertion):
     async def evaluate(self, ctx: AssertionContext) -> Score:
         query = query_of(ctx, required=True)
         assert query is not None
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         judged = await grader.classify_chunks(query, ctx.output, chunks, trace)
         penalties = {_PENALTY_KEYS[k]: float(v) for k, v in (ctx.config.get("penalties") or {}).items()}
@@ -192,7 +192,7 @@ class _ReferenceClaims(GradedAssertion):
 
     async def _attribution(self, ctx: AssertionContext) -> tuple[list[str], list[str], list[list[bool]], Any]:
         reference = self.value_of(ctx)
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         claims = await grader.extract_claims(reference, trace)
         if not claims:

@@ -71,7 +71,6 @@ def register(name: str, *aliases: str) -> Callable[[A], A]:
         for n in (name, *aliases):
             _REGISTRY[n] = cls
         return cls
-
     return deco
 
 
@@ -94,7 +93,6 @@ def _ensure_plugins() -> None:
         return
     _PLUGINS_LOADED = True
     from importlib.metadata import entry_points
-
     eps = list(entry_points(group="evalrun.assertions"))
     if eps:
         load_all()  # a no-op when load_all is what called us
@@ -103,13 +101,11 @@ def _ensure_plugins() -> None:
 
 def _load_plugins(eps: Any = None) -> None:
     from importlib.metadata import entry_points
-
     for ep in entry_points(group="evalrun.assertions") if eps is None else eps:
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 - a broken plugin is reported, not a crash
             from evalrun.errors import ConfigError
-
             raise ConfigError(f"assertion plugin {ep.name!r} ({ep.value}) failed to load: "
                               f"{type(e).__name__}: {e}",
                               hint="fix or uninstall the package that provides it") from e
@@ -118,7 +114,6 @@ def _load_plugins(eps: Any = None) -> None:
         taken = _REGISTRY.get(ep.name)
         if taken is not None and taken is not obj:
             from evalrun.errors import ConfigError
-
             raise ConfigError(f"assertion type {ep.name!r} is defined twice: by plugin {ep.value} "
                               f"({ep.dist.name if ep.dist else 'unknown package'}) and by "
                               f"{_PLUGINS.get(ep.name) or _source(taken)}",

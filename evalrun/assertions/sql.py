@@ -86,7 +86,6 @@ def parse_rules(value: Any) -> SqlRules:
     unknown = sorted(set(value) - set(_KEYS))
     if unknown:
         from evalrun.suggest import did_you_mean
-
         hint = did_you_mean(unknown[0], _KEYS)
         raise ValueError(f"unknown keys {unknown}; allowed: {', '.join(_KEYS)}" + (f" ({hint})" if hint else ""))
     database = value.get("databaseType") or "MySQL"  # promptfoo: `value.databaseType || 'MySQL'`

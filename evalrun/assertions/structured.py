@@ -46,7 +46,6 @@ def _lax_object(text: str, start: int) -> tuple[Any, int]:
     """promptfoo's fallback: at each point where the braces balance (or the text ends, closing what is
     open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
     import yaml
-
     opened, closed = 1, 0
     end = min(len(text), start + 100_000)
     for j in range(start + 1, end):
@@ -76,7 +75,6 @@ class _SchemaBase(Assertion):
         schema = value
         if isinstance(value, str):
             import yaml
-
             try:
                 schema = yaml.safe_load(value)
             except yaml.YAMLError as e:
@@ -103,7 +101,6 @@ def compile_schema(schema: dict[str, Any] | bool) -> Any:
     if key not in _SCHEMAS:
         import jsonschema
         from jsonschema.validators import validator_for
-
         cls = validator_for(schema, default=jsonschema.Draft7Validator)
         try:
             cls.check_schema(schema)  # type: ignore[arg-type]
@@ -223,7 +220,6 @@ def _functions(ctx: AssertionContext, base_dir: str) -> Any:
     funcs = ctx.case.provider.config.get("functions")
     if isinstance(funcs, str) and funcs.startswith("file://"):
         from evalrun.config.readers import parse_data
-
         path = funcs[len("file://"):]
         path = path if os.path.isabs(path) else os.path.join(base_dir, path)
         with open(path, encoding="utf-8") as f:

@@ -4,6 +4,7 @@ strict deep equality, regular expressions)."""
 
 from __future__ import annotations
 
+import csv
 import functools
 import json
 import math
@@ -35,47 +36,15 @@ def js_str(value: Any) -> str:
 
 
 def parse_csv_values(value: str) -> list[str]:
-    """Split a contains-any/all string on commas; double-quoted fields keep commas (`\\"` and `""` escape)."""
-    out: list[str] = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and (value[i].isspace() or value[i] == ","):
-            i += 1
-        if i >= n:
+    """Split a contains-any/all string on commas, as CSV: double-quoted fields keep commas (`""` is a quote)."""
+    for strict in (True, False):  # strict only to find an unterminated quote; then as lax as promptfoo
+        try:
+            fields = next(csv.reader([value], skipinitialspace=True, strict=strict), [])
             break
-        if value[i] == '"':
-            i += 1
-            field: list[str] = []
-            closed = False
-            while i < n:
-                c = value[i]
-                if c == "\\" and i + 1 < n and value[i + 1] in '"\\':
-                    field.append(value[i + 1])
-                    i += 2
-                elif c == '"' and i + 1 < n and value[i + 1] == '"':
-                    field.append('"')
-                    i += 2
-                elif c == '"':
-                    i += 1
-                    closed = True
-                    break
-                else:
-                    field.append(c)
-                    i += 1
-            if not closed:
-                raise ValueError(f"unterminated quoted field in {value!r}")
-            out.append("".join(field))
-            while i < n and value[i].isspace():
-                i += 1
-            if i < n and value[i] != ",":
-                raise ValueError(f"expected a comma after a quoted field in {value!r}")
-        else:
-            j = i
-            while j < n and value[j] != ",":
-                j += 1
-            out.append(value[i:j].strip())
-            i = j
-    return out
+        except csv.Error as e:
+            if "end of data" in str(e):
+                raise ValueError(f"unterminated quoted field in {value!r}") from None
+    return [f.strip() for f in fields if f.strip()]
 
 
 def strict_equal(a: Any, b: Any) -> bool:
