@@ -3,7 +3,7 @@ ConfigError); `evaluate()` returns the un-negated `Score`. Handlers keep no per-
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -188,6 +188,16 @@ class Assertion:
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
         return ConfigError.at(self.spec.loc, message, key=self.key_path(key) or None, hint=hint)
+
+    def check_numbers(self, values: Mapping[str, Any], keys: Iterable[str], prefix: str = "config.") -> None:
+        """Each of `keys` given in `values` is a number >= 0 (`scale` > 0), else a ConfigError naming it."""
+        for key in keys:
+            v = values.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
+                                  or (key == "scale" and v == 0)):
+                raise self.error(f"{prefix}{key} must be a {'positive' if key == 'scale' else 'non-negative'} "
+                                 f"number, got {v!r}", key=prefix + key, hint="e.g. `scale: 10` for scores "
+                                 "from 0 to 10" if key == "scale" else None)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError

@@ -53,22 +53,12 @@ class _Similar(Assertion):
                      {"embedder": embedder.id, "metric": self.metric, "raw": raw})
 
 
-@register("similar", "similar:cosine")
-class Similar(_Similar):
-    __doc__ = "promptfoo's similar: cosine similarity of embeddings.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]
-
-
-@register("similar:dot")
-class SimilarDot(_Similar):
-    __doc__ = "promptfoo's similar:dot: dot product of embeddings.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]
-    metric = "dot"
-
-
-@register("similar:euclidean")
-class SimilarEuclidean(_Similar):
-    __doc__ = ("promptfoo's similar:euclidean: distance of embeddings (lower is closer).\n\n"
-               + (_Similar.__doc__ or "").split("\n\n", 1)[1])
-    metric = "euclidean"
+for _metric, _names, _what in (("cosine", ("similar", "similar:cosine"), "cosine similarity of embeddings"),
+                               ("dot", ("similar:dot",), "dot product of embeddings"),
+                               ("euclidean", ("similar:euclidean",), "distance of embeddings (lower is closer)")):
+    register(*_names)(type(f"Similar{_metric.capitalize()}", (_Similar,), {
+        "metric": _metric, "__module__": __name__,
+        "__doc__": f"promptfoo's {_names[0]}: {_what}.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]}))
 
 
 QUESTIONS: Step[list[str]] = judge_step(

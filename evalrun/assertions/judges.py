@@ -87,12 +87,7 @@ class MastraJudge(GradedAssertion):
                              hint="false skips Mastra's reason call (the reason line is then built from the "
                                   "judgements alone)")
         numeric = self.numeric_config if self.numeric_config is not None else (self.config_keys or frozenset())
-        for key in self.spec.config:
-            if key not in numeric or key == REASON_KEY:
-                continue
-            v = self.spec.config[key]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (key == "scale" and v == 0):
-                raise self.error(f"config.{key} must be a positive number, got {v!r}", key=f"config.{key}")
+        self.check_numbers(self.spec.config, [k for k in self.spec.config if k in numeric and k != REASON_KEY])
 
     def scale(self, ctx: AssertionContext) -> float:
         return float(ctx.config.get("scale", 1))

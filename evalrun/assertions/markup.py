@@ -76,6 +76,7 @@ def contains_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
 
 class _XmlBase(Assertion):
     value_hint = "give required element paths: `root.child, root.other` or a list"
+    judge = staticmethod(validate_xml)
 
     def parse(self, value: Any) -> list[str] | None:
         if value is None or value == "":
@@ -88,6 +89,9 @@ class _XmlBase(Assertion):
             return [str(v) for v in value["requiredElements"]]
         raise ValueError(f"{self.spec.type} value must be a string, a list or {{requiredElements: [...]}}")
 
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        return binary(*self.judge(ctx.output, self.value_of(ctx)))
+
 
 @register("is-xml")
 class IsXml(_XmlBase):
@@ -97,10 +101,6 @@ class IsXml(_XmlBase):
     element; `@_name` names an attribute), as a comma-separated string, a list, or `{requiredElements: [...]}`.
     """
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = validate_xml(ctx.output, self.value_of(ctx))
-        return binary(ok, reason)
-
 
 @register("contains-xml")
 class ContainsXml(_XmlBase):
@@ -109,9 +109,7 @@ class ContainsXml(_XmlBase):
     YAML keys: `value` (optional): required element paths, as for is-xml.
     """
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = contains_xml(ctx.output, self.value_of(ctx))
-        return binary(ok, reason)
+    judge = staticmethod(contains_xml)
 
 
 # ------------------------------------------------------------------ HTML
@@ -214,29 +212,20 @@ def validate_html(text: str) -> tuple[bool, str]:
     return True, "Output is valid HTML"
 
 
-_HTML_PATTERNS = {
-    "open": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>"),
-    "close": re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>"),
-    "selfclose": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>"),
-    "entity": re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);"),
-    "doctype": re.compile(r"<!DOCTYPE\s+html", re.I),
-    "comment": re.compile(r"<!--[^-]*(?:-[^-]+)*-->"),
-    "attr": re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']"),
-    "known": re.compile(r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button|"
-                        r"script|style|link|meta|br|hr)\b", re.I),
-}
+_HTML_TAGS = (re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>"), re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>"))
+#: (weight, pattern) of the other HTML signals promptfoo counts
+_HTML_SIGNALS = (
+    (1, re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>")), (1, re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);")),
+    (2, re.compile(r"<!DOCTYPE\s+html", re.I)), (1, re.compile(r"<!--[^-]*(?:-[^-]+)*-->")),
+    (1, re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']")),
+    (2, re.compile(r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button|"
+                   r"script|style|link|meta|br|hr)\b", re.I)))
 
 
 def contains_html(text: str) -> bool:
     """promptfoo's indicator count: two or more HTML signals (tags, entities, doctype, attributes...)."""
-    p = _HTML_PATTERNS
-    score = 0
-    has_open, has_close = bool(p["open"].search(text)), bool(p["close"].search(text))
-    score += 2 if has_open and has_close else int(has_open or has_close)
-    score += bool(p["selfclose"].search(text)) + bool(p["entity"].search(text))
-    score += 2 * bool(p["doctype"].search(text)) + bool(p["comment"].search(text))
-    score += bool(p["attr"].search(text)) + 2 * bool(p["known"].search(text))
-    return score >= 2
+    tags = sum(bool(rx.search(text)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
+    return tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(text)) >= 2
 
 
 @register("is-html")

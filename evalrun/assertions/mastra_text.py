@@ -20,10 +20,7 @@ class ScaledScorer(Assertion):
 
     def check(self) -> None:
         super().check()
-        scale = self.spec.config.get("scale", 1)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-            raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale",
-                             hint="e.g. `scale: 10` for scores from 0 to 10")
+        self.check_numbers(self.spec.config, ["scale"])
         for key in self.spec.config:
             if key in ("ignoreCase", "ignoreWhitespace") and not isinstance(self.spec.config[key], bool):
                 raise self.error(f"config.{key} must be true or false", key=f"config.{key}")

@@ -16,12 +16,6 @@ _PENALTY_KEYS = {"unusedHighRelevanceContext": "unused_high_penalty", "missingCo
                  "maxMissingContextPenalty": "max_missing_penalty"}
 
 
-def _number(handler: GradedAssertion, cfg: dict[str, Any], key: str, path: str) -> None:
-    v = cfg.get(key)
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
-        raise handler.error(f"{key} must be a non-negative number", key=path)
-
-
 def claims_reason(claims: list[str], verdicts: list[Verdict], passed: bool, bad_word: str, shown: int = 3) -> str:
     """What decided a claim-based score: the claims not supported, weakest first, each with its verdict, support
     and the grader's reason (which quotes the closest evidence). A failing score always names the claims that
@@ -149,8 +143,8 @@ class ContextRelevance(GradedAssertion):
             if k not in _PENALTY_KEYS:
                 raise self.error(f"unknown penalty {k!r}", key=f"config.penalties.{k}",
                                  hint=f"allowed: {', '.join(_PENALTY_KEYS)}")
-            _number(self, penalties, k, f"config.penalties.{k}")
-        _number(self, cfg, "scale", "config.scale")
+        self.check_numbers(penalties, penalties, "config.penalties.")
+        self.check_numbers(cfg, ["scale"])
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         query = query_of(ctx, required=True)
