@@ -129,17 +129,19 @@ class Assertion:
                                      hint=did_you_mean(k, self.config_keys) or
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
         if spec.transform:
-            from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
-            self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
-                                                  key=self.key_path("transform"), base_dir=self.base_dir,
-                                                  default_fn="get_transform")
+            self.transform_fn = self.compile(spec.transform, "transform", "get_transform")
         if not self.raw_value and isinstance(spec.value, str) and spec.value.startswith("file://"):
-            from evalrun.usercode import compile_code, is_script_ref
+            from evalrun.usercode import is_script_ref
             if is_script_ref(spec.value):
-                self.value_script = compile_code(spec.value, ("output", "context"), loc=spec.loc,
-                                                 key=self.key_path("value"), base_dir=self.base_dir,
-                                                 default_fn="get_assert")
+                self.value_script = self.compile(spec.value, "value", "get_assert")
         self.check()
+
+    def compile(self, code: str, key: str, default_fn: str) -> UserCode:
+        """This assertion's user code at `key` over (output, context): Python, or JavaScript as promptfoo writes it
+        (a ConfigError when it does not compile)."""
+        from evalrun.usercode import compile_code
+        return compile_code(code, ("output", "context"), loc=self.spec.loc, key=self.key_path(key),
+                            base_dir=self.base_dir, default_fn=default_fn)
 
     @property
     def base_dir(self) -> str:
@@ -154,6 +156,11 @@ class Assertion:
     @property
     def threshold(self) -> float | None:
         return self.spec.threshold if self.spec.threshold is not None else self.default_threshold
+
+    @classmethod
+    def common_keys(cls) -> str:
+        """The YAML keys a family of types shares, added to each type's docstring by `evalrun list`."""
+        return ""
 
     def check(self) -> None:
         """Validate arguments at load time (raise self.error()); the default parses a value without templates."""

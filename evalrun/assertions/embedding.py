@@ -71,9 +71,8 @@ class AnswerRelevance(GradedAssertion):
     """promptfoo's answer-relevance: the grader writes 3 questions the output answers; the score is their
     mean embedding cosine similarity to the query (`vars.query`, else the prompt).
 
-    YAML keys: `threshold` (default 0.7); `provider` (a string or `{text: GRADER, embedding: EMBEDDER}`);
-    `rubricPrompt` (step judge). One grader call (promptfoo makes 3) and one embedding request.
-    Not Mastra's `answer-relevancy` (statements judged by the grader): see docs/metrics.md.
+    One grader call (promptfoo makes 3) and one embedding request; not Mastra's `answer-relevancy` (see
+    docs/metrics.md). YAML keys: `threshold` (default 0.7); `provider` (`{text: GRADER, embedding: EMBEDDER}`);
     """
 
     grader_calls = 1

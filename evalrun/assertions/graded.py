@@ -111,6 +111,12 @@ class GradedAssertion(Assertion):
     #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
     judge_step: ClassVar[Step[Any] | None] = None
 
+    @classmethod
+    def common_keys(cls) -> str:
+        context = "; `contextTransform`" if cls.uses_context else ""
+        steps = f"; `rubricPrompt` (steps {', '.join(cls.steps)})" if cls.steps else ""
+        return f"`provider` (the grader){context}{steps}."
+
     def needs_context(self) -> bool:
         """True when no score can be had without context (every case would be an ERROR, or score alike)."""
         return self.uses_context
@@ -139,10 +145,7 @@ class GradedAssertion(Assertion):
             raise self.error(f"{self.spec.type} takes no context", key="contextTransform",
                              hint="remove contextTransform")
         if self.uses_context and self.spec.context_transform:
-            from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
-            self.context_fn = compile_code(self.spec.context_transform, ("output", "context"), loc=self.spec.loc,
-                                           key=self.key_path("contextTransform"), base_dir=self.base_dir,
-                                           default_fn="get_context")
+            self.context_fn = self.compile(self.spec.context_transform, "contextTransform", "get_context")
         self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
 
     def check_chunks(self, value: Any, key: str) -> None:

@@ -15,6 +15,10 @@ class ScaledScorer(Assertion):
     """Shared base: `config.scale`, the reference text, a threshold in the scorer's scale."""
 
     config_keys: ClassVar[frozenset[str] | None] = frozenset({"scale"})
+
+    @classmethod
+    def common_keys(cls) -> str:
+        return "`config.scale` (default 1); `threshold` (default 0.5 x scale)."
     #: The `value` is the text compared with the output (else Mastra's input).
     value_hint = "give the reference text as a string, or omit value to compare with vars.query / the prompt"
 
@@ -48,7 +52,7 @@ class ContentSimilarity(ScaledScorer):
     """Mastra's content-similarity: Dice similarity of character bigrams (string-similarity).
 
     YAML keys: `value` (reference text; default vars.query / the prompt); `config.ignoreCase` (default true),
-    `config.ignoreWhitespace` (default true), `config.scale` (default 1); `threshold` (default 0.5 x scale).
+    `config.ignoreWhitespace` (default true);
     """
 
     config_keys = frozenset({"scale", "ignoreCase", "ignoreWhitespace"})
@@ -64,8 +68,8 @@ class ContentSimilarity(ScaledScorer):
 class TextualDifference(ScaledScorer):
     """Mastra's textual-difference: SequenceMatcher similarity ratio (1 = identical).
 
-    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
-    `threshold` (default 0.5 x scale). Details: changes, lengthDiff, confidence (not part of the score).
+    Details: changes, lengthDiff, confidence (not part of the score). YAML keys: `value` (reference text;
+    default vars.query / the prompt);
     """
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -79,8 +83,7 @@ class TextualDifference(ScaledScorer):
 class KeywordCoverage(ScaledScorer):
     """Mastra's keyword-coverage: share of the reference's keywords (stop words dropped) in the output.
 
-    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
-    `threshold` (default 0.5 x scale). A reference without keywords scores 1.
+    A reference without keywords scores 1. YAML keys: `value` (reference text; default vars.query / the prompt);
     """
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -92,8 +95,7 @@ class KeywordCoverage(ScaledScorer):
 class Completeness(ScaledScorer):
     """Mastra's completeness: share of the reference's words (elements) covered by the output's.
 
-    YAML keys: `value` (reference text; default vars.query / the prompt); `config.scale` (default 1);
-    `threshold` (default 0.5 x scale).
+    YAML keys: `value` (reference text; default vars.query / the prompt);
     """
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
@@ -113,8 +115,7 @@ class ToneConsistency(ScaledScorer):
     """Mastra's tone scorer (AFINN-165): with `value`, 1 - |sentiment(output) - sentiment(value)|; without,
     the stability of the output's sentiment across its sentences (1 - variance).
 
-    YAML keys: `value` (reference text whose tone the output should match; optional); `config.scale`
-    (default 1); `threshold` (default 0.5 x scale).
+    YAML keys: `value` (reference text whose tone the output should match; optional);
     """
 
     def reference(self, ctx: AssertionContext) -> str:

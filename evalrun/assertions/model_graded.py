@@ -60,7 +60,7 @@ class Factuality(_Judged):
 
     YAML keys: `value` (reference answer, required); test `options.factuality` {subset, superset, agree,
     disagree, differButFactual} = score per category (defaults 1, 1, 1, 0, 1); pass when the score > 0 (and
-    >= `threshold` when given); `provider`; `rubricPrompt` (step judge). 1 call.
+    >= `threshold` when given); 1 call;
     """
 
     grader_calls = 1
@@ -90,7 +90,7 @@ class Factuality(_Judged):
 class ClosedQA(_Judged):
     """promptfoo's model-graded-closedqa: does the output meet the criterion in `value`? (Y/N)
 
-    YAML keys: `value` (criterion, required); `provider`; `rubricPrompt` (step judge). Score 1 or 0. 1 call.
+    Score 1 or 0, 1 call. YAML keys: `value` (criterion, required);
     """
 
     grader_calls = 1
@@ -113,8 +113,7 @@ class ClosedQA(_Judged):
 class GEval(_Judged):
     """promptfoo's g-eval: the grader writes evaluation steps for the criteria, then scores 0-10 by them.
 
-    YAML keys: `value` (criteria, required); `threshold` (default 0.7); `provider`; `rubricPrompt` (steps
-    `steps`, `judge`). Score = grader score / 10. 2 calls.
+    Score = grader score / 10, 2 calls. YAML keys: `value` (criteria, required); `threshold` (default 0.7);
     """
 
     grader_calls = 2
@@ -146,8 +145,8 @@ class LLMRubric(GradedAssertion):
     """A grader model judges the output against a free-text rubric (promptfoo's llm-rubric): {reason, pass, score}.
 
     YAML keys: `value` = the rubric (required unless a rubricPrompt holds it); `threshold` (optional: then pass
-    also needs score >= threshold); `provider` (grader); `rubricPrompt` (step judge: receives `output`
-    (fenced), `rubric` and the case's vars; may render to a JSON list of chat messages). One call.
+    also needs score >= threshold); one call, whose rubricPrompt receives `output` (fenced), `rubric` and the
+    case's vars, and may render to a JSON list of chat messages;
     """
 
     grader_calls = 1
@@ -190,8 +189,8 @@ SELECT_BEST: Step[tuple[int, str]] = judge_step(
 class SelectBest(GradedAssertion):
     """The best of the test's outputs across providers and prompts, by the criteria in `value`, passes.
 
-    YAML keys: `value` (criteria, required); `provider`; `rubricPrompt` (step judge). Score 1 for the chosen
-    output, 0 for the others. One grader call per group of outputs (needs at least 2 outputs and an LLM grader).
+    Score 1 for the chosen output, 0 for the others; one grader call per group of outputs (needs at least 2
+    outputs and an LLM grader). YAML keys: `value` (criteria, required);
     """
 
     grader_calls = 1

@@ -21,10 +21,8 @@ class NoiseSensitivity(GradedAssertion):
 
     YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
     `config.mode` relevant (default) | irrelevant; `config.formula` default | ragas; `config.contextChunks`
-    ([{text, relevant}], strings, or a string; else `vars.contextChunks`, else `vars.context` /
-    `contextTransform`); `config.noiseContext` (one extra irrelevant chunk); `provider`; `rubricPrompt` (steps
-    verify, extract, attribute). At most 4 grader calls: extract the output's claims (and the ground truth's when
-    chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
+    ([{text, relevant}], strings, or a string; else `vars.contextChunks`, else the context);
+    `config.noiseContext` (one extra irrelevant chunk). At most 4 grader calls (docs/metrics.md);
     """
 
     uses_context = True
@@ -161,8 +159,8 @@ class NoiseRobustness(GradedAssertion):
     YAML keys: `config.baselineResponse` (the answer to the clean query, required), `config.noisyQuery`
     (required), `config.noiseType` (misinformation | distractors | adversarial), `config.scoring` {impactWeights
     {none, minimal, moderate, significant, severe}, majorIssuePerItem 0.1, maxMajorIssuePenalty 0.3,
-    discrepancyThreshold 0.2}; `vars.query` (the original query); `threshold` (default 0.7); `provider`;
-    `rubricPrompt` (step judge). One call (needs an LLM grader).
+    discrepancyThreshold 0.2}; `vars.query` (the original query); `threshold` (default 0.7); one call (an LLM
+    grader);
     """
 
     grader_calls = 1

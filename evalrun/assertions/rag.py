@@ -79,9 +79,8 @@ class _ContextClaims(GradedAssertion):
 class Faithfulness(_ContextClaims):
     """Supported claims / all claims of the output, against the context. Higher is better.
 
-    YAML keys: `threshold` (default 0.7), `config.lenient` (only contradicted claims count against),
-    `contextTransform`, `provider`, `rubricPrompt` (steps verify, extract; a list maps to [extract, verify]
-    as in promptfoo). Zero claims: passes with no score.
+    Zero claims: passes with no score; a rubricPrompt list maps to [extract, verify] as in promptfoo. YAML keys:
+    `threshold` (default 0.7), `config.lenient` (only contradicted claims count against);
     """
 
     default_threshold = 0.7
@@ -104,8 +103,7 @@ class Faithfulness(_ContextClaims):
 class Hallucination(_ContextClaims):
     """Contradicted or unsupported claims / all claims, against the context. Lower is better.
 
-    YAML keys: `threshold` (default 0.3; passes when score <= threshold), `contextTransform`, `provider`,
-    `rubricPrompt` (steps verify, extract). Zero claims: passes with no score.
+    Zero claims: passes with no score. YAML keys: `threshold` (default 0.3; passes when score <= threshold);
     """
 
     default_threshold = 0.3
@@ -122,9 +120,8 @@ class Hallucination(_ContextClaims):
 class ContextRelevance(GradedAssertion):
     """Mastra's weighted-level context relevance of the chunks to `vars.query`. Higher is better.
 
-    YAML keys: `threshold` (default 0.5, in `scale` units), `config.penalties` {unusedHighRelevanceContext 0.1,
-    missingContextPerItem 0.15, maxMissingContextPenalty 0.5}, `config.scale` (1), `contextTransform`,
-    `provider`, `rubricPrompt` (step classify). One grader call.
+    One grader call. YAML keys: `threshold` (default 0.5, in `scale` units), `config.penalties`
+    {unusedHighRelevanceContext 0.1, missingContextPerItem 0.15, maxMissingContextPenalty 0.5}, `config.scale` (1);
     """
 
     uses_context = True
@@ -200,8 +197,7 @@ class _ReferenceClaims(GradedAssertion):
 class ContextRecall(_ReferenceClaims):
     """Share of the reference answer's claims that some context chunk entails. Higher is better.
 
-    YAML keys: `value` (reference answer), `threshold` (default 0.7), `contextTransform`, `provider`,
-    `rubricPrompt` (steps attribute, extract).
+    YAML keys: `value` (reference answer), `threshold` (default 0.7);
     """
 
     default_threshold = 0.7
@@ -225,8 +221,7 @@ class ContextRecall(_ReferenceClaims):
 class ContextPrecision(_ReferenceClaims):
     """Mean average precision of the chunk order: a chunk is useful when it entails a reference claim.
 
-    YAML keys: `value` (reference answer), `threshold` (default 0.5), `contextTransform`, `provider`,
-    `rubricPrompt` (steps attribute, extract). Higher is better.
+    Higher is better. YAML keys: `value` (reference answer), `threshold` (default 0.5);
     """
 
     default_threshold = 0.5

@@ -154,7 +154,7 @@ def describe(name: str) -> dict[str, Any]:
         "type": name,
         "summary": cls.summary or first,
         "description": first,
-        "details": rest.strip(),
+        "details": " ".join(p for p in (rest.strip(), cls.common_keys()) if p),
         "graded": cls.graded,
         "default_threshold": cls.default_threshold,
         "requires_value": cls.requires_value,

@@ -99,14 +99,10 @@ class ToolCallAccuracy(MastraJudge):
 
     YAML keys: `config.expectedTool`, `config.expectedToolOrder` (code: one of them required),
     `config.strictMode` (default false), `config.judge` (code | llm, default code), `config.availableTools`
-    (llm: list of {name, description} or strings), `config.scale` (default 1); `threshold` (default 0.5 x
-    scale); `vars.query` (else the prompt) is the input; `provider`, `rubricPrompt` (llm: steps judge, reason),
-    `config.generateReason` (llm, default true: Mastra's reason call). Code: no call; llm: 2 calls (1 without
-    the reason call).
+    (llm: list of {name, description} or strings); the grader keys for the LLM variant (2 calls):
     """
 
     grader_calls = 2
-    default_threshold = 0.5
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
                              "scale", REASON_KEY})
     numeric_config = frozenset({"scale"})
