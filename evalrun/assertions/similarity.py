@@ -8,32 +8,17 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein as edits
+
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.registry import register
 
 
-def _utf16(s: str) -> list[int]:
-    raw = s.encode("utf-16-le")
-    return [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
-
-
 def levenshtein(a: str, b: str) -> int:
     """Edit distance (insertions, deletions, substitutions of one UTF-16 unit each, as JavaScript counts)."""
-    if any(ord(c) > 0xFFFF for c in a + b):
-        return _distance(_utf16(a), _utf16(b))
-    return _distance(a, b)
-
-
-def _distance(a: Sequence[Any], b: Sequence[Any]) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
+    if any(ord(c) > 0xFFFF for c in a + b):  # an astral character is two UTF-16 units
+        return edits.distance(*(memoryview(t.encode("utf-16-le")).cast("H").tolist() for t in (a, b)))
+    return edits.distance(a, b)
 
 
 # ------------------------------------------------------------------ tokenizers
