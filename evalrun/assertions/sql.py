@@ -227,28 +227,14 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
     return True, f"Output is valid {rules.database} SQL"
 
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\r\n]*)$")
+#: A ``` or ~~~ fenced block (CommonMark: closed by the same character, at least as long; else open to the end)
+_FENCED = re.compile(r"^[ \t]{0,3}((`|~)\2{2,})[ \t]*([^\n]*)(?:\n(.*?)^[ \t]{0,3}\1\2*[ \t]*$|.*\Z)", re.M | re.S)
 
 
 def sql_blocks(text: str) -> list[str]:
     """Bodies of ``` fenced blocks tagged `sql` or untagged (promptfoo's extractSqlCodeBlocks)."""
-    blocks: list[str] = []
-    active: tuple[str, int, bool, list[str]] | None = None
-    for line in re.split(r"\r\n?|\n", text):
-        if active is None:
-            m = _FENCE.match(line)
-            if m:
-                lang = m.group(2).strip().lower()
-                active = (m.group(1)[0], len(m.group(1)), lang in ("", "sql"), [])
-            continue
-        m = re.match(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*$", line)
-        if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
-            if active[2]:
-                blocks.append("\n".join(active[3]).strip())
-            active = None
-        else:
-            active[3].append(line)
-    return blocks
+    return [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", text))
+            if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]
 
 
 class _SqlBase(TextAssertion):
