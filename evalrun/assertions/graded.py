@@ -117,6 +117,11 @@ class GradedAssertion(Assertion):
         steps = f"; `rubricPrompt` (steps {', '.join(cls.steps)})" if cls.steps else ""
         return f"`provider` (the grader){context}{steps}."
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "grader_calls" not in cls.__dict__:  # one call per step unless the class says otherwise
+            cls.grader_calls = len(cls.steps)
+
     def needs_context(self) -> bool:
         """True when no score can be had without context (every case would be an ERROR, or score alike)."""
         return self.uses_context

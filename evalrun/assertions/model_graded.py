@@ -3,7 +3,6 @@ question is `vars.query`, else the rendered prompt)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from evalrun.assertions.base import AssertionContext, Score
@@ -36,16 +35,9 @@ GEVAL: Step[tuple[float, str]] = judge_step(
     lambda r: (float(r["score"]), str(r["reason"]).strip()), ("criteria", "steps", "input", "output"), "score")
 
 
-@dataclass(frozen=True)
-class RubricReply:
-    passed: bool
-    score: float
-    reason: str
-
-
-RUBRIC = judge_step("judge", "rubric", schemas.rubric,
-                    lambda r: RubricReply(bool(r["pass"]), float(r["score"]), str(r["reason"]).strip()),
-                    ("output", "rubric"), "rubric verdict")
+RUBRIC: Step[tuple[bool, float, str]] = judge_step(
+    "judge", "rubric", schemas.rubric, lambda r: (bool(r["pass"]), float(r["score"]), str(r["reason"]).strip()),
+    ("output", "rubric"), "rubric verdict")
 
 
 class _Judged(GradedAssertion):
@@ -63,7 +55,6 @@ class Factuality(_Judged):
     >= `threshold` when given); 1 call;
     """
 
-    grader_calls = 1
     steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
@@ -93,7 +84,6 @@ class ClosedQA(_Judged):
     Score 1 or 0, 1 call. YAML keys: `value` (criterion, required);
     """
 
-    grader_calls = 1
     steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
@@ -116,7 +106,6 @@ class GEval(_Judged):
     Score = grader score / 10, 2 calls. YAML keys: `value` (criteria, required); `threshold` (default 0.7);
     """
 
-    grader_calls = 2
     default_threshold = 0.7
     value_text = "the criteria"
     value_hint = "give the criteria, e.g. `value: answers the question concisely and politely`"
@@ -149,7 +138,6 @@ class LLMRubric(GradedAssertion):
     case's vars, and may render to a JSON list of chat messages;
     """
 
-    grader_calls = 1
     requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
     config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
     steps = ("judge",)
@@ -168,14 +156,14 @@ class LLMRubric(GradedAssertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         rubric = self.value_of(ctx)
-        reply, trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output), "rubric": rubric})
-        passed = reply.passed
-        reason = reply.reason or ("passed" if passed else "failed")
+        (passed, score, reason), trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output),
+                                                              "rubric": rubric})
+        reason = reason or ("passed" if passed else "failed")
         if self.threshold is not None:
-            ok, comparison = self.verdict(reply.score)
+            ok, comparison = self.verdict(score)
             passed = passed and ok
             reason = f"{reason} ({comparison})"
-        return self.score(passed, reply.score, reason, {"rubric": rubric}, trace)
+        return self.score(passed, score, reason, {"rubric": rubric}, trace)
 
 
 SELECT_BEST: Step[tuple[int, str]] = judge_step(
@@ -193,7 +181,6 @@ class SelectBest(GradedAssertion):
     outputs and an LLM grader). YAML keys: `value` (criteria, required);
     """
 
-    grader_calls = 1
     requires_value = True
     compares_outputs = True
     config_keys = frozenset()

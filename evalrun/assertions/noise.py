@@ -163,7 +163,6 @@ class NoiseRobustness(GradedAssertion):
     grader);
     """
 
-    grader_calls = 1
     default_threshold = 0.7
     config_keys = frozenset({"baselineResponse", "noisyQuery", "noiseType", "scoring"})
     steps = ("judge",)

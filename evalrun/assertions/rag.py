@@ -44,7 +44,6 @@ class _ContextClaims(GradedAssertion):
     """Claims of the output verified against the context (faithfulness, hallucination): 2 grader calls."""
 
     uses_context = True
-    grader_calls = 2
     steps = ("verify", "extract")
     #: How a claim that is not supported is named in the reason, and what zero claims mean.
     bad_word: ClassVar[str] = ""
@@ -125,7 +124,6 @@ class ContextRelevance(GradedAssertion):
     """
 
     uses_context = True
-    grader_calls = 1
     default_threshold = 0.5
     config_keys = frozenset({"penalties", "scale"})
     steps = ("classify",)
@@ -174,7 +172,6 @@ class _ReferenceClaims(GradedAssertion):
     """Claims of the reference answer (`value`) attributed to the chunks: 2 grader calls."""
 
     uses_context = True
-    grader_calls = 2
     requires_value = True
     config_keys = frozenset()
     steps = ("attribute", "extract")

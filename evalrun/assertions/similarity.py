@@ -245,7 +245,6 @@ class AnswerRelevance(GradedAssertion):
     docs/metrics.md). YAML keys: `threshold` (default 0.7); `provider` (`{text: GRADER, embedding: EMBEDDER}`);
     """
 
-    grader_calls = 1
     takes_value = False
     needs_embedder = True
     default_threshold = 0.7

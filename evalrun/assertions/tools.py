@@ -102,7 +102,6 @@ class ToolCallAccuracy(MastraJudge):
     (llm: list of {name, description} or strings); the grader keys for the LLM variant (2 calls):
     """
 
-    grader_calls = 2
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
                              "scale", REASON_KEY})
     numeric_config = frozenset({"scale"})
