@@ -21,9 +21,7 @@ class _Slot:
 
     entries: list[tuple[str, str]] = field(default_factory=list)  # (case id, output), in submission order
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    result: Any = None
-    error: BaseException | None = None
+    result: asyncio.Future[Any] | None = None  # the comparison, started by the first case past `ready`
     computed_by: str | None = None
 
 
@@ -52,17 +50,11 @@ class OutputGroup:
         slot.entries.append((case_id, output))
         self._check(slot)
         await slot.ready.wait()
-        async with slot.lock:
-            if slot.result is None and slot.error is None:
-                entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
-                slot.computed_by = case_id
-                try:
-                    slot.result = await compute(entries)
-                except Exception as e:  # noqa: BLE001 - every member of the group reports the same error
-                    slot.error = e
-        if slot.error is not None:
-            raise slot.error
-        return slot.result, slot.computed_by == case_id
+        if slot.result is None:
+            entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
+            slot.result, slot.computed_by = asyncio.ensure_future(compute(entries)), case_id
+        # every member of the group gets the same result or error; shielded: one member's cancellation ends no other's
+        return await asyncio.shield(slot.result), slot.computed_by == case_id
 
 
 def compares_outputs(test: TestSpec) -> bool:

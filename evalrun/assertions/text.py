@@ -152,7 +152,13 @@ class Equals(TextAssertion):
         return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
 
 
-class _Contains(TextAssertion):
+@register("contains")
+class Contains(TextAssertion):
+    """Output contains `value` as a substring (case-sensitive).
+
+    YAML keys: `value` (required): a non-empty string or a number.
+    """
+
     requires_value = True
     ignore_case = False
     value_hint = "give a non-empty string or a number"
@@ -169,15 +175,13 @@ class _Contains(TextAssertion):
                       + (" (ignoring case)" if self.ignore_case else ""))
 
 
-@register("contains")
-class Contains(_Contains):
-    """Output contains `value` as a substring (case-sensitive).
+@register("contains-any")
+class ContainsAny(TextAssertion):
+    """Output contains at least one of the values (case-sensitive).
 
-    YAML keys: `value` (required): a non-empty string or a number.
+    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
     """
 
-
-class _ContainsList(TextAssertion):
     requires_value = True
     ignore_case = False
     every: ClassVar[bool] = False  # contains-all (else contains-any)
@@ -209,16 +213,8 @@ class _ContainsList(TextAssertion):
         return binary(False, f"Output is missing {json.dumps(missing, ensure_ascii=False)}", missing=missing)
 
 
-@register("contains-any")
-class ContainsAny(_ContainsList):
-    """Output contains at least one of the values (case-sensitive).
-
-    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
-    """
-
-
 @register("contains-all")
-class ContainsAll(_ContainsList):
+class ContainsAll(ContainsAny):
     """Output contains every one of the values (case-sensitive).
 
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
@@ -227,7 +223,7 @@ class ContainsAll(_ContainsList):
     every = True
 
 
-def _ignoring_case(cls: type[_Contains | _ContainsList]) -> None:
+def _ignoring_case(cls: type[Contains | ContainsAny]) -> None:
     """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
     doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
     twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "ignore_case": True, "__module__": __name__})
