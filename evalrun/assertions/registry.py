@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from evalrun.assertions.base import Assertion
+from evalrun.errors import ConfigError
 
 A = TypeVar("A", bound=type[Assertion])
 
@@ -87,23 +88,20 @@ def _ensure_plugins() -> None:
     """Load the entry-point plugins (once). With plugins installed, every built-in module is imported first (as
     `load_all` does), so a plugin reusing a built-in's name is reported whichever types a suite uses."""
     global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    _PLUGINS_LOADED = True
+    if not _PLUGINS_LOADED:
+        _PLUGINS_LOADED = True
+        _load_plugins()
+
+
+def _load_plugins() -> None:
     from importlib.metadata import entry_points
     eps = list(entry_points(group="evalrun.assertions"))
     if eps:
         load_all()  # a no-op when load_all is what called us
-        _load_plugins(eps)
-
-
-def _load_plugins(eps: Any = None) -> None:
-    from importlib.metadata import entry_points
-    for ep in entry_points(group="evalrun.assertions") if eps is None else eps:
+    for ep in eps:
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 - a broken plugin is reported, not a crash
-            from evalrun.errors import ConfigError
             raise ConfigError(f"assertion plugin {ep.name!r} ({ep.value}) failed to load: "
                               f"{type(e).__name__}: {e}",
                               hint="fix or uninstall the package that provides it") from e
@@ -111,7 +109,6 @@ def _load_plugins(eps: Any = None) -> None:
             continue  # a module: importing it registered its handlers (with @register)
         taken = _REGISTRY.get(ep.name)
         if taken is not None and taken is not obj:
-            from evalrun.errors import ConfigError
             raise ConfigError(f"assertion type {ep.name!r} is defined twice: by plugin {ep.value} "
                               f"({ep.dist.name if ep.dist else 'unknown package'}) and by "
                               f"{_PLUGINS.get(ep.name) or _source(taken)}",
