@@ -14,9 +14,7 @@ from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
 from evalrun.assertions.sql_statements import DIALECTS, SqlSyntaxError, likely_missing_comma, statements
 
-#: promptfoo's spelling of node-sql-parser's databases, for messages (the lookup ignores case).
-DATABASES = ("MySQL", "MariaDB", "PostgreSQL", "Sqlite", "TransactSQL", "BigQuery", "Snowflake", "Redshift",
-             "Hive", "Athena", "Trino", "Db2", "FlinkSQL", "Noql")
+_DATABASES = {name.lower(): name for name in DIALECTS}
 _KEYS = ("databaseType", "allowedTables", "allowedColumns")
 _PLAIN_NAME = re.compile(r"[\w$ ]+")
 _EXAMPLE = {"allowedTables": ("select::null::orders", "(select|insert|update|delete)::.*::orders"),
@@ -89,10 +87,10 @@ def parse_rules(value: Any) -> SqlRules:
         hint = did_you_mean(unknown[0], _KEYS)
         raise ValueError(f"unknown keys {unknown}; allowed: {', '.join(_KEYS)}" + (f" ({hint})" if hint else ""))
     database = value.get("databaseType") or "MySQL"  # promptfoo: `value.databaseType || 'MySQL'`
-    if not isinstance(database, str) or database.lower() not in DIALECTS:
+    if not isinstance(database, str) or database.lower() not in _DATABASES:
         raise ValueError(f"databaseType {database!r} is not a database node-sql-parser (promptfoo) knows; "
-                         f"one of: {', '.join(DATABASES)}")
-    return SqlRules(database, DIALECTS[database.lower()], _whitelist("allowedTables", value.get("allowedTables")),
+                         f"one of: {', '.join(DIALECTS)}")
+    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]], _whitelist("allowedTables", value.get("allowedTables")),
                     _whitelist("allowedColumns", value.get("allowedColumns")))
 
 
