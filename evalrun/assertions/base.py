@@ -4,7 +4,7 @@ ConfigError); `evaluate()` returns the un-negated `Score`. Handlers keep no per-
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalrun.errors import ConfigError
@@ -71,12 +71,10 @@ class AssertionContext:
                      "assert": [_assertion_dict(s) for s in test.asserts]},
             "config": self.config,
             "provider": {"id": case.provider.id, "label": case.provider.label},
-            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost, "cached": resp.cached,
-                                 "latencyMs": resp.latency_ms, "finishReason": resp.finish_reason,
-                                 "metadata": resp.metadata,
-                                 "tokenUsage": {"prompt": resp.tokens.prompt,
-                                                "completion": resp.tokens.completion,
-                                                "total": resp.tokens.total, "cached": resp.tokens.cached}},
+            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost,
+                                 "cached": resp.cached, "latencyMs": resp.latency_ms,
+                                 "finishReason": resp.finish_reason, "metadata": resp.metadata,
+                                 "tokenUsage": asdict(resp.tokens)},
             "metadata": resp.metadata,
         }
 
