@@ -194,11 +194,8 @@ class AssertSet(Assertion):
     def check(self) -> None:
         if not self.spec.children:
             raise self.error("assert-set needs a non-empty `assert` list", key="assert")
-        built = []
-        for child in self.spec.children:
-            handler = child.handler if isinstance(child.handler, Assertion) else build(child)
-            built.append(dataclasses.replace(child, handler=handler) if child.handler is None else child)
-        self.children: tuple[AssertionSpec, ...] = tuple(built)
+        self.children: tuple[AssertionSpec, ...] = tuple(
+            c if isinstance(c.handler, Assertion) else dataclasses.replace(c, handler=build(c)) for c in self.spec.children)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         import asyncio  # here: validate imports every assertion module and never needs it
