@@ -6,7 +6,7 @@ from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
-from evalrun.errors import GraderError
+from evalrun.errors import ConfigError, GraderError
 
 EPSILON = 2.220446049250313e-16  # JavaScript's Number.EPSILON, as promptfoo compares
 
@@ -37,7 +37,6 @@ class Classifier(Assertion):
 
     def check(self) -> None:
         super().check()
-        from evalrun.errors import ConfigError
         from evalrun.grading.classifiers import candidate, check_config
         try:  # the assertion's own provider must be a classifier (a typo is a config error at load time)
             found = candidate(self.spec.provider, self.base_dir, own=True)

@@ -122,8 +122,7 @@ class Javascript(Assertion):
             head, sep, tail = path.rpartition(":")
             if sep and "/" not in tail and typescript.is_typescript(head):
                 path = head
-            key = f"{self.spec.key_path}.value" if self.spec.key_path else "value"
-            typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=key)
+            typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=self.key_path("value"))
         problem = check_syntax(self.spec.value)
         if problem:
             raise self.error(f"JavaScript code does not compile: {problem}", key="value",

@@ -36,15 +36,17 @@ def _items(key: str, label: str) -> Any:
     return parse
 
 
-STATEMENTS: Step[list[str]] = judge_step("extract", "statements", lambda: schemas.strings("statements"),
-                                         lambda r: [s.strip() for s in r["statements"] if s.strip()],
-                                         ("output",), "statements")
+def _extract(name: str) -> Step[list[str]]:
+    """A step that extracts `name` (statements, opinions) from the output: non-empty strings."""
+    return judge_step("extract", name, lambda: schemas.strings(name),
+                      lambda r: [s.strip() for s in r[name] if s.strip()], ("output",), name)
+
+
+STATEMENTS = _extract("statements")
 RELEVANCY: Step[list[tuple[str, str]]] = judge_step(
     "judge", "answer_relevancy", lambda n: schemas.labelled("results", "result", ("yes", "unsure", "no"), n),
     _items("results", "result"), ("input", "statements", "n_statements"), "relevance verdicts")
-OPINIONS: Step[list[str]] = judge_step("extract", "opinions", lambda: schemas.strings("opinions"),
-                                       lambda r: [s.strip() for s in r["opinions"] if s.strip()],
-                                       ("output",), "opinions")
+OPINIONS = _extract("opinions")
 BIAS: Step[list[tuple[str, str]]] = judge_step(
     "judge", "bias", lambda n: schemas.labelled("results", "result", ("yes", "no"), n),
     _items("results", "result"), ("output", "opinions", "n_opinions"), "bias verdicts")
