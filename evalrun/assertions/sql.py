@@ -28,12 +28,9 @@ class Whitelist:
     entries: tuple[str, ...]
     patterns: tuple[re.Pattern[str], ...]
 
-    def denied(self, authorities: list[str]) -> str | None:
-        """The first authority no entry matches (node-sql-parser's whiteListCheck), or None."""
-        for authority in authorities:
-            if not any(p.search(authority) for p in self.patterns):
-                return authority
-        return None
+    def allows(self, authorities: list[str]) -> bool:
+        """Every authority matches an entry (node-sql-parser's whiteListCheck)."""
+        return all(any(p.search(a) for p in self.patterns) for a in authorities)
 
 
 @dataclass(frozen=True)
@@ -217,7 +214,7 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
         if whitelist is None:
             continue
         listed = found(trees)
-        if whitelist.denied(listed) is not None:
+        if not whitelist.allows(listed):
             reasons.append(f"SQL references unauthorized {what}(s). Found: [{', '.join(listed)}]. "
                            f"Allowed: [{', '.join(whitelist.entries)}].")
     if reasons:

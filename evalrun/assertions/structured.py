@@ -25,11 +25,8 @@ def extract_json_objects(text: str) -> list[Any]:
     else the brace-balanced span as YAML flow (single quotes, unquoted keys)."""
     dec = json.JSONDecoder(parse_constant=_reject_constant)
     found: list[Any] = []
-    i, n = 0, len(text)
-    while i < n:
-        start = text.find("{", i)
-        if start < 0:
-            break
+    i = 0
+    while (start := text.find("{", i)) >= 0:
         try:
             obj, end = dec.raw_decode(text, start)
         except ValueError:
@@ -123,12 +120,10 @@ class IsJson(_SchemaBase):
             obj = loads_strict(ctx.output)
         except ValueError as e:
             return binary(False, f"Output is not valid JSON: {e}")
-        if validator is not None:
-            err = self.check_against(validator, obj)
-            if err:
-                return binary(False, f"JSON does not conform to the schema: {err}")
-            return binary(True, "Output is JSON conforming to the schema")
-        return binary(True, "Output is valid JSON")
+        err = None if validator is None else self.check_against(validator, obj)
+        if err:
+            return binary(False, f"JSON does not conform to the schema: {err}")
+        return binary(True, "Output is valid JSON" if validator is None else "Output is JSON conforming to the schema")
 
 
 @register("contains-json")
