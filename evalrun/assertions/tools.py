@@ -33,18 +33,13 @@ def _name(call: Any) -> str | None:
     fn = call.get("function")
     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
         return fn["name"]
-    for key in ("name", "toolName"):
-        if isinstance(call.get(key), str):
-            return str(call[key])
-    return None
+    return next((str(call[k]) for k in ("name", "toolName") if isinstance(call.get(k), str)), None)
 
 
 def _calls_in(data: Any) -> list[Any] | None:
     if isinstance(data, dict):
-        for key in ("tool_calls", "toolCalls", "toolInvocations"):
-            if isinstance(data.get(key), list):
-                return list(data[key])
-        return None
+        return next((list(data[k]) for k in ("tool_calls", "toolCalls", "toolInvocations")
+                     if isinstance(data.get(k), list)), None)
     if isinstance(data, list) and data and all(_name(c) is not None for c in data):
         return data
     return None
