@@ -86,8 +86,7 @@ class AssertionContext:
         return self.get_embedder(spec)
 
     def grader(self, spec: AssertionSpec) -> Grader:
-        if self.get_grader is None:  # pragma: no cover - the runner always sets it
-            raise RuntimeError("no grader resolver in context")
+        assert self.get_grader is not None, "no grader resolver in context"  # the runner always sets it
         return self.get_grader(spec)
 
 

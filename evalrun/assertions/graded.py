@@ -245,8 +245,7 @@ class GradedAssertion(Assertion):
     async def ask(self, ctx: AssertionContext, variables: dict[str, Any], *,
                   schema_args: tuple[Any, ...] = ()) -> tuple[Any, GraderTrace]:
         """Ask this metric's judge step: (typed result, a fresh trace)."""
-        if self.judge_step is None:  # pragma: no cover - a programming error in a handler
-            raise RuntimeError(f"{self.spec.type} has no judge step")
+        assert self.judge_step is not None, f"{self.spec.type} has no judge step"
         _, trace = self.grader_for(ctx)
         return await self.step(ctx, self.judge_step, variables, trace, schema_args), trace
 

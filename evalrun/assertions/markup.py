@@ -17,9 +17,8 @@ def _has_path(root: ET.Element, path: list[str]) -> bool:
     """`root.child.grandchild` (fast-xml-parser object paths): first segment is the root tag."""
     if not path or path[0] != root.tag:
         return False
-    node: ET.Element | None = root
+    node = root
     for seg in path[1:]:
-        assert node is not None
         if seg.startswith("@_"):
             return seg[2:] in node.attrib
         found = node.find(seg)
