@@ -1,5 +1,5 @@
 """Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and one
-case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/serialize.py."""
+case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/store.py."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from evalrun.run.serialize import RESULTS_VERSION
+from evalrun.run.store import RESULTS_VERSION
 
 CSV_COLUMNS = ["id", "index", "description", "provider", "prompt_label", "vars", "output", "status", "pass",
                "score", "reason", "error", "latency_ms", "cached", "tokens_total", "cost", "assertions"]
