@@ -4,7 +4,6 @@ strict deep equality, regular expressions)."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import json
 import math
@@ -36,15 +35,37 @@ def js_str(value: Any) -> str:
 
 
 def parse_csv_values(value: str) -> list[str]:
-    """Split a contains-any/all string on commas, as CSV: double-quoted fields keep commas (`""` is a quote)."""
-    for strict in (True, False):  # strict only to find an unterminated quote; then as lax as promptfoo
-        try:
-            fields = next(csv.reader([value], skipinitialspace=True, strict=strict), [])
+    """promptfoo's parseCommaSeparatedValues for a contains-any/all string: fields split on commas (runs of commas
+    and blanks between fields skipped), double-quoted fields keep commas and spaces (`\\"` and `""` escape a
+    quote). The csv module differs on `\\"`, empty quoted fields and text after a closing quote."""
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i].isspace() or value[i] == ","):
+            i += 1
+        if i >= n:
             break
-        except csv.Error as e:
-            if "end of data" in str(e):
-                raise ValueError(f"unterminated quoted field in {value!r}") from None
-    return [f.strip() for f in fields if f.strip()]
+        if value[i] != '"':
+            j = value.find(",", i)
+            j = n if j < 0 else j
+            out.append(value[i:j].strip())
+            i = j
+            continue
+        m = _QUOTED.match(value, i)
+        if m is None:
+            raise ValueError(f"unterminated quoted field in {value!r}")
+        out.append(_ESCAPE.sub(lambda e: e.group(0)[1], m.group(1)))
+        i = m.end()
+        while i < n and value[i].isspace():
+            i += 1
+        if i < n and value[i] != ",":
+            raise ValueError(f"expected a comma after a quoted field in {value!r}")
+    return out
+
+
+#: A quoted field: `\\"`, `\\\\` and `""` inside are escapes (promptfoo's parseQuotedField).
+_QUOTED = re.compile(r'"((?:\\["\\]|""|[^"])*+)"', re.S)  # possessive: an escape is never split
+_ESCAPE = re.compile(r'\\["\\]|""')
 
 
 def strict_equal(a: Any, b: Any) -> bool:
