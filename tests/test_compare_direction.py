@@ -51,12 +51,12 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     back = diff.compare([_record(b)], [_record(a)])  # and the fall is an improvement
     m = back.cases[0].metric_deltas[0]
     assert m["improved"] and not m["regressed"] and not back.cases[0].regression
-    from evalrun.report import html, html_data
+    from evalrun.report import html
 
     html.write_diff(tmp_path / "d.html", data, d)
     assert "lower is better" in (tmp_path / "d.html").read_text()  # the case's assertion table says so
-    bar = html_data.delta_bars([(row["name"], row["delta"], True)])
-    assert f'fill="{html_data.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
+    bar = html.delta_bars([(row["name"], row["delta"], True)])
+    assert f'fill="{html.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
 
 
 def _spec(type_: str, **kw: Any) -> AssertionSpec:

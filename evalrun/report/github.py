@@ -5,11 +5,11 @@ GITHUB_WORKSPACE."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalrun.report.console import shorten
+from evalrun.report.console import cut, shorten
 
 MESSAGE_MAX = 4000
 
@@ -51,47 +51,30 @@ def _case_reason(rec: dict[str, Any]) -> str:
     return "; ".join(reasons) or str(rec.get("reason") or "failed")
 
 
-@dataclass
-class _Test:
-    index: int
-    title: str
-    lines: list[str] = field(default_factory=list)
-    failed: int = 0
-    errors: int = 0
-
-
 def error_commands(outcome: Any) -> list[str]:
     """One `::error` workflow command per test with a failing or erroring case, in test order."""
-    tests = outcome.suite.tests
-    by_test: dict[int, _Test] = {}
+    titles: dict[int, str] = {}
+    lines: dict[int, list[str]] = {}
+    errors: Counter[int] = Counter()
     for rec in outcome.iter_results():
-        status = rec.get("status")
-        if status == "pass":
-            continue
-        ti = int(rec.get("test_index") or 0)
-        t = by_test.get(ti)
-        if t is None:
-            t = by_test[ti] = _Test(ti, str(rec.get("description") or f"tests[{ti}]"))
-        t.errors += status == "error"
-        t.failed += status != "error"
-        t.lines.append(f"{_case_label(rec)}: {_case_reason(rec)}")
+        if rec.get("status") != "pass":
+            ti = int(rec.get("test_index") or 0)
+            titles.setdefault(ti, str(rec.get("description") or f"tests[{ti}]"))
+            lines.setdefault(ti, []).append(f"{_case_label(rec)}: {_case_reason(rec)}")
+            errors[ti] += rec.get("status") == "error"
+    locs = {t.index: t.loc for t in outcome.suite.tests if t.index in titles} if titles else {}  # one pass (streamed)
     out = []
-    locs = {t.index: t.loc for t in tests if t.index in by_test} if by_test else {}  # one pass (streamed tests)
-    for ti in sorted(by_test):
-        t = by_test[ti]
-        loc = locs.get(ti)
+    for ti in sorted(titles):
+        failed, loc = len(lines[ti]) - errors[ti], locs.get(ti)
         props = []
         if loc is not None and loc.file:
             props.append(f"file={_escape_property(workspace_path(loc.file))}")
             if loc.line:
                 props.append(f"line={loc.line}")
-        counts = ", ".join(p for p in (f"{t.failed} failed" if t.failed else "",
-                                       f"{t.errors} error{'s' if t.errors > 1 else ''}" if t.errors else "")
-                           if p)
-        props.append(f"title={_escape_property(f'evalrun: {t.title} ({counts})')}")
-        message = "\n".join(t.lines)
-        if len(message) > MESSAGE_MAX:
-            message = message[: MESSAGE_MAX - 1] + "…"
+        counts = ", ".join(p for p in (f"{failed} failed" if failed else "",
+                                       f"{errors[ti]} error{'s' if errors[ti] > 1 else ''}" if errors[ti] else "") if p)
+        props.append(f"title={_escape_property(f'evalrun: {titles[ti]} ({counts})')}")
+        message = cut("\n".join(lines[ti]), MESSAGE_MAX)
         out.append(f"::error {','.join(props)}::{_escape_data(message)}")
     return out
 

@@ -171,7 +171,7 @@ class Catalogue:
         return rows
 
     def head(self, run: Run) -> dict[str, Any]:
-        """A run page's data but its cases (report.html.run_head), plus what the view adds: the run's status,
+        """A run page's data but its cases (report.html.Aggregates.head), plus what the view adds: the run's status,
         whether it may still grow, the index version (changes when cases are added) and file problems."""
         idx = self.index(run)
         rec = run.record
@@ -179,7 +179,7 @@ class Catalogue:
             meta = {"description": rec.description if rec else None,
                     "config_files": list(rec.config_files) if rec else [],
                     "results_file": str(run.results_file), "run_id": run.id}
-            page = html.run_head(meta, self.summary(run, idx), idx.agg)
+            page = idx.agg.head(meta, self.summary(run, idx))
             page["view"] = {"status": rec.status if rec else "not in history", "live": run.live,
                             "version": idx.version, "git_commit": rec.git_commit if rec else None,
                             "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}

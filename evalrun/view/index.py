@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.report import html_data
+from evalrun.report import html
 from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
 from evalrun.run.tally import Tally
@@ -56,7 +56,7 @@ class RunIndex:
         self.tail = 0  # bytes after the last complete line (a line being written, or cut off)
         self.bad: list[int] = []  # line numbers that are not result records
         self.entries: dict[str, Entry] = {}
-        self.agg = html_data.Aggregates()
+        self.agg = html.Aggregates()
         self.tally = Tally()
         self.graders: list[str] = []
         self.repeats = False
@@ -156,7 +156,7 @@ class RunIndex:
             grader = a.get("grader") if isinstance(a, dict) else None
             if grader and grader not in self.graders:
                 self.graders.append(str(grader))
-        row = html_data.row(0, rec, self.agg)
+        row = html.row(0, rec, self.agg)
         group = -1
         if self.repeats:
             group = self.groups.setdefault(group_key(rec), len(self.groups))
@@ -218,7 +218,7 @@ class RunIndex:
         with open(self.path, "rb") as fh:
             for e in chosen:
                 rec = read_at(fh, e.offset)
-                row = html_data.row(e.index, rec, self.agg, self.flaky(e))
+                row = html.row(e.index, rec, self.agg, self.flaky(e))
                 row[6] = _snippet(rec)
                 items.append({"key": e.id, "row": row})
         return {"items": items, "total": len(self.entries), **counts}
@@ -229,7 +229,7 @@ class RunIndex:
             raise ViewError("not_found", f"no case {case_id!r} in {str(self.path)!r}",
                             "the run's page lists its cases")
         with open(self.path, "rb") as fh:
-            return html_data.detail(read_at(fh, e.offset))
+            return html.detail(read_at(fh, e.offset))
 
 
 def _well_formed(rec: dict[str, Any]) -> bool:
