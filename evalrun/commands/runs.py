@@ -52,7 +52,7 @@ def list_runs(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    from evalrun.compare import diff, load, render
+    from evalrun.compare import diff, match, render
 
     if not 0 <= args.tolerance <= 1:
         raise UsageError("--tolerance is a score or pass-rate difference between 0 and 1", key="--tolerance")
@@ -61,7 +61,7 @@ def compare(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown output format for {out!r}", key="--output",
                              hint=f"use one of the extensions {', '.join(OUTPUTS)}")
     history = History(state_of(args))
-    a, b = load.load(args.a, history), load.load(args.b, history)
+    a, b = match.load(args.a, history), match.load(args.b, history)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
     data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})

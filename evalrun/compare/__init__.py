@@ -1,3 +1,2 @@
-"""`evalrun compare`: load two runs (load), pair their cases across edited prompts (match), decide what
-changed with intervals over repeats and roll it up per provider x prompt, test and metric (diff), and
-render it (render: console, Markdown; report/html: HTML)."""
+"""`evalrun compare`: the two runs loaded and their cases paired (match), what changed and its roll-ups (diff),
+as text and Markdown (render; HTML: report/html)."""

@@ -42,13 +42,23 @@ def _case_line(c: dict[str, Any]) -> str:
     return text
 
 
-def _groups(data: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+def _lists(data: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """The lists both forms show, each with its lines: the changed cases by kind of change, the claim flips."""
     cases = data["cases"]
-    return [("Regressions", [c for c in cases if c["regression"]]),
-            ("Improvements", [c for c in cases if not c["regression"] and (c["kind"] == "newly_passing"
-                                                                            or c["score_improved"])]),
-            ("Within noise", [c for c in cases if c["kind"] == "noise" and not c["regression"]]),
-            ("Added or removed", [c for c in cases if c["kind"] in ("added", "removed")])]
+    groups = [("Regressions", [c for c in cases if c["regression"]]),
+              ("Improvements", [c for c in cases if not c["regression"]
+                                and (c["kind"] == "newly_passing" or c["score_improved"])]),
+              ("Within noise", [c for c in cases if c["kind"] == "noise" and not c["regression"]]),
+              ("Added or removed", [c for c in cases if c["kind"] in ("added", "removed")])]
+    flips = [f"{c['label']}: {f['assertion']}: {f['claim'][:120]!r} {f['a']} -> {f['b']}"
+             for c in cases for f in c["claim_flips"]]
+    out = [(title, [_case_line(c) for c in chosen]) for title, chosen in groups if chosen]
+    return out + ([("Claim flips", flips)] if flips else [])
+
+
+def _more(items: list[str]) -> list[str]:
+    extra = len(items) - MAX_CASES
+    return [f"... and {extra} more (--format json lists them all)"] if extra > 0 else []
 
 
 def _headline(data: dict[str, Any]) -> str:
@@ -81,17 +91,9 @@ def _prompt_notes(data: dict[str, Any]) -> list[str]:
 def text(data: dict[str, Any]) -> str:
     lines = [f"Comparing A {data['a']['label']} -> B {data['b']['label']}", _headline(data)]
     lines += [f"  {n}" for n in _prompt_notes(data)]
-    for title, cases in _groups(data):
-        if cases:
-            lines.append(f"{title} ({len(cases)}):")
-            lines += [f"  {_case_line(c)}" for c in cases[:MAX_CASES]]
-            if len(cases) > MAX_CASES:
-                lines.append(f"  ... and {len(cases) - MAX_CASES} more (--format json lists them all)")
-    flips = [(c, f) for c in data["cases"] for f in c["claim_flips"]]
-    if flips:
-        lines.append(f"Claim flips ({len(flips)}):")
-        lines += [f"  {c['label']}: {f['assertion']}: {f['claim'][:120]!r} {f['a']} -> {f['b']}"
-                  for c, f in flips[:MAX_CASES]]
+    for title, items in _lists(data):
+        lines.append(f"{title} ({len(items)}):")
+        lines += [f"  {x}" for x in items[:MAX_CASES] + _more(items)]
     lines.append("By provider x prompt:")
     for r in data["by_provider_prompt"]:
         changed = " (prompt text changed)" if r["prompt_text_changed"] else ""
@@ -102,7 +104,8 @@ def text(data: dict[str, Any]) -> str:
     if data["by_metric"]:
         lines.append("By metric:")
         lines += [f"  {_metric_name(m)}: {_num(m['score_a'])} -> {_num(m['score_b'])} ({_num(m['delta'], True)}); "
-                  f"{_cases(m['cases_regressed'])} regressed, {m['cases_improved']} improved"
+                  f"{m['cases_regressed']} case{'' if m['cases_regressed'] == 1 else 's'} regressed, "
+                  f"{m['cases_improved']} improved"
                   for m in data["by_metric"]]
     tests = [t for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
     if tests:
@@ -117,10 +120,6 @@ def text(data: dict[str, Any]) -> str:
 def _metric_name(m: dict[str, Any]) -> str:
     """The name, with `(lower is better)` for a metric whose rise is a regression."""
     return m["name"] + (" (lower is better)" if m.get("lower_is_better") else "")
-
-
-def _cases(n: int) -> str:
-    return f"{n} case{'' if n == 1 else 's'}"
 
 
 def _md(s: Any) -> str:
@@ -143,16 +142,7 @@ def markdown(data: dict[str, Any]) -> str:
         out += ["", "| metric | A | B | Δ | cases regressed | cases improved |", "|---|---:|---:|---:|---:|---:|"]
         out += [f"| {_md(_metric_name(m))} | {_num(m['score_a'])} | {_num(m['score_b'])} | {_num(m['delta'], True)} | "
                 f"{m['cases_regressed']} | {m['cases_improved']} |" for m in data["by_metric"]]
-    for title, cases in _groups(data):
-        if cases:
-            out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(cases)})"
-                        "</summary>", ""]
-            out += [f"- {_md(_case_line(c))}" for c in cases[:MAX_CASES]]
-            out += ["", "</details>"]
-    flips = [(c, f) for c in data["cases"] for f in c["claim_flips"]]
-    if flips:
-        out += ["", f"<details><summary>Claim flips ({len(flips)})</summary>", ""]
-        out += [f"- {_md(c['label'])}: {_md(f['assertion'])}: “{_md(f['claim'][:200])}” {f['a']} → {f['b']}"
-                for c, f in flips[:MAX_CASES]]
-        out += ["", "</details>"]
+    for title, items in _lists(data):
+        out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(items)})</summary>",
+                "", *(f"- {_md(x)}" for x in items[:MAX_CASES] + _more(items)), "", "</details>"]
     return "\n".join(out) + "\n"

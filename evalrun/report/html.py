@@ -267,7 +267,7 @@ def diff_head(data: dict[str, Any]) -> dict[str, Any]:
     for r in data["by_provider_prompt"]:
         if r["provider"] not in providers:
             providers.append(r["provider"])
-        matrix[(providers.index(r["provider"]), max(0, r["prompt_pair"]))] = r
+        matrix[(providers.index(r["provider"]), r["prompt_pair"])] = r
     deltas = [(m["name"], m["delta"], bool(m.get("lower_is_better"))) for m in data["by_metric"]
               if m["delta"] is not None]
     return {"kind": "diff", "a": {k: data["a"][k] for k in ("ref", "label")},
@@ -281,7 +281,7 @@ def diff_item(c: Any, providers: list[str]) -> list[Any]:
     """[row, detail] of one changed case (a compare.diff.CaseDiff); the detail names the case's id in A and B."""
     d = c.as_dict()
     a, b = c.record_a if c.a else None, c.record_b if c.b else None
-    row = [d["label"], providers.index(c.provider) if c.provider in providers else 0, max(0, c.prompt_pair),
+    row = [d["label"], providers.index(c.provider), c.prompt_pair,
            d["kind"], int(d["regression"]), _status(d["a"]), _status(d["b"]), (d["a"] or {}).get("score"),
            (d["b"] or {}).get("score"), d["score_delta"]]
     detail = {**d, "output_a": cut(a.get("output"), TEXT_MAX) if a else None,

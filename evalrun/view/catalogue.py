@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import jsonfast
-from evalrun.compare import diff, load, render
+from evalrun.compare import diff, match, render
 from evalrun.report import html
 from evalrun.run.history import History, RunRecord
 from evalrun.view import ViewError, query
@@ -254,7 +254,7 @@ class Diffs:
         return compared
 
     def _compare(self, a: Run, b: Run) -> Compared:
-        ra, rb = (load.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
+        ra, rb = (match.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
         d = diff.compare(ra, rb)
         data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
                                    for run in (a, b)))
