@@ -3,11 +3,11 @@ row names, each with its RunIndex; and two runs compared (as `evalrun compare`),
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +15,8 @@ from evalrun import jsonfast
 from evalrun.compare import diff, match, render
 from evalrun.report import html
 from evalrun.run.history import History, RunRecord
-from evalrun.view import ViewError, query
-from evalrun.view.index import RunIndex, epoch
+from evalrun.view import ViewError
+from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
 #: A results file the list must read (a run in progress, a file the history does not name) and that was never
@@ -59,6 +59,7 @@ class Catalogue:
         self._indexes: dict[Path, RunIndex] = {}
         self._reading: set[Path] = set()  # files being read in the background for the list
         self._lock = threading.Lock()
+        self._compared = functools.lru_cache(maxsize=KEEP)(self._compare)
 
     def runs(self) -> list[Run]:
         records: list[RunRecord] = []
@@ -185,6 +186,25 @@ class Catalogue:
                             "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
         return page
 
+    def compare(self, a_id: str, b_id: str) -> Compared:
+        """The two runs compared as `evalrun compare` does; the last KEEP comparisons are kept for paging while
+        their results files stay as they are (ViewError for a missing or corrupt file)."""
+        files = []
+        for run in (self.get(a_id), self.get(b_id)):
+            idx = self.index(run)
+            files.append((run.results_file, idx.ident, idx.pos))
+        return self._compared(a_id, b_id, tuple(files))
+
+    def _compare(self, a_id: str, b_id: str, _files: tuple[Any, ...]) -> Compared:
+        a, b = self.get(a_id), self.get(b_id)
+        d = diff.compare(*(match.load(str(run.results_file), self.history).records for run in (a, b)))
+        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
+                                   for run in (a, b)))
+        head = {**html.diff_head(data), "text": render.text(data), "runs": {"a": a.id, "b": b.id}}
+        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
+        texts = [" ".join(str(row[i] if row[i] is not None else "") for i in (0, 3, 5, 6)).lower() for row, _ in items]
+        return Compared(head, items, texts)
+
 
 def _sniff(path: Path) -> str | None:
     """What is wrong with a finished run's results file, judged by its first line (not reading it all)."""
@@ -215,12 +235,12 @@ def _shown(path: Path, state: Path) -> str:
 class Compared:
     head: dict[str, Any]  # the compare page's data but its cases, and `text`: `evalrun compare`'s own output
     items: list[list[Any]]  # [row, detail] per changed case
-    texts: list[str] = field(default_factory=list)
+    texts: list[str]  # what the text filter searches: label, kind, status in A and in B
 
-    def page(self, f: query.Filters) -> dict[str, Any]:
-        keep = query.keep_diff(f)
-        shown = [i for i, (row, _) in enumerate(self.items) if keep(row, self.texts[i])]
-        chosen, counts = query.paged(shown, f, str)
+    def page(self, f: Filters) -> dict[str, Any]:
+        shown = [i for i, (row, _) in enumerate(self.items)
+                 if f.keep(DIFF_STATUS.index(row[3]), row[1], row[2], row[4], self.texts[i])]
+        chosen, counts = f.paged(shown, str)
         return {"items": [{"key": i, "row": self.items[i][0]} for i in chosen], "total": len(self.items), **counts}
 
     def detail(self, n: int) -> dict[str, Any]:
@@ -228,38 +248,3 @@ class Compared:
             raise ViewError("not_found", f"no changed case #{n} in this comparison", "reload the compare page")
         out: dict[str, Any] = self.items[n][1]
         return out
-
-
-class Diffs:
-    def __init__(self, catalogue: Catalogue) -> None:
-        self.catalogue = catalogue
-        self._kept: OrderedDict[tuple[Any, ...], Compared] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, a_id: str, b_id: str) -> Compared:
-        runs = [self.catalogue.get(a_id), self.catalogue.get(b_id)]
-        key: tuple[Any, ...] = ()
-        for run in runs:
-            idx = self.catalogue.index(run)  # ViewError for a missing or corrupt file
-            key += (run.id, run.results_file, idx.ident, idx.pos)
-        with self._lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
-        compared = self._compare(*runs)
-        with self._lock:
-            self._kept[key] = compared
-            while len(self._kept) > KEEP:
-                self._kept.popitem(last=False)
-        return compared
-
-    def _compare(self, a: Run, b: Run) -> Compared:
-        ra, rb = (match.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
-        d = diff.compare(ra, rb)
-        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
-                                   for run in (a, b)))
-        head = html.diff_head(data)
-        head["text"] = render.text(data)
-        head["runs"] = {"a": a.id, "b": b.id}
-        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
-        return Compared(head, items, [query.diff_text(row) for row, _ in items])

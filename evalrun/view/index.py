@@ -1,24 +1,28 @@
 """One results file as the view reads it: incrementally (a run in progress appends a line per case) into the HTML
-report's aggregates and the run's totals, plus one small entry per case for filtering and paging; the records
-of a page are re-read by offset."""
+report's aggregates and the run's totals, plus one small entry per case for the case table's filters and pages
+(the rules report.js applies to the cases it holds; the view asks for 100 at a time)."""
 
 from __future__ import annotations
 
 import calendar
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalrun import jsonfast
 from evalrun.report import html
 from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
 from evalrun.run.tally import Tally
-from evalrun.view import ViewError, query
+from evalrun.view import ViewError
 
+PAGE = 100
+RUN_STATUS = ("pass", "fail", "error")
+DIFF_STATUS = ("newly_failing", "newly_passing", "new_error", "changed", "noise", "unchanged", "added", "removed")
+T = TypeVar("T")
 SNIPPET = 160  # output characters in a table row (report.js shows the same)
 
 
@@ -32,6 +36,46 @@ class Entry:
     status: int
     group: int  # -1: the run has no repeats
     text: str  # what the text filter searches: test label, output snippet, reason snippet
+
+
+@dataclass(frozen=True)
+class Filters:
+    q: str = ""
+    st: str = ""  # a status's index (RUN_STATUS or DIFF_STATUS), or `regression`
+    pv: int | None = None
+    pr: int | None = None
+    fl: bool = False
+    page: int = 0
+    at: str | None = None  # show the page holding this case (a link to a case)
+
+    @classmethod
+    def parse(cls, params: dict[str, list[str]]) -> Filters:
+        one = {k: v[-1] for k, v in params.items() if v}
+        for key in ("pv", "pr", "page"):
+            if one.get(key) and not one[key].isdigit():
+                raise ViewError("bad_request", f"{key}={one[key]!r} is not a number", "the page sends indexes here")
+        st = one.get("st", "")
+        if st not in ("", "regression") and not st.isdigit():
+            raise ViewError("bad_request", f"st={st!r} is not a status", "the page sends an index or `regression`")
+        pv, pr = (int(one[k]) if one.get(k) else None for k in ("pv", "pr"))
+        return cls(q=one.get("q", "").lower(), st=st, pv=pv, pr=pr, fl=one.get("fl", "") in ("1", "true"),
+                   page=int(one.get("page") or 0), at=one.get("at") or None)
+
+    def keep(self, status: int, provider: int, prompt: int, flag: bool, text: str) -> bool:
+        """Shown? `flag`: a run's case is flaky (`fl` asks for those), a diff's case a regression (`st=regression`)."""
+        if (self.st.isdigit() and status != int(self.st)) or ((self.fl or self.st == "regression") and not flag):
+            return False
+        return ((self.pv is None or provider == self.pv) and (self.pr is None or prompt == self.pr)
+                and (not self.q or self.q in text))
+
+    def paged(self, items: list[T], key: Callable[[T], str]) -> tuple[list[T], dict[str, int]]:
+        """The page of `items` asked for (the page holding case `at`, when it is there) and the counts."""
+        pages = max(1, -(-len(items) // PAGE))
+        page = min(self.page, pages - 1)
+        at = next((i for i, it in enumerate(items) if key(it) == self.at), None) if self.at is not None else None
+        if at is not None:
+            page = at // PAGE
+        return items[page * PAGE:(page + 1) * PAGE], {"matched": len(items), "page": page, "pages": pages}
 
 
 def epoch(iso: str | None) -> float | None:
@@ -168,13 +212,11 @@ class RunIndex:
         self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
         self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
         self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
-                                        query.run_text(row[1], _snippet(rec), row[7]))
+                                        " ".join((row[1], _snippet(rec), row[7])).lower())
 
     def flaky(self, e: Entry) -> bool:
-        if e.group < 0:
-            return False
-        passed, other = self.group_counts[e.group]
-        return passed > 0 and other > 0
+        """Passed in some repeats only."""
+        return e.group >= 0 and all(self.group_counts[e.group])
 
     def problems(self, *, growing: bool) -> dict[str, Any]:
         """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
@@ -206,14 +248,13 @@ class RunIndex:
         s["graders"] = list(self.graders)
         if self.repeats:
             s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
-                            "flaky_count": sum(p > 0 and o > 0 for p, o in self.group_counts)}
+                            "flaky_count": sum(all(c) for c in self.group_counts)}
         return s
 
-    def page(self, f: query.Filters) -> dict[str, Any]:
-        keep = query.keep_run(f)
+    def page(self, f: Filters) -> dict[str, Any]:
         ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
-        shown = [e for e in ordered if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
-        chosen, counts = query.paged(shown, f, lambda e: e.id)
+        shown = [e for e in ordered if f.keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
+        chosen, counts = f.paged(shown, lambda e: e.id)
         items = []
         with open(self.path, "rb") as fh:
             for e in chosen:

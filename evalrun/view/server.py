@@ -19,8 +19,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from evalrun import jsonfast
 from evalrun.errors import UsageError
 from evalrun.report.html import asset
-from evalrun.view import ViewError, query
-from evalrun.view.catalogue import Catalogue, Diffs
+from evalrun.view import ViewError
+from evalrun.view.catalogue import Catalogue
+from evalrun.view.index import Filters
 
 DEFAULT_PORT = 15500  # promptfoo view's
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -40,7 +41,6 @@ class ViewServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.catalogue = Catalogue(state)
-        self.diffs = Diffs(self.catalogue)
         self.files = {"/": ("text/html", _view_file("app.html")),
                       "/assets/report.css": ("text/css", asset("report.css")),
                       "/assets/report.js": ("text/javascript", asset("report.js")),
@@ -105,14 +105,14 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
 
     def _api(self, parts: list[str], params: dict[str, list[str]]) -> Any:
-        catalogue, diffs = self.server.catalogue, self.server.diffs
+        catalogue = self.server.catalogue
         match parts:
             case ["runs"]:
                 return {"folder": str(catalogue.state), "runs": catalogue.listing()}
             case ["runs", run_id]:
                 return catalogue.head(catalogue.get(run_id))
             case ["runs", run_id, "cases"]:
-                f = query.Filters.parse(params)
+                f = Filters.parse(params)
                 idx = catalogue.index(catalogue.get(run_id))
                 with idx.lock:
                     return idx.page(f)
@@ -124,11 +124,11 @@ class Handler(BaseHTTPRequestHandler):
                 a, b = (params.get(k, [""])[-1] for k in ("a", "b"))
                 if not a or not b:
                     raise ViewError("bad_request", "compare needs two runs: ?a=RUN&b=RUN", "pick two runs in the list")
-                compared = diffs.get(a, b)
+                compared = catalogue.compare(a, b)
                 if not rest:
                     return compared.head
                 if rest == ["cases"]:
-                    return compared.page(query.Filters.parse(params))
+                    return compared.page(Filters.parse(params))
                 if rest[0] == "cases" and rest[1].isdigit():
                     return compared.detail(int(rest[1]))
         raise ViewError("not_found", f"no such endpoint: {self.path}", "the page's own links use the right ones")
