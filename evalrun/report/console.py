@@ -1,5 +1,5 @@
-"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and one
-case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/serialize.py."""
+"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and a
+case's text for test runners and JUnit (`failure_text`, `details_text`)."""
 
 from __future__ import annotations
 
@@ -57,8 +57,7 @@ _VERDICT_TAIL = re.compile(r"[:;,]? *\(?\d+(\.\d+)? *(<=|>=|<|>|≤|≥) *thresh
 
 
 def deciding_claim(a: dict[str, Any]) -> str | None:
-    """The first claim that counted against the assertion, as `"claim" verdict: why` (the evidence quote left
-    out); None when no claim did."""
+    """The first claim that counted against the assertion, as `"claim" verdict: why` (no evidence quote)."""
     details = a.get("details")
     claims = details.get("claims") if isinstance(details, dict) else None
     for c in claims if isinstance(claims, list) else ():
@@ -130,8 +129,7 @@ def case_label(rec: dict[str, Any], limit: int = 80) -> str:
 
 
 def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
-    """Why the case did not pass: its reason (`ERROR: message` for an error) on the first line, then each
-    failing assertion (graded ones with their claims and verdicts), the output, vars, provider and prompt."""
+    """Why the case did not pass: its reason, each failing assertion with its claims, output, vars, provider."""
     if rec.get("status") == "error":
         lines = [f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
     else:

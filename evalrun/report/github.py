@@ -1,6 +1,5 @@
-"""GitHub Actions output (`--format github`, automatic when GITHUB_ACTIONS=true): one `::error` command per failing
-test at the line that defines it, and a Markdown job summary for $GITHUB_STEP_SUMMARY. Paths are relative to
-GITHUB_WORKSPACE."""
+"""GitHub Actions output (`--format github`, automatic when GITHUB_ACTIONS=true): an `::error` per failing test at
+its line (paths relative to GITHUB_WORKSPACE), and a Markdown job summary for $GITHUB_STEP_SUMMARY."""
 
 from __future__ import annotations
 

@@ -39,8 +39,7 @@ def asset(name: str) -> str:
 
 
 def write_page(path: Path, head: dict[str, Any], cases: Iterable[Any], title: str = "evalrun report") -> None:
-    """The page with its data: `head`, then `cases` streamed into its `cases` array (one at a time). The page
-    inlines its styles and renderer (it needs no network)."""
+    """The page (styles and renderer inlined) with `head`, then `cases` streamed one at a time into its `cases`."""
     text = resources.files("evalrun.report").joinpath("template.html").read_text(encoding="utf-8")
     text = text.replace("/*__EVALRUN_CSS__*/", asset("report.css")).replace("/*__EVALRUN_JS__*/", asset("report.js"))
     page_head, page_tail = text.replace("<title>evalrun report</title>", f"<title>{title}</title>").split(
@@ -96,8 +95,7 @@ class Aggregates:
                 s[1] += 1
 
     def reorder(self, providers: list[int], prompts: list[int]) -> None:
-        """List the providers and prompts in this order (their current numbers, new first first); the matrix's
-        cells follow. (`evalrun view` reads cases in the order they finished, the report in expansion order.)"""
+        """Renumber providers and prompts (`evalrun view` reads cases as they finished): [old number] in new order."""
         pnew = {old: new for new, old in enumerate(providers)}
         qnew = {old: new for new, old in enumerate(prompts)}
         self.providers = [self.providers[i] for i in providers]
@@ -118,9 +116,8 @@ class Aggregates:
 
 
 def row(i: int, rec: dict[str, Any], agg: Aggregates, flaky: bool = False) -> list[Any]:
-    """[index, test label, provider #, prompt #, status 0/1/2, score, None, reason snippet, flaky, failed]; the page
-    fills slot 6 with the output's first characters from the case detail (kept once in the file); `failed` names
-    the assertions that failed the case, with their scores against their thresholds (shown by the case score)."""
+    """[index, label, provider #, prompt #, status 0/1/2, score, None (the page puts the output's start there from
+    the detail), reason snippet, flaky, the failed assertions' score texts]."""
     p, q = agg.index(rec)
     return [rec.get("index", i), case_label(rec, 200), p, q, STATUS.get(str(rec.get("status")), 2),
             rnd(rec.get("score")), None, cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky),
@@ -132,8 +129,7 @@ def _words(text: str) -> set[str]:
 
 
 def spans(claim: str, chunk: str) -> list[list[int]]:
-    """Character ranges of the chunk's sentences that support the claim: those sharing at least half of the
-    claim's content words (the best one when none does)."""
+    """[start, end] of the chunk's sentences sharing half the claim's content words (else the best one)."""
     want = _words(claim)
     if not want:
         return []
@@ -189,8 +185,7 @@ def _svg(label: str, width: float, height: float, body: str, css: str = "chart")
 
 
 def histogram(bins: list[int], name: str, width: int = 240, height: int = 64) -> str:
-    """Bars of score counts over [0, 1] in len(bins) equal bins, with 0 and 1 marked. One neutral colour:
-    whether a score passes depends on each assertion's threshold, not on where the bar sits."""
+    """Bars of score counts over [0, 1]; one neutral colour: whether a score passes depends on its threshold."""
     top, n = max(bins) or 1, len(bins)
     bw = (width - 4) / n
     bars = []
@@ -219,8 +214,7 @@ def status_bar(passed: int, failed: int, errors: int, width: int = 320, height: 
 
 
 def delta_bars(items: list[tuple[str, float, bool]], width: int = 360, row: int = 16) -> str:
-    """Horizontal bars of signed deltas (-1..1) around a centre line, one per named item: (name, delta, lower is
-    better). A change for the better is green whichever its sign (a fall, for a lower-is-better metric)."""
+    """A bar per (name, delta in -1..1, lower is better) around a centre line; green is better, in either sign."""
     if not items:
         return ""
     label_w, value_w = 150, 44

@@ -4,6 +4,7 @@ row names, each with its RunIndex; and two runs compared (as `evalrun compare`),
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import threading
 import time
@@ -11,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsonfast
 from evalrun.compare import diff, match, render
+from evalrun.errors import UsageError
 from evalrun.report import html
+from evalrun.run import store
 from evalrun.run.history import History, RunRecord
 from evalrun.view import ViewError
 from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, epoch
@@ -143,13 +145,11 @@ class Catalogue:
         while a big one is read in the background for the first time)."""
         rows = []
         for run in self.runs():
-            rec = run.record
-            row: dict[str, Any] = {
-                "id": run.id, "status": rec.status if rec else "not in history", "live": run.live,
-                "started_at": run.started_at, "finished_at": rec.finished_at if rec else None,
-                "description": rec.description if rec else None, "git_commit": rec.git_commit if rec else None,
-                "graders": list(rec.graders) if rec else [], "results_file": _shown(run.results_file, self.state),
-                "problem": None, "reading": False}
+            h = run.record.as_dict() if run.record else {"status": "not in history", "graders": []}
+            row: dict[str, Any] = {"id": run.id, "status": h["status"], "live": run.live, "started_at": run.started_at,
+                                   **{k: h.get(k) for k in ("finished_at", "description", "git_commit", "graders")},
+                                   "results_file": _shown(run.results_file, self.state), "problem": None,
+                                   "reading": False}
             summary = self._stored_summary(run, None)
             if summary is not None:
                 row["problem"] = _sniff(run.results_file)
@@ -175,15 +175,14 @@ class Catalogue:
         """A run page's data but its cases (report.html.Aggregates.head), plus what the view adds: the run's status,
         whether it may still grow, the index version (changes when cases are added) and file problems."""
         idx = self.index(run)
-        rec = run.record
+        h = run.record.as_dict() if run.record else {"status": "not in history", "config_files": []}
         with idx.lock:
-            meta = {"description": rec.description if rec else None,
-                    "config_files": list(rec.config_files) if rec else [],
+            meta = {"description": h.get("description"), "config_files": h["config_files"],
                     "results_file": str(run.results_file), "run_id": run.id}
             page = idx.agg.head(meta, self.summary(run, idx))
-            page["view"] = {"status": rec.status if rec else "not in history", "live": run.live,
-                            "version": idx.version, "git_commit": rec.git_commit if rec else None,
-                            "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
+            page["view"] = {"status": h["status"], "live": run.live, "version": idx.version,
+                            "git_commit": h.get("git_commit"), "options": h.get("options"),
+                            "problems": idx.problems(growing=run.live)}
         return page
 
     def compare(self, a_id: str, b_id: str) -> Compared:
@@ -207,21 +206,13 @@ class Catalogue:
 
 
 def _sniff(path: Path) -> str | None:
-    """What is wrong with a finished run's results file, judged by its first line (not reading it all)."""
+    """What is wrong with a finished run's results file, judged by its start (not reading it all)."""
     try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 20)
-    except FileNotFoundError:
-        return "results file missing"
-    except OSError:
-        return "unreadable"
-    if not first.strip():
-        return None  # a run that wrote no case
-    try:
-        rec = jsonfast.loads(first)
-    except ValueError:
-        rec = None
-    return None if isinstance(rec, dict) and "id" in rec else "not a results file"
+        return None if store.kind(path) == "jsonl" else "not a results file"
+    except UsageError:
+        if not path.exists():
+            return "results file missing"
+        return "not a results file" if os.access(path, os.R_OK) else "unreadable"
 
 
 def _shown(path: Path, state: Path) -> str:

@@ -168,7 +168,7 @@ class RunIndex:
         for offset, rec in self._scan(0):
             again = again or rec["id"] in latest or (bool(rec.get("repeat")) and not self.repeats and bool(latest))
             self.repeats = self.repeats or bool(rec.get("repeat"))
-            latest[rec["id"]] = (_int(rec.get("index")), offset)
+            latest[rec["id"]] = (rec.get("index", 0), offset)
             if not again:
                 self._add(offset, rec)
         if again:
@@ -196,10 +196,9 @@ class RunIndex:
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
         self.tally.add(rec, offset)
-        for a in rec.get("assertions") or ():
-            grader = a.get("grader") if isinstance(a, dict) else None
-            if grader and grader not in self.graders:
-                self.graders.append(str(grader))
+        for a in rec.get("assertions") or ():  # dicts: _well_formed checked them, as the ints below
+            if a.get("grader") and a["grader"] not in self.graders:
+                self.graders.append(str(a["grader"]))
         row = html.row(0, rec, self.agg)
         group = -1
         if self.repeats:
@@ -207,8 +206,8 @@ class RunIndex:
             if group == len(self.group_counts):
                 self.group_counts.append([0, 0])
             self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
-            self.max_repeat = max(self.max_repeat, _int(rec.get("repeat")))
-        index = _int(rec.get("index"))
+            self.max_repeat = max(self.max_repeat, rec.get("repeat") or 0)
+        index = rec.get("index", 0)
         self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
         self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
         self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
@@ -280,10 +279,6 @@ def _well_formed(rec: dict[str, Any]) -> bool:
             and isinstance(rec.get("repeat") or 0, int) and isinstance(rec.get("vars") or {}, dict)
             and isinstance(rec.get("tokens") or {}, dict) and isinstance(assertions, list)
             and all(isinstance(a, dict) and isinstance(a.get("tokens") or {}, dict) for a in assertions))
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 def _snippet(rec: dict[str, Any]) -> str:
