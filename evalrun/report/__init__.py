@@ -68,16 +68,13 @@ def write_jsonl(path: Path, outcome: Any) -> None:
 
 def write_csv(path: Path, outcome: Any) -> None:
     with open(path, "w", encoding="utf-8", errors="backslashreplace", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(CSV_COLUMNS)
+        w = csv.DictWriter(f, CSV_COLUMNS, extrasaction="ignore")  # None is written as an empty field
+        w.writeheader()
         for rec in outcome.iter_results():
             asserts = "\n".join(f"{a.get('type')}: {mark(a)} {a.get('reason') or ''}".strip()
                                 for a in rec.get("assertions") or [])
-            w.writerow([rec.get("id"), rec.get("index"), rec.get("description") or "", rec.get("provider"),
-                        rec.get("prompt_label"), _dumps(rec.get("vars") or {}), rec.get("output") or "",
-                        rec.get("status"), rec.get("pass"), rec.get("score"), rec.get("reason") or "",
-                        rec.get("error") or "", rec.get("latency_ms"), rec.get("cached"),
-                        (rec.get("tokens") or {}).get("total", 0), rec.get("cost"), asserts])
+            w.writerow({**rec, "vars": _dumps(rec.get("vars") or {}), "assertions": asserts,
+                        "tokens_total": (rec.get("tokens") or {}).get("total", 0)})
 
 
 def _attr(text: Any) -> str:

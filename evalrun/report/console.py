@@ -180,25 +180,23 @@ def cell_lines(rec: dict[str, Any]) -> list[str]:
 def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
     """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows."""
     columns: list[str] = []
-    grid: dict[str, dict[str, list[str]]] = {}
-    labels: dict[str, str] = {}
+    rows: dict[str, tuple[str, dict[str, list[str]]]] = {}  # key -> (label, column -> cell lines)
     shown = 0
     for rec in outcome.iter_results():
         key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
-        if key not in grid:
-            if len(grid) >= max_rows:
-                break  # a row's cells are contiguous in expansion order: the rest are later rows
-            grid[key] = {}
-            labels[key] = case_label(rec)
+        if key not in rows and len(rows) >= max_rows:
+            break  # a row's cells are contiguous in expansion order: the rest are later rows
         column = f"[{rec.get('provider')}] {rec.get('prompt_label') or ''}".rstrip()
         if column not in columns:
             columns.append(column)
-        grid[key][column] = cell_lines(rec)
+        if key not in rows:
+            rows[key] = (case_label(rec), {})
+        rows[key][1][column] = cell_lines(rec)
         shown += 1
-    if not grid:
+    if not rows:
         return "No cases ran."
     width = width or shutil.get_terminal_size((120, 24)).columns
-    first_w = min(40, max(8, *(len(v) for v in labels.values())))
+    first_w = min(40, max(8, *(len(label) for label, _ in rows.values())))
     col_w = max(16, (width - first_w - 3 * len(columns) - 1) // max(1, len(columns)))
     widths = [first_w] + [col_w] * len(columns)
 
@@ -216,15 +214,13 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [sep, line(["test", *columns]), sep.replace("-", "=")]
     previous_tall = False
-    for n, (key, raw) in enumerate(grid.items()):
-        cells = {c: wrapped(v) for c, v in raw.items()}
-        height = max(len(c) for c in cells.values())
+    for n, (label, raw) in enumerate(rows.values()):
+        cells = [wrapped(raw.get(c, [])) for c in columns]
+        height = max(map(len, cells))
         if n and (previous_tall or height > 1):
             out.append(sep)  # a row of several lines is ruled off; runs of one-line rows stay compact
         previous_tall = height > 1
-        for i in range(height):
-            cell = [cells.get(c, [])[i] if i < len(cells.get(c, [])) else "" for c in columns]
-            out.append(line([labels[key] if i == 0 else "", *cell]))
+        out += [line([label if i == 0 else "", *(c[i] if i < len(c) else "" for c in cells)]) for i in range(height)]
     out.append(sep)
     more = len(outcome.rows()) - shown
     if more > 0:

@@ -59,27 +59,39 @@ def _bin(score: float) -> int:
     return min(BINS - 1, max(0, int(float(score) * BINS)))
 
 
+def case_names(rec: dict[str, Any]) -> tuple[str, str]:
+    return str(rec.get("provider")), str(rec.get("prompt_label") or "")
+
+
 @dataclass
 class Aggregates:
-    providers: list[str] = field(default_factory=list)
-    prompts: list[str] = field(default_factory=list)
-    cells: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # pass, fail, error
+    #: provider and prompt names -> their first case's index: listed in that order (expansion order, also when
+    #: `evalrun view` reads cases in the order they finished)
+    first: tuple[dict[str, int], dict[str, int]] = field(default_factory=lambda: ({}, {}))
+    cells: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # pass, fail, error
     scores: dict[str, list[int]] = field(default_factory=dict)  # histogram bins per assertion name
     sums: dict[str, list[float]] = field(default_factory=dict)  # [sum, n, passed]
     case_bins: list[int] = field(default_factory=lambda: [0] * BINS)
     lower: set[str] = field(default_factory=set)  # names of lower-is-better metrics
 
+    @property
+    def providers(self) -> list[str]:
+        return sorted(self.first[0], key=self.first[0].__getitem__)
+
+    @property
+    def prompts(self) -> list[str]:
+        return sorted(self.first[1], key=self.first[1].__getitem__)
+
     def index(self, rec: dict[str, Any]) -> tuple[int, int]:
-        """The case's provider and prompt numbers (a new one is appended)."""
-        provider, prompt = str(rec.get("provider")), str(rec.get("prompt_label") or "")
-        for seen, name in ((self.providers, provider), (self.prompts, prompt)):
-            if name not in seen:
-                seen.append(name)
+        """The case's provider and prompt numbers (of a case added)."""
+        provider, prompt = case_names(rec)
         return self.providers.index(provider), self.prompts.index(prompt)
 
     def add(self, rec: dict[str, Any]) -> None:
-        cell = self.cells.setdefault(self.index(rec), [0, 0, 0])
-        cell[STATUS.get(str(rec.get("status")), 2)] += 1
+        names, i = case_names(rec), rec.get("index", 0)
+        for first, name in zip(self.first, names, strict=True):
+            first[name] = min(first.get(name, i), i)
+        self.cells.setdefault(names, [0, 0, 0])[STATUS.get(str(rec.get("status")), 2)] += 1
         if isinstance(rec.get("score"), (int, float)):
             self.case_bins[_bin(rec["score"])] += 1
         for i, a in enumerate(rec.get("assertions") or []):
@@ -94,23 +106,15 @@ class Aggregates:
                 s[0] += score
                 s[1] += 1
 
-    def reorder(self, providers: list[int], prompts: list[int]) -> None:
-        """Renumber providers and prompts (`evalrun view` reads cases as they finished): [old number] in new order."""
-        pnew = {old: new for new, old in enumerate(providers)}
-        qnew = {old: new for new, old in enumerate(prompts)}
-        self.providers = [self.providers[i] for i in providers]
-        self.prompts = [self.prompts[i] for i in prompts]
-        self.cells = {(pnew[p], qnew[q]): cell for (p, q), cell in self.cells.items()}
-
     def head(self, meta: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
         """A run page's data but its cases: summary, provider x prompt matrix, charts (also `evalrun view`'s)."""
         metrics = [{"name": name, "n": n, "mean": rnd(total / n) if n else None, "passed": passed,
                     "lower_is_better": name in self.lower,
                     "svg": histogram(self.scores[name], name) if name in self.scores else ""}
                    for name, (total, n, passed) in self.sums.items()]
-        return {"kind": "run", "meta": meta, "summary": s, "providers": self.providers, "prompts_list": self.prompts,
-                "matrix": [[self.cells.get((p, q)) for q in range(len(self.prompts))]
-                           for p in range(len(self.providers))], "metrics": metrics,
+        providers, prompts = self.providers, self.prompts
+        return {"kind": "run", "meta": meta, "summary": s, "providers": providers, "prompts_list": prompts,
+                "matrix": [[self.cells.get((p, q)) for q in prompts] for p in providers], "metrics": metrics,
                 "case_svg": histogram(self.case_bins, "case score") if any(self.case_bins) else "",
                 "status_svg": status_bar(s["passed"], s["failed"], s["errors"])}
 

@@ -31,8 +31,8 @@ class Entry:
     id: str
     index: int
     offset: int
-    provider: int
-    prompt: int
+    provider: str
+    prompt: str
     status: int
     group: int  # -1: the run has no repeats
     text: str  # what the text filter searches: test label, output snippet, reason snippet
@@ -107,8 +107,6 @@ class RunIndex:
         self.groups: dict[tuple[Any, ...], int] = {}
         self.group_counts: list[list[int]] = []  # [passed, not passed] per group
         self.max_repeat = 0
-        self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
-        self.first_prompt: dict[int, int] = {}
 
     def refresh(self) -> None:
         try:
@@ -131,7 +129,7 @@ class RunIndex:
             else:
                 for offset, rec in new:
                     self._add(offset, rec)
-                self._changed()
+                self.version += 1
 
     def _scan(self, start: int) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset, record) of each complete line from `start`; bad lines are noted, a partial last line waits."""
@@ -178,19 +176,6 @@ class RunIndex:
             with open(self.path, "rb") as f:
                 for _, offset in sorted(latest.values()):
                     self._add(offset, read_at(f, offset))
-        self._changed()
-
-    def _changed(self) -> None:
-        """After cases were added: providers and prompts renumbered in expansion order, as the report lists them
-        (cases finish in another order), and the new version noted."""
-        orders = [sorted(first, key=lambda n: (first[n], n)) for first in (self.first_provider, self.first_prompt)]
-        if any(order != sorted(order) for order in orders):
-            self.agg.reorder(*orders)
-            pnew, qnew = ({old: new for new, old in enumerate(order)} for order in orders)
-            for e in self.entries.values():
-                e.provider, e.prompt = pnew[e.provider], qnew[e.prompt]
-            self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
-            self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
         self.version += 1
 
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
@@ -207,10 +192,7 @@ class RunIndex:
                 self.group_counts.append([0, 0])
             self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
             self.max_repeat = max(self.max_repeat, rec.get("repeat") or 0)
-        index = rec.get("index", 0)
-        self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
-        self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
-        self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
+        self.entries[rec["id"]] = Entry(rec["id"], rec.get("index", 0), offset, *html.case_names(rec), row[4], group,
                                         " ".join((row[1], _snippet(rec), row[7])).lower())
 
     def flaky(self, e: Entry) -> bool:
@@ -252,7 +234,8 @@ class RunIndex:
 
     def page(self, f: Filters) -> dict[str, Any]:
         ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
-        shown = [e for e in ordered if f.keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
+        provider, prompt = ({name: n for n, name in enumerate(names)} for names in (self.agg.providers, self.agg.prompts))
+        shown = [e for e in ordered if f.keep(e.status, provider[e.provider], prompt[e.prompt], self.flaky(e), e.text)]
         chosen, counts = f.paged(shown, lambda e: e.id)
         items = []
         with open(self.path, "rb") as fh:

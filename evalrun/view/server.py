@@ -1,7 +1,6 @@
-"""`evalrun view`'s HTTP server: the standard library's, read-only (GET and HEAD), on 127.0.0.1 by default.
-
-A request whose Host header is not the address served gets 403 (no DNS rebinding); every answer says no-store
-and nosniff, and the Content-Security-Policy lets the page load and fetch from this server only."""
+"""`evalrun view`'s HTTP server: the standard library's, read-only (GET and HEAD), on 127.0.0.1 by default; a
+request whose Host header is not the address served gets 403 (no DNS rebinding), and the Content-Security-Policy
+lets the page load and fetch from this server only."""
 
 from __future__ import annotations
 
@@ -18,19 +17,19 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from evalrun import jsonfast
 from evalrun.errors import UsageError
-from evalrun.report.html import asset
 from evalrun.view import ViewError
 from evalrun.view.catalogue import Catalogue
 from evalrun.view.index import Filters
 
 DEFAULT_PORT = 15500  # promptfoo view's
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"}
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def _view_file(name: str) -> str:
-    return resources.files("evalrun.view").joinpath(name).read_text(encoding="utf-8")
+#: path -> (content type, package, file): the page, and the HTML report's styles and renderer it shares
+FILES = {"/": ("text/html", "view", "app.html"), "/assets/report.css": ("text/css", "report", "report.css"),
+         "/assets/report.js": ("text/javascript", "report", "report.js"),
+         "/assets/view.js": ("text/javascript", "view", "view.js")}
 
 
 class ViewServer(ThreadingHTTPServer):
@@ -41,10 +40,8 @@ class ViewServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.catalogue = Catalogue(state)
-        self.files = {"/": ("text/html", _view_file("app.html")),
-                      "/assets/report.css": ("text/css", asset("report.css")),
-                      "/assets/report.js": ("text/javascript", asset("report.js")),
-                      "/assets/view.js": ("text/javascript", _view_file("view.js"))}
+        self.files = {path: (ctype, resources.files(f"evalrun.{package}").joinpath(name).read_text(encoding="utf-8"))
+                      for path, (ctype, package, name) in FILES.items()}
         self.hosts = _hosts(address[0], self.server_address[1])
 
     @property
@@ -138,10 +135,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", f"{ctype}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Content-Security-Policy", CSP)
+        for name, value in HEADERS.items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
