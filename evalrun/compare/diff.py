@@ -4,7 +4,8 @@ score is read in its own direction (`lower_is_better`). Pure: records in, a Diff
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
@@ -113,12 +114,10 @@ class CaseDiff:
             any(m["delta"] for m in self.metric_deltas)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("label", "provider", "test_index", "prompt_pair", "kind", "regression")}
-        return {**out, "a": self.a.as_dict() if self.a else None, "b": self.b.as_dict() if self.b else None,
-                "score_delta": None if self.score_delta is None else round(self.score_delta, 4),
-                "score_regressed": self.score_regressed, "score_improved": self.score_improved,
-                "metric_deltas": self.metric_deltas, "claim_flips": self.claim_flips,
-                "vars_changed": self.vars_changed}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("record_a", "record_b")}
+        return {**out, "regression": self.regression, "a": self.a.as_dict() if self.a else None,
+                "b": self.b.as_dict() if self.b else None,
+                "score_delta": None if self.score_delta is None else round(self.score_delta, 4)}
 
 
 def claim_flips(a: Side, b: Side) -> list[dict[str, Any]]:
@@ -169,19 +168,15 @@ class Diff:
     tolerance: float
 
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(("matched", "added", "removed", "newly_failing", "newly_passing", "new_error",
-                             "changed", "noise", "score_regressed", "score_improved", "claim_flips",
-                             "regressions", "prompts_changed"), 0)
-        for c in self.cases:
-            out["matched"] += c.kind not in ("added", "removed")
-            if c.kind in out:
-                out[c.kind] += 1
-            out["score_regressed"] += c.score_regressed
-            out["score_improved"] += c.score_improved
-            out["claim_flips"] += len(c.claim_flips)
-            out["regressions"] += c.regression
-        out["prompts_changed"] = sum(p.text_changed for p in self.prompts)
-        return out
+        kinds = Counter(c.kind for c in self.cases)
+        return {"matched": len(self.cases) - kinds["added"] - kinds["removed"],
+                **{k: kinds[k] for k in ("added", "removed", "newly_failing", "newly_passing", "new_error", "changed",
+                                         "noise")},
+                "score_regressed": sum(c.score_regressed for c in self.cases),
+                "score_improved": sum(c.score_improved for c in self.cases),
+                "claim_flips": sum(len(c.claim_flips) for c in self.cases),
+                "regressions": sum(c.regression for c in self.cases),
+                "prompts_changed": sum(p.text_changed for p in self.prompts)}
 
 
 def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], *, tolerance: float = 0.0) -> Diff:

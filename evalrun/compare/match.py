@@ -83,6 +83,12 @@ class PromptPair:
         """B's label (A's for a prompt B dropped)."""
         return self.b.label if self.b else self.a.label if self.a else ""
 
+    @property
+    def index(self) -> int:
+        """B's position among its prompts (A's for a prompt B dropped; last when unknown)."""
+        info = self.b or self.a
+        return info.index if info is not None and info.index is not None else 1 << 30
+
     def as_dict(self) -> dict[str, Any]:
         a, b = ({"index": p.index, "label": p.label, "sha": p.sha} if p else None for p in (self.a, self.b))
         return {"a": a, "b": b, "text_changed": self.text_changed}
@@ -124,12 +130,7 @@ def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
     n = min(len(left_a), len(pending))  # the rest pair up in order of position
     pairs += [PromptPair(pa, pb) for pa, pb in zip(left_a[:n], pending[:n], strict=True)]
     pairs += [PromptPair(pa, None) for pa in left_a[n:]] + [PromptPair(None, pb) for pb in pending[n:]]
-
-    def order(p: PromptPair) -> tuple[int, int]:
-        info = p.b or p.a
-        return (0 if p.b else 1, info.index if info is not None and info.index is not None else 1 << 30)
-
-    return sorted(pairs, key=order)
+    return sorted(pairs, key=lambda p: (p.b is None, p.index))
 
 
 def test_ids(records: list[dict[str, Any]]) -> dict[int, Any]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 MAX_CASES = 50
-_KIND_TEXT = {"newly_failing": "newly failing", "newly_passing": "newly passing", "new_error": "new error",
-              "changed": "changed", "noise": "within noise", "unchanged": "score changed", "added": "added",
-              "removed": "removed"}
+_KIND_TEXT = {"noise": "within noise", "unchanged": "score changed"}  # else the kind, in words
 
 
 def _num(v: Any, signed: bool = False) -> str:
@@ -30,7 +28,7 @@ def _side(s: dict[str, Any] | None) -> str:
 
 
 def _case_line(c: dict[str, Any]) -> str:
-    text = f"{_KIND_TEXT.get(c['kind'], c['kind'])}: {c['label']}: {_side(c['a'])} -> {_side(c['b'])}"
+    text = f"{_KIND_TEXT.get(c['kind'], c['kind'].replace('_', ' '))}: {c['label']}: {_side(c['a'])} -> {_side(c['b'])}"
     if c["score_delta"] is not None and abs(c["score_delta"]) > 1e-9:
         text += f"; score {_num(c['a'].get('score'))} -> {_num(c['b'].get('score'))} ({_num(c['score_delta'], True)})"
     b = c.get("b") or {}

@@ -127,9 +127,7 @@ class Catalogue:
         """The summary the run recorded when it ended (it has what a results file lacks: derived metrics,
         repeats), while the file still holds exactly those cases."""
         s = run.record.summary if run.record and not run.live else None
-        if s is None or (idx is not None and s.get("total") != len(idx.entries)):
-            return None
-        return s
+        return s if s is None or idx is None or s.get("total") == len(idx.entries) else None
 
     def summary(self, run: Run, idx: RunIndex) -> dict[str, Any]:
         stored = self._stored_summary(run, idx)
