@@ -17,8 +17,7 @@ from evalrun.errors import UsageError
 from evalrun.report import html
 from evalrun.run import store
 from evalrun.run.history import History, RunRecord
-from evalrun.view import ViewError
-from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, epoch
+from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
 #: A results file the list must read (a run in progress, a file the history does not name) and that was never

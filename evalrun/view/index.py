@@ -1,6 +1,6 @@
-"""One results file as the view reads it: incrementally (a run in progress appends a line per case) into the HTML
-report's aggregates and the run's totals, plus one small entry per case for the case table's filters and pages
-(the rules report.js applies to the cases it holds; the view asks for 100 at a time)."""
+"""One results file as the view reads it, incrementally (a run in progress appends a line per case): the HTML
+report's aggregates, the run's totals, and an entry per case for the case table's filters and pages (report.js's
+rules, 100 cases a page); and ViewError, what the view answers instead of data."""
 
 from __future__ import annotations
 
@@ -13,17 +13,32 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evalrun import jsonfast
+from evalrun.errors import EvalrunError
 from evalrun.report import html
 from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
 from evalrun.run.tally import Tally
-from evalrun.view import ViewError
 
 PAGE = 100
 RUN_STATUS = ("pass", "fail", "error")
 DIFF_STATUS = ("newly_failing", "newly_passing", "new_error", "changed", "noise", "unchanged", "added", "removed")
 T = TypeVar("T")
 SNIPPET = 160  # output characters in a table row (report.js shows the same)
+
+
+class ViewError(EvalrunError):
+    """`kind`: not_found (no such run or case), missing (results file gone), corrupt (not a results file),
+    unreadable (the file or the history cannot be read), bad_request (a malformed query)."""
+
+    STATUS = {"not_found": 404, "missing": 404, "corrupt": 422, "unreadable": 500, "bad_request": 400}
+
+    def __init__(self, kind: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.message, self.hint = kind, message, hint
+        self.status = self.STATUS[kind]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": self.message, "hint": self.hint, "kind": self.kind}
 
 
 @dataclass(slots=True)

@@ -17,9 +17,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from evalrun import jsonfast
 from evalrun.errors import UsageError
-from evalrun.view import ViewError
 from evalrun.view.catalogue import Catalogue
-from evalrun.view.index import Filters
+from evalrun.view.index import Filters, ViewError
 
 DEFAULT_PORT = 15500  # promptfoo view's
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
