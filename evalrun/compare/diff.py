@@ -181,8 +181,8 @@ class Diff:
 
 def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], *, tolerance: float = 0.0) -> Diff:
     pairs = match.pair_prompts(match.prompts_of(records_a), match.prompts_of(records_b))
-    ids_a, ids_b = match.pair_ids(pairs)
-    ga, gb = match.group(records_a, ids_a), match.group(records_b, ids_b)
+    ga = match.group(records_a, {p.a.key: n for n, p in enumerate(pairs) if p.a is not None})
+    gb = match.group(records_b, {p.b.key: n for n, p in enumerate(pairs) if p.b is not None})
     renamed = match.pair_leftovers(ga, gb)  # same test, provider and prompt, edited vars
     cases = []
     for k in ga:

@@ -156,12 +156,6 @@ def group(records: list[dict[str, Any]], prompt_ids: dict[Any, Any]) -> dict[Key
     return out
 
 
-def pair_ids(pairs: list[PromptPair]) -> tuple[dict[Any, int], dict[Any, int]]:
-    """Prompt key -> pair number, for A's and B's records."""
-    ids_a = {p.a.key: n for n, p in enumerate(pairs) if p.a is not None}
-    return ids_a, {p.b.key: n for n, p in enumerate(pairs) if p.b is not None}
-
-
 def pair_leftovers(ga: dict[Key, list[dict[str, Any]]], gb: dict[Key, list[dict[str, Any]]]) -> dict[Key, Key]:
     """A key -> B key for cases without an exact match: same test, provider and prompt, in expansion order."""
     def slots(mine: dict[Key, list[dict[str, Any]]], other: dict[Key, list[dict[str, Any]]]) -> dict[Key, list[Key]]:

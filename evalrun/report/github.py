@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalrun.report.console import cut, shorten
+from evalrun.report.console import cut, shorten, vars_text
 
 MESSAGE_MAX = 4000
 
@@ -35,11 +35,8 @@ def workspace_path(file: str) -> str:
 
 
 def _case_label(rec: dict[str, Any]) -> str:
-    vars_ = rec.get("vars") or {}
-    shown = ", ".join(f"{k}={v}" for k, v in vars_.items() if isinstance(v, (str, int, float, bool)))
-    shown = shorten(shown, 80)
-    return f"[{rec.get('provider')} / {' '.join(str(rec.get('prompt_label')).split())[:60]}]" + \
-        (f" {shown}" if shown else "")
+    shown = shorten(vars_text(rec.get("vars") or {}), 80)
+    return f"[{rec.get('provider')} / {shorten(rec.get('prompt_label'), 60)}]" + (f" {shown}" if shown else "")
 
 
 def _case_reason(rec: dict[str, Any]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html import escape
 from importlib import resources
@@ -31,17 +31,14 @@ def dumps(obj: Any) -> str:
     return str(htmlsafe_json_dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
 
 
-def asset(name: str) -> str:
-    """report.css or report.js: the styles and the renderer every HTML page of evalrun uses."""
-    text = resources.files("evalrun.report").joinpath(name).read_text(encoding="utf-8")
-    assert "</script" not in text.lower() and "</style" not in text.lower(), name  # inlined in template.html
-    return text
-
-
 def write_page(path: Path, head: dict[str, Any], cases: Iterable[Any], title: str = "evalrun report") -> None:
     """The page (styles and renderer inlined) with `head`, then `cases` streamed one at a time into its `cases`."""
-    text = resources.files("evalrun.report").joinpath("template.html").read_text(encoding="utf-8")
-    text = text.replace("/*__EVALRUN_CSS__*/", asset("report.css")).replace("/*__EVALRUN_JS__*/", asset("report.js"))
+    files = resources.files("evalrun.report")
+    text = files.joinpath("template.html").read_text(encoding="utf-8")
+    for name, slot in (("report.css", "/*__EVALRUN_CSS__*/"), ("report.js", "/*__EVALRUN_JS__*/")):
+        asset = files.joinpath(name).read_text(encoding="utf-8")
+        assert "</script" not in asset.lower() and "</style" not in asset.lower(), name  # inlined in the page
+        text = text.replace(slot, asset)
     page_head, page_tail = text.replace("<title>evalrun report</title>", f"<title>{title}</title>").split(
         "/*__EVALRUN_DATA__*/", 1)
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
@@ -257,25 +254,23 @@ def _status(side: dict[str, Any] | None) -> str:
     return f"{side['passed']}/{side['runs']} passed" if side["runs"] > 1 else str(side["status"])
 
 
-def diff_head(data: dict[str, Any]) -> dict[str, Any]:
-    """The compare page's data but its cases; `data` is the JSON form of a diff (compare.diff.as_dict)."""
-    providers: list[str] = []
+def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[list[Any]]]:
+    """The compare page's data but its cases, and [row, detail] of each changed case (streamed); `data` is the
+    JSON form of `diff` (compare.diff.as_dict)."""
+    providers = list(dict.fromkeys(r["provider"] for r in data["by_provider_prompt"]))
     prompts = [str((p["b"] or p["a"] or {}).get("label", "")) for p in data["prompts"]]
-    matrix: dict[tuple[int, int], dict[str, Any]] = {}
-    for r in data["by_provider_prompt"]:
-        if r["provider"] not in providers:
-            providers.append(r["provider"])
-        matrix[(providers.index(r["provider"]), r["prompt_pair"])] = r
+    matrix = {(providers.index(r["provider"]), r["prompt_pair"]): r for r in data["by_provider_prompt"]}
     deltas = [(m["name"], m["delta"], bool(m.get("lower_is_better"))) for m in data["by_metric"]
               if m["delta"] is not None]
-    return {"kind": "diff", "a": {k: data["a"][k] for k in ("ref", "label")},
+    head = {"kind": "diff", "a": {k: data["a"][k] for k in ("ref", "label")},
             "b": {k: data["b"][k] for k in ("ref", "label")}, "tolerance": data["tolerance"],
             "summary": data["summary"], "prompts": data["prompts"], "providers": providers, "prompts_list": prompts,
             "matrix": [[matrix.get((i, j)) for j in range(len(prompts))] for i in range(len(providers))],
             "metric_svg": delta_bars(deltas)}
+    return head, (_diff_item(c, providers) for c in diff.cases if c.changed)
 
 
-def diff_item(c: Any, providers: list[str]) -> list[Any]:
+def _diff_item(c: Any, providers: list[str]) -> list[Any]:
     """[row, detail] of one changed case (a compare.diff.CaseDiff); the detail names the case's id in A and B."""
     d = c.as_dict()
     a, b = c.record_a if c.a else None, c.record_b if c.b else None
@@ -290,6 +285,4 @@ def diff_item(c: Any, providers: list[str]) -> list[Any]:
 
 
 def write_diff(path: Path, data: dict[str, Any], diff: Any) -> None:
-    """`diff` is the Diff behind `data`, for the records of each case."""
-    page = diff_head(data)
-    write_page(path, page, (diff_item(c, page["providers"]) for c in diff.cases if c.changed), "evalrun compare")
+    write_page(path, *diff_page(data, diff), "evalrun compare")

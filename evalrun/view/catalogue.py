@@ -196,8 +196,9 @@ class Catalogue:
         d = diff.compare(*(match.load(str(run.results_file), self.history).records for run in (a, b)))
         data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
                                    for run in (a, b)))
-        head = {**html.diff_head(data), "text": render.text(data), "runs": {"a": a.id, "b": b.id}}
-        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
+        head, cases = html.diff_page(data, d)
+        head.update(text=render.text(data), runs={"a": a.id, "b": b.id})
+        items = list(cases)
         texts = [" ".join(str(row[i] if row[i] is not None else "") for i in (0, 3, 5, 6)).lower() for row, _ in items]
         return Compared(head, items, texts)
 

@@ -131,8 +131,6 @@ class RunIndex:
                             "it was deleted or moved; `evalrun runs` lists the runs and their files") from None
         except OSError as e:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
-        if not self.path.is_file():
-            raise ViewError("unreadable", f"{str(self.path)!r} is not a file")
         ident = (st.st_dev, st.st_ino)
         if ident != self.ident or st.st_size < self.pos:  # a new file, or one rewritten
             self.ident = ident

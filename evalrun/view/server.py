@@ -107,15 +107,11 @@ class Handler(BaseHTTPRequestHandler):
                 return {"folder": str(catalogue.state), "runs": catalogue.listing()}
             case ["runs", run_id]:
                 return catalogue.head(catalogue.get(run_id))
-            case ["runs", run_id, "cases"]:
+            case ["runs", run_id, "cases", *case] if len(case) <= 1:
                 f = Filters.parse(params)
                 idx = catalogue.index(catalogue.get(run_id))
                 with idx.lock:
-                    return idx.page(f)
-            case ["runs", run_id, "cases", case_id]:
-                idx = catalogue.index(catalogue.get(run_id))
-                with idx.lock:
-                    return idx.detail(case_id)
+                    return idx.detail(case[0]) if case else idx.page(f)
             case ["compare", *rest] if len(rest) <= 2:
                 a, b = (params.get(k, [""])[-1] for k in ("a", "b"))
                 if not a or not b:
