@@ -223,24 +223,21 @@ def _level(cases: list[CaseDiff]) -> dict[str, Any]:
 def by_metric(diff: Diff) -> list[dict[str, Any]]:
     """Per assertion name (its metric, else type[index]): mean score on each side, and the cases whose score
     got worse / better in the metric's direction (`lower_is_better` marks a metric whose rise is worse)."""
-    acc: dict[str, dict[str, Any]] = {}
+    means: dict[str, tuple[list[float], list[float]]] = {}
+    rows: dict[str, dict[str, Any]] = {}
     for c in diff.cases:
-        for side_name, side in (("a", c.a), ("b", c.b)):
+        for i, side in enumerate((c.a, c.b)):
             for name, (mean, _lo, _hi) in side.names.items() if side else ():
-                v = acc.setdefault(name, {"a": [], "b": [], "regressed": 0, "improved": 0, "lower": False})
-                v[side_name].append(mean)
-                v["lower"] = v["lower"] or name in side.lower
+                means.setdefault(name, ([], []))[i].append(mean)
+                row = rows.setdefault(name, {"name": name, "cases_regressed": 0, "cases_improved": 0})
+                if name in side.lower:
+                    row["lower_is_better"] = True
         for m in c.metric_deltas:
-            acc[m["name"]]["regressed"] += m["regressed"]
-            acc[m["name"]]["improved"] += m["improved"]
-    rows = []
-    for name, v in acc.items():
-        ma, mb = _mean(v["a"]), _mean(v["b"])
-        rows.append({"name": name, "score_a": ma, "score_b": mb, "delta": _delta(ma, mb),
-                     "cases_regressed": v["regressed"], "cases_improved": v["improved"]})
-        if v["lower"]:
-            rows[-1]["lower_is_better"] = True
-    return rows
+            rows[m["name"]]["cases_regressed"] += m["regressed"]
+            rows[m["name"]]["cases_improved"] += m["improved"]
+    for name, (a, b) in means.items():
+        rows[name].update(score_a=_mean(a), score_b=_mean(b), delta=_delta(_mean(a), _mean(b)))
+    return list(rows.values())
 
 
 def as_dict(diff: Diff, a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -228,13 +228,16 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     return "\n".join(out)
 
 
+def headline(s: dict[str, Any]) -> str:
+    """`2 passed, 1 failed, 1 error of 4 cases (50.00% pass rate) in 0.12s` of a run summary."""
+    rate = f"{s['pass_rate']:.2f}%" if s.get("pass_rate") is not None else "n/a"
+    return (f"{s['passed']} passed, {s['failed']} failed, {s['errors']} error{'s' if s['errors'] != 1 else ''} of "
+            f"{s['total']} case{'s' if s['total'] != 1 else ''} ({rate} pass rate) in {s['duration_s']:.2f}s")
+
+
 def summary(outcome: Any) -> str:
     s: dict[str, Any] = outcome.summary
-    rate = f"{s['pass_rate']:.2f}%" if s["pass_rate"] is not None else "n/a"
-    errors = f"{s['errors']} error" + ("s" if s["errors"] != 1 else "")
-    cases = "case" if s["total"] == 1 else "cases"
-    lines = [f"Results: {s['passed']} passed, {s['failed']} failed, {errors} of {s['total']} {cases} "
-             f"({rate} pass rate) in {s['duration_s']:.2f}s"]
+    lines = ["Results: " + headline(s)]
     if s["resumed"]:
         lines[0] += f"; {s['resumed']} resumed from the previous run"
     pt, gt = s["tokens"]["provider"], s["tokens"]["grader"]

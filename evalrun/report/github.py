@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalrun.report.console import cut, shorten, vars_text
+from evalrun.report.console import cut, headline, shorten, vars_text
 
 MESSAGE_MAX = 4000
 
@@ -93,10 +93,7 @@ def step_summary(outcome: Any) -> str:
             name = rec.get("description") or f"tests[{int(rec.get('test_index') or 0)}]"
             failing.append(f"- **{_cell(name)}** {_cell(_case_label(rec))}: {_cell(_case_reason(rec))[:300]}")
     title = outcome.suite.description or ", ".join(outcome.suite.files) or "evalrun"
-    rate = f"{s['pass_rate']:.2f}%" if s.get("pass_rate") is not None else "n/a"
-    lines = [f"## evalrun: {_cell(title)}", "",
-             f"**{s['passed']} passed, {s['failed']} failed, {s['errors']} errors** of {s['total']} cases "
-             f"({rate} pass rate) in {s['duration_s']:.2f}s"]
+    lines = [f"## evalrun: {_cell(title)}", "", f"**{headline(s)}**"]
     if s.get("graders"):
         lines.append(f"Graded by {', '.join(_cell(g) for g in s['graders'])}")
     lines += ["", "| provider | prompt | passed | failed | errors | pass rate |", "|---|---|---:|---:|---:|---:|"]
