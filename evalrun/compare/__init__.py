@@ -1,2 +1,1 @@
-"""`evalrun compare`: the two runs loaded and their cases paired (match), what changed and its roll-ups (diff),
-as text and Markdown (render; HTML: report/html)."""
+"""`evalrun compare`: two runs loaded and paired (match), what changed (diff), as text and Markdown (render)."""

@@ -76,13 +76,11 @@ def _verdict(data: dict[str, Any]) -> str:
 def _prompt_notes(data: dict[str, Any]) -> list[str]:
     out = []
     for i, p in enumerate(data["prompts"]):
-        a, b = p["a"], p["b"]
+        label = repr((p["b"] or p["a"])["label"][:60])
         if p["text_changed"]:
-            out.append(f"prompts[{i}] ({(b or a or {}).get('label', '')[:60]!r}): text changed")
-        elif a is None:
-            out.append(f"prompt {(b or {}).get('label', '')[:60]!r}: only in B")
-        elif b is None:
-            out.append(f"prompt {a.get('label', '')[:60]!r}: only in A")
+            out.append(f"prompts[{i}] ({label}): text changed")
+        elif p["a"] is None or p["b"] is None:
+            out.append(f"prompt {label}: only in {'B' if p['a'] is None else 'A'}")
     return out
 
 

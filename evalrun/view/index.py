@@ -49,7 +49,7 @@ class Entry:
     provider: str
     prompt: str
     status: int
-    group: int  # -1: the run has no repeats
+    group: list[int] | None  # [passed, not passed] of the case's repeats (None: the run has no repeats)
     text: str  # what the text filter searches: test label, output snippet, reason snippet
 
 
@@ -119,8 +119,7 @@ class RunIndex:
         self.tally = Tally()
         self.graders: list[str] = []
         self.repeats = False
-        self.groups: dict[tuple[Any, ...], int] = {}
-        self.group_counts: list[list[int]] = []  # [passed, not passed] per group
+        self.groups: dict[tuple[Any, ...], list[int]] = {}  # [passed, not passed] per case of a repeated run
         self.max_repeat = 0
 
     def refresh(self) -> None:
@@ -170,9 +169,8 @@ class RunIndex:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
 
     def _load_all(self) -> None:
-        """Read the whole file. A case written twice (a resumed run) counts once, its last record; then, and when
-        repeats show up only after cases without a group were counted, the cases are counted again from their
-        records, in expansion order."""
+        """Read the whole file. A case written twice (a resumed run) counts once, its last record: then, and when
+        repeats show up after cases without a group were counted, the cases are counted again from their records."""
         self._clear()
         latest: dict[str, tuple[int, int]] = {}
         again = False
@@ -198,19 +196,17 @@ class RunIndex:
             if a.get("grader") and a["grader"] not in self.graders:
                 self.graders.append(str(a["grader"]))
         row = html.row(0, rec, self.agg)
-        group = -1
+        group = None
         if self.repeats:
-            group = self.groups.setdefault(group_key(rec), len(self.groups))
-            if group == len(self.group_counts):
-                self.group_counts.append([0, 0])
-            self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
+            group = self.groups.setdefault(group_key(rec), [0, 0])
+            group[0 if rec.get("status") == "pass" else 1] += 1
             self.max_repeat = max(self.max_repeat, rec.get("repeat") or 0)
         self.entries[rec["id"]] = Entry(rec["id"], rec.get("index", 0), offset, *html.case_names(rec), row[4], group,
                                         " ".join((row[1], _snippet(rec), row[7])).lower())
 
     def flaky(self, e: Entry) -> bool:
         """Passed in some repeats only."""
-        return e.group >= 0 and all(self.group_counts[e.group])
+        return e.group is not None and all(e.group)
 
     def problems(self, *, growing: bool) -> dict[str, Any]:
         """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
@@ -242,7 +238,7 @@ class RunIndex:
         s["graders"] = list(self.graders)
         if self.repeats:
             s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
-                            "flaky_count": sum(all(c) for c in self.group_counts)}
+                            "flaky_count": sum(all(c) for c in self.groups.values())}
         return s
 
     def page(self, f: Filters) -> dict[str, Any]:
