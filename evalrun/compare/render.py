@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalrun.report.console import md_cell
+
 MAX_CASES = 50
 _KIND_TEXT = {"noise": "within noise", "unchanged": "score changed"}  # else the kind, in words
 
@@ -118,27 +120,24 @@ def _metric_name(m: dict[str, Any]) -> str:
     return m["name"] + (" (lower is better)" if m.get("lower_is_better") else "")
 
 
-def _md(s: Any) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(data: dict[str, Any]) -> str:
     n = data["summary"]["regressions"]
     out = [f"### evalrun compare: {'❌' if n else '✅'} {_verdict(data)}", "",
            f"A `{data['a']['label']}` → B `{data['b']['label']}`: {_headline(data)}", ""]
-    out += [f"- {_md(p)}" for p in _prompt_notes(data)]
+    out += [f"- {md_cell(p)}" for p in _prompt_notes(data)]
     out += ["", "| provider | prompt | pass A | pass B | score A | score B | newly failing | newly passing | "
                 "new errors |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in data["by_provider_prompt"]:
-        prompt = _md(r["prompt"][:60]) + (" *(text changed)*" if r["prompt_text_changed"] else "")
-        out.append(f"| {_md(r['provider'])} | {prompt} | {_pct(r['pass_rate_a'])} | {_pct(r['pass_rate_b'])} | "
+        prompt = md_cell(r["prompt"][:60]) + (" *(text changed)*" if r["prompt_text_changed"] else "")
+        out.append(f"| {md_cell(r['provider'])} | {prompt} | {_pct(r['pass_rate_a'])} | {_pct(r['pass_rate_b'])} | "
                    f"{_num(r['score_a'])} | {_num(r['score_b'])} | {r['newly_failing']} | {r['newly_passing']} | "
                    f"{r['new_error']} |")
     if data["by_metric"]:
         out += ["", "| metric | A | B | Δ | cases regressed | cases improved |", "|---|---:|---:|---:|---:|---:|"]
-        out += [f"| {_md(_metric_name(m))} | {_num(m['score_a'])} | {_num(m['score_b'])} | {_num(m['delta'], True)} | "
-                f"{m['cases_regressed']} | {m['cases_improved']} |" for m in data["by_metric"]]
+        out += [f"| {md_cell(_metric_name(m))} | {_num(m['score_a'])} | {_num(m['score_b'])} | "
+                f"{_num(m['delta'], True)} | {m['cases_regressed']} | {m['cases_improved']} |"
+                for m in data["by_metric"]]
     for title, items in _lists(data):
         out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(items)})</summary>",
-                "", *(f"- {_md(x)}" for x in items[:MAX_CASES] + _more(items)), "", "</details>"]
+                "", *(f"- {md_cell(x)}" for x in items[:MAX_CASES] + _more(items)), "", "</details>"]
     return "\n".join(out) + "\n"

@@ -108,4 +108,5 @@ def write_junit(path: Path, outcome: Any) -> None:
 
 
 #: Extension -> its writer (None: the HTML page, html.write).
-FORMATS: dict[str, Callable[[Path, Any], None] | None] = {".json": write_json, ".jsonl": write_jsonl, ".csv": write_csv, ".xml": write_junit, ".html": None}
+FORMATS: dict[str, Callable[[Path, Any], None] | None] = {
+    ".json": write_json, ".jsonl": write_jsonl, ".csv": write_csv, ".xml": write_junit, ".html": None}

@@ -28,6 +28,11 @@ def shorten(text: Any, limit: int = CELL_MAX) -> str:
     return cut(" ".join(str(text).split()), limit)
 
 
+def md_cell(text: Any) -> str:
+    """The text on one line, safe in a Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalrun.report.console import cut, headline, shorten, vars_text
+from evalrun.report.console import cut, headline, md_cell, shorten, vars_text
 
 MESSAGE_MAX = 4000
 
@@ -75,10 +75,6 @@ def error_commands(outcome: Any) -> list[str]:
     return out
 
 
-def _cell(text: Any) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def step_summary(outcome: Any) -> str:
     """The job summary: totals, graders, pass rate per provider x prompt, and the failing cases."""
     s = outcome.summary
@@ -91,14 +87,14 @@ def step_summary(outcome: Any) -> str:
         counts[0 if status == "pass" else 1 if status == "fail" else 2] += 1
         if status != "pass" and len(failing) < 50:
             name = rec.get("description") or f"tests[{int(rec.get('test_index') or 0)}]"
-            failing.append(f"- **{_cell(name)}** {_cell(_case_label(rec))}: {_cell(_case_reason(rec))[:300]}")
+            failing.append(f"- **{md_cell(name)}** {md_cell(_case_label(rec))}: {md_cell(_case_reason(rec))[:300]}")
     title = outcome.suite.description or ", ".join(outcome.suite.files) or "evalrun"
-    lines = [f"## evalrun: {_cell(title)}", "", f"**{headline(s)}**"]
+    lines = [f"## evalrun: {md_cell(title)}", "", f"**{headline(s)}**"]
     if s.get("graders"):
-        lines.append(f"Graded by {', '.join(_cell(g) for g in s['graders'])}")
+        lines.append(f"Graded by {', '.join(md_cell(g) for g in s['graders'])}")
     lines += ["", "| provider | prompt | passed | failed | errors | pass rate |", "|---|---|---:|---:|---:|---:|"]
     for (prov, prompt), (p, f, e) in grid.items():
-        lines.append(f"| {_cell(prov)} | {_cell(prompt)[:80]} | {p} | {f} | {e} | {100.0 * p / (p + f + e):.2f}% |")
+        lines.append(f"| {md_cell(prov)} | {md_cell(prompt)[:80]} | {p} | {f} | {e} | {100.0 * p / (p + f + e):.2f}% |")
     if failing:
         more = s["failed"] + s["errors"] - len(failing)
         lines += ["", "<details><summary>Failing cases</summary>", "", *failing]

@@ -243,7 +243,8 @@ class RunIndex:
 
     def page(self, f: Filters) -> dict[str, Any]:
         ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
-        provider, prompt = ({name: n for n, name in enumerate(names)} for names in (self.agg.providers, self.agg.prompts))
+        provider = {name: n for n, name in enumerate(self.agg.providers)}
+        prompt = {name: n for n, name in enumerate(self.agg.prompts)}
         shown = [e for e in ordered if f.keep(e.status, provider[e.provider], prompt[e.prompt], self.flaky(e), e.text)]
         chosen, counts = f.paged(shown, lambda e: e.id)
         items = []
