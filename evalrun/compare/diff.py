@@ -27,10 +27,10 @@ class Side(GroupStats):
     @classmethod
     def of(cls, recs: list[dict[str, Any]]) -> Side:
         first = recs[0]
-        side = cls(group_key(first), group_label(first), status=str(first.get("status")))
-        for (name, _), a in zip(score_names(first), first.get("assertions") or [], strict=True):
-            if a.get("claims"):
-                side.claims.append((name, {str(c["text"]): c.get("verdict") for c in a["claims"]}))
+        pairs = zip(score_names(first), first.get("assertions") or [], strict=True)
+        claims = [(name, {str(c["text"]): c.get("verdict") for c in a["claims"]}) for (name, _), a in pairs
+                  if a.get("claims")]
+        side = cls(group_key(first), group_label(first), status=str(first.get("status")), claims=claims)
         for r in recs:
             side.add(r)
             side.lower |= lower_names(r)
@@ -227,7 +227,9 @@ def by_metric(diff: Diff) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for c in diff.cases:
         for i, side in enumerate((c.a, c.b)):
-            for name, (mean, _lo, _hi) in side.names.items() if side else ():
+            if side is None:
+                continue
+            for name, (mean, _lo, _hi) in side.names.items():
                 means.setdefault(name, ([], []))[i].append(mean)
                 row = rows.setdefault(name, {"name": name, "cases_regressed": 0, "cases_improved": 0})
                 if name in side.lower:

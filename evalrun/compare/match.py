@@ -29,7 +29,7 @@ class LoadedRun:
 
 def slim(rec: dict[str, Any]) -> dict[str, Any]:
     """The fields compare needs: the case identity, verdict, scores and each assertion's claims."""
-    out = {k: rec.get(k) for k in KEEP}
+    out: dict[str, Any] = {k: rec.get(k) for k in KEEP}
     out["assertions"] = []
     for a in rec.get("assertions") or []:
         details = a.get("details") or {}

@@ -102,7 +102,7 @@ def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
     score = f" (score {a['score']:.3g})" if _is_number(a.get("score")) else ""
     grader = f" [grader {a['grader']}]" if a.get("grader") else ""
     yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {a.get('error') or a.get('reason') or ''}"
-    details = a.get("details") if isinstance(a.get("details"), dict) else {}
+    details: dict[str, Any] = a["details"] if isinstance(a.get("details"), dict) else {}
     more = indent + "    "
     for c in details.get("claims") or []:
         if isinstance(c, dict):

@@ -16,6 +16,7 @@ from typing import Any
 from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.report.console import case_label, cut, failed_briefs, mark
+from evalrun.run.repeats import group_key
 
 TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
 SNIPPET = 160
@@ -149,9 +150,9 @@ def _assertion(a: dict[str, Any]) -> dict[str, Any]:
                            "threshold": a.get("threshold"), "weight": a.get("weight"),
                            "reason": cut(a.get("error") or a.get("reason"), 1000)}
     out.update({k: a[k] for k in ("metric", "grader", "lower_is_better") if a.get(k)})
-    details = a.get("details") if isinstance(a.get("details"), dict) else {}
+    details: dict[str, Any] = a["details"] if isinstance(a.get("details"), dict) else {}
     raw = details.get("chunks") if isinstance(details.get("chunks"), list) else details.get("context")
-    chunks = [{"text": cut(c.get("text"), TEXT_MAX), "relevant": c.get("relevant"), "level": c.get("level"),
+    chunks: list[dict[str, Any]] = [{"text": cut(c.get("text"), TEXT_MAX), "relevant": c.get("relevant"), "level": c.get("level"),
                "reason": cut(c.get("reason"), 300)} if isinstance(c, dict) else {"text": cut(c, TEXT_MAX)}
               for c in (raw if isinstance(raw, list) else [])]
     claims = []
@@ -236,8 +237,6 @@ def delta_bars(items: list[tuple[str, float, bool]], width: int = 360, row: int 
 
 
 def write(path: Path, outcome: Any) -> None:
-    from evalrun.run.repeats import group_key
-
     agg = Aggregates()
     for rec in outcome.iter_results():
         agg.add(rec)
@@ -254,7 +253,7 @@ def _status(side: dict[str, Any] | None) -> str:
     return f"{side['passed']}/{side['runs']} passed" if side["runs"] > 1 else str(side["status"])
 
 
-def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[list[Any]]]:
+def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[tuple[list[Any], dict[str, Any]]]]:
     """The compare page's data but its cases, and [row, detail] of each changed case (streamed); `data` is the
     JSON form of `diff` (compare.diff.as_dict)."""
     providers = list(dict.fromkeys(r["provider"] for r in data["by_provider_prompt"]))
@@ -270,8 +269,8 @@ def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator
     return head, (_diff_item(c, providers) for c in diff.cases if c.changed)
 
 
-def _diff_item(c: Any, providers: list[str]) -> list[Any]:
-    """[row, detail] of one changed case (a compare.diff.CaseDiff); the detail names the case's id in A and B."""
+def _diff_item(c: Any, providers: list[str]) -> tuple[list[Any], dict[str, Any]]:
+    """(row, detail) of one changed case (a compare.diff.CaseDiff); the detail names the case's id in A and B."""
     d = c.as_dict()
     a, b = c.record_a if c.a else None, c.record_b if c.b else None
     row = [d["label"], providers.index(c.provider), c.prompt_pair,
@@ -281,7 +280,7 @@ def _diff_item(c: Any, providers: list[str]) -> list[Any]:
               "output_b": cut(b.get("output"), TEXT_MAX) if b else None,
               "prompt_b": cut(b.get("prompt"), TEXT_MAX) if b else None,
               "id_a": a.get("id") if a else None, "id_b": b.get("id") if b else None}
-    return [row, detail]
+    return row, detail
 
 
 def write_diff(path: Path, data: dict[str, Any], diff: Any) -> None:

@@ -214,16 +214,14 @@ def _sniff(path: Path) -> str | None:
 
 
 def _shown(path: Path, state: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(state.resolve().parent))
-    except ValueError:
-        return str(path)
+    base = state.resolve().parent
+    return str(path.resolve().relative_to(base)) if path.resolve().is_relative_to(base) else str(path)
 
 
 @dataclass
 class Compared:
     head: dict[str, Any]  # the compare page's data but its cases, and `text`: `evalrun compare`'s own output
-    items: list[list[Any]]  # [row, detail] per changed case
+    items: list[tuple[list[Any], dict[str, Any]]]  # (row, detail) per changed case
     texts: list[str]  # what the text filter searches: label, kind, status in A and in B
 
     def page(self, f: Filters) -> dict[str, Any]:
@@ -235,5 +233,4 @@ class Compared:
     def detail(self, n: int) -> dict[str, Any]:
         if not 0 <= n < len(self.items):
             raise ViewError("not_found", f"no changed case #{n} in this comparison", "reload the compare page")
-        out: dict[str, Any] = self.items[n][1]
-        return out
+        return self.items[n][1]
