@@ -56,6 +56,27 @@ def _lists(data: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return out + ([("Claim flips", flips)] if flips else [])
 
 
+#: Columns of words (left-aligned in Markdown); the others hold figures.
+_WORDS = ("provider", "prompt", "metric", "test")
+
+
+def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The roll-ups both forms show as tables: (title, header, rows); empty ones left out."""
+    pairs = [[r["provider"], r["prompt"][:50] + (" (text changed)" if r["prompt_text_changed"] else ""),
+              _pct(r["pass_rate_a"]), _pct(r["pass_rate_b"]), _num(r["score_a"]), _num(r["score_b"]),
+              str(r["newly_failing"]), str(r["newly_passing"]), str(r["new_error"])] for r in data["by_provider_prompt"]]
+    metrics = [[_metric_name(m), _num(m["score_a"]), _num(m["score_b"]), _num(m["delta"], True),
+                str(m["cases_regressed"]), str(m["cases_improved"])] for m in data["by_metric"]]
+    tests = [[t["description"] or f"tests[{t['test_index']}]", _pct(t["pass_rate_a"]), _pct(t["pass_rate_b"]),
+              str(t["regressions"]), str(t["newly_passing"])]
+             for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
+    tables = [("By provider x prompt", ["provider", "prompt", "pass A", "pass B", "score A", "score B",
+                                        "newly failing", "newly passing", "new errors"], pairs),
+              ("By metric", ["metric", "A", "B", "Δ", "cases regressed", "cases improved"], metrics),
+              ("Tests with changes", ["test", "pass A", "pass B", "regressed", "newly passing"], tests)]
+    return [t for t in tables if t[2]]
+
+
 def _more(items: list[str]) -> list[str]:
     extra = len(items) - MAX_CASES
     return [f"... and {extra} more (--format json lists them all)"] if extra > 0 else []
@@ -92,25 +113,10 @@ def text(data: dict[str, Any]) -> str:
     for title, items in _lists(data):
         lines.append(f"{title} ({len(items)}):")
         lines += [f"  {x}" for x in items[:MAX_CASES] + _more(items)]
-    lines.append("By provider x prompt:")
-    for r in data["by_provider_prompt"]:
-        changed = " (prompt text changed)" if r["prompt_text_changed"] else ""
-        lines.append(f"  [{r['provider']}] {r['prompt'][:50]}{changed}: pass {_pct(r['pass_rate_a'])} -> "
-                     f"{_pct(r['pass_rate_b'])}, score {_num(r['score_a'])} -> {_num(r['score_b'])}; "
-                     f"{r['newly_failing']} newly failing, {r['newly_passing']} newly passing, "
-                     f"{r['new_error']} new errors")
-    if data["by_metric"]:
-        lines.append("By metric:")
-        lines += [f"  {_metric_name(m)}: {_num(m['score_a'])} -> {_num(m['score_b'])} ({_num(m['delta'], True)}); "
-                  f"{m['cases_regressed']} case{'' if m['cases_regressed'] == 1 else 's'} regressed, "
-                  f"{m['cases_improved']} improved"
-                  for m in data["by_metric"]]
-    tests = [t for t in data["by_test"] if t["regressions"] or t["newly_passing"]]
-    if tests:
-        lines.append("Tests with changes:")
-        lines += [f"  {t['description'] or 'tests[' + str(t['test_index']) + ']'}: pass {_pct(t['pass_rate_a'])} -> "
-                  f"{_pct(t['pass_rate_b'])}, {t['regressions']} regressed, {t['newly_passing']} newly passing"
-                  for t in tests]
+    for title, head, rows in _tables(data):
+        widths = [max(map(len, column)) for column in zip(head, *rows, strict=True)]
+        lines.append(f"{title}:")
+        lines += ["  " + "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
     lines.append(_verdict(data))
     return "\n".join(lines)
 
@@ -125,18 +131,10 @@ def markdown(data: dict[str, Any]) -> str:
     out = [f"### evalrun compare: {'❌' if n else '✅'} {_verdict(data)}", "",
            f"A `{data['a']['label']}` → B `{data['b']['label']}`: {_headline(data)}", ""]
     out += [f"- {md_cell(p)}" for p in _prompt_notes(data)]
-    out += ["", "| provider | prompt | pass A | pass B | score A | score B | newly failing | newly passing | "
-                "new errors |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in data["by_provider_prompt"]:
-        prompt = md_cell(r["prompt"][:60]) + (" *(text changed)*" if r["prompt_text_changed"] else "")
-        out.append(f"| {md_cell(r['provider'])} | {prompt} | {_pct(r['pass_rate_a'])} | {_pct(r['pass_rate_b'])} | "
-                   f"{_num(r['score_a'])} | {_num(r['score_b'])} | {r['newly_failing']} | {r['newly_passing']} | "
-                   f"{r['new_error']} |")
-    if data["by_metric"]:
-        out += ["", "| metric | A | B | Δ | cases regressed | cases improved |", "|---|---:|---:|---:|---:|---:|"]
-        out += [f"| {md_cell(_metric_name(m))} | {_num(m['score_a'])} | {_num(m['score_b'])} | "
-                f"{_num(m['delta'], True)} | {m['cases_regressed']} | {m['cases_improved']} |"
-                for m in data["by_metric"]]
+    for title, head, rows in _tables(data):
+        out += ["", f"**{title}**", "", "| " + " | ".join(head) + " |",
+                "|" + "|".join("---" if h in _WORDS else "---:" for h in head) + "|",
+                *("| " + " | ".join(md_cell(x) for x in row) + " |" for row in rows)]
     for title, items in _lists(data):
         out += ["", f"<details{' open' if title == 'Regressions' else ''}><summary>{title} ({len(items)})</summary>",
                 "", *(f"- {md_cell(x)}" for x in items[:MAX_CASES] + _more(items)), "", "</details>"]
