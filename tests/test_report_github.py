@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.report.github import workspace_path
+from evalrun.report import workspace_path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pytest_plugin"
