@@ -14,7 +14,7 @@ import pytest
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.cli import main
-from evalrun.compare import diff, render
+from evalrun.compare import diff
 from evalrun.run.serialize import assertion_dict
 from evalrun.types import AssertionResult, AssertionSpec
 from tests.fakeserver import FakeOpenAI
@@ -46,10 +46,10 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     (row,) = data["by_metric"]
     assert (row["cases_regressed"], row["cases_improved"], row["lower_is_better"]) == (1, 0, True)
     assert data["summary"]["regressions"] == 1
-    text = render.text(data).splitlines()
+    text = diff.text(data).splitlines()
     line = next(x for x in text if x.startswith(f"  {m['name']} (lower is better) "))  # the By metric table
     assert line.split()[-2:] == ["1", "0"]  # cases regressed, cases improved
-    assert "| 1 | 0 |" in render.markdown(data)
+    assert "| 1 | 0 |" in diff.markdown(data)
     back = diff.compare([_record(b)], [_record(a)])  # and the fall is an improvement
     m = back.cases[0].metric_deltas[0]
     assert m["improved"] and not m["regressed"] and not back.cases[0].regression

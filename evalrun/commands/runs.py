@@ -52,7 +52,7 @@ def list_runs(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    from evalrun.compare import diff, match, render
+    from evalrun.compare import diff, match
 
     if not 0 <= args.tolerance <= 1:
         raise UsageError("--tolerance is a score or pass-rate difference between 0 and 1", key="--tolerance")
@@ -69,9 +69,9 @@ def compare(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(as_json)
     elif args.format == "markdown":
-        print(render.markdown(data), end="")
+        print(diff.markdown(data), end="")
     else:
-        print(render.text(data))
+        print(diff.text(data))
     for out in args.output:
         path = Path(out)
         try:
@@ -80,7 +80,7 @@ def compare(args: argparse.Namespace) -> int:
             if suffix == ".json":
                 path.write_text(as_json, encoding="utf-8")
             elif suffix == ".md":
-                path.write_text(render.markdown(data), encoding="utf-8")
+                path.write_text(diff.markdown(data), encoding="utf-8")
             else:
                 from evalrun.report import html
 

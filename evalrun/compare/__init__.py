@@ -1,1 +1,1 @@
-"""`evalrun compare`: two runs loaded and paired (match), what changed (diff), as text and Markdown (render)."""
+"""`evalrun compare`: two runs loaded and paired (match), what changed, as JSON, text and Markdown (diff)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalrun.compare import diff, match, render
+from evalrun.compare import diff, match
 from evalrun.errors import UsageError
 from evalrun.report import html
 from evalrun.run import store
@@ -197,7 +197,7 @@ class Catalogue:
         data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
                                    for run in (a, b)))
         head, cases = html.diff_page(data, d)
-        head.update(text=render.text(data), runs={"a": a.id, "b": b.id})
+        head.update(text=diff.text(data), runs={"a": a.id, "b": b.id})
         items = list(cases)
         texts = [" ".join(str(row[i] if row[i] is not None else "") for i in (0, 3, 5, 6)).lower() for row, _ in items]
         return Compared(head, items, texts)
