@@ -275,7 +275,8 @@ def _pct(v: Any) -> str:
     return "–" if v is None else f"{100 * v:.0f}%"
 
 
-def _side(s: dict[str, Any] | None) -> str:
+def side_text(s: dict[str, Any] | None) -> str:
+    """A case's result on one side (Side.as_dict): its status, or its passes with their interval over repeats."""
     if s is None:
         return "–"
     if s["runs"] > 1:
@@ -285,7 +286,7 @@ def _side(s: dict[str, Any] | None) -> str:
 
 
 def _case_line(c: dict[str, Any]) -> str:
-    text = f"{_KIND_TEXT.get(c['kind'], c['kind'].replace('_', ' '))}: {c['label']}: {_side(c['a'])} -> {_side(c['b'])}"
+    text = f"{_KIND_TEXT.get(c['kind'], c['kind'].replace('_', ' '))}: {c['label']}: {side_text(c['a'])} -> {side_text(c['b'])}"
     if c["score_delta"] is not None and abs(c["score_delta"]) > 1e-9:
         text += f"; score {_num(c['a'].get('score'))} -> {_num(c['b'].get('score'))} ({_num(c['score_delta'], True)})"
     b = c.get("b") or {}

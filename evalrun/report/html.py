@@ -15,6 +15,7 @@ from typing import Any
 
 from jinja2.utils import htmlsafe_json_dumps
 
+from evalrun.compare.diff import side_text
 from evalrun.report.console import case_label, cut, failed_briefs, mark
 from evalrun.run.repeats import group_key
 
@@ -247,12 +248,6 @@ def write(path: Path, outcome: Any) -> None:
         for i, rec in enumerate(outcome.iter_results())))
 
 
-def _status(side: dict[str, Any] | None) -> str:
-    if side is None:
-        return "–"
-    return f"{side['passed']}/{side['runs']} passed" if side["runs"] > 1 else str(side["status"])
-
-
 def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[tuple[list[Any], dict[str, Any]]]]:
     """The compare page's data but its cases, and [row, detail] of each changed case (streamed); `data` is the
     JSON form of `diff` (compare.diff.as_dict)."""
@@ -274,7 +269,7 @@ def _diff_item(c: Any, providers: list[str]) -> tuple[list[Any], dict[str, Any]]
     d = c.as_dict()
     a, b = c.record_a if c.a else None, c.record_b if c.b else None
     row = [d["label"], providers.index(c.provider), c.prompt_pair,
-           d["kind"], int(d["regression"]), _status(d["a"]), _status(d["b"]), (d["a"] or {}).get("score"),
+           d["kind"], int(d["regression"]), side_text(d["a"]), side_text(d["b"]), (d["a"] or {}).get("score"),
            (d["b"] or {}).get("score"), d["score_delta"]]
     detail = {**d, "output_a": cut(a.get("output"), TEXT_MAX) if a else None,
               "output_b": cut(b.get("output"), TEXT_MAX) if b else None,
