@@ -132,8 +132,7 @@ def claim_flips(a: Side, b: Side) -> list[dict[str, Any]]:
 
 def metric_delta(name: str, a: tuple[float, float, float], b: tuple[float, float, float], tol: float,
                  lower: bool) -> dict[str, Any]:
-    """One assertion's score A -> B. `regressed` / `improved` follow its direction: for a lower-is-better
-    metric (noise-sensitivity, hallucination, ...) a rise beyond the tolerance (and the noise) is the regression."""
+    """One assertion's score A -> B; `regressed` / `improved` read it in its direction (`lower`: a rise is worse)."""
     fell, rose = _dropped(a, b, tol), _dropped(b, a, tol)
     out: dict[str, Any] = {"name": name, "a": round(a[0], 4), "b": round(b[0], 4), "delta": round(b[0] - a[0], 4),
                            "regressed": rose if lower else fell, "improved": fell if lower else rose}
@@ -223,8 +222,7 @@ def _level(cases: list[CaseDiff]) -> dict[str, Any]:
 
 
 def by_metric(diff: Diff) -> list[dict[str, Any]]:
-    """Per assertion name (its metric, else type[index]): mean score on each side, and the cases whose score
-    got worse / better in the metric's direction (`lower_is_better` marks a metric whose rise is worse)."""
+    """Per assertion name (repeats.score_names): mean score on each side, cases that got worse / better."""
     means: dict[str, tuple[list[float], list[float]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     for c in diff.cases:

@@ -110,8 +110,7 @@ def prompts_of(records: list[dict[str, Any]]) -> list[PromptInfo]:
 
 
 def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
-    """Pair B's prompts with A's: same text (same label first), then same label, then same position among
-    those left."""
+    """Pair B's prompts with A's: same text (same label first), then same label, then in order of position."""
     left_a = list(a)
     pairs: list[PromptPair] = []
     pending = list(b)
@@ -134,8 +133,7 @@ def pair_prompts(a: list[PromptInfo], b: list[PromptInfo]) -> list[PromptPair]:
 
 
 def test_ids(records: list[dict[str, Any]]) -> dict[int, Any]:
-    """test_index -> the test's identity across runs: its description when no other test of the run has the
-    same one (so inserting or moving a test does not shift the others), else its position."""
+    """test_index -> the test's identity across runs: its description when unique in the run, else its position."""
     desc: dict[int, Any] = {}
     for rec in records:
         desc.setdefault(int(rec.get("test_index") or 0), rec.get("description"))

@@ -207,11 +207,9 @@ def step_summary(outcome: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_step_summary(outcome: Any) -> str | None:
-    """Append the summary to $GITHUB_STEP_SUMMARY; returns the path written, or None when it is not set."""
+def write_step_summary(outcome: Any) -> None:
+    """Append the summary to $GITHUB_STEP_SUMMARY when it is set."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return None
-    with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-        f.write(step_summary(outcome))
-    return path
+    if path:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(step_summary(outcome))

@@ -119,8 +119,8 @@ class Aggregates:
 
 
 def row(i: int, rec: dict[str, Any], agg: Aggregates, flaky: bool = False) -> list[Any]:
-    """[index, label, provider #, prompt #, status 0/1/2, score, None (the page puts the output's start there from
-    the detail), reason snippet, flaky, the failed assertions' score texts]."""
+    """[index, label, provider #, prompt #, status 0/1/2, score, None (the page: output's start), reason, flaky,
+    the failed assertions' score texts]."""
     p, q = agg.index(rec)
     return [rec.get("index", i), case_label(rec, 200), p, q, STATUS.get(str(rec.get("status")), 2),
             rnd(rec.get("score")), None, cut(rec.get("error") or rec.get("reason"), SNIPPET), int(flaky),

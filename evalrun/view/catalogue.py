@@ -41,9 +41,7 @@ class Run:
     @property
     def live(self) -> bool:
         """Cases may still be added: a run the history says is running, or a file modified just now."""
-        if self.record is not None:
-            return self.record.status == "running"
-        return time.time() - self.modified < LIVE_S
+        return self.record.status == "running" if self.record else time.time() - self.modified < LIVE_S
 
 
 def _mtime(path: Path) -> float:
@@ -122,24 +120,21 @@ class Catalogue:
             with self._lock:
                 self._reading.discard(run.results_file)
 
-    def _stored_summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
-        """The summary the run recorded when it ended (it has what a results file lacks: derived metrics,
-        repeats), while the file still holds exactly those cases."""
+    def summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
+        """The summary the run recorded when it ended (it has what a results file lacks: derived metrics, repeats)
+        while the file holds exactly those cases; else the index's (None without an index)."""
         s = run.record.summary if run.record and not run.live else None
-        return s if s is None or idx is None or s.get("total") == len(idx.entries) else None
-
-    def summary(self, run: Run, idx: RunIndex) -> dict[str, Any]:
-        stored = self._stored_summary(run, idx)
-        if stored is not None:
-            return stored
+        if s is not None and (idx is None or s.get("total") == len(idx.entries)):
+            return s
+        if idx is None:
+            return None
         started = epoch(run.record.started_at) if run.record else None
         finished = None if run.live else epoch(run.record.finished_at) if run.record else None
         return idx.summary(started, finished)
 
     def listing(self) -> list[dict[str, Any]]:
-        """One row per run for the runs list. A finished run's counts come from its history row (of its file only
-        the first line is checked); a run in progress or a file the history does not name is read (`reading`
-        while a big one is read in the background for the first time)."""
+        """One row per run. A finished run's counts come from its history row (its file's start is checked); other
+        files are read (`reading` while a big one is read in the background for the first time)."""
         rows = []
         for run in self.runs():
             h = run.record.as_dict() if run.record else {"status": "not in history", "graders": []}
@@ -147,7 +142,7 @@ class Catalogue:
                                    **{k: h.get(k) for k in ("finished_at", "description", "git_commit", "graders")},
                                    "results_file": _shown(run.results_file, self.state), "problem": None,
                                    "reading": False}
-            summary = self._stored_summary(run, None)
+            summary = self.summary(run, None)
             if summary is not None:
                 row["problem"] = _sniff(run.results_file)
             else:
@@ -163,28 +158,25 @@ class Catalogue:
             if summary:
                 row.update({k: summary.get(k) for k in ("total", "passed", "failed", "errors", "pass_rate",
                                                         "duration_s")})
-                if not row["graders"]:
-                    row["graders"] = list(summary.get("graders") or [])
+                row["graders"] = row["graders"] or list(summary.get("graders") or [])
             rows.append(row)
         return rows
 
     def head(self, run: Run) -> dict[str, Any]:
-        """A run page's data but its cases (report.html.Aggregates.head), plus what the view adds: the run's status,
-        whether it may still grow, the index version (changes when cases are added) and file problems."""
+        """A run page's data but its cases (html.Aggregates.head), and the view's: status, live, version, problems."""
         idx = self.index(run)
         h = run.record.as_dict() if run.record else {"status": "not in history", "config_files": []}
         with idx.lock:
             meta = {"description": h.get("description"), "config_files": h["config_files"],
                     "results_file": str(run.results_file), "run_id": run.id}
-            page = idx.agg.head(meta, self.summary(run, idx))
+            page = idx.agg.head(meta, self.summary(run, idx) or {})
             page["view"] = {"status": h["status"], "live": run.live, "version": idx.version,
                             "git_commit": h.get("git_commit"), "options": h.get("options"),
                             "problems": idx.problems(growing=run.live)}
         return page
 
     def compare(self, a_id: str, b_id: str) -> Compared:
-        """The two runs compared as `evalrun compare` does; the last KEEP comparisons are kept for paging while
-        their results files stay as they are (ViewError for a missing or corrupt file)."""
+        """The runs compared as `evalrun compare` does, kept for paging (the last KEEP) while their files stay."""
         files = []
         for run in (self.get(a_id), self.get(b_id)):
             idx = self.index(run)

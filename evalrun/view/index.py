@@ -27,8 +27,7 @@ SNIPPET = 160  # output characters in a table row (report.js shows the same)
 
 
 class ViewError(EvalrunError):
-    """`kind`: not_found (no such run or case), missing (results file gone), corrupt (not a results file),
-    unreadable (the file or the history cannot be read), bad_request (a malformed query)."""
+    """`kind`: not_found (no run or case), missing / corrupt / unreadable (a file, the history), bad_request."""
 
     STATUS = {"not_found": 404, "missing": 404, "corrupt": 422, "unreadable": 500, "bad_request": 400}
 
@@ -181,9 +180,9 @@ class RunIndex:
             if not again:
                 self._add(offset, rec)
         if again:
-            lines, bad, tail, pos, repeats = self.lines, self.bad, self.tail, self.pos, self.repeats
+            kept = (self.lines, self.bad, self.tail, self.pos, self.repeats)  # the file as read: only counts restart
             self._clear()
-            self.lines, self.bad, self.tail, self.pos, self.repeats = lines, bad, tail, pos, repeats
+            self.lines, self.bad, self.tail, self.pos, self.repeats = kept
             with open(self.path, "rb") as f:
                 for _, offset in sorted(latest.values()):
                     self._add(offset, read_at(f, offset))
@@ -275,5 +274,4 @@ def _well_formed(rec: dict[str, Any]) -> bool:
 
 
 def _snippet(rec: dict[str, Any]) -> str:
-    out = rec.get("output")
-    return ("" if out is None else str(out))[:SNIPPET]
+    return "" if rec.get("output") is None else str(rec["output"])[:SNIPPET]

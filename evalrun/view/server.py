@@ -50,8 +50,7 @@ class ViewServer(ThreadingHTTPServer):
 
 
 def _hosts(host: str, port: int) -> set[str] | None:
-    """The Host headers a request may carry: the address served (any name of this machine when that is the
-    loopback); None when listening on every address (the user opened it to the network)."""
+    """The Host headers a request may carry (any loopback name for a loopback address); None: every address."""
     if host in ("0.0.0.0", "::"):
         return None
     names = {host, *LOOPBACK} if host in LOOPBACK else {host}
@@ -64,9 +63,6 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # quiet: the terminal shows the address and errors only
-
-    def do_HEAD(self) -> None:
-        self.do_GET()
 
     def do_GET(self) -> None:
         if self.server.hosts is not None and self.headers.get("Host", "") not in self.server.hosts:
@@ -89,6 +85,8 @@ class Handler(BaseHTTPRequestHandler):
             traceback.print_exc(file=sys.stderr)
             self._send(500, "application/json", json.dumps({"error": "internal error in evalrun view (the "
                        "terminal shows the traceback)", "hint": "please report it", "kind": "internal"}))
+
+    do_HEAD = do_GET  # _send leaves the body out
 
     def _refuse(self) -> None:
         self.close_connection = True  # a body it did not read must not pass for the next request
