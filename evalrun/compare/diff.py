@@ -264,9 +264,7 @@ _KIND_TEXT = {"noise": "within noise", "unchanged": "score changed"}  # else the
 
 
 def _num(v: Any, signed: bool = False) -> str:
-    if v is None:
-        return "–"
-    return f"{v:+.2f}" if signed else f"{v:.2f}"
+    return "–" if v is None else f"{v:+.2f}" if signed else f"{v:.2f}"
 
 
 def _pct(v: Any) -> str:
@@ -284,7 +282,8 @@ def side_text(s: dict[str, Any] | None) -> str:
 
 
 def _case_line(c: dict[str, Any]) -> str:
-    text = f"{_KIND_TEXT.get(c['kind'], c['kind'].replace('_', ' '))}: {c['label']}: {side_text(c['a'])} -> {side_text(c['b'])}"
+    kind = _KIND_TEXT.get(c["kind"], c["kind"].replace("_", " "))
+    text = f"{kind}: {c['label']}: {side_text(c['a'])} -> {side_text(c['b'])}"
     if c["score_delta"] is not None and abs(c["score_delta"]) > 1e-9:
         text += f"; score {_num(c['a'].get('score'))} -> {_num(c['b'].get('score'))} ({_num(c['score_delta'], True)})"
     b = c.get("b") or {}
@@ -318,7 +317,8 @@ def _tables(data: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
     """The roll-ups both forms show as tables: (title, header, rows); empty ones left out."""
     pairs = [[r["provider"], r["prompt"][:50] + (" (text changed)" if r["prompt_text_changed"] else ""),
               _pct(r["pass_rate_a"]), _pct(r["pass_rate_b"]), _num(r["score_a"]), _num(r["score_b"]),
-              str(r["newly_failing"]), str(r["newly_passing"]), str(r["new_error"])] for r in data["by_provider_prompt"]]
+              str(r["newly_failing"]), str(r["newly_passing"]), str(r["new_error"])]
+             for r in data["by_provider_prompt"]]
     metrics = [[_metric_name(m), _num(m["score_a"]), _num(m["score_b"]), _num(m["delta"], True),
                 str(m["cases_regressed"]), str(m["cases_improved"])] for m in data["by_metric"]]
     tests = [[t["description"] or f"tests[{t['test_index']}]", _pct(t["pass_rate_a"]), _pct(t["pass_rate_b"]),
@@ -370,13 +370,13 @@ def text(data: dict[str, Any]) -> str:
     for title, head, rows in _tables(data):
         widths = [max(map(len, column)) for column in zip(head, *rows, strict=True)]
         lines.append(f"{title}:")
-        lines += ["  " + "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip() for row in (head, *rows)]
+        lines += ["  " + "  ".join(x.ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+                  for row in (head, *rows)]
     lines.append(_verdict(data))
     return "\n".join(lines)
 
 
 def _metric_name(m: dict[str, Any]) -> str:
-    """The name, with `(lower is better)` for a metric whose rise is a regression."""
     return m["name"] + (" (lower is better)" if m.get("lower_is_better") else "")
 
 

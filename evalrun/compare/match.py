@@ -75,8 +75,7 @@ class PromptPair:
 
     @property
     def text_changed(self) -> bool:
-        return self.a is not None and self.b is not None and bool(self.a.sha and self.b.sha) \
-            and self.a.sha != self.b.sha
+        return bool(self.a and self.b and self.a.sha and self.b.sha and self.a.sha != self.b.sha)
 
     @property
     def label(self) -> str:

@@ -164,14 +164,15 @@ def error_commands(outcome: Any) -> list[str]:
     locs = {t.index: t.loc for t in outcome.suite.tests if t.index in titles} if titles else {}  # one pass (streamed)
     out = []
     for ti in sorted(titles):
-        failed, loc = len(lines[ti]) - errors[ti], locs.get(ti)
+        loc = locs.get(ti)
         props = []
         if loc is not None and loc.file:
             props.append(f"file={_escape_property(workspace_path(loc.file))}")
             if loc.line:
                 props.append(f"line={loc.line}")
-        counts = ", ".join(p for p in (f"{failed} failed" if failed else "",
-                                       f"{errors[ti]} error{'s' if errors[ti] > 1 else ''}" if errors[ti] else "") if p)
+        failed, erred = len(lines[ti]) - errors[ti], errors[ti]
+        counts = ", ".join(([f"{failed} failed"] if failed else [])
+                           + ([f"{erred} error{'s' if erred > 1 else ''}"] if erred else []))
         props.append(f"title={_escape_property(f'evalrun: {titles[ti]} ({counts})')}")
         message = cut("\n".join(lines[ti]), MESSAGE_MAX)
         out.append(f"::error {','.join(props)}::{_escape_data(message)}")

@@ -153,9 +153,10 @@ def _assertion(a: dict[str, Any]) -> dict[str, Any]:
     out.update({k: a[k] for k in ("metric", "grader", "lower_is_better") if a.get(k)})
     details: dict[str, Any] = a["details"] if isinstance(a.get("details"), dict) else {}
     raw = details.get("chunks") if isinstance(details.get("chunks"), list) else details.get("context")
-    chunks: list[dict[str, Any]] = [{"text": cut(c.get("text"), TEXT_MAX), "relevant": c.get("relevant"), "level": c.get("level"),
-               "reason": cut(c.get("reason"), 300)} if isinstance(c, dict) else {"text": cut(c, TEXT_MAX)}
-              for c in (raw if isinstance(raw, list) else [])]
+    chunks: list[dict[str, Any]] = [
+        {"text": cut(c.get("text"), TEXT_MAX), "relevant": c.get("relevant"), "level": c.get("level"),
+         "reason": cut(c.get("reason"), 300)} if isinstance(c, dict) else {"text": cut(c, TEXT_MAX)}
+        for c in (raw if isinstance(raw, list) else [])]
     claims = []
     for c in details.get("claims") or []:
         c = c if isinstance(c, dict) else {"text": str(c)}

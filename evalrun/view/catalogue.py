@@ -93,9 +93,7 @@ class Catalogue:
             idx = self._indexes.setdefault(run.results_file, RunIndex(run.results_file))
         with idx.lock:
             idx.refresh()
-            bad = idx.corrupt(growing=run.live)
-            if bad is not None:
-                raise bad
+            idx.check(growing=run.live)
         return idx
 
     def _index_for_list(self, run: Run) -> RunIndex | None:

@@ -217,15 +217,15 @@ class RunIndex:
             out["cut_line"] = self.lines + 1
         return out
 
-    def corrupt(self, *, growing: bool) -> ViewError | None:
-        """Not a results file at all: no record, and lines that are not records (or one cut-off line)."""
+    def check(self, *, growing: bool) -> None:
+        """ViewError when it is not a results file at all: no record, and lines that are not (or one cut-off)."""
         if self.entries or not (self.bad or (self.tail and not growing)):
-            return None
+            return
         where = f"line {self.bad[0]} is not a JSON result record" if self.bad else \
             f"line {self.lines + 1} is cut off (no line end)"
-        return ViewError("corrupt", f"{str(self.path)!r} is not a results file: {where}",
-                         "a results file holds one JSON object per line, each with an `id` (as `evalrun eval` "
-                         "writes them); rebuild reports from an intact copy with `evalrun report`")
+        raise ViewError("corrupt", f"{str(self.path)!r} is not a results file: {where}",
+                        "a results file holds one JSON object per line, each with an `id` (as `evalrun eval` "
+                        "writes them); rebuild reports from an intact copy with `evalrun report`")
 
     def summary(self, started: float | None, finished: float | None) -> dict[str, Any]:
         """The report's summary of the cases read so far; start and end from the history (None: unknown)."""
