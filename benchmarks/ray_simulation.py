@@ -162,7 +162,7 @@ def shard_walk_s(cases: int = 100_000) -> float:
     """Seconds per case of the suite for a task to load it and build its shard's cases (1 of 64), on one test of
     `cases` var values (run/split.py counts the cases, then builds only the shard's)."""
     from evalrun import config
-    from evalrun.run.ray_executor import ShardJob, shard_cases
+    from evalrun.run.workers import ShardJob, shard_cases
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = Path(tmp) / "c.yaml"

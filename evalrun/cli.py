@@ -203,7 +203,7 @@ def _print_traceback() -> None:
 
 
 def _redact(text: str) -> str:
-    from evalrun.run.serialize import Scrubber
+    from evalrun.run.store import Scrubber
 
     return Scrubber.for_run().text(text)
 

@@ -15,7 +15,7 @@ from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.cli import main
 from evalrun.compare import diff
-from evalrun.run.serialize import assertion_dict
+from evalrun.run.store import assertion_dict
 from evalrun.types import AssertionResult, AssertionSpec
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import evaluate, make_grader, route

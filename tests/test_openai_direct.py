@@ -11,8 +11,8 @@ import pytest
 import evalrun.retry
 from evalrun.errors import ProviderError
 from evalrun.providers import litellm_
+from evalrun.providers.http_ import DirectOpenAI
 from evalrun.providers.litellm_ import LLMTransport
-from evalrun.providers.openai_direct import DirectOpenAI
 from tests.fakeserver import FakeOpenAI
 
 MODEL = "openai/fake-model"

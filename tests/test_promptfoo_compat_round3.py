@@ -217,8 +217,8 @@ def test_env_templates_in_provider_and_grader_ids(tmp_path: Path, monkeypatch: p
 
 
 def test_openai_responses_ids_use_litellms_responses_bridge() -> None:
+    from evalrun.providers.http_ import DirectOpenAI
     from evalrun.providers.ids import to_litellm_model
-    from evalrun.providers.openai_direct import DirectOpenAI
 
     assert to_litellm_model("openai:responses:gpt-5.4") == "openai/responses/gpt-5.4"
     assert to_litellm_model("azure:responses:dep") == "azure/responses/dep"

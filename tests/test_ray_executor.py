@@ -138,7 +138,7 @@ def test_a_task_that_cannot_load_the_config_makes_errors_not_passes(tmp_path: Pa
     from evalrun import config
     from evalrun.run.options import RunOptions
     from evalrun.run.progress import Progress
-    from evalrun.run.ray_executor import RayExecutor, RaySettings, job_for
+    from evalrun.run.workers import RayExecutor, RaySettings, job_for
 
     (tmp_path / "c.yaml").write_text(CONFIG)
     suite = config.load([str(tmp_path / "c.yaml")])

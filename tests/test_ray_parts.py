@@ -15,8 +15,8 @@ from evalrun import config
 from evalrun.cli import main
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.ray_executor import ShardJob, resolve, run_shard, shard_cases
 from evalrun.run.split import Intake
+from evalrun.run.workers import ShardJob, resolve, run_shard, shard_cases
 
 CONFIG = """providers: [echo]
 prompts: ['{{q}}']
@@ -50,7 +50,7 @@ def test_ray_options_that_do_not_fit_are_usage_errors(tmp_path: Path, capsys: py
 
 def test_ray_is_never_imported_otherwise(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(CONFIG)
-    code = ("import sys; from evalrun.cli import main; import evalrun.run.ray_executor; "
+    code = ("import sys; from evalrun.cli import main; import evalrun.run.workers; "
             f"main(['eval', {str(tmp_path / 'c.yaml')!r}, '--no-table', '--no-cache', '--executor', 'local', "
             f"'--results-file', {str(tmp_path / 'r.jsonl')!r}]); "
             "print('ray' in sys.modules)")

@@ -67,7 +67,7 @@ def test_truncated_reply_is_not_reported_as_http_500(cut: int, fake_openai: Fake
 
 def test_content_parts_are_read_as_text_on_the_direct_path(fake_openai: FakeOpenAI) -> None:
     fake_openai.script({"raw": _completion({"content": [{"type": "text", "text": "hi"}]})})
-    assert _chat(fake_openai) == "hi"  # evalrun reads content parts itself (providers/openai_direct.py)
+    assert _chat(fake_openai) == "hi"  # evalrun reads content parts itself (providers/http_.py, DirectOpenAI)
 
 
 def test_unreadable_reply_carries_no_traceback_text(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from evalrun.cache import ResponseCache
 
@@ -25,16 +24,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"cleared {removed} cached response{'s' if removed != 1 else ''} from {cache.path}")
             return 0
         stats = cache.stats()
-        out = sys.stdout
-        print(f"cache: {stats['path']}", file=out)
+        print(f"cache: {stats['path']}")
         if not stats["exists"]:
-            print("entries: 0 (no cache file yet: nothing has been cached)", file=out)
+            print("entries: 0 (no cache file yet: nothing has been cached)")
             return 0
-        print(f"entries: {stats['entries']}", file=out)
-        print(f"hits: {stats['hits']}", file=out)
-        print(f"size: {_size(stats['bytes'])}", file=out)
+        print(f"entries: {stats['entries']}\nhits: {stats['hits']}\nsize: {_size(stats['bytes'])}")
         for model, count in stats["models"].items():
-            print(f"  {model}: {count}", file=out)
+            print(f"  {model}: {count}")
         return 0
     finally:
         cache.close()

@@ -18,12 +18,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalrun import config, report
+from evalrun import config, report, templating
 from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
-from evalrun.run import plan, recording, split, store
+from evalrun.run import history, split, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
@@ -31,20 +31,10 @@ from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 from evalrun.types import Suite
 
-DEFAULT_CONFIGS = ("evalrun.yaml", "evalrun.yml", "promptfooconfig.yaml", "promptfooconfig.yml")
 EXIT_FAILED = 100
+ASSUMED_COMPLETION_TOKENS = 256  # --dry-run's cost estimate, for a provider without max_tokens
 EXIT_USAGE = 2
-
-
-def config_paths(args: argparse.Namespace) -> list[str]:
-    paths = list(args.configs or []) + list(args.config or [])
-    if paths:
-        return paths
-    for name in DEFAULT_CONFIGS:
-        if Path(name).is_file():
-            return [name]
-    raise UsageError("no config file given", hint="run `evalrun eval path/to/evalrun.yaml` "
-                     f"(or put one of {', '.join(DEFAULT_CONFIGS)} in the current folder)")
+_RESUME_HINT = "run without --resume first, or name the file: --resume path/to/results.jsonl"
 
 
 def _env_number(name: str, kind: type) -> Any:
@@ -68,14 +58,9 @@ def check_env(pass_rate_threshold: float | None) -> None:
 
 
 def no_match_message(filter_pattern: str | None, filter_failing: str | None) -> str:
-    """The warning for filters that selected no case."""
-    named = []
-    if filter_pattern:
-        named.append(f"--filter-pattern {filter_pattern!r}")
-    if filter_failing:
-        named.append(f"--filter-failing {filter_failing!r}")
-    return (f"evalrun: warning: no case matched {' and '.join(named)}; nothing was run "
-            f"(exit code {EXIT_USAGE})")
+    named = [f"{flag} {value!r}" for flag, value in (("--filter-pattern", filter_pattern),
+                                                     ("--filter-failing", filter_failing)) if value]
+    return f"evalrun: warning: no case matched {' and '.join(named)}; nothing was run (exit code {EXIT_USAGE})"
 
 
 def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int:
@@ -88,14 +73,7 @@ def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int
         return 0
     if pass_rate_threshold is not None:
         return 0 if (summary["pass_rate"] or 0.0) >= pass_rate_threshold else failed_code
-    return 0 if summary["failed"] == 0 and summary["errors"] == 0 else failed_code
-
-
-def output_format(chosen: str | None) -> str:
-    """`--format`, else `github` when running in GitHub Actions (GITHUB_ACTIONS=true), else `console`."""
-    if chosen:
-        return chosen
-    return "github" if os.environ.get("GITHUB_ACTIONS", "").lower() == "true" else "console"
+    return 0 if summary["failed"] == summary["errors"] == 0 else failed_code
 
 
 def _executors(args: argparse.Namespace) -> tuple[Any, int]:
@@ -103,7 +81,7 @@ def _executors(args: argparse.Namespace) -> tuple[Any, int]:
     `ray` extra is a usage error at once."""
     ray = None
     if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
-        from evalrun.run.ray_executor import check_args
+        from evalrun.run.workers import check_args
 
         ray = check_args(args.executor, args.ray_address, args.ray_tasks, shard=args.shard)
     if args.workers is None:
@@ -122,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
     ray, workers = _executors(args)
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
-    paths, strict = config_paths(args), True if getattr(args, "strict", False) else None
+    paths = [*(args.configs or []), *(args.config or [])] or config.default_paths()
+    strict = True if getattr(args, "strict", False) else None
     try:
         suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
     finally:
@@ -130,16 +109,12 @@ def run(args: argparse.Namespace) -> int:
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
-    results_file = args.results_file
-    if args.resume:  # --resume FILE names the results file to continue
-        results_file = args.resume
-    elif args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
-        state = recording.state_dir(suite.files)
-        last = recording.last_run(state)
-        if last is None:
-            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue",
-                             hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
-        results_file = str(last)
+    results_file = args.resume or args.results_file  # --resume FILE names the results file to continue
+    if args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
+        state = history.state_dir(suite.files)
+        results_file = history.last_run(state)
+        if results_file is None:
+            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue", hint=_RESUME_HINT)
     opts = RunOptions.merge(
         suite.evaluate_options, max_concurrency=args.max_concurrency, repeat=args.repeat, delay_ms=args.delay,
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
@@ -150,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
     for path in outputs:
         report.check_path(path)
     if opts.resume and opts.results_file is not None and not opts.results_file.exists():
-        raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue",
-                         hint="run without --resume first, or name the file: --resume path/to/results.jsonl")
+        raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue", hint=_RESUME_HINT)
     if args.dry_run:
         return _dry_run(suite, opts)
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
@@ -160,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
-        from evalrun.run.ray_executor import RayExecutor, job_for
+        from evalrun.run.workers import RayExecutor, job_for
 
         runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
                              progress=runner.progress)
@@ -175,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     with sigterm_as_sigint() as got:  # Ctrl-C, or SIGTERM (CI cancellation), stops the run: summary, reports
         outcome = runner.run_sync() if hasattr(runner, "run_sync") else asyncio.run(stoppable(runner.run(), got))
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
-    _report(outcome, outputs, args.no_table, github=output_format(args.format) == "github",
+    _report(outcome, outputs, args.no_table, github=args.format == "github" or (
+        not args.format and os.environ.get("GITHUB_ACTIONS", "").lower() == "true"),
             run_id=outcome.run_id if opts.history else None)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
@@ -202,25 +177,85 @@ def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: 
     print(f"Results file: {outcome.results_file}" + (f" (run {run_id})" if run_id else ""))
 
 
-def _dry_run(suite: Any, opts: Any) -> int:
+def _dry_run(suite: Suite, opts: RunOptions) -> int:
+    """`--dry-run`: the cases expanded, nothing called; provider calls, grader calls (an upper bound: each handler's
+    `grader_calls`) and, for litellm models with a known price, a cost estimate at ~4 characters a prompt token and
+    `max_tokens` (else 256) completion tokens."""
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                            select=split.selector(opts.filter_pattern, opts.filter_failing))
-    p = plan.build(cases)
-    by_id: Counter[str] = Counter()
+    n_cases = 0
+    calls: Counter[str] = Counter()  # by provider name
+    grader_calls: Counter[str] = Counter()  # by assertion type
+    chars: Counter[str] = Counter()  # by provider id
+    max_tokens: dict[str, int] = {}
+    for case in cases:
+        n_cases += 1
+        pid = case.provider.id
+        calls[case.provider.name] += 1
+        with contextlib.suppress(Exception):  # the real run reports template errors per case
+            prompt = templating.render_prompt(case.prompt.raw, case.vars, lenient=True)
+            chars[pid] += len(prompt if isinstance(prompt, str) else str(prompt))
+        mt = case.provider.config.get("max_tokens") or case.provider.config.get("maxTokens")
+        if isinstance(mt, int):
+            max_tokens[pid] = mt
+        specs = list(case.test.asserts)
+        while specs:
+            spec = specs.pop()
+            if getattr(spec.handler, "graded", False):
+                grader_calls[spec.full_type] += int(getattr(spec.handler, "grader_calls", 0) or 0)
+            specs.extend(spec.children)
     names = {spec.name: spec.id for spec in suite.providers}
-    for name, n in p.provider_calls.items():
+    by_id: Counter[str] = Counter()
+    for name, n in calls.items():
         by_id[names.get(name, name)] += n
-    graders: list[str] = []
-    if p.total_grader_calls:
+    lines = [f"Dry run: {n_cases} cases, nothing was called.", f"Provider calls: {sum(calls.values())}",
+             *(f"  {name}: {n}" for name, n in calls.most_common()),
+             f"Grader calls (upper bound, before caching): {sum(grader_calls.values())}",
+             *(f"  {t}: {n}" for t, n in sorted(grader_calls.items()))]
+    costs = _estimate_costs(by_id, chars, max_tokens)
+    known = [c for c in costs.values() if c is not None]
+    if costs and len(known) == len(costs):
+        lines.append(f"Estimated provider cost: ${sum(known):.4f} (grader cost not estimated)")
+    elif known:
+        unknown = ", ".join(p for p, c in costs.items() if c is None)
+        lines.append(f"Estimated provider cost: ${sum(known):.4f} plus unknown for {unknown}")
+    elif costs:
+        lines.append("Estimated provider cost: unknown (no price known for these providers)")
+    if sum(grader_calls.values()):
         from evalrun.grading.select import GraderResolver
 
         chosen, origin = GraderResolver(suite, opts.grader, None).spec_for(None, None)
-        graders = [f"{chosen if isinstance(chosen, str) else chosen.get('id')} ({origin})"]
-    print(plan.describe(p, plan.estimate_cost(p, dict(by_id)), graders))
-    if p.cases == 0 and (opts.filter_pattern or opts.filter_failing):
+        lines.append(f"Grader: {chosen if isinstance(chosen, str) else chosen.get('id')} ({origin})")
+    print("\n".join(lines))
+    if n_cases == 0 and (opts.filter_pattern or opts.filter_failing):
         print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def _estimate_costs(calls: Counter[str], chars: Counter[str], max_tokens: dict[str, int]) -> dict[str, float | None]:
+    """Provider id -> estimated USD; None when unknown (no litellm price, or user code behind exec/python/http:
+    only `echo` is known to be free). litellm is imported only for a model id."""
+    from evalrun.providers import is_builtin
+
+    result: dict[str, float | None] = {p: 0.0 if p == "echo" else None for p in calls if is_builtin(p)}
+    if len(result) == len(calls):
+        return result
+    from evalrun.providers import ids, litellm_
+
+    litellm: Any = litellm_.load_litellm()
+    for pid in calls:
+        if pid in result:
+            continue
+        try:
+            model = ids.to_litellm_model(pid)
+            price = litellm.model_cost.get(model) or litellm.model_cost.get(model.split("/", 1)[-1])
+        except Exception:
+            price = None
+        result[pid] = None if not price or "input_cost_per_token" not in price else \
+            chars[pid] / 4.0 * float(price["input_cost_per_token"]) + calls[pid] * \
+            max_tokens.get(pid, ASSUMED_COMPLETION_TOKENS) * float(price.get("output_cost_per_token") or 0.0)
+    return result
 
 
 def merge(args: argparse.Namespace) -> int:

@@ -30,22 +30,19 @@ def _schema_ref(target_dir: Path) -> str:
 
 
 def _git_root(start: Path) -> Path | None:
-    for d in [start.resolve(), *start.resolve().parents]:
-        if (d / ".git").exists():
-            return d
-    return None
+    return next((d for d in [start.resolve(), *start.resolve().parents] if (d / ".git").exists()), None)
 
 
 def install_requirement(version: str, direct_url: dict[str, Any] | None) -> tuple[str, str | None]:
     """(what the workflow pip-installs, a note for the user or None), from how this evalrun was installed."""
     on_index = f"{DISTRIBUTION}=={version}"
-    url = (direct_url or {}).get("url", "")
+    direct_url = direct_url or {}
+    url, vcs = direct_url.get("url", ""), direct_url.get("vcs_info")
     if not url:
         return on_index, None
-    vcs = direct_url.get("vcs_info") if direct_url else None
     if vcs and vcs.get("commit_id") and not url.startswith("file:"):
         return f"{DISTRIBUTION} @ {vcs['vcs']}+{url}@{vcs['commit_id']}", None
-    if "archive_info" in (direct_url or {}) and url.startswith(("https:", "http:")):
+    if "archive_info" in direct_url and url.startswith(("https:", "http:")):
         return f"{DISTRIBUTION} @ {url}", None
     return on_index, (f"this evalrun was installed from {url}, which CI cannot reach: the workflow installs "
                       f"{on_index} from the package index; if that version is not published, point its "

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 from evalrun.errors import UsageError
-from evalrun.run import recording
-from evalrun.run.history import History
+from evalrun.run import history
 from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
@@ -21,14 +20,12 @@ OUTPUTS = (".json", ".md", ".html")
 
 def state_of(args: argparse.Namespace) -> Path:
     """The .evalrun folder `runs` and `compare` read: --dir, else next to -c CONFIG, else in the current folder."""
-    if args.dir:
-        return recording.given_state_dir(args.dir)
-    return recording.state_dir([args.config] if args.config else [])
+    return history.given_state_dir(args.dir) if args.dir else history.state_dir([args.config] if args.config else [])
 
 
 def list_runs(args: argparse.Namespace) -> int:
     """id, when, status, results, grader, git commit of each run."""
-    runs = History(state_of(args)).list(args.limit or None)
+    runs = history.History(state_of(args)).list(args.limit or None)
     if args.json:
         print(json.dumps([r.as_dict() for r in runs], indent=2, ensure_ascii=False))
         return 0
@@ -60,8 +57,8 @@ def compare(args: argparse.Namespace) -> int:
         if Path(out).suffix.lower() not in OUTPUTS:
             raise UsageError(f"unknown output format for {out!r}", key="--output",
                              hint=f"use one of the extensions {', '.join(OUTPUTS)}")
-    history = History(state_of(args))
-    a, b = match.load(args.a, history), match.load(args.b, history)
+    runs = history.History(state_of(args))
+    a, b = match.load(args.a, runs), match.load(args.b, runs)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
     data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})
@@ -76,15 +73,12 @@ def compare(args: argparse.Namespace) -> int:
         path = Path(out)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            suffix = path.suffix.lower()
-            if suffix == ".json":
-                path.write_text(as_json, encoding="utf-8")
-            elif suffix == ".md":
-                path.write_text(diff.markdown(data), encoding="utf-8")
-            else:
+            if path.suffix.lower() == ".html":
                 from evalrun.report import html
 
                 html.write_diff(path, data, d)
+            else:
+                path.write_text(as_json if path.suffix.lower() == ".json" else diff.markdown(data), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)
@@ -93,23 +87,18 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def served_state(where: str) -> Path:
-    """The `.evalrun` folder DIR means: DIR itself, the one in DIR, or the one next to a config file."""
-    if not Path(where).exists():
-        raise UsageError(f"no folder {where!r}", key="DIR", hint="give the folder of a config that has been run")
-    d = recording.given_state_dir(where)
-    if not d.is_dir():
-        raise UsageError(f"no runs in {where!r}: it has no {recording.STATE_DIR} folder", key="DIR",
-                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
-    return d.resolve()
-
-
 def view(args: argparse.Namespace) -> int:
     from evalrun.view import server
 
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
-    state = served_state(args.dir)
+    if not Path(args.dir).exists():
+        raise UsageError(f"no folder {args.dir!r}", key="DIR", hint="give the folder of a config that has been run")
+    state = history.given_state_dir(args.dir)  # DIR itself, the one in DIR, or the one next to a config file
+    if not state.is_dir():
+        raise UsageError(f"no runs in {args.dir!r}: it has no {history.STATE_DIR} folder", key="DIR",
+                         hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
+    state = state.resolve()
     srv, note = server.start(state, args.host, args.port)
     with interrupt_raises():  # Ctrl-C ends serving: exit 0
         try:

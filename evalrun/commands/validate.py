@@ -70,19 +70,14 @@ class Tally:
 
             self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
-        relevant = False
+        relevant = False  # graded, embedding or classifier assertions
         for spec in _walk(test.asserts):  # an assert-set's children counted too
             self.counts[spec.full_type] = self.counts.get(spec.full_type, 0) + 1
             self.assertions += 1
-            relevant = relevant or _relevant(spec)
+            relevant = relevant or spec.type == "classifier" or bool(
+                getattr(spec.handler, "graded", False) or getattr(spec.handler, "needs_embedder", False))
         if relevant:
             self.relevant.append((test, n_cases))
-
-
-def _relevant(spec: AssertionSpec) -> bool:
-    handler = spec.handler
-    return bool(getattr(handler, "graded", False) or getattr(handler, "needs_embedder", False)
-                or spec.type == "classifier")
 
 
 def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int) -> tuple[int, int]:
@@ -131,21 +126,14 @@ def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
 
         warnings += context_expansion_warnings(suite, checked)
     return {
-        "files": list(suite.files),
-        "description": suite.description,
-        "prompts": len(suite.prompts),
-        "providers": len(suite.providers),
-        "tests": len(suite.tests),
+        "files": list(suite.files), "description": suite.description, "prompts": len(suite.prompts),
+        "providers": len(suite.providers), "tests": len(suite.tests),
         "cases": count_cases(suite) if hasattr(suite.tests, "cases_per_repeat") else tally.cases * reps,
-        "assertions": tally.assertions,
-        "assertions_by_type": dict(sorted(tally.counts.items())),
-        "graded_assertions": graded,
-        "graded_evaluations": graded_evals,
+        "assertions": tally.assertions, "assertions_by_type": dict(sorted(tally.counts.items())),
+        "graded_assertions": graded, "graded_evaluations": graded_evals,
         "graders": [f"{name} ({origin})" for name, origin in graders.items()],
-        "provider_ids": [p.name for p in suite.providers],
-        "prompt_labels": [p.label[:80] for p in suite.prompts],
-        "repeat": reps,
-        "warnings": warnings,
+        "provider_ids": [p.name for p in suite.providers], "prompt_labels": [p.label[:80] for p in suite.prompts],
+        "repeat": reps, "warnings": warnings,
     }
 
 
@@ -206,8 +194,6 @@ def run(args: argparse.Namespace) -> int:
     check_providers(suite)
     summary = summarize(suite, tally)
     summary["warnings"] = [*suite.warnings, *summary["warnings"]]
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(summary, indent=2, default=str) + "\n")
-    else:
-        sys.stdout.write(_human(summary) + "\n")
+    sys.stdout.write((json.dumps(summary, indent=2, default=str) if getattr(args, "json", False)
+                      else _human(summary)) + "\n")
     return 0

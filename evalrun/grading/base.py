@@ -1,11 +1,6 @@
-"""The Grader interface: the claim-pipeline steps every graded metric is built from.
-
-Two implementations: `grading.llm.LLMGrader` (any litellm model) and `grading.builtin.BuiltinGrader`
-(offline, deterministic). Every method records its call(s) in the `trace` it is given (one trace per
-assertion evaluation, so nothing per-case lives on the grader) and raises GraderError when it cannot
-produce a valid answer. Result lengths are exact: one verdict per claim, a claims x chunks matrix.
-`supports(step)` says which grading steps (grading/steps.py) the grader can perform at all.
-"""
+"""The Grader protocol: the claim-pipeline steps every graded metric is built from (`grading.llm.LLMGrader`,
+`grading.builtin.BuiltinGrader`). Each method records its calls in the trace it is given and raises GraderError
+when it cannot answer; result lengths are exact (one verdict per claim, a claims x chunks matrix)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Classification providers for promptfoo's `classifier` assertion: text -> {class label: score}.
-
-Chosen like promptfoo's `classification` grading provider: the assertion's `provider`, else the test's
-`options.provider`, else EVALRUN_CLASSIFIER (docs/metrics.md). Kinds: `huggingface:text-classification:MODEL`
-and `huggingface:token-classification:MODEL` (the Hugging Face inference API, or any server speaking it at
-`config.apiEndpoint`), and a Python file's `call_classification_api(prompt, options)`, as promptfoo's python
-provider. There is no offline default: without a classifier the assertion is a config error (an ERROR in a
-run), never a pass. Requests are not cached.
-"""
+"""Classification providers for promptfoo's `classifier` assertion: text -> {class label: score}, chosen in
+promptfoo's order (docs/metrics.md): Hugging Face text/token classification (or a server speaking its API) or a
+Python file's `call_classification_api`. No offline default: without one the assertion is an error, never a pass."""
 
 from __future__ import annotations
 
@@ -150,7 +144,7 @@ def _scores(raw: Mapping[Any, Any], who: str) -> Scores:
 async def _call_hf(c: ClassifierSpec, text: str) -> Scores:
     import aiohttp  # lazily: validate and runs without a classifier never import it
 
-    from evalrun.providers.http_session import proxy_for
+    from evalrun.providers.http_ import proxy_for
 
     model = c.id.split(":", 2)[2]
     token_kind = ":token-classification:" in c.id

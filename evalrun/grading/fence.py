@@ -1,14 +1,5 @@
-"""Delimiting untrusted text (outputs, chunks, ground truth) inside grader prompts.
-
-Every untrusted text goes inside a labelled block::
-
-    <<<CHUNK 2>>>
-    ...text...
-    <<<END CHUNK 2>>>
-
-and any look-alike delimiter inside the text (three or more `<` or `>` in any script or as HTML entities,
-zero-width characters ignored) is neutralised first, so a chunk cannot close its own block or open a fake one. The prompts tell the grader to treat block contents as data.
-"""
+"""Untrusted text in grader prompts: labelled blocks (`<<<CHUNK 2>>> ... <<<END CHUNK 2>>>`), with look-alike
+delimiters inside the text neutralised first so a chunk cannot close its own block or open a fake one."""
 
 from __future__ import annotations
 

@@ -1,18 +1,6 @@
-"""The LLM grader: the claim-pipeline steps through any litellm model, via the run's LLM transport.
-
-Each step renders its prompt template (grading/prompts/<step>.j2, or a user override), asks for JSON with
-`response_format` = a JSON schema whose array lengths are pinned (grading/schemas.py), validates the reply with
-jsonschema, and on an invalid reply makes ONE repair call (the reply and the validation error sent back). A
-reply still invalid raises GraderError carrying the raw reply. When the provider rejects `json_schema`
-response formats, the grader falls back to JSON mode with the schema in the prompt, then to no response_format
-at all (schema in the prompt only), and remembers the level for that model.
-Untrusted text is fenced (grading/fence.py). This module never imports litellm: the transport does.
-
-A grader may also be ANY evalrun provider, as in promptfoo: `ProviderTransport` sends the rendered grading prompt
-as one string (a single user message as its text; chat messages as their compact JSON, promptfoo's
-`JSON.stringify`) and the grader starts at the "none" reply-format level (a provider takes no response_format).
-Calls through a provider are not cached.
-"""
+"""The LLM grader: each grading step through a model (or any evalrun provider, `ProviderTransport`) with a JSON
+reply validated against the step's schema, one repair call, and stepping down reply formats the model rejects
+(docs/metrics.md, "How the LLM grader asks"). This module never imports litellm: the transport does."""
 
 from __future__ import annotations
 
@@ -21,10 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
-import jinja2
-
 from evalrun import templating
-from evalrun.errors import AssertionRuntimeError, GraderError, ProviderError
+from evalrun.errors import GraderError, ProviderError
 from evalrun.grading import steps
 from evalrun.grading.fence import block, numbered
 from evalrun.providers.base import CallContext, Provider
@@ -62,14 +48,6 @@ class Transport(Protocol):
 
     async def chat(self, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> Output:
         ...
-
-
-def _render(source: str, variables: dict[str, Any], what: str) -> str:
-    try:
-        return templating.render(source, variables)
-    except jinja2.TemplateError as e:
-        allowed = ", ".join(sorted(variables))
-        raise AssertionRuntimeError(f"{what}: {e} (available variables: {allowed})") from None
 
 
 def _as_messages(rendered: str, system: str) -> Messages:
@@ -189,14 +167,8 @@ class LLMGrader:
     async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
                    trace: GraderTrace) -> R:
         """Render the step's template (or the user's override), ask, validate, parse into the step's result."""
-        source = self._prompts.get(step.name)
-        what = f"rubricPrompt for step {step.name!r}" if source is not None else f"prompt template {step.template}.j2"
-        if source is None:
-            rendered = _render(steps.builtin_template(step.template), variables, what)
-        else:
-            rendered = _render(source, {**self._extra, **variables}, what)
-        reply = await self._ask(step.name, _as_messages(rendered, self._system()), step.schema(*sizes), trace)
-        return step.parse(reply)
+        return await steps.ask(self, step, variables, trace, schema_args=sizes, override=self._prompts.get(step.name),
+                               extra=self._extra)
 
     async def _ask(self, step: str, messages: Messages, schema: dict[str, Any],
                    trace: GraderTrace) -> dict[str, Any]:
@@ -204,7 +176,7 @@ class LLMGrader:
         data, error = parse_reply(out.text, schema)
         if data is not None:
             return data
-        repair = _render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)}, "repair")
+        repair = templating.render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)})
         messages = [*messages, {"role": "assistant", "content": out.text or ""},
                     {"role": "user", "content": repair}]
         out = await self._call(step, messages, schema, trace, repair=True)
@@ -229,7 +201,7 @@ class LLMGrader:
             else:
                 if level == 2:
                     params["response_format"] = {"type": "json_object"}
-                hint = _render(steps.builtin_template("json_mode"), {"schema": json.dumps(schema)}, "json_mode")
+                hint = templating.render(steps.builtin_template("json_mode"), {"schema": json.dumps(schema)})
                 msgs = [*messages[:-1], {**messages[-1], "content": str(messages[-1].get("content", "")) + hint}]
             try:
                 out = await self._transport.chat(self.model, msgs, params)

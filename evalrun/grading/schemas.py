@@ -1,10 +1,5 @@
-"""JSON schemas of the grader replies (structured output), with array lengths pinned where known.
-
-A verdict list must have exactly one item per claim and the attribution matrix exactly claims x chunks;
-the schemas say so with minItems = maxItems, so a reply of the wrong shape fails validation (and is repaired
-once, then a GraderError) instead of being padded or truncated. Only keywords OpenAI's strict structured
-outputs accept are used (no string minLength/pattern), so a strict provider does not reject the schema.
-"""
+"""JSON schemas of the grader replies, array lengths pinned (minItems = maxItems) so a reply of the wrong shape is
+repaired once, then a GraderError, never padded. Only keywords OpenAI's strict structured outputs accept."""
 
 from __future__ import annotations
 

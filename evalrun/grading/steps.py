@@ -1,15 +1,6 @@
-"""Grading steps as objects: one `Step` per grader operation, shared by every metric that uses it.
-
-A Step owns what a grader operation is: its prompt template (grading/prompts/<template>.j2), the JSON schema of
-the reply (array lengths pinned where the request fixes them), the parser of a valid reply into a typed result
-(the one place a reply's shape is checked, for every grader), and which kinds of grader can perform it.
-`Grader.supports(step)` answers from `step.graders`, so `validate` reports before any call when the chosen grader
-cannot grade an assertion (the builtin grader has no model, so it performs no judge step).
-
-The claim pipeline's four steps (EXTRACT, VERIFY, ATTRIBUTE, CLASSIFY) are the Grader protocol's methods; a
-judge-style metric declares its own `Step` (a template and a reply schema) and asks it with `ask()`, which
-renders the template (or the user's rubricPrompt override), calls `grader.judge` and parses the reply.
-"""
+"""Grading steps: one `Step` per grader operation (prompt template, reply schema, parser into a typed result, the
+graders that can perform it), shared by every metric. The claim pipeline's steps are the Grader protocol's
+methods; a judge-style metric declares its own step (`judge_step`) and performs it with `ask()`."""
 
 from __future__ import annotations
 

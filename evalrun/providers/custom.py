@@ -1,12 +1,6 @@
-"""promptfoo's custom providers, handed the prompt as text (a chat prompt as its JSON); a reply is a string or
-`{output, error, tokenUsage, cost, metadata}`. A program that cannot be loaded is a config error at the provider's
-line; a failing call, an `error` reply or `sys.exit()` in user code is that case's ERROR.
-
-- `exec:CMD`: run in the config's folder with argv `prompt, JSON(options), JSON(context)`; stdout is the output.
-- `file://provider.py[:call_api]` (or `python:...`): `call_api(prompt, options, context)`, sync (in a thread) or
-  async; None (or `{"output": None}`) is an error.
-- `file://provider.js` (`.cjs`, `.mjs`, TypeScript): the exported class, constructed once with `{id, label,
-  config, env}`; its `callApi(prompt, context)` runs in evalrun's one Node.js process.
+"""promptfoo's custom providers (`exec:CMD`, `file://x.py[:fn]` / `python:`, `file://x.js`; docs/running.md), handed
+the prompt as text. A program that cannot be loaded is a config error at the provider's line; a failing call, an
+`error` reply or `sys.exit()` in user code is that case's ERROR.
 """
 
 from __future__ import annotations

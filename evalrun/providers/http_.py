@@ -1,25 +1,23 @@
-"""`http(s)://URL` (or `http` / `https` / `https:NAME` with `config.url`): an HTTP endpoint called per case.
-
-`config:` keys (promptfoo's, docs/running.md): method (POST; GET sends no body), headers, body (templates see the
-vars and `prompt`), queryParams, responsePath (a path into the JSON reply such as `json.answer`; default the whole
-body), transformResponse (such a path, or JavaScript over json, text, context), contextPath (the output's metadata
-`context`), timeoutMs (60000), maxRetries (default: the EVALRUN_MAX_RETRIES policy). Retried as model calls are
-(evalrun/retry.py); no caching.
+"""HTTP: evalrun's one client, aiohttp (not httpx: 2.4-4.4 ms of CPU per request against 0.45-0.7), one session
+per event loop; promptfoo's HTTP provider (`http(s)://URL`, or `http` / `https:NAME` with `config.url`, its keys in
+docs/running.md); and `DirectOpenAI`, the lean transport for OpenAI-compatible servers (benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import json
+import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from evalrun import templating
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, as_text
-from evalrun.providers.http_session import LoopSession, proxy_for
 from evalrun.retry import (
     RetryPolicy,
     call_with_retries,
@@ -33,6 +31,56 @@ from evalrun.types import Messages, Output, ProviderSpec
 _PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")
 _ALLOWED = frozenset({"url", "method", "headers", "body", "queryParams", "responsePath", "transformResponse",
                       "contextPath", "timeoutMs", "maxRetries"})
+
+
+@functools.lru_cache(maxsize=64)
+def proxy_for(url: str) -> str | None:
+    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), once per URL as urllib does; sessions use
+    trust_env=False, with which aiohttp would look it up in a thread on every request."""
+    import urllib.parse
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+async def _close_with_loop(session: Any) -> AsyncIterator[None]:
+    """Closes the session with its event loop (asyncio.run's shutdown_asyncgens) when nobody calls aclose()."""
+    try:
+        yield
+    finally:
+        if not session.closed:
+            await session.close()
+
+
+class LoopSession:
+    """An aiohttp.ClientSession for the running event loop (connections kept alive), made on first use and
+    made again when a later call runs in another loop. `limit` caps the connections (0: none)."""
+
+    def __init__(self, *, limit: int = 100) -> None:
+        self.limit = limit
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closer: Any = None
+
+    async def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            import aiohttp
+
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=self.limit),
+                                                  trust_env=False)
+            self._loop = loop
+            self._closer = _close_with_loop(self._session)
+            await self._closer.asend(None)
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -61,13 +109,12 @@ def follow(data: Any, parts: list[str | int]) -> Any:
     return cur
 
 
-def is_plain_path(expr: str) -> bool:
+def _is_path(expr: str) -> bool:
     """`json.a.b[0]` (a path evalrun follows itself) rather than JavaScript (`JSON.stringify(json)`)."""
-    try:
+    with contextlib.suppress(ValueError):
         parse_path(expr)
-    except ValueError:
-        return False
-    return expr.strip().startswith(("json", "data"))
+        return expr.strip().startswith(("json", "data"))
+    return False
 
 
 def _js_transform(expr: str, spec: ProviderSpec) -> str:
@@ -113,7 +160,7 @@ class HttpProvider:
         self.base_dir = base_dir
         try:
             path = cfg.get("responsePath") or cfg.get("transformResponse")
-            if path and cfg.get("transformResponse") and not is_plain_path(str(path)):
+            if path and cfg.get("transformResponse") and not _is_path(str(path)):  # JavaScript
                 self.transform_js = _js_transform(str(path), spec)
                 path = None
             self.response_path = parse_path(str(path)) if path else []
@@ -148,7 +195,7 @@ class HttpProvider:
             if not has_type:
                 kwargs["skip_auto_headers"] = ("Content-Type",)  # a text body goes without one, as it is given
 
-        async def attempt() -> tuple[int, str]:
+        async def attempt() -> str:
             try:
                 session = await self._sessions.get()
                 async with session.request(self.method, url, **kwargs) as resp:
@@ -168,14 +215,14 @@ class HttpProvider:
                                     retry_after=parse_retry_after(retry_after))
             if status >= 400:
                 raise ProviderError(f"http {status}: {text[:300]}", status=status)
-            return status, text
+            return text
 
         def on_retry(n: int, total: int, err: ProviderError, wait: float) -> None:
             if self.on_event:
                 self.on_event(describe_retry(n, total, err, wait) + f" [{self.label}]")
 
         start = time.perf_counter()
-        _, text = await call_with_retries(attempt, self.policy, on_retry)
+        text = await call_with_retries(attempt, self.policy, on_retry)
         latency = (time.perf_counter() - start) * 1000.0
         try:
             data: Any = json.loads(text)
@@ -202,3 +249,99 @@ class HttpProvider:
 
     async def aclose(self) -> None:
         await self._sessions.aclose()
+
+
+# ------------------------------------------------------------------ the direct OpenAI-compatible transport
+#: Request-body parameters litellm forwards unchanged to an OpenAI-compatible chat completions endpoint.
+BODY_PARAMS = frozenset({
+    "temperature", "max_tokens", "max_completion_tokens", "top_p", "stop", "seed", "n", "presence_penalty",
+    "frequency_penalty", "logit_bias", "user", "response_format", "logprobs", "top_logprobs",
+})  # tools / tool_choice stay with litellm, which may transform them (MCP tools, per-model support)
+#: Parameters that shape the HTTP call rather than the body.
+CALL_PARAMS = frozenset({"api_base", "api_key", "timeout", "num_retries", "max_retries", "extra_headers",
+                         "organization"})
+
+
+class DirectError(Exception):
+    """A failed call, worded as litellm words it ("Request timed out", "Connection error: ...", a JSON parse
+    error, "not a chat completion: ..."); `status_code` and `headers` for a non-2xx reply."""
+
+    def __init__(self, message: str, status: int | None = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.message, self.status_code, self.headers = message, status, headers
+
+
+@functools.cache
+def priced_models() -> frozenset[str]:
+    """Model names in litellm's bundled price map (the one it prices with under LITELLM_LOCAL_MODEL_COST_MAP, as
+    evalrun sets it), read from its JSON file without importing litellm (~30 ms, once)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("litellm")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            return frozenset(json.loads((Path(folder) / "model_prices_and_context_window_backup.json").read_text(
+                encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return frozenset()
+
+
+class DirectOpenAI:
+    """One aiohttp POST for `openai/<model>` at an `api_base`, with only parameters litellm passes to such a server
+    unchanged and a model litellm has no price for: the body litellm would send, at ~0.4 ms of CPU a call against
+    litellm's 8-10. `EVALRUN_LLM_TRANSPORT=litellm` turns it off."""
+
+    def __init__(self) -> None:
+        self._sessions = LoopSession(limit=0)  # no limit of its own: the transport's semaphore bounds requests
+
+    @staticmethod
+    def accepts(model: str, kwargs: dict[str, Any]) -> bool:
+        """An OpenAI-compatible server at `api_base` (chat completions, not the Responses API), parameters litellm
+        forwards as they are, and a model name litellm has no price for (litellm prices a priced one)."""
+        if not model.startswith("openai/") or model.startswith("openai/responses/") or not kwargs.get("api_base"):
+            return False
+        if os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() == "litellm":
+            return False
+        if not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
+            return False
+        priced = priced_models()
+        return model.split("/", 1)[1] not in priced and model not in priced
+
+    async def aclose(self) -> None:
+        await self._sessions.aclose()
+
+    async def complete(self, model: str, messages: list[dict[str, Any]], kwargs: dict[str, Any]) -> Any:
+        """POST {api_base}/chat/completions; the reply's JSON (raises DirectError)."""
+        import aiohttp
+
+        body: dict[str, Any] = {"model": model.split("/", 1)[1], "messages": messages}
+        body.update((k, v) for k, v in kwargs.items() if k in BODY_PARAMS and v is not None)
+        headers = {"Content-Type": "application/json"}
+        if kwargs.get("api_key"):
+            headers["Authorization"] = f"Bearer {kwargs['api_key']}"
+        if kwargs.get("organization"):
+            headers["OpenAI-Organization"] = str(kwargs["organization"])
+        headers.update({str(k): str(v) for k, v in (kwargs.get("extra_headers") or {}).items()})
+        url = str(kwargs["api_base"]).rstrip("/") + "/chat/completions"
+        timeout = aiohttp.ClientTimeout(total=float(kwargs.get("timeout") or 600.0))
+        try:
+            session = await self._sessions.get()
+            async with session.post(url, data=json.dumps(body), headers=headers, timeout=timeout,
+                                    proxy=proxy_for(url)) as resp:
+                text = (await resp.read()).decode("utf-8", errors="replace")
+                status, resp_headers = resp.status, dict(resp.headers)
+        except asyncio.TimeoutError:
+            raise DirectError("Request timed out") from None
+        except aiohttp.ClientError as e:
+            raise DirectError(f"Connection error: {e}") from None
+        if status >= 300:
+            raise DirectError(text.strip() or f"HTTP {status}", status, resp_headers)
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise DirectError(str(e)) from None  # "Expecting value: ...", as litellm words it
+        if not isinstance(data, dict) or "choices" not in data:
+            raise DirectError(f"not a chat completion: {text[:200]!r}")
+        return data

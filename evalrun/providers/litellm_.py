@@ -1,9 +1,6 @@
-"""Every model call goes through here: the only module that imports litellm, lazily, on the first call.
-
-A chat call: response cache (successes only, evalrun/cache.py) -> identical in-flight requests coalesced ->
-retries (evalrun/retry.py) around one attempt at a time, each holding a slot of the transport's semaphore (shared
-by providers and graders) -> litellm, or openai_direct.py for an OpenAI-compatible server at `api_base`. Errors
-come out as ProviderError naming model and status, with a hint (litellm_errors.py).
+"""Every model call goes through here, the only module that imports litellm (lazily, on the first call): response
+cache (successes only) -> identical in-flight requests coalesced -> retries, each attempt holding a slot of the
+transport's semaphore -> litellm, or http_.DirectOpenAI for an OpenAI-compatible server at `api_base`.
 """
 
 from __future__ import annotations
@@ -23,8 +20,8 @@ from evalrun.cache import ResponseCache, cache_key, credential_fingerprint
 from evalrun.errors import ProviderError
 from evalrun.providers import ids
 from evalrun.providers.base import CallContext
+from evalrun.providers.http_ import DirectOpenAI
 from evalrun.providers.litellm_errors import to_provider_error, with_attempts
-from evalrun.providers.openai_direct import DirectOpenAI
 from evalrun.retry import RetryPolicy, call_with_retries, describe_retry
 from evalrun.types import Messages, Output, ProviderSpec, TokenUsage
 
@@ -238,7 +235,7 @@ def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- response <-> Output <-> cache value
 def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: float) -> Output:
-    """`litellm` None: `response` is the JSON of a direct call (openai_direct.py), unpriced."""
+    """`litellm` None: `response` is the JSON of a direct call (http_.DirectOpenAI), unpriced."""
     raw = response if litellm is None else _plain_json(response)  # plain JSON types only (cached, reported)
     if not isinstance(raw, dict):
         raise ProviderError(f"{model}: the reply is not a chat completion (a JSON {type(raw).__name__})")
@@ -259,8 +256,9 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
     tokens = TokenUsage(prompt=int(usage.get("prompt_tokens") or 0),
                         completion=int(usage.get("completion_tokens") or 0),
                         total=int(usage.get("total_tokens") or 0))
-    return Output(text=text or "", raw=raw, tokens=tokens,
-                  cost=None if litellm is None else _response_cost(response),
+    # the cost litellm computed in its success path (None when it knows no price, e.g. local servers)
+    cost = None if litellm is None else (getattr(response, "_hidden_params", None) or {}).get("response_cost")
+    return Output(text=text or "", raw=raw, tokens=tokens, cost=float(cost) if isinstance(cost, (int, float)) else None,
                   latency_ms=latency_ms, finish_reason=choice.get("finish_reason"))
 
 
@@ -271,12 +269,6 @@ def _plain_json(response: Any) -> Any:
         except Exception:  # a field pydantic cannot serialise: str() it like the fallback below
             return json.loads(json.dumps(response.model_dump(), default=str))
     return json.loads(json.dumps(dict(response), default=str))
-
-
-def _response_cost(response: Any) -> float | None:
-    """The cost litellm computed in its success path (None when it knows no price, e.g. local servers)."""
-    cost = (getattr(response, "_hidden_params", None) or {}).get("response_cost")
-    return float(cost) if isinstance(cost, (int, float)) else None
 
 
 def _value_from_output(out: Output) -> dict[str, Any]:
@@ -326,18 +318,13 @@ class LiteLLMProvider:
         return out
 
 
-def _format_type(value: Any) -> str | None:
-    return str(value.get("type")) if isinstance(value, Mapping) and value.get("type") else None
-
-
 def parses_json(model: str, params: Mapping[str, Any]) -> bool:
     """Whether promptfoo (0.121.20) hands transforms and code assertions this reply parsed as JSON: for
     `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's `output_format:
     {type: json_schema}` (the cache keeps the reply as sent)."""
-    kind = _format_type(params.get("response_format"))
-    if kind == "json_schema" or _format_type(params.get("output_format")) == "json_schema":
-        return True
-    return kind == "json_object" and model.startswith(("azure/", "azure_text/"))
+    kind, anthropic = (v.get("type") if isinstance(v, Mapping) else None
+                       for v in (params.get("response_format"), params.get("output_format")))
+    return "json_schema" in (kind, anthropic) or (kind == "json_object" and model.startswith(("azure/", "azure_text/")))
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,4 +1,4 @@
-"""litellm's exceptions (and openai_direct's) as ProviderErrors: status, retryability, the server's words, a hint.
+"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words, a hint.
 Classified by class names (`RateLimitError`, `Timeout`, ...) and `status_code` / `headers`: litellm is not imported.
 """
 
@@ -120,7 +120,7 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
     elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
         what, status, retryable = f"the server at {base} did not return valid JSON", None, False
         hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
-    elif "litellm: provider returned" in str(exc).lower() or "NotAChatCompletion" in names:
+    elif "litellm: provider returned" in str(exc).lower() or lower.startswith("not a chat completion"):
         what, status, retryable = f"the server at {base} returned something that is not a chat completion", None, False
         hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
     elif status is not None:

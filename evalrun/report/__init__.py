@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from evalrun.errors import UsageError
 from evalrun.report.console import case_label, cut, failure_text, headline, mark, md_cell, shorten, vars_text
-from evalrun.run.serialize import RESULTS_VERSION
+from evalrun.run.store import RESULTS_VERSION
 
 CSV_COLUMNS = ["id", "index", "description", "provider", "prompt_label", "vars", "output", "status", "pass",
                "score", "reason", "error", "latency_ms", "cached", "tokens_total", "cost", "assertions"]

@@ -1,6 +1,5 @@
 """One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate. Any failure
-of the case (template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only;
-only cancellation propagates.
+(template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only.
 """
 
 from __future__ import annotations
@@ -12,9 +11,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from evalrun import templating
+from evalrun.assertions import engine
 from evalrun.assertions.base import AssertionContext
 from evalrun.assertions.engine import output_text
-from evalrun.errors import EvalrunError, GraderError, ProviderError, one_line
+from evalrun.errors import EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
 from evalrun.run.varsource import (
@@ -39,31 +39,20 @@ from evalrun.types import (
 
 @dataclass
 class CaseEnv:
-    """What every case of a run shares (read-only during the run, except the caches)."""
+    """What every case of a run shares (read-only during the run, except the caches and threads)."""
 
     providers: dict[int, Provider]  # by id(ProviderSpec)
-    #: builds the provider of a test's own `provider:`; built ones are kept in test_providers by what they are
-    build_provider: Callable[[ProviderSpec], Provider]
+    build_provider: Callable[[ProviderSpec], Provider]  # for a test's own `provider:` (kept in test_providers)
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
-    engine: Any  # module or object with async evaluate(spec, ctx) and aggregate(test, results)
+    resolve_embedder: Callable[[AssertionSpec, TestSpec], Any]
     use_cache: bool = True
     delay_s: float = 0.0
     base_dir: str = "."
-    transforms: dict[tuple[str, str], Any] = field(default_factory=dict)
-    #: outputs stored by `options.storeOutputAs`, vars of the cases that run later (the run is then serial)
-    registers: dict[str, Any] = field(default_factory=dict)
-    #: Embedding model of an assertion (embedding metrics); None: no embedder in this run.
-    resolve_embedder: Callable[[AssertionSpec, TestSpec], Any] | None = None
-    #: Undefined template variables render as empty text (Suite.undefined_renders_empty)
-    lenient_templates: bool = False
-    #: promptfoo's `_conversation` threads (earlier turns, run/varsource.py)
-    conversations: Conversations = field(default_factory=Conversations)
+    lenient_templates: bool = False  # Suite.undefined_renders_empty
+    transforms: dict[tuple[str, str], Any] = field(default_factory=dict)  # compiled user code
+    registers: dict[str, Any] = field(default_factory=dict)  # `storeOutputAs` outputs (the run is then serial)
+    conversations: Conversations = field(default_factory=Conversations)  # `_conversation` threads
     test_providers: dict[Any, Provider] = field(default_factory=dict)
-
-    def provider_of(self, case: Case) -> Provider:
-        """The provider a case calls: its test's own, else its column's."""
-        spec = case.test.provider
-        return self.providers[id(case.provider)] if spec is None else self.test_provider(spec)
 
     def test_provider(self, spec: ProviderSpec) -> Provider:
         """A test's own provider, built once per distinct spec (a streamed file gives each row its own spec)."""
@@ -90,10 +79,9 @@ async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output:
                   default_fn="get_transform")
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
     try:
-        value = await fn.call(output, context)
+        return await fn.call(output, context)
     except EvalrunError as e:
         raise CaseFailure(f"{key} failed: {e}") from None
-    return value
 
 
 async def run_case(case: Case, env: CaseEnv) -> CaseResult:
@@ -104,10 +92,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         if env.registers:  # earlier tests' stored outputs (storeOutputAs); the test's own vars win
             case = replace(case, vars={**env.registers, **case.vars})
         if needs_preparing(case):
-            try:
-                vars = await prepare_vars(case, env.transforms, env.base_dir)
-            except VarsError as e:
-                raise CaseFailure(str(e)) from None
+            vars = await prepare_vars(case, env.transforms, env.base_dir)  # VarsError ends the case
             if vars is not case.vars:
                 case = replace(case, vars=vars)
         prompt_config = case.prompt.config
@@ -128,7 +113,8 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
             except Exception as e:
                 raise CaseFailure(str(templating.describe_render_error(e, where=_where(case)))) from None
         prompt_str = prompt_text(prompt)
-        provider = env.provider_of(case)
+        own = case.test.provider  # a test's own provider, else its column's
+        provider = env.providers[id(case.provider)] if own is None else env.test_provider(own)
         ctx = CallContext(case.vars, case.prompt.label, case.test.description, env.use_cache, prompt_config)
         try:
             output = await provider.call(prompt, ctx)
@@ -161,10 +147,10 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         if isinstance(store, str) and store:
             env.registers[store] = text
         results = await _AssertRun(case, env, text, output, prompt_str, native).all()
-        status, pass_, score, reason = env.engine.aggregate(case.test, results)
+        status, pass_, score, reason = engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except (CaseFailure, EvalrunError) as e:
+    except (CaseFailure, VarsError, EvalrunError) as e:
         return error_result(case, str(e), prompt_str, output)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
         exit_msg = user_exit_message(e)
@@ -183,25 +169,19 @@ def error_result(case: Case, message: str, prompt: str = "", output: Output | No
 def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:
     """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
     a template error ends the case."""
+    value, config = spec.value, spec.config
     if getattr(spec.handler, "raw_value", False):
-        return spec.value, spec.config
-    value = spec.value
-    if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
-        value = _render(spec, case, value, lenient)
-    return value, _render(spec, case, spec.config, lenient) if spec.config else spec.config
-
-
-def _render(spec: AssertionSpec, case: Case, value: Any, lenient: bool) -> Any:
+        return value, config
     try:
-        return templating.render_value(value, case.vars, lenient=lenient)
+        if type(value) is not str or "{{" in value or "{%" in value:  # templating.has_template, inlined
+            value = templating.render_value(value, case.vars, lenient=lenient)
+        return value, templating.render_value(config, case.vars, lenient=lenient) if config else config
     except Exception as e:
-        where = spec.key_path or _where(case)
-        raise CaseFailure(str(templating.describe_render_error(e, where=where))) from None
+        raise CaseFailure(str(templating.describe_render_error(e, where=spec.key_path or _where(case)))) from None
 
 
 class _AssertRun:
-    """The assertions of one case through engine.evaluate, each with its AssertionContext; the context's
-    callbacks (grader, embedder, child assertions) are this object's bound methods."""
+    """The assertions of one case, each with its AssertionContext, whose callbacks are this object's methods."""
 
     def __init__(self, case: Case, env: CaseEnv, text: str, output: Output, prompt: str, native: Any) -> None:
         self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native
@@ -217,16 +197,14 @@ class _AssertRun:
         return self.env.resolve_grader(spec, self.case.test)
 
     def get_embedder(self, spec: AssertionSpec) -> Any:
-        if self.env.resolve_embedder is None:
-            raise GraderError(f"{spec.type}: no embedding model in this run")
         return self.env.resolve_embedder(spec, self.case.test)
 
     async def run_child(self, spec: AssertionSpec) -> Any:
-        return await self.env.engine.evaluate(spec, self.make_ctx(spec))
+        return await engine.evaluate(spec, self.make_ctx(spec))
 
     async def all(self) -> tuple[AssertionResult, ...]:
         asserts = self.case.test.asserts
-        evaluate = self.env.engine.evaluate
+        evaluate = engine.evaluate
         ctxs = [self.make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
         if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
             return tuple(await asyncio.gather(*(evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))

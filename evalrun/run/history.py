@@ -1,8 +1,6 @@
-"""Run history: one row per `evalrun eval` in `.evalrun/history.sqlite` next to the config (SQLite, WAL).
-
-A row is written `running` when a run starts and completed (`finished`, `interrupted`, `failed`) with its summary;
-a `running` row whose process is gone reads as `died`. It keeps the config digest, the git commit of the config's
-folder (`+dirty` with uncommitted changes), the graders, the options and the results file.
+"""Where runs are kept: `.evalrun/` next to the config, a results file per run (`runs/RUN_ID.jsonl`), the
+`last-run.jsonl` pointer and `history.sqlite`, a row per run (`running`, then `finished` / `interrupted` / `failed`;
+`died` when its process is gone). History failures are warnings, never the run's (docs/compare.md).
 """
 
 from __future__ import annotations
@@ -12,17 +10,27 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalrun import __version__
+from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
+from evalrun.run import repeats
+from evalrun.run.options import RunOptions
+from evalrun.run.tally import RunOutcome, Tally
+from evalrun.types import Suite
 
+STATE_DIR = ".evalrun"
+LAST_RUN = "last-run.jsonl"
 DB_NAME = "history.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -67,12 +75,11 @@ class RunRecord:
 def config_digest(files: Sequence[str]) -> str:
     h = hashlib.sha256()
     for name in files:
-        h.update(name.encode("utf-8") + b"\0")
         try:
-            h.update(Path(name).read_bytes())
+            data = Path(name).read_bytes()
         except OSError:
-            h.update(b"<unreadable>")
-        h.update(b"\0")
+            data = b"<unreadable>"
+        h.update(name.encode("utf-8") + b"\0" + data + b"\0")
     return "sha256:" + h.hexdigest()[:16]
 
 
@@ -119,10 +126,13 @@ class History:
     def start(self, run_id: str, *, description: str | None, config_files: Sequence[str],
               options: dict[str, Any], results_file: Path, version: str) -> None:
         folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
+        stored = str(results_file.resolve())  # relative to the .evalrun folder when inside it: the folder may move
+        with contextlib.suppress(ValueError):
+            stored = str(results_file.resolve().relative_to(self.state.resolve()))
         row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
                config_digest(config_files), git_commit(folder),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
-               self._stored_path(results_file), version)
+               stored, version)
         with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("INSERT INTO runs (id, status, started_at, description, config_files, config_digest, "
                          "git_commit, options, results_file, evalrun_version) VALUES (?,?,?,?,?,?,?,?,?,?) "
@@ -133,13 +143,6 @@ class History:
         with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
                          (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
-
-    def find_by_results(self, results_file: Path) -> RunRecord | None:
-        """The run whose results file is `results_file` (for --resume), or None."""
-        if not self.path.exists():
-            return None
-        target = results_file.resolve()
-        return next((r for r in self.list() if r.results_file.resolve() == target), None)
 
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first."""
@@ -171,12 +174,6 @@ class History:
                              hint="`evalrun runs` lists the run ids; a results file path works too")
         raise UsageError(f"{ref!r} matches {len(matches)} runs", hint="give more of the run id")
 
-    def _stored_path(self, path: Path) -> str:
-        try:
-            return str(path.resolve().relative_to(self.state.resolve()))
-        except ValueError:
-            return str(path.resolve())
-
     def _record(self, row: dict[str, Any]) -> RunRecord:
         del row["evalrun_version"]
         for name in ("config_files", "graders", "options", "summary"):  # stored as JSON
@@ -200,3 +197,123 @@ def _gone(process: Any) -> bool:
     except (OSError, ValueError, KeyError, TypeError):  # alive under another user, or not a pid
         return False
     return False
+
+
+# ------------------------------------------------------------------ recording a run
+def state_dir(config_files: Sequence[str]) -> Path:
+    """`.evalrun` in the folder of the first config file (the current folder when there is none)."""
+    base = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
+    return base / STATE_DIR
+
+
+def given_state_dir(where: str | Path) -> Path:
+    """The `.evalrun` folder a user's DIR means: DIR itself (or one holding a history), else DIR/.evalrun; a
+    config file's folder for a file."""
+    d = Path(where)
+    if d.is_file():
+        d = d.resolve().parent
+    return d if d.name == STATE_DIR or (d / DB_NAME).exists() else d / STATE_DIR
+
+
+def new_run_id() -> str:
+    """Sortable and unique: 20261123-101547-3f9a1c."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime()) + "-" + secrets.token_hex(3)
+
+
+def point_last_run(state: Path, target: Path) -> None:
+    """Make `state/last-run.jsonl` name `target`; best effort (a failure leaves the old pointer)."""
+    link = state / LAST_RUN
+    tmp = state / f".{LAST_RUN}.{os.getpid()}.{secrets.token_hex(2)}"
+    try:
+        rel = os.path.relpath(target.resolve(), state.resolve())
+    except ValueError:  # another drive (Windows)
+        rel = str(target.resolve())
+    for make in (lambda: os.symlink(rel, tmp), lambda: os.link(target, tmp)):
+        try:
+            make()
+        except OSError:
+            continue
+        try:
+            os.replace(tmp, link)
+            return
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def last_run(state: Path) -> Path | None:
+    """The results file `last-run.jsonl` points at (itself when it is a plain file), or None."""
+    link = state / LAST_RUN
+    if link.is_symlink():
+        target = link.resolve()
+        return target if target.exists() else None
+    return link if link.exists() else None
+
+
+@dataclass
+class RunFiles:
+    run_id: str
+    results_file: Path
+    state: Path
+    history: History | None
+
+
+def _warn(what: str, e: BaseException) -> None:
+    print(f"evalrun: warning: could not {what} the run history: {e}", file=sys.stderr)
+
+
+def plan(suite: Suite, opts: RunOptions) -> RunFiles:
+    """The run id and results file, chosen before the run."""
+    state = state_dir(suite.files)
+    history = History(state) if opts.history else None
+    if opts.results_file is None:
+        new_id = new_run_id()
+        return RunFiles(new_id, state / "runs" / f"{new_id}.jsonl", state, history)
+    run_id: str | None = None
+    if opts.resume and history is not None:
+        try:
+            target = opts.results_file.resolve()  # the run that wrote it
+            found = history.list() if history.path.exists() else []
+            run_id = next((r.id for r in found if r.results_file.resolve() == target), None)
+        except (sqlite3.Error, OSError) as e:
+            _warn("read", e)
+    return RunFiles(run_id or new_run_id(), opts.results_file, state, history)
+
+
+def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
+    """Point last-run at the results file; the history row `running`."""
+    point_last_run(files.state, files.results_file)
+    if files.history is None:
+        return
+    try:
+        files.history.start(files.run_id, description=suite.description, config_files=suite.files,
+                            options={k: v for k, v in dataclasses.asdict(opts).items()
+                                     if k not in ("results_file", "progress", "history")},
+                            results_file=files.results_file, version=__version__)
+    except (sqlite3.Error, OSError) as e:
+        _warn("write", e)
+        files.history = None
+
+
+def end(files: RunFiles, *, status: str, summary: dict[str, Any], graders: list[str]) -> None:
+    """The history row `finished`, `interrupted` or `failed`."""
+    if files.history is None:
+        return
+    try:
+        files.history.finish(files.run_id, status=status, summary=summary, graders=graders)
+    except (sqlite3.Error, OSError) as e:
+        _warn("write", e)
+
+
+def finish(files: RunFiles, suite: Suite, opts: RunOptions, tally: Tally, status: str) -> RunOutcome:
+    """The outcome of a run whose cases are all tallied (by the runner, --workers or Ray): derived metrics,
+    statistics over repeats, the history row."""
+    tally.finished = tally.finished or time.time()
+    tally.derived = tally.derived or tuple(compile_derived(suite.derived_metrics))
+    outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
+    if opts.repeat > 1:
+        outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+        tally.repeat_summary = outcome.repeats.summary()
+    end(files, status=status, summary=tally.summary(), graders=tally.graders)
+    return outcome
+

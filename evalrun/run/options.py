@@ -21,7 +21,7 @@ class RunOptions:
     filter_pattern: str | None = None
     filter_first_n: int | None = None
     filter_failing: str | None = None  # path of a previous results .json/.jsonl
-    #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/recording.py)
+    #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/history.py)
     results_file: Path | None = None
     resume: bool = False
     progress: bool = False
@@ -32,28 +32,20 @@ class RunOptions:
     @classmethod
     def merge(cls, evaluate_options: dict[str, Any], **cli: Any) -> RunOptions:
         """CLI values (None = not given) over the config's evaluateOptions over the defaults."""
-        eo = evaluate_options or {}
-        opts = cls()
-        pick = {
-            "max_concurrency": (cli.get("max_concurrency"), eo.get("maxConcurrency")),
-            "repeat": (cli.get("repeat"), eo.get("repeat")),
-            "delay_ms": (cli.get("delay_ms"), eo.get("delay")),
-            "timeout_s": (cli.get("timeout_s"),
-                          eo["timeoutMs"] / 1000.0 if isinstance(eo.get("timeoutMs"), (int, float)) else None),
-        }
-        for name, (c, e) in pick.items():
-            if c is not None:
-                setattr(opts, name, c)
-            elif e is not None:
-                setattr(opts, name, e)
-        opts.use_cache = not cli.get("no_cache") and eo.get("cache", True) is not False
-        for name in ("grader", "filter_pattern", "filter_first_n", "filter_failing", "progress", "shard"):
-            if cli.get(name) is not None:
-                setattr(opts, name, cli[name])
-        if cli.get("results_file"):
-            opts.results_file = Path(cli["results_file"])
-        opts.resume = bool(cli.get("resume"))
-        opts.history = bool(cli.get("history"))
+        eo = dict(evaluate_options or {})
+        if isinstance(eo.get("timeoutMs"), (int, float)):
+            eo["timeout_s"] = eo["timeoutMs"] / 1000.0
+        opts = cls(use_cache=not cli.get("no_cache") and eo.get("cache", True) is not False,
+                   results_file=Path(cli["results_file"]) if cli.get("results_file") else None,
+                   resume=bool(cli.get("resume")), history=bool(cli.get("history")))
+        for name, key in (("max_concurrency", "maxConcurrency"), ("repeat", "repeat"), ("delay_ms", "delay"),
+                          ("timeout_s", "timeout_s"), ("grader", ""), ("filter_pattern", ""), ("filter_first_n", ""),
+                          ("filter_failing", ""), ("progress", ""), ("shard", "")):
+            value = cli.get(name)
+            if value is None and key:  # "": a CLI flag only
+                value = eo.get(key)
+            if value is not None:
+                setattr(opts, name, value)
         opts.check()
         return opts
 

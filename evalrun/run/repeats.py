@@ -106,17 +106,13 @@ class GroupStats:
                 self.by_name.setdefault(name, []).append(float(value))
 
     @property
-    def pass_rate(self) -> float:
-        return self.passed / self.n if self.n else 0.0
-
-    @property
     def flaky(self) -> bool:
         return 0 < self.passed < self.n
 
     def as_dict(self) -> dict[str, Any]:
         lo, hi = wilson(self.passed, self.n)
         out: dict[str, Any] = {"label": self.label, "runs": self.n, "passed": self.passed, "errors": self.errors,
-                               "pass_rate": round(self.pass_rate, 4), "pass_rate_ci": [round(lo, 4), round(hi, 4)],
+                               "pass_rate": round(self.passed / self.n if self.n else 0.0, 4), "pass_rate_ci": [round(lo, 4), round(hi, 4)],
                                "flaky": self.flaky}
         if self.scores:
             m, slo, shi = mean_ci(self.scores)

@@ -1,6 +1,5 @@
-"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases; each finished case is written to
-the results file at once and reduced to a Row in the Tally. Ctrl-C stops the workers and keeps every finished
-result; `resume` skips the case ids already in the file.
+"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases; each finished case is written to the
+results file at once and tallied. Ctrl-C keeps every finished result; `resume` skips the case ids already there.
 """
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,11 @@ from typing import Any
 from evalrun.assertions import output_groups
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import recording, split
+from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import Records
-from evalrun.run.store import RESUME_HINT, open_results, read_records
+from evalrun.run.store import RESUME_HINT, Records, ResultsWriter, read_records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
@@ -43,26 +41,17 @@ def release_free_memory() -> bool:
 
 
 def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Results already in the file (for --resume, opened first: a torn last line is cut): id -> (offset, record)."""
-    return {rec["id"]: (off, _slim(rec)) for off, rec in read_records(path, key="--resume", hint=RESUME_HINT)}
-
-
-def _slim(rec: dict[str, Any]) -> dict[str, Any]:
-    """Only what Tally.add reads (keeps a resumed run's memory small)."""
-    slim = {k: rec.get(k) for k in ("id", "index", "status", "cached", "tokens", "cost")}
-    slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
-    return slim
-
-
-async def _stop(workers: Sequence[asyncio.Future[None]]) -> None:
-    for w in workers:
-        w.cancel()
-    await asyncio.gather(*workers, return_exceptions=True)
+    """Results already in the file (for --resume): id -> (offset, what Tally.add reads: a resumed run stays small)."""
+    previous = {}
+    for off, rec in read_records(path, key="--resume", hint=RESUME_HINT):
+        slim = {k: rec.get(k) for k in ("id", "index", "status", "cached", "tokens", "cost")}
+        slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
+        previous[rec["id"]] = (off, slim)
+    return previous
 
 
 class _LazyTransport:
-    """The run's LLMTransport, made (its module imported, ~0.1 s; litellm itself stays unimported) only when a
-    model call needs it."""
+    """The run's LLMTransport, made (its module imported, ~0.1 s) only when a model call needs it."""
 
     def __init__(self, options: RunOptions, progress: Progress) -> None:
         self.options, self.progress = options, progress
@@ -78,10 +67,9 @@ class _LazyTransport:
 
 
 class Runner:
-    """Runs a suite; `build_provider`, `cases` and `engine` replace the real ones (tests, workers, Ray tasks)."""
+    """Runs a suite; `build_provider` and `cases` replace the real ones (tests, workers, Ray tasks)."""
 
-    def __init__(self, suite: Suite, options: RunOptions, *, engine: Any = None,
-                 build_provider: Callable[..., Any] | None = None,
+    def __init__(self, suite: Suite, options: RunOptions, *, build_provider: Callable[..., Any] | None = None,
                  cases: Callable[[Suite, int], Iterator[Case]] | None = None,
                  progress: Progress | None = None) -> None:
         self.suite = suite
@@ -89,31 +77,24 @@ class Runner:
         self.progress = progress or Progress(None, enabled=options.progress)
         self.transport = _LazyTransport(options, self.progress)
         self.resolver: Any = None
-        self.engine = engine
         self.build_provider = build_provider
         self.cases = cases
 
     @classmethod
     def for_part(cls, suite: Suite, options: RunOptions, scratch: Path, cases: Callable[[Suite, int], Iterator[Case]],
                  **changes: Any) -> Runner:
-        """The Runner of one part of a split run (a worker, a Ray task), running the caller's `cases` (the part's,
-        filtered) into scratch/part.jsonl. The scratch folder stands in for the config's, so the part's last-run
-        pointer lands there, never next to the user's config."""
+        """The Runner of one part of a split run (a worker, a Ray task): the caller's `cases` into scratch/part.jsonl
+        (the scratch folder stands in for the config's: the part's last-run pointer never lands by the config)."""
         suite = replace(suite, files=(str(scratch / "part.yaml"),))
         opts = replace(options, results_file=scratch / "part.jsonl", history=False, progress=False, resume=False,
                        shard=None, filter_pattern=None, filter_first_n=None, filter_failing=None, **changes)
         return cls(suite, opts, cases=cases)
 
     async def check(self) -> None:
-        """What a run checks before its first case (providers built, every grader id resolved: ConfigError for a
-        bad one), without running any: `--workers` does it once in the driver, before forking."""
+        """A run's checks before its first case (providers built, grader ids resolved), for `--workers`' driver."""
         await self._close(self._env())
 
     def _env(self) -> CaseEnv:
-        if self.engine is None:
-            from evalrun.assertions import engine
-
-            self.engine = engine
         if self.resolver is None:
             from evalrun.grading.select import GraderResolver
 
@@ -122,41 +103,36 @@ class Runner:
                 self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
         from evalrun import providers as providers_pkg
 
-        build = self.build_provider or providers_pkg.build
-        providers = {id(spec): build(spec, self.suite.base_dir, self.transport) for spec in self.suite.providers}
+        make = self.build_provider or providers_pkg.build
 
-        def build_own(spec: ProviderSpec) -> Any:
-            return build(spec, self.suite.base_dir, self.transport)
+        def build(spec: ProviderSpec) -> Any:
+            return make(spec, self.suite.base_dir, self.transport)
 
-        env = CaseEnv(providers=providers, build_provider=build_own, resolve_grader=self.resolver.resolve,
-                      engine=self.engine, resolve_embedder=self.resolver.embedder, use_cache=self.options.use_cache,
-                      delay_s=self.options.delay_ms / 1000.0, base_dir=self.suite.base_dir,
-                      lenient_templates=self.suite.undefined_renders_empty)
+        env = CaseEnv({id(spec): build(spec) for spec in self.suite.providers}, build, self.resolver.resolve,
+                      self.resolver.embedder, self.options.use_cache, self.options.delay_ms / 1000.0,
+                      self.suite.base_dir, self.suite.undefined_renders_empty)
         if isinstance(self.suite.tests, tuple):  # tests' own providers: a bad one is a config error now
             for test in self.suite.tests:
                 if test.provider is not None:
                     env.test_provider(test.provider)
         return env
 
-    def _case_stream(self) -> tuple[Iterator[Case], int | None]:
-        """The cases this run runs (its --shard part, its filters) and how many, when that is known up front."""
-        opts = self.options
-        select = split.selector(opts.filter_pattern, opts.filter_failing)
-        if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
-            return split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
-        return split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n, select=select)
-
     async def run(self) -> RunOutcome:
         opts = self.options
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
-        cases, total = self._case_stream()
+        select = split.selector(opts.filter_pattern, opts.filter_failing)
+        if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
+            cases, total = split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
+        else:  # the run's (its --shard part), and how many when that is known up front
+            cases, total = split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
+                                       select=select)
         stream = output_groups.batches(cases)
-        files = recording.plan(self.suite, opts)
-        writer = open_results(files.results_file, append=opts.resume)
+        files = history.plan(self.suite, opts)
+        writer = ResultsWriter(files.results_file, append=opts.resume)
         previous = _previous(files.results_file) if opts.resume else {}
-        recording.begin(files, self.suite, opts)
+        history.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total
         timeout = opts.timeout_s
@@ -216,22 +192,23 @@ class Runner:
             with watch_sigint():  # tells a real Ctrl-C from user code's `raise KeyboardInterrupt`
                 await asyncio.gather(*workers)
             status = "finished"
-        except asyncio.CancelledError:
+        except BaseException as e:  # Ctrl-C, or a bug or a config error from the case stream: stop the others
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            if not isinstance(e, asyncio.CancelledError):
+                raise
             tally.interrupted = True
             status = "interrupted"
-            await _stop(workers)
-        except BaseException:  # a bug or a config error from the case stream: stop the others, then raise
-            await _stop(workers)
-            raise
         finally:
             writer.close()
             self.progress.close()
             tally.finished = time.time()
             await self._close(env)
             if status == "failed":
-                recording.end(files, status=status, summary=tally.summary(), graders=[])
+                history.end(files, status=status, summary=tally.summary(), graders=[])
         tally.graders = list(self.resolver.descriptions())
-        return recording.finish(files, self.suite, opts, tally, status)
+        return history.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
         for obj in [*env.providers.values(), *env.test_providers.values(), self.transport.created]:

@@ -1,16 +1,5 @@
-"""Splitting a run into parts (`--shard K/N`, the processes of `--workers N`, the tasks of `--executor ray`), and
-the parts' results back into one run (`evalrun merge`, `Intake`).
-
-A part is a contiguous range of the expansion (promptfoo's order, the same on every machine): part k of n holds
-positions [(k-1) x total / n, k x total / n), each end moved to the nearer end of the output group it would cut
-(select-best compares a group's outputs), or of the test where its groups are unknown without reading it (a
-streamed file with a graded assertion). The positions come from counts (expand.test_case_counts), so a part
-builds only its own cases and a streamed part skips the rows before it unparsed (TestList.window).
-
-A filter that reads each case (--filter-pattern, --filter-failing; lazy, before --filter-first-n) leaves a stream
-of unknown length: its units (a case, or an output group) go in turn to the part with the fewest cases so far.
-Either way the union of the n parts is exactly the unsplit run.
-"""
+"""The parts of a run (`--shard K/N`, `--workers N`, `--executor ray`) and their results put back together
+(`merge`, `Intake`); the rules are in docs/design-notes.md, "One notion of a part of a run"."""
 
 from __future__ import annotations
 
@@ -27,12 +16,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import expand, jsonfast
-from evalrun.assertions.output_groups import compares_outputs, group_key
+from evalrun.assertions.output_groups import batches, compares_outputs
 from evalrun.errors import UsageError
-from evalrun.run import recording, store
+from evalrun.run import history, store
+from evalrun.run.casework import error_result
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
-from evalrun.run.serialize import error_records
+from evalrun.run.store import Records
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.types import Case, Suite
 
@@ -110,12 +100,7 @@ def selector(pattern: str | None = None, failing: str | Collection[str] | None =
         return None
 
     def select(cases: Iterable[Case]) -> Iterator[Case]:
-        it: Iterator[Case] = iter(cases)
-        if rx is not None:
-            it = (c for c in it if rx.search(c.test.description or ""))
-        if ids is not None:
-            it = (c for c in it if c.id in ids)
-        return it
+        return (c for c in cases if (rx is None or rx.search(c.test.description or "")) and (ids is None or c.id in ids))
 
     return select
 
@@ -216,33 +201,13 @@ def window_cases(suite: Suite, repeat: int | None, window: Window) -> Iterator[C
 def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
     """Part k of n of a stream of unknown length: each unit (a case, or an output group) goes to the part with
     the fewest cases so far (ties: the first)."""
-    if n == 1:
-        yield from stream
-        return
-    want = k - 1
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
-    give = heapq.heapreplace
-    unit: list[Case] = []  # the output group being gathered
-    unit_key: Any = None
-    for case in stream:
-        in_groups = compares_outputs(case.test)
-        if unit and (not in_groups or group_key(case) != unit_key):
-            load, s = loads[0]
-            give(loads, (load + len(unit), s))
-            if s == want:
-                yield from unit
-            unit = []
-        if in_groups:
-            if not unit:
-                unit_key = group_key(case)
-            unit.append(case)
-            continue
+    for unit in batches(stream):
+        cases = unit if isinstance(unit, list) else [unit]
         load, s = loads[0]
-        give(loads, (load + 1, s))
-        if s == want:
-            yield case
-    if unit and loads[0][1] == want:
-        yield from unit
+        heapq.heapreplace(loads, (load + len(cases), s))
+        if s == k - 1:
+            yield from cases
 
 
 # ------------------------------------------------------------------ the parts' results as one run's
@@ -309,17 +274,17 @@ class Intake:
 
     def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
         self.suite, self.opts, self.progress = suite, opts, progress
-        self.files = recording.plan(suite, opts)
+        self.files = history.plan(suite, opts)
         self.tally = Tally()
         self.failed: dict[str, str] = {}  # part -> why it failed
         path = self.files.results_file
-        self.writer = store.open_results(path, append=opts.resume)  # first: a torn last line is cut
+        self.writer = store.ResultsWriter(path, append=opts.resume)  # first: a torn last line is cut
         previous = store.read_records(path, key="--resume", hint=store.RESUME_HINT) if opts.resume else ()
         for offset, rec in previous:
             if int(rec.get("index", 0)) not in self.tally.rows:
                 self.tally.add(rec, offset, resumed=True)
                 progress.update(str(rec.get("status")))
-        recording.begin(self.files, suite, opts)
+        history.begin(self.files, suite, opts)
 
     def delivered(self) -> bytes:
         """The cases already in, as a map by case index (1: in), for a part that skips them."""
@@ -336,21 +301,23 @@ class Intake:
     def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
         self.failed[part] = why
-        message = f"the {runner} running this case failed: {why}"
-        for rec in error_records(self.suite, (c for c in cases if c.index not in self.tally.rows), message):
-            self.tally.add(rec, self.writer.write(rec))
-            self.progress.update("error")
+        records = Records(self.suite)
+        for case in cases:
+            if case.index not in self.tally.rows:
+                rec = records.encoded(error_result(case, f"the {runner} running this case failed: {why}"), case.prompt)
+                self.tally.add(rec[0], self.writer.write_bytes(rec[1] + b"\n"))
+                self.progress.update("error")
 
     def close(self, status: str) -> None:
         """The results file closed; a run that raised (status `failed`) recorded as such in the history."""
         self.writer.close()
         self.progress.close()
         if status == "failed":
-            recording.end(self.files, status=status, summary=self.tally.summary(), graders=[])
+            history.end(self.files, status=status, summary=self.tally.summary(), graders=[])
 
     def outcome(self, status: str) -> RunOutcome:
         """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""
         for part, why in sorted(self.failed.items()):
             print(f"evalrun: warning: {part} failed: {why}; its undelivered cases are errors", file=sys.stderr)
         self.tally.interrupted = status == "interrupted"
-        return recording.finish(self.files, self.suite, self.opts, self.tally, status)
+        return history.finish(self.files, self.suite, self.opts, self.tally, status)

@@ -24,21 +24,18 @@ class Rows:
 
     def __init__(self) -> None:
         self._offsets = array("q")
-        self._count = 0
 
     def put(self, index: int, offset: int) -> None:
         if index >= len(self._offsets):
             grow = max(index + 1 - len(self._offsets), len(self._offsets) // 2, 1024)
             self._offsets.extend(array("q", [-1]) * grow)
-        if self._offsets[index] < 0:
-            self._count += 1
         self._offsets[index] = offset
 
     def __contains__(self, index: int) -> bool:
         return index < len(self._offsets) and self._offsets[index] >= 0
 
     def __len__(self) -> int:
-        return self._count
+        return len(self._offsets) - self._offsets.count(-1)
 
     def __iter__(self) -> Iterator[int]:
         """The offsets in expansion order."""

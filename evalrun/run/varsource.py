@@ -1,15 +1,5 @@
-"""A case's vars as promptfoo prepares them just before the prompt renders, in order (its renderPrompt):
-1. `options.transformVars` (Python over `vars, context`, or `file://x.js`): its mapping is merged in;
-2. a var whose value is `file://x.py` / `file://x.js` is computed by the file (Python `get_var(var_name, prompt,
-   other_vars)`, JavaScript `(varName, prompt, otherVars) => ...`) returning `{"output": ...}` (an `{"error": ...}`
-   ends the case as ERROR); a Python string result is trimmed;
-3. one final newline is dropped from every string var;
-4. `{{ name }}` inside a string var is replaced by the named var (up to 5 rounds); var values are never rendered.
-
-And `_conversation`, as promptfoo 0.121.20 (src/evaluator.ts): the earlier turns of a thread (one provider, one
-prompt and the test's `metadata.conversationId`), each `{prompt, input, output, metadata}` (`input`: the last
-message's content, else the prompt; `output`: "" when the call failed). `options.disableConversationVar` or
-PROMPTFOO_DISABLE_CONVERSATION_VAR leave it empty. A run whose prompts read it runs one case at a time.
+"""A case's vars as promptfoo prepares them just before the prompt renders (`prepare_vars`), and `_conversation`,
+the earlier turns of a thread, as promptfoo 0.121.20 keeps them (src/evaluator.ts).
 """
 
 from __future__ import annotations
@@ -76,27 +66,9 @@ async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: d
     raise VarsError(f"var {name!r}: {ref} must return {{'output': ...}}, got {result!r:.200}")
 
 
-def resolve_placeholders(vars: dict[str, Any]) -> dict[str, Any]:
-    """promptfoo's resolveVariables: `{{ other }}` inside a string var becomes that var's value."""
-    out = dict(vars)
-    for _ in range(5):
-        changed = False
-        for k, v in out.items():
-            if not isinstance(v, str):
-                continue
-            m = _PLACEHOLDER.search(v)
-            if m and m.group(1) in out and m.group(1) != k:
-                other = out[m.group(1)]
-                out[k] = v.replace(m.group(0), other if isinstance(other, str) else str(other), 1)
-                changed = True
-        if not changed:
-            break
-    return out
-
-
 def needs_preparing(case: Case) -> bool:
-    """False when prepare_vars would return the case's vars unchanged: no transformVars and no string var
-    that steps 2-4 would touch (the common case, checked without a coroutine)."""
+    """False when prepare_vars would return the case's vars unchanged (the common case, checked without a
+    coroutine)."""
     if case.test.options.get("transformVars"):
         return True
     for v in case.vars.values():
@@ -106,10 +78,12 @@ def needs_preparing(case: Case) -> bool:
 
 
 async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
+    """promptfoo's renderPrompt, in order: `options.transformVars`' mapping merged in; a `file://x.py` / `.js` var
+    computed by its file (`get_var(var_name, prompt, other_vars)` -> `{"output": ...}`; `{"error": ...}` ends the
+    case, a Python string is trimmed); one final newline dropped from every string var; `{{ name }}` inside a
+    string var replaced by that var (up to 5 rounds; var values are never rendered)."""
     vars = case.vars
     transform = case.test.options.get("transformVars")
-    if not needs_preparing(case):
-        return vars
     if isinstance(transform, str) and transform.strip():
         fn = compiled(cache, transform, ("vars", "context"), case=case, key="options.transformVars",
                       base_dir=base_dir, default_fn="get_transform")
@@ -129,7 +103,16 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
         vars = {**vars, **computed}
     if any(isinstance(v, str) and (v.endswith("\n") or "{{" in v) for v in vars.values()):
         vars = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in vars.items()}
-        vars = resolve_placeholders(vars)
+        for _ in range(5):  # promptfoo's resolveVariables
+            changed = False
+            for k, v in vars.items():
+                m = _PLACEHOLDER.search(v) if isinstance(v, str) else None
+                if m and m.group(1) in vars and m.group(1) != k:
+                    other = vars[m.group(1)]
+                    vars[k] = v.replace(m.group(0), other if isinstance(other, str) else str(other), 1)
+                    changed = True
+            if not changed:
+                break
     return vars
 
 
@@ -148,14 +131,11 @@ def uses_conversation(prompt: PromptSpec) -> bool:
     return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
 
 
-def _enabled(case: Case) -> bool:
-    if os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() in ("1", "true", "yes"):
-        return False
-    return not case.test.options.get("disableConversationVar")
-
-
 class Conversations:
-    """The threads of one run (the run is serial while prompts read them: no locking needed)."""
+    """The threads of one run (one provider, one prompt and the test's `metadata.conversationId`), each turn
+    `{prompt, input, output, metadata}` (`input`: the last message's content, else the prompt; `output`: "" when
+    the call failed). `options.disableConversationVar` or PROMPTFOO_DISABLE_CONVERSATION_VAR leave it empty; a run
+    whose prompts read it is serial (no locking needed)."""
 
     def __init__(self) -> None:
         self._threads: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -166,7 +146,8 @@ class Conversations:
         uses = self._uses.get(id(prompt))
         if uses is None:
             uses = self._uses[id(prompt)] = uses_conversation(prompt)
-        return uses and _enabled(case)
+        return uses and not case.test.options.get("disableConversationVar") and \
+            os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() not in ("1", "true", "yes")
 
     @staticmethod
     def _key(case: Case) -> tuple[Any, ...]:
