@@ -54,7 +54,7 @@ class Side(GroupStats):
         out: dict[str, Any] = {"runs": self.n, "passed": self.passed, "errors": self.errors, "status": self.status}
         if self.n > 1:
             lo, hi = wilson(self.passed, self.n)
-            out["pass_rate"], out["pass_rate_ci"] = round(self.pass_rate, 4), [round(lo, 4), round(hi, 4)]
+            out["pass_rate"], out["pass_rate_ci"] = round(self.passed / self.n, 4), [round(lo, 4), round(hi, 4)]
         if self.score is not None:
             out["score"] = round(self.score[0], 4)
             if self.n > 1:
@@ -80,11 +80,12 @@ def verdict(a: Side, b: Side, tol: float) -> str:
             return "newly_passing"
         return "newly_failing" if a.status == "pass" else "changed"
     (alo, ahi), (blo, bhi) = wilson(a.passed, a.n), wilson(b.passed, b.n)
-    if b.pass_rate < a.pass_rate - tol - EPS and bhi < alo:
+    rate_a, rate_b = a.passed / a.n, b.passed / b.n  # a side holds at least one run
+    if rate_b < rate_a - tol - EPS and bhi < alo:
         return "newly_failing"
-    if b.pass_rate > a.pass_rate + tol + EPS and blo > ahi:
+    if rate_b > rate_a + tol + EPS and blo > ahi:
         return "newly_passing"
-    return "noise" if abs(a.pass_rate - b.pass_rate) > EPS or a.errors != b.errors else "unchanged"
+    return "noise" if abs(rate_a - rate_b) > EPS or a.errors != b.errors else "unchanged"
 
 
 @dataclass
