@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from evalrun.assertions.values import compile_js_regex, translate
+from evalrun.assertions.text import compile_js_regex, translate
 
 
 @pytest.mark.parametrize(("pattern", "text", "matches"), [

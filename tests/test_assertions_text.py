@@ -109,3 +109,28 @@ def test_templated_value_is_checked_per_case() -> None:
     assert not r.pass_ and r.score is None
     n = spec("not-regex", "{{ pattern }}")
     assert asyncio.run(engine.evaluate(n, context("abc", "("))).pass_ is False   # errors never invert
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    # expected values are what promptfoo 0.121.20's parseCommaSeparatedValues returns for the same string
+    ('a, b ,c', ["a", "b", "c"]),
+    (',,a,, b,', ["a", "b"]),                     # runs of commas and blanks between fields are skipped
+    ('"a, b", c', ["a, b", "c"]),
+    ('"say \\"hi\\"", x', ['say "hi"', "x"]),     # backslash-escaped quote
+    ('"say ""hi""", x', ['say "hi"', "x"]),       # doubled quote
+    ('"back\\\\slash"', ["back\\slash"]),
+    ('" padded ",x', [" padded ", "x"]),          # a quoted field keeps its spaces
+    ('"", x', ["", "x"]),                         # an empty quoted field is a field
+    ('"a"  , b', ["a", "b"]),                     # blanks after a closing quote
+    ('"a" b', None),                              # text after a closing quote: an error, as in promptfoo
+    ('"a, b', None),                              # unterminated
+    ('"a\\"', None),                              # the escaped quote does not close the field
+])
+def test_contains_any_strings_split_as_promptfoo_does(value, expected):
+    from evalrun.assertions.text import parse_csv_values
+
+    if expected is None:
+        with pytest.raises(ValueError):
+            parse_csv_values(value)
+    else:
+        assert parse_csv_values(value) == expected

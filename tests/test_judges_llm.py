@@ -236,7 +236,7 @@ def test_answer_similarity_three_calls(fake_openai: FakeOpenAI) -> None:
     ("answer-similarity", {}, "a value is required"),
     ("prompt-alignment", {"config": {"evaluationMode": "agent"}}, "evaluationMode must be user, system or both"),
     ("bias", {"config": {"scale": -1}}, "config.scale must be a positive number"),
-    ("answer-relevancy", {"config": {"uncertaintyWeight": "high"}}, "config.uncertaintyWeight must be a positive"),
+    ("answer-relevancy", {"config": {"uncertaintyWeight": "high"}}, "config.uncertaintyWeight must be a non-negative number"),
     ("toxicity", {"value": "x"}, "takes no value"),
     ("bias", {"config": {"generateReason": "no"}}, "config.generateReason must be true or false"),
     ("tool-call-accuracy", {"config": {"expectedTool": "a", "generateReason": False}}, "LLM variant only"),

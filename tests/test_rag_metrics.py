@@ -157,7 +157,7 @@ def test_noise_robustness_mastra_example(fake_openai: FakeOpenAI) -> None:
     ("faithfulness", {"provider": 5}, "grader provider"),
     ("faithfulness", {"rubric_prompt": ["a", "b", "c"]}, "at most 2"),
     ("context-relevance", {"config": {"penalties": {"unused": 1}}}, "unknown penalty"),
-    ("context-relevance", {"config": {"scale": -1}}, "non-negative"),
+    ("context-relevance", {"config": {"scale": -1}}, "config.scale must be a positive number"),
     ("context-recall", {}, "value is required"),
     ("noise-robustness", {"config": {"noisyQuery": "q"}}, "baselineResponse"),
     ("noise-robustness", {"config": {"noisyQuery": "q", "baselineResponse": "b", "noiseType": "x"}}, "noiseType"),

@@ -1,11 +1,10 @@
-"""The assertion handler contract: a handler is built once per configured assertion at load time (`check()` raises
-ConfigError for bad arguments); `evaluate()` returns a `Score` for the un-negated assertion, and the engine
-applies `not-`, weight and metric. Handlers keep no per-case state on `self` (house rule 5)."""
+"""The assertion handler contract: a handler is built once per assertion at load time (`check()` raises
+ConfigError); `evaluate()` returns the un-negated `Score`. Handlers keep no per-case state (house rule 5)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalrun.errors import ConfigError
@@ -72,12 +71,10 @@ class AssertionContext:
                      "assert": [_assertion_dict(s) for s in test.asserts]},
             "config": self.config,
             "provider": {"id": case.provider.id, "label": case.provider.label},
-            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost, "cached": resp.cached,
-                                 "latencyMs": resp.latency_ms, "finishReason": resp.finish_reason,
-                                 "metadata": resp.metadata,
-                                 "tokenUsage": {"prompt": resp.tokens.prompt,
-                                                "completion": resp.tokens.completion,
-                                                "total": resp.tokens.total, "cached": resp.tokens.cached}},
+            "providerResponse": {"output": resp.text if resp.value is None else resp.value, "cost": resp.cost,
+                                 "cached": resp.cached, "latencyMs": resp.latency_ms,
+                                 "finishReason": resp.finish_reason, "metadata": resp.metadata,
+                                 "tokenUsage": asdict(resp.tokens)},
             "metadata": resp.metadata,
         }
 
@@ -85,13 +82,11 @@ class AssertionContext:
         """The embedding model for this assertion (GraderError when none is configured)."""
         if self.get_embedder is None:
             from evalrun.errors import GraderError
-
             raise GraderError(f"{spec.type}: no embedding model in this context")
         return self.get_embedder(spec)
 
     def grader(self, spec: AssertionSpec) -> Grader:
-        if self.get_grader is None:  # pragma: no cover - the runner always sets it
-            raise RuntimeError("no grader resolver in context")
+        assert self.get_grader is not None, "no grader resolver in context"  # the runner always sets it
         return self.get_grader(spec)
 
 
@@ -131,25 +126,24 @@ class Assertion:
                                      hint=did_you_mean(k, self.config_keys) or
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
         if spec.transform:
-            from evalrun.usercode import compile_code  # Python, or JavaScript as promptfoo writes it
-
-            self.transform_fn = compile_code(spec.transform, ("output", "context"), loc=spec.loc,
-                                                  key=self.key_path("transform"), base_dir=self.base_dir,
-                                                  default_fn="get_transform")
+            self.transform_fn = self.compile(spec.transform, "transform", "get_transform")
         if not self.raw_value and isinstance(spec.value, str) and spec.value.startswith("file://"):
-            from evalrun.usercode import compile_code, is_script_ref
-
+            from evalrun.usercode import is_script_ref
             if is_script_ref(spec.value):
-                self.value_script = compile_code(spec.value, ("output", "context"), loc=spec.loc,
-                                                 key=self.key_path("value"), base_dir=self.base_dir,
-                                                 default_fn="get_assert")
+                self.value_script = self.compile(spec.value, "value", "get_assert")
         self.check()
+
+    def compile(self, code: str, key: str, default_fn: str) -> UserCode:
+        """This assertion's user code at `key` over (output, context): Python, or JavaScript as promptfoo writes it
+        (a ConfigError when it does not compile)."""
+        from evalrun.usercode import compile_code
+        return compile_code(code, ("output", "context"), loc=self.spec.loc, key=self.key_path(key),
+                            base_dir=self.base_dir, default_fn=default_fn)
 
     @property
     def base_dir(self) -> str:
         """Directory that relative file:// references in this assertion resolve against."""
         import os
-
         return os.path.dirname(os.path.abspath(self.spec.loc.file)) if self.spec.loc and self.spec.loc.file else "."
 
     def key_path(self, key: str) -> str:
@@ -159,6 +153,11 @@ class Assertion:
     @property
     def threshold(self) -> float | None:
         return self.spec.threshold if self.spec.threshold is not None else self.default_threshold
+
+    @classmethod
+    def common_keys(cls) -> str:
+        """The YAML keys a family of types shares, added to each type's docstring by `evalrun list`."""
+        return ""
 
     def check(self) -> None:
         """Validate arguments at load time (raise self.error()); the default parses a value without templates."""
@@ -189,11 +188,20 @@ class Assertion:
             return self.parse(value)
         except ValueError as e:
             from evalrun.errors import AssertionRuntimeError
-
             raise AssertionRuntimeError(f"{self.spec.full_type}: {e}") from None
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
         return ConfigError.at(self.spec.loc, message, key=self.key_path(key) or None, hint=hint)
+
+    def check_numbers(self, values: Mapping[str, Any], keys: Iterable[str], prefix: str = "config.") -> None:
+        """Each of `keys` given in `values` is a number >= 0 (`scale` > 0), else a ConfigError naming it."""
+        for key in keys:
+            v = values.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0
+                                  or (key == "scale" and v == 0)):
+                raise self.error(f"{prefix}{key} must be a {'positive' if key == 'scale' else 'non-negative'} "
+                                 f"number, got {v!r}", key=prefix + key, hint="e.g. `scale: 10` for scores "
+                                 "from 0 to 10" if key == "scale" else None)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         raise NotImplementedError

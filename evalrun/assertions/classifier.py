@@ -1,6 +1,4 @@
-"""promptfoo's `classifier`: the output run through a text classifier. The classification provider is chosen as in
-grading/classifiers.py (assertion `provider`, test `options.provider`'s `classification` entry,
-EVALRUN_CLASSIFIER); `validate` refuses a suite whose classifier assertion has none."""
+"""promptfoo's `classifier`: the output run through a text classifier (chosen by grading/classifiers.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +6,7 @@ from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
-from evalrun.errors import GraderError
+from evalrun.errors import ConfigError, GraderError
 
 EPSILON = 2.220446049250313e-16  # JavaScript's Number.EPSILON, as promptfoo compares
 
@@ -39,9 +37,7 @@ class Classifier(Assertion):
 
     def check(self) -> None:
         super().check()
-        from evalrun.errors import ConfigError
         from evalrun.grading.classifiers import candidate, check_config
-
         try:  # the assertion's own provider must be a classifier (a typo is a config error at load time)
             found = candidate(self.spec.provider, self.base_dir, own=True)
             if found is not None:
@@ -51,7 +47,6 @@ class Classifier(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         from evalrun.grading import classifiers
-
         expected = self.value_of(ctx)
         found = classifiers.classifier_spec(self.spec, ctx.case.test, self.base_dir)
         if found is None:

@@ -1,9 +1,5 @@
-"""User-code assertions: python (in process) and javascript (one shared Node.js process).
-
-Both return, like promptfoo: a boolean (score 1/0), a number (the score; passes when > 0, or >= `threshold`
-when one is given), or a mapping `{pass, score, reason}` (snake_case `named_scores` etc. accepted; a
-`threshold` turns a lower score into a failure). `not-` flips pass; a number or mapping keeps its score.
-"""
+"""User-code assertions: python (in process) and javascript (one shared Node.js process), their results read as
+promptfoo reads them (`normalize_result`)."""
 
 from __future__ import annotations
 
@@ -120,16 +116,13 @@ class Javascript(Assertion):
             raise self.error("javascript needs code as a non-empty string", key="value")
         from evalrun import typescript
         from evalrun.jsnode import check_syntax
-
         ref = self.spec.value.strip()
         if ref.startswith("file://"):  # a TypeScript file needs type stripping or tsx (evalrun/typescript.py)
             path = ref[len("file://"):]
             head, sep, tail = path.rpartition(":")
             if sep and "/" not in tail and typescript.is_typescript(head):
                 path = head
-            key = f"{self.spec.key_path}.value" if self.spec.key_path else "value"
-            typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=key)
-
+            typescript.require(Path(self.base_dir, path), loc=self.spec.loc, key=self.key_path("value"))
         problem = check_syntax(self.spec.value)
         if problem:
             raise self.error(f"JavaScript code does not compile: {problem}", key="value",
@@ -138,7 +131,6 @@ class Javascript(Assertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         from evalrun.jsnode import call_js, node_path
-
         if node_path() is None:  # no verdict is possible: an ERROR, never a FAIL
             return normalize_result(await call_js(self.spec.value, ctx.output, {}, base_dir=self.base_dir),
                                     self.spec.threshold, "JavaScript")
@@ -159,7 +151,6 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     """Code that threw or returned nothing usable FAILS with the reason, as in promptfoo; under `not-` it stays an
     ERROR (a flipped failure must never become a pass)."""
     from evalrun.jsnode import CodeTimeout
-
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))

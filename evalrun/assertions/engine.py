@@ -1,6 +1,5 @@
-"""Builds handlers from specs and turns their Scores into AssertionResults: the transform, `not-`, weight, metric
-and error rules (a GraderError/AssertionRuntimeError becomes result.error, never inverted by `not-`), and
-promptfoo's aggregation of a test's results (`combine`). Also the `assert-set` type."""
+"""Specs -> handlers -> AssertionResults (transform, `not-`, weight, metric; an error is never inverted by `not-`),
+promptfoo's aggregation of a test's results (`combine`), and the `assert-set` type."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ def build(spec: AssertionSpec) -> Assertion:
     cls = registry.get(spec.type)
     if cls is None:
         from evalrun.suggest import did_you_mean
-
         names = registry.names()
         typed = spec.full_type
         hint = did_you_mean(typed, names + [f"not-{n}" for n in names])
@@ -60,8 +58,7 @@ async def evaluate(spec: AssertionSpec, ctx: AssertionContext) -> AssertionResul
 
 
 def _script_value(spec: AssertionSpec, value: Any) -> Any:
-    """What a `value: file://script` returned, as the value of a type that is not code (promptfoo's rules: a
-    boolean or a {pass, ...} result belongs in a javascript/python assertion)."""
+    """What a `value: file://script` returned, as the value of a type that is not code (promptfoo's rules)."""
     if isinstance(value, bool) or (isinstance(value, dict) and "pass" in value):
         what = "a boolean" if isinstance(value, bool) else "a grading result"
         raise AssertionRuntimeError(f"the script of {spec.full_type}'s value returned {what}: only javascript and "
@@ -71,15 +68,25 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
 
 
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
-    """The ERROR result of an assertion whose evaluation raised `e` (called in the `except` block)."""
+    """The ERROR result of an assertion whose evaluation raised `e` (called in the `except` block): the message
+    as one short line, the whole of it in `details.error_detail`."""
+    from evalrun.errors import one_line
+    details: dict[str, Any] = {}
     if isinstance(e, GraderError):
-        details: dict[str, Any] = {"raw_replies": [e.raw]} if e.raw is not None else {}
-        return _error(spec, threshold, f"grader error: {e}", details)
-    if isinstance(e, (AssertionRuntimeError, EvalrunError)):
-        return _error(spec, threshold, str(e), {})
-    import traceback  # only for a handler that raised (not at every start-up)
-
-    return _error(spec, threshold, f"{type(e).__name__}: {e}", {"traceback": traceback.format_exc()})
+        message = f"grader error: {e}"
+        if e.raw is not None:
+            details["raw_replies"] = [e.raw]
+    elif isinstance(e, (AssertionRuntimeError, EvalrunError)):
+        message = str(e)
+    else:
+        import traceback  # only for a handler that raised (not at every start-up)
+        message = f"{type(e).__name__}: {e}"
+        details["traceback"] = traceback.format_exc()
+    short = one_line(message)
+    if short != message:
+        details["error_detail"] = message
+    return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
+                           weight=spec.weight, reason=short, metric=spec.metric, error=short, details=details)
 
 
 def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
@@ -87,7 +94,6 @@ def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
     if not spec.metric or ("{{" not in spec.metric and "{%" not in spec.metric):
         return spec.metric
     from evalrun import templating
-
     try:
         return templating.render(spec.metric, vars)
     except Exception:  # noqa: BLE001 - an unrenderable name is reported as written
@@ -112,28 +118,13 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         details["raw_replies"] = [c.raw for c in s.trace.calls]
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
     failed = next((c for c in children if c.error), None)
-    if failed is not None:  # an ERROR inside an assert-set is never turned into a pass or fail
-        message = f"{failed.type}: {failed.error}"
-        return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                               weight=spec.weight, reason=message, metric=metric, error=message,
-                               details=details, children=children)
+    error = None if failed is None else f"{failed.type}: {failed.error}"
+    if error:  # an ERROR inside an assert-set is never turned into a pass or fail
+        passed, value = False, None
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
-                           weight=spec.weight, reason=s.reason, metric=metric, details=details,
-                           grader=grader, tokens=tokens, cost=cost, children=children,
+                           weight=spec.weight, reason=error or s.reason, metric=metric, error=error,
+                           details=details, grader=grader, tokens=tokens, cost=cost, children=children,
                            lower_is_better=lower)
-
-
-def _error(spec: AssertionSpec, threshold: float | None, message: str,
-           details: dict[str, Any]) -> AssertionResult:
-    """An ERROR result: the message as one short line; the whole of it in `details.error_detail`."""
-    from evalrun.errors import one_line
-
-    short = one_line(message)
-    if short != message:
-        details = {**details, "error_detail": message}
-    return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                           weight=spec.weight, reason=short, metric=spec.metric, error=short,
-                           details=details)
 
 
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
@@ -158,7 +149,6 @@ def oriented(r: AssertionResult) -> float:
 
 def combine(results: Sequence[AssertionResult], threshold: float | None) -> tuple[float, bool, str]:
     """Weighted score, pass and reason of a group of results (a test, or an assert-set's children).
-
     score = sum(score * weight) / sum(weight) (0 when the weights sum to 0), higher is better (a lower-is-better
     metric counts as 1 - score); an error counts as 0; a result with no score and no error (a graded assertion
     on an output that made no claims) is left out. pass = no result with weight > 0 failed, or, with a
@@ -204,11 +194,8 @@ class AssertSet(Assertion):
     def check(self) -> None:
         if not self.spec.children:
             raise self.error("assert-set needs a non-empty `assert` list", key="assert")
-        built = []
-        for child in self.spec.children:
-            handler = child.handler if isinstance(child.handler, Assertion) else build(child)
-            built.append(dataclasses.replace(child, handler=handler) if child.handler is None else child)
-        self.children: tuple[AssertionSpec, ...] = tuple(built)
+        self.children: tuple[AssertionSpec, ...] = tuple(
+            c if isinstance(c.handler, Assertion) else dataclasses.replace(c, handler=build(c)) for c in self.spec.children)
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         import asyncio  # here: validate imports every assertion module and never needs it
@@ -218,7 +205,6 @@ class AssertSet(Assertion):
                 res: Any = await ctx.run_child(child)
                 return res
             return await evaluate(child, dataclasses.replace(ctx, value=child.value, config=child.config))
-
         results = list(await asyncio.gather(*(one(c) for c in self.children)))
         score, passed, reason = combine(results, self.spec.threshold)
         return Score(passed, score, reason, {"_children": results})

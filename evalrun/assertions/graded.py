@@ -1,24 +1,100 @@
-"""Shared base of the graded assertions: grader choice, `rubricPrompt` overrides, context source, thresholds.
-
-`rubricPrompt` replaces one grader step's prompt template (LLM graders only): a string (or file://) for the main
-step, a list for the steps in order, or a mapping {step: template}. Without one, the test's
-`options.rubricPrompt` applies, promptfoo-style."""
+"""The shared base of graded assertions (grader choice, `rubricPrompt` overrides, thresholds) and where they get
+their context chunks and query (`contextTransform`, `vars.context`, `vars.query`)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score, against
-from evalrun.assertions.context import compile_context_transform
+from evalrun.assertions.base import Assertion, AssertionContext, ItemError, Score, against, is_template
 from evalrun.errors import AssertionRuntimeError, ConfigError
 from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
     from evalrun.grading.steps import Step
+    from evalrun.types import AssertionSpec
     from evalrun.usercode import UserCode
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One context chunk; `relevant` is None when unlabelled."""
+
+    text: str
+    relevant: bool | None = None
+
+
+def parse_chunks(value: Any, what: str) -> list[Chunk]:
+    """Chunks from a string (one chunk), or a list of strings / {text, relevant?} objects. ValueError if bad."""
+    if isinstance(value, str):
+        return [Chunk(value)]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{what} must be a string or a list of chunks, not {type(value).__name__}")
+    chunks = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            chunks.append(Chunk(item))
+            continue
+        if not isinstance(item, Mapping):
+            raise ItemError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}",
+                            f"[{i}]")
+        text = item.get("text")
+        if not isinstance(text, str):
+            raise ItemError(f"{what}[{i}] needs a string `text`", f"[{i}].text" if "text" in item else f"[{i}]")
+        relevant = item.get("relevant")
+        if relevant is not None and not isinstance(relevant, bool):
+            raise ItemError(f"{what}[{i}].relevant must be true or false, not {relevant!r}", f"[{i}].relevant")
+        unknown = set(item) - {"text", "relevant"}
+        if unknown:
+            first = sorted(map(str, unknown))[0]
+            raise ItemError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                            "(allowed: text, relevant)", f"[{i}].{first}")
+        chunks.append(Chunk(text, relevant))
+    return chunks
+
+
+def missing_context(spec: AssertionSpec, var_names: Collection[str]) -> str | None:
+    """Why `spec` can never have context in a test whose vars (its own and defaultTest's, after --var) are
+    `var_names`, or None when it can, might (a templated config), or needs none. Call it only where no code can
+    add vars at run time (transformVars, a stored output)."""
+    handler = spec.handler
+    if spec.context_transform or not isinstance(handler, GradedAssertion) or not handler.needs_context():
+        return None
+    var_keys, config_keys = handler.context_vars, handler.context_config
+    if any(v in var_names for v in var_keys) or any(k in spec.config for k in config_keys):
+        return None
+    sources = [f"`vars.{v}`" for v in var_keys] + [f"`config.{k}`" for k in config_keys] + ["`contextTransform`"]
+    return f"{spec.full_type} has no context: no {', no '.join(sources)} in this test or defaultTest"
+
+
+CONTEXT_HINT = ("set `vars.context` (a string or a list of chunks) in the test or defaultTest, or read what the "
+                "provider retrieved with `contextTransform: \"context['metadata']['retrieved']\"` (docs/metrics.md)")
+
+
+def runtime_chunks(value: Any, where: str) -> list[Chunk]:
+    """parse_chunks for a value met at run time: a bad one makes the assertion an ERROR."""
+    try:
+        return parse_chunks(value, where)
+    except ValueError as e:
+        raise AssertionRuntimeError(str(e)) from None
+
+
+def mastra_input(ctx: AssertionContext) -> str:
+    """The question an output answers (Mastra's input): vars.query when present, else the rendered prompt."""
+    return query_of(ctx, required=False) or ctx.prompt
+
+
+def query_of(ctx: AssertionContext, *, required: bool) -> str | None:
+    """vars.query as text (AssertionRuntimeError when required and missing)."""
+    q = ctx.vars.get("query")
+    if q is None or (isinstance(q, str) and not q.strip()):
+        if required:
+            raise AssertionRuntimeError("no query: set `vars.query` to the question the output answers")
+        return None
+    return q if isinstance(q, str) else str(q)
 
 
 class GradedAssertion(Assertion):
@@ -28,24 +104,33 @@ class GradedAssertion(Assertion):
     steps: ClassVar[tuple[str, ...]] = ()
     #: Step order of the list form of rubricPrompt (default: `steps`).
     list_steps: ClassVar[tuple[str, ...]] = ()
-    #: Reads context (vars.context / contextTransform).
-    uses_context: ClassVar[bool] = True
-    #: The vars and `config` keys besides `contextTransform` that can hold its context (assertions/context.py).
+    #: Reads context: `contextTransform`, else the `context_vars`, or the `context_config` keys.
+    uses_context: ClassVar[bool] = False
     context_vars: ClassVar[tuple[str, ...]] = ("context",)
     context_config: ClassVar[tuple[str, ...]] = ()
+    #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
+    judge_step: ClassVar[Step[Any] | None] = None
+
+    @classmethod
+    def common_keys(cls) -> str:
+        context = "; `contextTransform`" if cls.uses_context else ""
+        steps = f"; `rubricPrompt` (steps {', '.join(cls.steps)})" if cls.steps else ""
+        return f"`provider` (the grader){context}{steps}."
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "grader_calls" not in cls.__dict__:  # one call per step unless the class says otherwise
+            cls.grader_calls = len(cls.steps)
 
     def needs_context(self) -> bool:
         """True when no score can be had without context (every case would be an ERROR, or score alike)."""
         return self.uses_context
-    #: The judge step of a judge-style metric (grading/steps.py); None for pipeline-only metrics.
-    judge_step: ClassVar[Step[Any] | None] = None
 
     @classmethod
     def grading_steps(cls) -> tuple[Step[Any], ...]:
         """Every grader step this metric performs (pipeline steps named in `steps`, plus its judge step):
         `validate` checks the chosen grader supports each one before any call."""
         from evalrun.grading.steps import PIPELINE
-
         found: list[Step[Any]] = [PIPELINE[n] for n in cls.steps if n in PIPELINE]
         if cls.judge_step is not None:
             found.append(cls.judge_step)
@@ -59,14 +144,37 @@ class GradedAssertion(Assertion):
     def check(self) -> None:
         super().check()
         from evalrun.grading.select import normalise_spec
-
         if self.spec.provider is not None:
             normalise_spec(self.spec.provider, loc=self.spec.loc, key=self.key_path("provider"))
         if self.spec.context_transform and not self.uses_context:
             raise self.error(f"{self.spec.type} takes no context", key="contextTransform",
                              hint="remove contextTransform")
-        self.context_fn = compile_context_transform(self) if self.uses_context else None
+        if self.uses_context and self.spec.context_transform:
+            self.context_fn = self.compile(self.spec.context_transform, "contextTransform", "get_context")
         self.prompt_overrides = self._parse_rubric_prompt(self.spec.rubric_prompt)
+
+    def check_chunks(self, value: Any, key: str) -> None:
+        """Load-time check of a chunk list that holds no template (ConfigError naming `key`, or its item)."""
+        if value is not None and not is_template(value):
+            try:
+                parse_chunks(value, key)
+            except ValueError as e:
+                raise self.error(str(e), key=key + getattr(e, "path", ""), hint="give a list of {text, relevant} "
+                                 "objects, a list of strings, or one string") from None
+
+    async def raw_context(self, ctx: AssertionContext) -> tuple[Any, str] | None:
+        """(the context, where it came from): contextTransform's result, else vars.context, else None."""
+        if self.context_fn is not None:
+            return await self.context_fn.call(ctx.output, ctx.as_dict()), "contextTransform result"
+        return (ctx.vars["context"], "vars.context") if "context" in ctx.vars else None
+
+    async def context_texts(self, ctx: AssertionContext) -> list[str]:
+        """The context chunks' texts (AssertionRuntimeError when there is no context)."""
+        raw = await self.raw_context(ctx)
+        if raw is None:
+            raise AssertionRuntimeError("no context: set `vars.context` (a string or a list of chunks) "
+                                        "or `contextTransform` on the assertion")
+        return [c.text for c in runtime_chunks(*raw)]
 
     def parse(self, value: Any) -> Any:
         if self.value_text is not None and (not isinstance(value, str) or not value.strip()):
@@ -85,7 +193,6 @@ class GradedAssertion(Assertion):
             return {self.steps[0]: self._read(raw, key)}
         if isinstance(raw, list) and raw and all(isinstance(m, Mapping) and "role" in m for m in raw):
             import json  # promptfoo's chat form: [{role, content}, ...], each content a template (steps.render_prompt)
-
             if not all(isinstance(m.get("content"), str) for m in raw):
                 raise self.error("each rubricPrompt message needs a `content` string", key=key, hint=hint)
             return {self.steps[0]: json.dumps([dict(m) for m in raw], ensure_ascii=False)}
@@ -138,8 +245,7 @@ class GradedAssertion(Assertion):
     async def ask(self, ctx: AssertionContext, variables: dict[str, Any], *,
                   schema_args: tuple[Any, ...] = ()) -> tuple[Any, GraderTrace]:
         """Ask this metric's judge step: (typed result, a fresh trace)."""
-        if self.judge_step is None:  # pragma: no cover - a programming error in a handler
-            raise RuntimeError(f"{self.spec.type} has no judge step")
+        assert self.judge_step is not None, f"{self.spec.type} has no judge step"
         _, trace = self.grader_for(ctx)
         return await self.step(ctx, self.judge_step, variables, trace, schema_args), trace
 
@@ -147,7 +253,6 @@ class GradedAssertion(Assertion):
                    schema_args: tuple[Any, ...] = ()) -> Any:
         """Ask one judge-style step, with this assertion's rubricPrompt override for it (if any)."""
         from evalrun.grading.steps import ask
-
         return await ask(ctx.grader(self.spec), step, variables, trace, schema_args=schema_args,
                          override=self.overrides(ctx).get(step.name), extra=ctx.vars)
 
@@ -156,7 +261,6 @@ class GradedAssertion(Assertion):
         when it cannot perform this metric's steps."""
         from evalrun.errors import GraderError
         from evalrun.grading.steps import CHOOSE_LLM, Checked, unsupported
-
         grader = ctx.grader(self.spec)
         message = unsupported(grader, self.spec.type, self.grading_steps())
         if message:

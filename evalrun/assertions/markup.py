@@ -1,9 +1,5 @@
-"""Markup assertions: is-xml, contains-xml, is-html, contains-html (standard library parsers only).
-
-Limits against promptfoo (which uses saxes, fast-xml-parser and parse5): XML well-formedness is checked by
-`xml.etree`, which rejects DTD entity tricks; HTML validity is heuristic (recognised elements present, no
-text outside elements unless a literal `<body>` wraps it), like promptfoo's own rules.
-"""
+"""Markup assertions: is-xml, contains-xml, is-html, contains-html, with the standard library's parsers in place of
+promptfoo's (etree rejects DTD entity tricks; HTML validity is promptfoo's heuristic)."""
 
 from __future__ import annotations
 
@@ -21,9 +17,8 @@ def _has_path(root: ET.Element, path: list[str]) -> bool:
     """`root.child.grandchild` (fast-xml-parser object paths): first segment is the root tag."""
     if not path or path[0] != root.tag:
         return False
-    node: ET.Element | None = root
+    node = root
     for seg in path[1:]:
-        assert node is not None
         if seg.startswith("@_"):
             return seg[2:] in node.attrib
         found = node.find(seg)
@@ -80,6 +75,7 @@ def contains_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
 
 class _XmlBase(Assertion):
     value_hint = "give required element paths: `root.child, root.other` or a list"
+    judge = staticmethod(validate_xml)
 
     def parse(self, value: Any) -> list[str] | None:
         if value is None or value == "":
@@ -92,6 +88,9 @@ class _XmlBase(Assertion):
             return [str(v) for v in value["requiredElements"]]
         raise ValueError(f"{self.spec.type} value must be a string, a list or {{requiredElements: [...]}}")
 
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        return binary(*self.judge(ctx.output, self.value_of(ctx)))
+
 
 @register("is-xml")
 class IsXml(_XmlBase):
@@ -101,10 +100,6 @@ class IsXml(_XmlBase):
     element; `@_name` names an attribute), as a comma-separated string, a list, or `{requiredElements: [...]}`.
     """
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = validate_xml(ctx.output, self.value_of(ctx))
-        return binary(ok, reason)
-
 
 @register("contains-xml")
 class ContainsXml(_XmlBase):
@@ -113,9 +108,7 @@ class ContainsXml(_XmlBase):
     YAML keys: `value` (optional): required element paths, as for is-xml.
     """
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = contains_xml(ctx.output, self.value_of(ctx))
-        return binary(ok, reason)
+    judge = staticmethod(contains_xml)
 
 
 # ------------------------------------------------------------------ HTML
@@ -218,29 +211,20 @@ def validate_html(text: str) -> tuple[bool, str]:
     return True, "Output is valid HTML"
 
 
-_HTML_PATTERNS = {
-    "open": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>"),
-    "close": re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>"),
-    "selfclose": re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>"),
-    "entity": re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);"),
-    "doctype": re.compile(r"<!DOCTYPE\s+html", re.I),
-    "comment": re.compile(r"<!--[^-]*(?:-[^-]+)*-->"),
-    "attr": re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']"),
-    "known": re.compile(r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button|"
-                        r"script|style|link|meta|br|hr)\b", re.I),
-}
+_HTML_TAGS = (re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?>"), re.compile(r"</[a-zA-Z][a-zA-Z0-9-]*\s*>"))
+#: (weight, pattern) of the other HTML signals promptfoo counts
+_HTML_SIGNALS = (
+    (1, re.compile(r"<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^>]*)?/>")), (1, re.compile(r"&(?:[a-zA-Z]+|#[0-9]+|#x[0-9a-fA-F]+);")),
+    (2, re.compile(r"<!DOCTYPE\s+html", re.I)), (1, re.compile(r"<!--[^-]*(?:-[^-]+)*-->")),
+    (1, re.compile(r"\s[a-zA-Z-]+=\s*[\"'][^\"']*[\"']")),
+    (2, re.compile(r"<(html|head|body|div|span|p|a|img|h[1-6]|ul|ol|li|table|tr|td|th|form|input|button|"
+                   r"script|style|link|meta|br|hr)\b", re.I)))
 
 
 def contains_html(text: str) -> bool:
     """promptfoo's indicator count: two or more HTML signals (tags, entities, doctype, attributes...)."""
-    p = _HTML_PATTERNS
-    score = 0
-    has_open, has_close = bool(p["open"].search(text)), bool(p["close"].search(text))
-    score += 2 if has_open and has_close else int(has_open or has_close)
-    score += bool(p["selfclose"].search(text)) + bool(p["entity"].search(text))
-    score += 2 * bool(p["doctype"].search(text)) + bool(p["comment"].search(text))
-    score += bool(p["attr"].search(text)) + 2 * bool(p["known"].search(text))
-    return score >= 2
+    tags = sum(bool(rx.search(text)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
+    return tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(text)) >= 2
 
 
 @register("is-html")

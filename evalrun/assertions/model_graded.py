@@ -1,21 +1,18 @@
-"""promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval (each needs an LLM grader).
-
-The question is `vars.query` when present, else the rendered prompt; the output is the provider's output.
-"""
+"""promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval and select-best (the
+question is `vars.query`, else the rendered prompt)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.graded import GradedAssertion
-from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
-from evalrun.grading.fence import block
-from evalrun.grading.steps import Step, judge_step
+from evalrun.grading.fence import block, numbered
+from evalrun.grading.steps import Step, ask, judge_step
+from evalrun.types import GraderTrace
 
 FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
 #: promptfoo's default score per factuality category (options.factuality overrides them).
@@ -38,20 +35,12 @@ GEVAL: Step[tuple[float, str]] = judge_step(
     lambda r: (float(r["score"]), str(r["reason"]).strip()), ("criteria", "steps", "input", "output"), "score")
 
 
-@dataclass(frozen=True)
-class RubricReply:
-    passed: bool
-    score: float
-    reason: str
-
-
-RUBRIC = judge_step("judge", "rubric", schemas.rubric,
-                    lambda r: RubricReply(bool(r["pass"]), float(r["score"]), str(r["reason"]).strip()),
-                    ("output", "rubric"), "rubric verdict")
+RUBRIC: Step[tuple[bool, float, str]] = judge_step(
+    "judge", "rubric", schemas.rubric, lambda r: (bool(r["pass"]), float(r["score"]), str(r["reason"]).strip()),
+    ("output", "rubric"), "rubric verdict")
 
 
 class _Judged(GradedAssertion):
-    uses_context = False
     requires_value = True
     config_keys = frozenset()
 
@@ -63,10 +52,9 @@ class Factuality(_Judged):
 
     YAML keys: `value` (reference answer, required); test `options.factuality` {subset, superset, agree,
     disagree, differButFactual} = score per category (defaults 1, 1, 1, 0, 1); pass when the score > 0 (and
-    >= `threshold` when given); `provider`; `rubricPrompt` (step judge). 1 call.
+    >= `threshold` when given); 1 call;
     """
 
-    grader_calls = 1
     steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
@@ -93,10 +81,9 @@ class Factuality(_Judged):
 class ClosedQA(_Judged):
     """promptfoo's model-graded-closedqa: does the output meet the criterion in `value`? (Y/N)
 
-    YAML keys: `value` (criterion, required); `provider`; `rubricPrompt` (step judge). Score 1 or 0. 1 call.
+    Score 1 or 0, 1 call. YAML keys: `value` (criterion, required);
     """
 
-    grader_calls = 1
     steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
@@ -116,11 +103,9 @@ class ClosedQA(_Judged):
 class GEval(_Judged):
     """promptfoo's g-eval: the grader writes evaluation steps for the criteria, then scores 0-10 by them.
 
-    YAML keys: `value` (criteria, required); `threshold` (default 0.7); `provider`; `rubricPrompt` (steps
-    `steps`, `judge`). Score = grader score / 10. 2 calls.
+    Score = grader score / 10, 2 calls. YAML keys: `value` (criteria, required); `threshold` (default 0.7);
     """
 
-    grader_calls = 2
     default_threshold = 0.7
     value_text = "the criteria"
     value_hint = "give the criteria, e.g. `value: answers the question concisely and politely`"
@@ -149,13 +134,11 @@ class LLMRubric(GradedAssertion):
     """A grader model judges the output against a free-text rubric (promptfoo's llm-rubric): {reason, pass, score}.
 
     YAML keys: `value` = the rubric (required unless a rubricPrompt holds it); `threshold` (optional: then pass
-    also needs score >= threshold); `provider` (grader); `rubricPrompt` (step judge: receives `output`
-    (fenced), `rubric` and the case's vars; may render to a JSON list of chat messages). One call.
+    also needs score >= threshold); one call, whose rubricPrompt receives `output` (fenced), `rubric` and the
+    case's vars, and may render to a JSON list of chat messages;
     """
 
-    grader_calls = 1
     requires_value = False  # required unless a rubricPrompt holds the rubric: config/checks.py checks per test
-    uses_context = False
     config_keys = None  # promptfoo passes arbitrary config through to custom rubric prompts
     steps = ("judge",)
     judge_step = RUBRIC
@@ -164,7 +147,6 @@ class LLMRubric(GradedAssertion):
     def parse(self, value: Any) -> str:
         if isinstance(value, (dict, list)):
             import json
-
             return json.dumps(value, ensure_ascii=False)
         if value is None:
             return ""  # the custom rubricPrompt holds the rubric
@@ -174,11 +156,65 @@ class LLMRubric(GradedAssertion):
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         rubric = self.value_of(ctx)
-        reply, trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output), "rubric": rubric})
-        passed = reply.passed
-        reason = reply.reason or ("passed" if passed else "failed")
+        (passed, score, reason), trace = await self.ask(ctx, {"output": block("OUTPUT", ctx.output),
+                                                              "rubric": rubric})
+        reason = reason or ("passed" if passed else "failed")
         if self.threshold is not None:
-            ok, comparison = self.verdict(reply.score)
+            ok, comparison = self.verdict(score)
             passed = passed and ok
             reason = f"{reason} ({comparison})"
-        return self.score(passed, reply.score, reason, {"rubric": rubric}, trace)
+        return self.score(passed, score, reason, {"rubric": rubric}, trace)
+
+
+SELECT_BEST: Step[tuple[int, str]] = judge_step(
+    "judge", "select_best",
+    lambda n: schemas.obj({"best": {"type": "integer", "minimum": 0, "maximum": n - 1},
+                           "reason": {"type": "string"}}),
+    lambda r: (int(r["best"]), str(r["reason"]).strip()), ("criteria", "outputs", "n_outputs"), "choice")
+
+
+@register("select-best")
+class SelectBest(GradedAssertion):
+    """The best of the test's outputs across providers and prompts, by the criteria in `value`, passes.
+
+    Score 1 for the chosen output, 0 for the others; one grader call per group of outputs (needs at least 2
+    outputs and an LLM grader). YAML keys: `value` (criteria, required);
+    """
+
+    requires_value = True
+    compares_outputs = True
+    config_keys = frozenset()
+    steps = ("judge",)
+    judge_step = SELECT_BEST
+    value_hint = "give the criteria, e.g. `value: the most concise correct answer`"
+    value_text = "the criteria"
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        # imported here: it imports asyncio, and validate imports every assertion module
+        from evalrun.assertions.output_groups import CURRENT
+        criteria = self.value_of(ctx)
+        group = CURRENT.get()
+        if group is None:
+            raise AssertionRuntimeError("select-best compares the outputs of a test's providers and prompts: it "
+                                        "runs in `evalrun eval`, not on a single output")
+        grader, trace = self.grader_for(ctx)
+        shared = GraderTrace(grader.id)
+
+        async def compare(entries: list[tuple[str, str]]) -> tuple[int, str, list[str]]:
+            if len(entries) < 2:
+                raise AssertionRuntimeError(f"select-best needs at least 2 outputs to compare, got {len(entries)}")
+            outputs = [out for _, out in entries]
+            best, why = await ask(grader, SELECT_BEST, {
+                "criteria": block("CRITERIA", criteria), "outputs": numbered("OUTPUT", outputs),
+                "n_outputs": len(outputs)}, shared, schema_args=(len(outputs),),
+                override=self.overrides(ctx).get("judge"), extra=ctx.vars)
+            return best, why, [cid for cid, _ in entries]
+        (best, why, ids), computed = await group.submit(self.spec.key_path or "select-best", ctx.case.id,
+                                                        ctx.output, compare)
+        if computed:
+            trace.calls.extend(shared.calls)  # the grader call is counted once, on the case that made it
+        mine = ids.index(ctx.case.id)
+        passed = mine == best
+        reason = (f"chosen as the best of {len(ids)} outputs: {why}" if passed
+                  else f"output {best} of {len(ids)} was chosen instead: {why}")
+        return self.score(passed, 1.0 if passed else 0.0, reason, {"chosen": best, "position": mine}, trace)

@@ -1,8 +1,5 @@
-"""Named metrics (`metric:` on assertions) and `derivedMetrics`, aggregated the way promptfoo does.
-
-A derived metric is an arithmetic expression (mathjs-like: + - * / ^ %, min max abs sqrt round floor ceil log
-exp) over the metrics' weighted score totals and `__count` (cases seen), evaluated in order (later ones may use
-earlier ones). Division by zero gives NaN or infinity, as in mathjs."""
+"""Named metrics (`metric:` on assertions) and `derivedMetrics` (mathjs-like arithmetic over the metrics' weighted
+totals and `__count`, in order), aggregated as promptfoo does."""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.context import check_chunks, labelled_chunks, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote
+from evalrun.assertions.graded import Chunk, GradedAssertion, plural, query_of, quote, runtime_chunks
 from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
 from evalrun.grading.scoring import claims as scoring
@@ -21,12 +21,11 @@ class NoiseSensitivity(GradedAssertion):
 
     YAML keys: `value` = ground truth (required); `threshold` (default 0.2; passes when score <= threshold);
     `config.mode` relevant (default) | irrelevant; `config.formula` default | ragas; `config.contextChunks`
-    ([{text, relevant}], strings, or a string; else `vars.contextChunks`, else `vars.context` /
-    `contextTransform`); `config.noiseContext` (one extra irrelevant chunk); `provider`; `rubricPrompt` (steps
-    verify, extract, attribute). At most 4 grader calls: extract the output's claims (and the ground truth's when
-    chunks are unlabelled), concurrently; then verify against the ground truth and attribute claims x chunks.
+    ([{text, relevant}], strings, or a string; else `vars.contextChunks`, else the context);
+    `config.noiseContext` (one extra irrelevant chunk). At most 4 grader calls (docs/metrics.md);
     """
 
+    uses_context = True
     grader_calls = 4
     default_threshold = 0.2
     requires_value = True
@@ -52,29 +51,42 @@ class NoiseSensitivity(GradedAssertion):
         if cfg.get("formula", "default") not in scoring.NOISE_FORMULAS:
             raise self.error(f"unknown formula {cfg.get('formula')!r}", key="config.formula",
                              hint="default or ragas")
-        check_chunks(self, cfg.get("contextChunks"), "config.contextChunks")
+        self.check_chunks(cfg.get("contextChunks"), "config.contextChunks")
         noise = cfg.get("noiseContext")
         if noise is not None and not isinstance(noise, str):
             raise self.error("noiseContext must be a string", key="config.noiseContext")
+
+    async def labelled_chunks(self, ctx: AssertionContext) -> list[Chunk]:
+        """`contextChunks` (config, else vars), else the context (one string is the relevant chunk), plus
+        `config.noiseContext` as an irrelevant chunk; may be empty."""
+        labelled = ctx.config.get("contextChunks")
+        where = "config.contextChunks"
+        if labelled is None and "contextChunks" in ctx.vars:
+            labelled, where = ctx.vars["contextChunks"], "vars.contextChunks"
+        raw = (labelled, where) if labelled is not None else await self.raw_context(ctx)
+        chunks = runtime_chunks(*raw) if raw is not None else []
+        if labelled is None and raw is not None and isinstance(raw[0], str):
+            chunks = [Chunk(raw[0], True)]
+        noise = ctx.config.get("noiseContext")
+        if noise is not None:
+            if not isinstance(noise, str):
+                raise AssertionRuntimeError(f"config.noiseContext must be a string, not {type(noise).__name__}")
+            chunks = [*chunks, Chunk(noise, False)]
+        return chunks
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         truth = self.value_of(ctx)
         mode = str(ctx.config.get("mode", "relevant"))
         formula = str(ctx.config.get("formula", "default"))
-        chunks = await labelled_chunks(ctx, self.context_fn)
+        chunks = await self.labelled_chunks(ctx)
         texts = [c.text for c in chunks]
         need_reference = any(c.relevant is None for c in chunks)
         grader, trace = self.grader_for(ctx)
-
-        async def none() -> list[str]:
-            return []
-
         question = query_of(ctx, required=False)
         import asyncio  # here, not at import: `validate` imports every assertion module and never needs it
-
         claims, ref_claims = await asyncio.gather(
             grader.extract_claims(ctx.output, trace, question=question),
-            grader.extract_claims(truth, trace) if need_reference else none(),
+            grader.extract_claims(truth, trace) if need_reference else asyncio.sleep(0, []),
         )
         details: dict[str, Any] = {"mode": mode, "formula": formula, "claims": []}
         if not claims:
@@ -92,7 +104,6 @@ class NoiseSensitivity(GradedAssertion):
         correct = [v.verdict == "supported" for v in verdicts]
         counted = scoring.noise_counted(correct, entails, relevant, mode, formula)
         value = sum(counted) / n
-
         sources = {True: "labels", False: "ground-truth claims"}
         used = {sources[c.relevant is not None] for c in chunks}
         details.update({
@@ -145,13 +156,11 @@ class NoiseRobustness(GradedAssertion):
     YAML keys: `config.baselineResponse` (the answer to the clean query, required), `config.noisyQuery`
     (required), `config.noiseType` (misinformation | distractors | adversarial), `config.scoring` {impactWeights
     {none, minimal, moderate, significant, severe}, majorIssuePerItem 0.1, maxMajorIssuePenalty 0.3,
-    discrepancyThreshold 0.2}; `vars.query` (the original query); `threshold` (default 0.7); `provider`;
-    `rubricPrompt` (step judge). One call (needs an LLM grader).
+    discrepancyThreshold 0.2}; `vars.query` (the original query); `threshold` (default 0.7); one call (an LLM
+    grader);
     """
 
-    grader_calls = 1
     default_threshold = 0.7
-    uses_context = False
     config_keys = frozenset({"baselineResponse", "noisyQuery", "noiseType", "scoring"})
     steps = ("judge",)
     judge_step = ROBUSTNESS

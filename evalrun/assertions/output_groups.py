@@ -1,9 +1,5 @@
-"""Output groups: the cases of one test that differ only by provider and prompt, run together so that a
-cross-output assertion (select-best) can compare their outputs.
-
-The runner runs a group's cases concurrently, each seeing the group through `CURRENT`. A handler `submit`s its
-output and waits until every case of the group has submitted or ended; one of them computes the comparison
-once, and all get its result. This cannot deadlock: the whole group is in flight at once."""
+"""Output groups: the cases of one test that differ only by provider and prompt, run together (all in flight at
+once, so no deadlock) so that select-best compares their outputs once per group."""
 
 from __future__ import annotations
 
@@ -25,9 +21,7 @@ class _Slot:
 
     entries: list[tuple[str, str]] = field(default_factory=list)  # (case id, output), in submission order
     ready: asyncio.Event = field(default_factory=asyncio.Event)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    result: Any = None
-    error: BaseException | None = None
+    result: asyncio.Future[Any] | None = None  # the comparison, started by the first case past `ready`
     computed_by: str | None = None
 
 
@@ -56,17 +50,11 @@ class OutputGroup:
         slot.entries.append((case_id, output))
         self._check(slot)
         await slot.ready.wait()
-        async with slot.lock:
-            if slot.result is None and slot.error is None:
-                entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
-                slot.computed_by = case_id
-                try:
-                    slot.result = await compute(entries)
-                except Exception as e:  # noqa: BLE001 - every member of the group reports the same error
-                    slot.error = e
-        if slot.error is not None:
-            raise slot.error
-        return slot.result, slot.computed_by == case_id
+        if slot.result is None:
+            entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
+            slot.result, slot.computed_by = asyncio.ensure_future(compute(entries)), case_id
+        # every member of the group gets the same result or error; shielded: one member's cancellation ends no other's
+        return await asyncio.shield(slot.result), slot.computed_by == case_id
 
 
 def compares_outputs(test: TestSpec) -> bool:

@@ -1,16 +1,12 @@
-"""Graded RAG assertions over the claim pipeline (noise-sensitivity lives in noise.py, registered from here).
-
-Context for all of them: `vars.context` (a string or a list of chunks) or `contextTransform`; see context.py.
-Zero claims is an outcome, not a score: the result passes with score None and says so in its reason.
-"""
+"""Graded RAG assertions over the claim pipeline (faithfulness, hallucination, context-relevance, -recall,
+-precision); zero claims is an outcome, not a score: the result passes with score None."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from evalrun.assertions.base import AssertionContext, Score
-from evalrun.assertions.context import context_texts, query_of
-from evalrun.assertions.graded import GradedAssertion, plural, quote
+from evalrun.assertions.graded import GradedAssertion, plural, query_of, quote
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading.scoring import claims as scoring
@@ -18,12 +14,6 @@ from evalrun.types import Verdict
 
 _PENALTY_KEYS = {"unusedHighRelevanceContext": "unused_high_penalty", "missingContextPerItem": "missing_per_item",
                  "maxMissingContextPenalty": "max_missing_penalty"}
-
-
-def _number(handler: GradedAssertion, cfg: dict[str, Any], key: str, path: str) -> None:
-    v = cfg.get(key)
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
-        raise handler.error(f"{key} must be a non-negative number", key=path)
 
 
 def claims_reason(claims: list[str], verdicts: list[Verdict], passed: bool, bad_word: str, shown: int = 3) -> str:
@@ -53,7 +43,7 @@ def claims_reason(claims: list[str], verdicts: list[Verdict], passed: bool, bad_
 class _ContextClaims(GradedAssertion):
     """Claims of the output verified against the context (faithfulness, hallucination): 2 grader calls."""
 
-    grader_calls = 2
+    uses_context = True
     steps = ("verify", "extract")
     #: How a claim that is not supported is named in the reason, and what zero claims mean.
     bad_word: ClassVar[str] = ""
@@ -63,7 +53,7 @@ class _ContextClaims(GradedAssertion):
         raise NotImplementedError
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         question = query_of(ctx, required=False)
         claims = await grader.extract_claims(ctx.output, trace, question=question)
@@ -88,9 +78,8 @@ class _ContextClaims(GradedAssertion):
 class Faithfulness(_ContextClaims):
     """Supported claims / all claims of the output, against the context. Higher is better.
 
-    YAML keys: `threshold` (default 0.7), `config.lenient` (only contradicted claims count against),
-    `contextTransform`, `provider`, `rubricPrompt` (steps verify, extract; a list maps to [extract, verify]
-    as in promptfoo). Zero claims: passes with no score.
+    Zero claims: passes with no score; a rubricPrompt list maps to [extract, verify] as in promptfoo. YAML keys:
+    `threshold` (default 0.7), `config.lenient` (only contradicted claims count against);
     """
 
     default_threshold = 0.7
@@ -113,8 +102,7 @@ class Faithfulness(_ContextClaims):
 class Hallucination(_ContextClaims):
     """Contradicted or unsupported claims / all claims, against the context. Lower is better.
 
-    YAML keys: `threshold` (default 0.3; passes when score <= threshold), `contextTransform`, `provider`,
-    `rubricPrompt` (steps verify, extract). Zero claims: passes with no score.
+    Zero claims: passes with no score. YAML keys: `threshold` (default 0.3; passes when score <= threshold);
     """
 
     default_threshold = 0.3
@@ -131,12 +119,11 @@ class Hallucination(_ContextClaims):
 class ContextRelevance(GradedAssertion):
     """Mastra's weighted-level context relevance of the chunks to `vars.query`. Higher is better.
 
-    YAML keys: `threshold` (default 0.5, in `scale` units), `config.penalties` {unusedHighRelevanceContext 0.1,
-    missingContextPerItem 0.15, maxMissingContextPenalty 0.5}, `config.scale` (1), `contextTransform`,
-    `provider`, `rubricPrompt` (step classify). One grader call.
+    One grader call. YAML keys: `threshold` (default 0.5, in `scale` units), `config.penalties`
+    {unusedHighRelevanceContext 0.1, missingContextPerItem 0.15, maxMissingContextPenalty 0.5}, `config.scale` (1);
     """
 
-    grader_calls = 1
+    uses_context = True
     default_threshold = 0.5
     config_keys = frozenset({"penalties", "scale"})
     steps = ("classify",)
@@ -151,13 +138,13 @@ class ContextRelevance(GradedAssertion):
             if k not in _PENALTY_KEYS:
                 raise self.error(f"unknown penalty {k!r}", key=f"config.penalties.{k}",
                                  hint=f"allowed: {', '.join(_PENALTY_KEYS)}")
-            _number(self, penalties, k, f"config.penalties.{k}")
-        _number(self, cfg, "scale", "config.scale")
+        self.check_numbers(penalties, penalties, "config.penalties.")
+        self.check_numbers(cfg, ["scale"])
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         query = query_of(ctx, required=True)
         assert query is not None
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         judged = await grader.classify_chunks(query, ctx.output, chunks, trace)
         penalties = {_PENALTY_KEYS[k]: float(v) for k, v in (ctx.config.get("penalties") or {}).items()}
@@ -184,7 +171,7 @@ class ContextRelevance(GradedAssertion):
 class _ReferenceClaims(GradedAssertion):
     """Claims of the reference answer (`value`) attributed to the chunks: 2 grader calls."""
 
-    grader_calls = 2
+    uses_context = True
     requires_value = True
     config_keys = frozenset()
     steps = ("attribute", "extract")
@@ -193,7 +180,7 @@ class _ReferenceClaims(GradedAssertion):
 
     async def _attribution(self, ctx: AssertionContext) -> tuple[list[str], list[str], list[list[bool]], Any]:
         reference = self.value_of(ctx)
-        chunks = await context_texts(ctx, self.context_fn)
+        chunks = await self.context_texts(ctx)
         grader, trace = self.grader_for(ctx)
         claims = await grader.extract_claims(reference, trace)
         if not claims:
@@ -207,8 +194,7 @@ class _ReferenceClaims(GradedAssertion):
 class ContextRecall(_ReferenceClaims):
     """Share of the reference answer's claims that some context chunk entails. Higher is better.
 
-    YAML keys: `value` (reference answer), `threshold` (default 0.7), `contextTransform`, `provider`,
-    `rubricPrompt` (steps attribute, extract).
+    YAML keys: `value` (reference answer), `threshold` (default 0.7);
     """
 
     default_threshold = 0.7
@@ -232,8 +218,7 @@ class ContextRecall(_ReferenceClaims):
 class ContextPrecision(_ReferenceClaims):
     """Mean average precision of the chunk order: a chunk is useful when it entails a reference claim.
 
-    YAML keys: `value` (reference answer), `threshold` (default 0.5), `contextTransform`, `provider`,
-    `rubricPrompt` (steps attribute, extract). Higher is better.
+    Higher is better. YAML keys: `value` (reference answer), `threshold` (default 0.5);
     """
 
     default_threshold = 0.5

@@ -1,7 +1,5 @@
-"""Assertion type name -> handler class.
-
-Built-ins register with @register; plugins through the entry-point group `evalrun.assertions`. `get(name)`
-imports only the module that registers `name` (BUILTIN_TYPES). A name registered twice is an error naming both."""
+"""Assertion type name -> handler class: built-ins register with @register (`get` imports only the module that
+registers a name), plugins through the entry-point group `evalrun.assertions`."""
 
 from __future__ import annotations
 
@@ -11,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from evalrun.assertions.base import Assertion
+from evalrun.errors import ConfigError
 
 A = TypeVar("A", bound=type[Assertion])
 
@@ -32,23 +31,19 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
         "is-valid-openai-tools-call"),
     "evalrun.assertions.markup": ("contains-html", "contains-xml", "is-html", "is-xml"),
     "evalrun.assertions.sql": ("contains-sql", "is-sql"),
-    "evalrun.assertions.similarity": ("bleu", "levenshtein", "rouge-n"),
+    "evalrun.assertions.similarity": ("answer-relevance", "bleu", "completeness", "content-similarity",
+        "keyword-coverage", "levenshtein", "rouge-n", "similar", "similar:cosine", "similar:dot", "similar:euclidean",
+        "textual-difference", "tone-consistency"),
     "evalrun.assertions.meta": ("cost", "finish-reason", "latency"),
     "evalrun.assertions.code": ("javascript", "python"),
     "evalrun.assertions.engine": ("assert-set",),
     "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
         "faithfulness", "hallucination"),
     "evalrun.assertions.noise": ("noise-robustness", "noise-sensitivity"),
-    "evalrun.assertions.mastra_text": ("completeness", "content-similarity", "keyword-coverage",
-        "textual-difference", "tone-consistency"),
     "evalrun.assertions.tools": ("tool-call-accuracy",),
-    "evalrun.assertions.judges": ("answer-relevancy", "bias", "toxicity"),
-    "evalrun.assertions.alignment": ("answer-similarity", "prompt-alignment"),
+    "evalrun.assertions.judges": ("answer-relevancy", "answer-similarity", "bias", "prompt-alignment", "toxicity"),
     "evalrun.assertions.model_graded": ("factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
-        "model-graded-factuality"),
-    "evalrun.assertions.embedding": ("answer-relevance", "similar", "similar:cosine", "similar:dot",
-        "similar:euclidean"),
-    "evalrun.assertions.select_best": ("select-best",),
+        "model-graded-factuality", "select-best"),
     "evalrun.assertions.classifier": ("classifier",),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
@@ -75,7 +70,6 @@ def register(name: str, *aliases: str) -> Callable[[A], A]:
         for n in (name, *aliases):
             _REGISTRY[n] = cls
         return cls
-
     return deco
 
 
@@ -94,26 +88,20 @@ def _ensure_plugins() -> None:
     """Load the entry-point plugins (once). With plugins installed, every built-in module is imported first (as
     `load_all` does), so a plugin reusing a built-in's name is reported whichever types a suite uses."""
     global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    _PLUGINS_LOADED = True
-    from importlib.metadata import entry_points
+    if not _PLUGINS_LOADED:
+        _PLUGINS_LOADED = True
+        _load_plugins()
 
+
+def _load_plugins() -> None:
+    from importlib.metadata import entry_points
     eps = list(entry_points(group="evalrun.assertions"))
     if eps:
         load_all()  # a no-op when load_all is what called us
-        _load_plugins(eps)
-
-
-def _load_plugins(eps: Any = None) -> None:
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="evalrun.assertions") if eps is None else eps:
+    for ep in eps:
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001 - a broken plugin is reported, not a crash
-            from evalrun.errors import ConfigError
-
             raise ConfigError(f"assertion plugin {ep.name!r} ({ep.value}) failed to load: "
                               f"{type(e).__name__}: {e}",
                               hint="fix or uninstall the package that provides it") from e
@@ -121,8 +109,6 @@ def _load_plugins(eps: Any = None) -> None:
             continue  # a module: importing it registered its handlers (with @register)
         taken = _REGISTRY.get(ep.name)
         if taken is not None and taken is not obj:
-            from evalrun.errors import ConfigError
-
             raise ConfigError(f"assertion type {ep.name!r} is defined twice: by plugin {ep.value} "
                               f"({ep.dist.name if ep.dist else 'unknown package'}) and by "
                               f"{_PLUGINS.get(ep.name) or _source(taken)}",
@@ -163,7 +149,7 @@ def describe(name: str) -> dict[str, Any]:
         "type": name,
         "summary": cls.summary or first,
         "description": first,
-        "details": rest.strip(),
+        "details": " ".join(p for p in (rest.strip(), cls.common_keys()) if p),
         "graded": cls.graded,
         "default_threshold": cls.default_threshold,
         "requires_value": cls.requires_value,

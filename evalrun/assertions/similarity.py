@@ -1,4 +1,6 @@
-"""Reference-similarity assertions: levenshtein, rouge-n, bleu (promptfoo's formulas and defaults)."""
+"""Similarity of the output to a reference: promptfoo's levenshtein, rouge-n, bleu and embedding metrics (similar,
+answer-relevance: one embedding request each), and Mastra's deterministic scorers (content-similarity,
+textual-difference, keyword-coverage, completeness, tone-consistency; formulas in grading/scoring/)."""
 
 from __future__ import annotations
 
@@ -6,34 +8,25 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
+from evalrun.assertions.base import Assertion, AssertionContext, Score, against, binary
+from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
-
-
-def _utf16(s: str) -> list[int]:
-    raw = s.encode("utf-16-le")
-    return [int.from_bytes(raw[i:i + 2], "little") for i in range(0, len(raw), 2)]
+from evalrun.grading import schemas
+from evalrun.grading.fence import block
+from evalrun.grading.scoring import deterministic as text_scoring
+from evalrun.grading.scoring import verdicts as judge_scoring
+from evalrun.grading.steps import Step, judge_step
 
 
 def levenshtein(a: str, b: str) -> int:
     """Edit distance (insertions, deletions, substitutions of one UTF-16 unit each, as JavaScript counts)."""
-    if any(ord(c) > 0xFFFF for c in a + b):
-        return _distance(_utf16(a), _utf16(b))
-    return _distance(a, b)
+    from rapidfuzz.distance import Levenshtein as edits  # here: validate imports every assertion module
 
-
-def _distance(a: Sequence[Any], b: Sequence[Any]) -> int:
-    if len(a) < len(b):
-        a, b = b, a
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
+    if any(ord(c) > 0xFFFF for c in a + b):  # an astral character is two UTF-16 units
+        return edits.distance(*(memoryview(t.encode("utf-16-le")).cast("H").tolist() for t in (a, b)))
+    return edits.distance(a, b)
 
 
 # ------------------------------------------------------------------ tokenizers
@@ -187,3 +180,210 @@ class Bleu(Assertion):
         t = self.threshold if self.threshold is not None else 0.5
         ok = s >= t
         return Score(ok, s, f"BLEU score {s:.4f} is {'>=' if ok else '<'} threshold {t:g}")
+
+
+# ------------------------------------------------------------------ embeddings
+N_QUESTIONS = 3
+
+
+class _Similar(Assertion):
+    """The output's embedding against `value`'s (a string, or a list: pass when any is similar enough).
+
+    YAML keys: `value` (required: text or list of texts); `threshold` (default 0.75; for similar:euclidean
+    the largest passing distance); `provider` (embedding model, e.g. `{embedding: openai:embedding:MODEL}`).
+    Score: the similarity (euclidean: 1 / (1 + distance)); with a list, the best. One embedding request.
+    """
+
+    metric = "cosine"
+    requires_value = True
+    needs_embedder = True
+    default_threshold = 0.75
+    config_keys = frozenset()
+    value_hint = "give the expected text, or a list of texts"
+
+    def parse(self, value: Any) -> list[str]:
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(isinstance(v, str) and v.strip() for v in values):
+            raise ValueError(f"{self.spec.type} needs a non-empty string or list of strings as `value`")
+        return list(values)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        values = self.value_of(ctx)
+        embedder = ctx.embedder(self.spec)
+        vectors = await embedder.embed([ctx.output, *values])
+        thr = float(self.threshold if self.threshold is not None else 0.75)
+        results = [judge_scoring.similar(vectors[0], v, self.metric, thr) for v in vectors[1:]]
+        best = max(range(len(results)), key=lambda i: results[i][1])
+        passed = any(r[0] for r in results)
+        ok, score, raw = results[next((i for i, r in enumerate(results) if r[0]), best)]
+        what = "distance" if self.metric == "euclidean" else f"{self.metric} similarity"
+        op = ("<=" if ok else ">") if self.metric == "euclidean" else (">=" if ok else "<")
+        which = f" (closest of {len(values)} values)" if len(values) > 1 else ""
+        return Score(passed, score, f"{what} {raw:.3f} {op} threshold {thr:g}{which}",
+                     {"embedder": embedder.id, "metric": self.metric, "raw": raw})
+
+
+for _metric, _names, _what in (("cosine", ("similar", "similar:cosine"), "cosine similarity of embeddings"),
+                               ("dot", ("similar:dot",), "dot product of embeddings"),
+                               ("euclidean", ("similar:euclidean",), "distance of embeddings (lower is closer)")):
+    register(*_names)(type(f"Similar{_metric.capitalize()}", (_Similar,), {
+        "metric": _metric, "__module__": __name__,
+        "__doc__": f"promptfoo's {_names[0]}: {_what}.\n\n" + (_Similar.__doc__ or "").split("\n\n", 1)[1]}))
+
+
+QUESTIONS: Step[list[str]] = judge_step(
+    "judge", "questions", lambda n: schemas.obj({"questions": schemas.exactly(n, {"type": "string"})}),
+    lambda r: [str(q) for q in r["questions"]], ("output", "n"), "questions")
+
+
+@register("answer-relevance")
+class AnswerRelevance(GradedAssertion):
+    """promptfoo's answer-relevance: the grader writes 3 questions the output answers; the score is their
+    mean embedding cosine similarity to the query (`vars.query`, else the prompt).
+
+    One grader call (promptfoo makes 3) and one embedding request; not Mastra's `answer-relevancy` (see
+    docs/metrics.md). YAML keys: `threshold` (default 0.7); `provider` (`{text: GRADER, embedding: EMBEDDER}`);
+    """
+
+    takes_value = False
+    needs_embedder = True
+    default_threshold = 0.7
+    config_keys = frozenset()
+    steps = ("judge",)
+    judge_step = QUESTIONS
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        query = mastra_input(ctx)
+        questions, trace = await self.ask(ctx, {"output": block("ANSWER", ctx.output), "n": N_QUESTIONS},
+                                          schema_args=(N_QUESTIONS,))
+        embedder = ctx.embedder(self.spec)
+        vectors = await embedder.embed([query, *questions])
+        score = judge_scoring.answer_relevance(vectors[0], vectors[1:])
+        passed, comparison = self.verdict(score)
+        return self.score(passed, score, f"mean similarity of {len(questions)} generated questions to the query: "
+                          f"{comparison}", {"questions": questions, "embedder": embedder.id}, trace)
+
+
+# ------------------------------------------------------------------ Mastra's text scorers
+class ScaledScorer(Assertion):
+    """Shared base: `config.scale`, the reference text, a threshold in the scorer's scale."""
+
+    config_keys: ClassVar[frozenset[str] | None] = frozenset({"scale"})
+
+    @classmethod
+    def common_keys(cls) -> str:
+        return "`config.scale` (default 1); `threshold` (default 0.5 x scale)."
+    #: The `value` is the text compared with the output (else Mastra's input).
+    value_hint = "give the reference text as a string, or omit value to compare with vars.query / the prompt"
+
+    def check(self) -> None:
+        super().check()
+        self.check_numbers(self.spec.config, ["scale"])
+        for key in self.spec.config:
+            if key in ("ignoreCase", "ignoreWhitespace") and not isinstance(self.spec.config[key], bool):
+                raise self.error(f"config.{key} must be true or false", key=f"config.{key}")
+
+    def parse(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, (dict, list, bool)):
+            raise ValueError(f"{self.spec.type} compares text: `value` must be a string")
+        return str(value)
+
+    def reference(self, ctx: AssertionContext) -> str:
+        value = self.value_of(ctx)
+        return value if value is not None else mastra_input(ctx)
+
+    def scaled(self, ctx: AssertionContext, raw: float, what: str, details: dict[str, Any]) -> Score:
+        scale = float(ctx.config.get("scale", 1))
+        score = raw * scale
+        passed, comparison = against(score, self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        return Score(passed, score, f"{what}: {comparison}", {**details, "scale": scale})
+
+
+@register("content-similarity")
+class ContentSimilarity(ScaledScorer):
+    """Mastra's content-similarity: Dice similarity of character bigrams (string-similarity).
+
+    YAML keys: `value` (reference text; default vars.query / the prompt); `config.ignoreCase` (default true),
+    `config.ignoreWhitespace` (default true);
+    """
+
+    config_keys = frozenset({"scale", "ignoreCase", "ignoreWhitespace"})
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        raw = text_scoring.content_similarity(self.reference(ctx), ctx.output,
+                                              ignore_case=ctx.config.get("ignoreCase", True),
+                                              ignore_whitespace=ctx.config.get("ignoreWhitespace", True))
+        return self.scaled(ctx, raw, "content similarity", {})
+
+
+@register("textual-difference")
+class TextualDifference(ScaledScorer):
+    """Mastra's textual-difference: SequenceMatcher similarity ratio (1 = identical).
+
+    Details: changes, lengthDiff, confidence (not part of the score). YAML keys: `value` (reference text;
+    default vars.query / the prompt);
+    """
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        d = text_scoring.textual_difference(self.reference(ctx), ctx.output)
+        return self.scaled(ctx, d.ratio, f"similarity ratio ({d.changes} changes)",
+                           {"ratio": d.ratio, "changes": d.changes, "lengthDiff": d.length_diff,
+                            "confidence": d.confidence})
+
+
+@register("keyword-coverage")
+class KeywordCoverage(ScaledScorer):
+    """Mastra's keyword-coverage: share of the reference's keywords (stop words dropped) in the output.
+
+    A reference without keywords scores 1. YAML keys: `value` (reference text; default vars.query / the prompt);
+    """
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        c = text_scoring.keyword_coverage(self.reference(ctx), ctx.output)
+        return self.scaled(ctx, c.score, *_coverage_report(c, "keywords", "matched"))
+
+
+@register("completeness")
+class Completeness(ScaledScorer):
+    """Mastra's completeness: share of the reference's words (elements) covered by the output's.
+
+    YAML keys: `value` (reference text; default vars.query / the prompt);
+    """
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        c = text_scoring.completeness(self.reference(ctx), ctx.output)
+        return self.scaled(ctx, c.score, *_coverage_report(c, "elements covered", "covered"))
+
+
+def _coverage_report(c: Any, noun: str, found_key: str) -> tuple[str, dict[str, Any]]:
+    """Reason ("3/4 keywords; missing: x") and details of a matched/missing coverage result."""
+    missing = f"; missing: {', '.join(c.missing[:8])}" if c.missing else ""
+    return (f"{len(c.matched)}/{len(c.matched) + len(c.missing)} {noun}{missing}",
+            {found_key: list(c.matched), "missing": list(c.missing)})
+
+
+@register("tone-consistency")
+class ToneConsistency(ScaledScorer):
+    """Mastra's tone scorer (AFINN-165): with `value`, 1 - |sentiment(output) - sentiment(value)|; without,
+    the stability of the output's sentiment across its sentences (1 - variance).
+
+    YAML keys: `value` (reference text whose tone the output should match; optional);
+    """
+
+    def reference(self, ctx: AssertionContext) -> str:
+        value = self.value_of(ctx)
+        return value or ""
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        ref = self.reference(ctx)
+        t = text_scoring.tone_consistency(ctx.output, ref or None)
+        if ref:
+            details = {"responseSentiment": t.response, "referenceSentiment": t.reference,
+                       "difference": abs(t.response - (t.reference or 0.0))}
+            what = f"tone: sentiment {t.response:.3f} vs reference {t.reference:.3f}"
+        else:
+            details = {"avgSentiment": t.response, "sentimentVariance": t.variance}
+            what = f"tone stability: sentiment variance {t.variance:.3f}"
+        return self.scaled(ctx, t.score, what, details)

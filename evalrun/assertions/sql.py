@@ -1,8 +1,5 @@
-"""SQL assertions: is-sql, contains-sql, with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`.
-
-Parsed by sqlglot in the matching dialect (sql_statements.py), with promptfoo's own checks on top. Whitelist
-entries are node-sql-parser's: regular expressions matched, whole and ignoring case, against the authority
-strings node-sql-parser would list (`select::null::orders`, `select::users::id`), built here from sqlglot's tree."""
+"""is-sql and contains-sql with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`: whitelist entries
+are matched against node-sql-parser's authority strings (`select::null::orders`), built from sqlglot's tree."""
 
 from __future__ import annotations
 
@@ -17,9 +14,7 @@ from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
 from evalrun.assertions.sql_statements import DIALECTS, SqlSyntaxError, likely_missing_comma, statements
 
-#: promptfoo's spelling of node-sql-parser's databases, for messages (the lookup ignores case).
-DATABASES = ("MySQL", "MariaDB", "PostgreSQL", "Sqlite", "TransactSQL", "BigQuery", "Snowflake", "Redshift",
-             "Hive", "Athena", "Trino", "Db2", "FlinkSQL", "Noql")
+_DATABASES = {name.lower(): name for name in DIALECTS}
 _KEYS = ("databaseType", "allowedTables", "allowedColumns")
 _PLAIN_NAME = re.compile(r"[\w$ ]+")
 _EXAMPLE = {"allowedTables": ("select::null::orders", "(select|insert|update|delete)::.*::orders"),
@@ -33,12 +28,9 @@ class Whitelist:
     entries: tuple[str, ...]
     patterns: tuple[re.Pattern[str], ...]
 
-    def denied(self, authorities: list[str]) -> str | None:
-        """The first authority no entry matches (node-sql-parser's whiteListCheck), or None."""
-        for authority in authorities:
-            if not any(p.search(authority) for p in self.patterns):
-                return authority
-        return None
+    def allows(self, authorities: list[str]) -> bool:
+        """Every authority matches an entry (node-sql-parser's whiteListCheck)."""
+        return all(any(p.search(a) for p in self.patterns) for a in authorities)
 
 
 @dataclass(frozen=True)
@@ -89,14 +81,13 @@ def parse_rules(value: Any) -> SqlRules:
     unknown = sorted(set(value) - set(_KEYS))
     if unknown:
         from evalrun.suggest import did_you_mean
-
         hint = did_you_mean(unknown[0], _KEYS)
         raise ValueError(f"unknown keys {unknown}; allowed: {', '.join(_KEYS)}" + (f" ({hint})" if hint else ""))
     database = value.get("databaseType") or "MySQL"  # promptfoo: `value.databaseType || 'MySQL'`
-    if not isinstance(database, str) or database.lower() not in DIALECTS:
+    if not isinstance(database, str) or database.lower() not in _DATABASES:
         raise ValueError(f"databaseType {database!r} is not a database node-sql-parser (promptfoo) knows; "
-                         f"one of: {', '.join(DATABASES)}")
-    return SqlRules(database, DIALECTS[database.lower()], _whitelist("allowedTables", value.get("allowedTables")),
+                         f"one of: {', '.join(DIALECTS)}")
+    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]], _whitelist("allowedTables", value.get("allowedTables")),
                     _whitelist("allowedColumns", value.get("allowedColumns")))
 
 
@@ -223,7 +214,7 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
         if whitelist is None:
             continue
         listed = found(trees)
-        if whitelist.denied(listed) is not None:
+        if not whitelist.allows(listed):
             reasons.append(f"SQL references unauthorized {what}(s). Found: [{', '.join(listed)}]. "
                            f"Allowed: [{', '.join(whitelist.entries)}].")
     if reasons:
@@ -231,28 +222,14 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
     return True, f"Output is valid {rules.database} SQL"
 
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\r\n]*)$")
+#: A ``` or ~~~ fenced block (CommonMark: closed by the same character, at least as long; else open to the end)
+_FENCED = re.compile(r"^[ \t]{0,3}((`|~)\2{2,})[ \t]*([^\n]*)(?:\n(.*?)^[ \t]{0,3}\1\2*[ \t]*$|.*\Z)", re.M | re.S)
 
 
 def sql_blocks(text: str) -> list[str]:
     """Bodies of ``` fenced blocks tagged `sql` or untagged (promptfoo's extractSqlCodeBlocks)."""
-    blocks: list[str] = []
-    active: tuple[str, int, bool, list[str]] | None = None
-    for line in re.split(r"\r\n?|\n", text):
-        if active is None:
-            m = _FENCE.match(line)
-            if m:
-                lang = m.group(2).strip().lower()
-                active = (m.group(1)[0], len(m.group(1)), lang in ("", "sql"), [])
-            continue
-        m = re.match(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*$", line)
-        if m and m.group(1)[0] == active[0] and len(m.group(1)) >= active[1]:
-            if active[2]:
-                blocks.append("\n".join(active[3]).strip())
-            active = None
-        else:
-            active[3].append(line)
-    return blocks
+    return [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", text))
+            if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]
 
 
 class _SqlBase(TextAssertion):

@@ -1,7 +1,5 @@
-"""SQL text -> statements, read by sqlglot in the dialect of promptfoo's `databaseType`.
-
-sqlglot reads far more than valid SQL (`hello world` is an aliased column, `SELECT a, FROM t` drops the comma);
-`_problem` refuses what node-sql-parser (promptfoo's parser) refuses, one line per rule."""
+"""SQL text -> statements, parsed by sqlglot in the dialect of `databaseType`, refusing what node-sql-parser
+(promptfoo's parser) refuses (sqlglot reads `hello world` as an aliased column)."""
 
 from __future__ import annotations
 
@@ -13,13 +11,11 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sqlglot.tokens import Token, TokenType
 
-#: node-sql-parser's databases (promptfoo's `databaseType`, any case) -> sqlglot dialect. Db2, FlinkSQL and
-#: Noql have no sqlglot dialect: they are read with sqlglot's generic SQL.
-DIALECTS = {
-    "mysql": "mysql", "mariadb": "mysql", "postgresql": "postgres", "sqlite": "sqlite", "transactsql": "tsql",
-    "bigquery": "bigquery", "snowflake": "snowflake", "redshift": "redshift", "hive": "hive", "athena": "athena",
-    "trino": "trino", "db2": "", "flinksql": "", "noql": "",
-}
+#: node-sql-parser's databases, as promptfoo spells `databaseType` (matched ignoring case) -> sqlglot dialect. Db2,
+#: FlinkSQL and Noql have no sqlglot dialect: they are read with sqlglot's generic SQL.
+DIALECTS = {"MySQL": "mysql", "MariaDB": "mysql", "PostgreSQL": "postgres", "Sqlite": "sqlite", "TransactSQL": "tsql",
+            "BigQuery": "bigquery", "Snowflake": "snowflake", "Redshift": "redshift", "Hive": "hive",
+            "Athena": "athena", "Trino": "trino", "Db2": "", "FlinkSQL": "", "Noql": ""}
 #: Statement kinds node-sql-parser parses (an expression sqlglot reads as a whole "statement" is not one).
 _STATEMENTS = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable,
                exp.Use, exp.Show, exp.Describe, exp.Set, exp.Grant, exp.Revoke, exp.Merge, exp.Transaction,

@@ -25,11 +25,8 @@ def extract_json_objects(text: str) -> list[Any]:
     else the brace-balanced span as YAML flow (single quotes, unquoted keys)."""
     dec = json.JSONDecoder(parse_constant=_reject_constant)
     found: list[Any] = []
-    i, n = 0, len(text)
-    while i < n:
-        start = text.find("{", i)
-        if start < 0:
-            break
+    i = 0
+    while (start := text.find("{", i)) >= 0:
         try:
             obj, end = dec.raw_decode(text, start)
         except ValueError:
@@ -46,7 +43,6 @@ def _lax_object(text: str, start: int) -> tuple[Any, int]:
     """promptfoo's fallback: at each point where the braces balance (or the text ends, closing what is
     open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
     import yaml
-
     opened, closed = 1, 0
     end = min(len(text), start + 100_000)
     for j in range(start + 1, end):
@@ -76,7 +72,6 @@ class _SchemaBase(Assertion):
         schema = value
         if isinstance(value, str):
             import yaml
-
             try:
                 schema = yaml.safe_load(value)
             except yaml.YAMLError as e:
@@ -103,7 +98,6 @@ def compile_schema(schema: dict[str, Any] | bool) -> Any:
     if key not in _SCHEMAS:
         import jsonschema
         from jsonschema.validators import validator_for
-
         cls = validator_for(schema, default=jsonschema.Draft7Validator)
         try:
             cls.check_schema(schema)  # type: ignore[arg-type]
@@ -126,12 +120,10 @@ class IsJson(_SchemaBase):
             obj = loads_strict(ctx.output)
         except ValueError as e:
             return binary(False, f"Output is not valid JSON: {e}")
-        if validator is not None:
-            err = self.check_against(validator, obj)
-            if err:
-                return binary(False, f"JSON does not conform to the schema: {err}")
-            return binary(True, "Output is JSON conforming to the schema")
-        return binary(True, "Output is valid JSON")
+        err = None if validator is None else self.check_against(validator, obj)
+        if err:
+            return binary(False, f"JSON does not conform to the schema: {err}")
+        return binary(True, "Output is valid JSON" if validator is None else "Output is JSON conforming to the schema")
 
 
 @register("contains-json")
@@ -223,7 +215,6 @@ def _functions(ctx: AssertionContext, base_dir: str) -> Any:
     funcs = ctx.case.provider.config.get("functions")
     if isinstance(funcs, str) and funcs.startswith("file://"):
         from evalrun.config.readers import parse_data
-
         path = funcs[len("file://"):]
         path = path if os.path.isabs(path) else os.path.join(base_dir, path)
         with open(path, encoding="utf-8") as f:

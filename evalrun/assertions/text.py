@@ -1,20 +1,147 @@
-"""String assertions: equals, contains and its variants, starts-with, regex, word-count, is-refusal.
-
-Semantics follow promptfoo 0.121: comparisons are case-sensitive unless the type starts with `i`; numbers and
-booleans in `value` compare as JavaScript prints them (`true`, `5`, `1.5`); list-valued types also accept a
-comma-separated string (double quotes protect commas: `"a, b", c`).
-"""
+"""String assertions (equals, contains and its variants, starts-with, regex, word-count, is-refusal) and how
+promptfoo reads their values, with JavaScript's semantics (docs/design-notes.md: string conversion, comma lists,
+strict deep equality, regular expressions)."""
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import re
 from importlib import resources
 from typing import Any, ClassVar
 
 from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
-from evalrun.assertions.values import compile_js_regex, js_str, parse_csv_values, strict_equal
+
+
+def js_str(value: Any) -> str:
+    """`String(value)` as JavaScript prints it: true/false, null, 5 (not 5.0), 1.5."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        return repr(value)
+    return str(value)
+
+
+def parse_csv_values(value: str) -> list[str]:
+    """promptfoo's parseCommaSeparatedValues for a contains-any/all string: fields split on commas (runs of commas
+    and blanks between fields skipped), double-quoted fields keep commas and spaces (`\\"` and `""` escape a
+    quote). The csv module differs on `\\"`, empty quoted fields and text after a closing quote."""
+    out: list[str] = []
+    i, n = 0, len(value)
+    while i < n:
+        while i < n and (value[i].isspace() or value[i] == ","):
+            i += 1
+        if i >= n:
+            break
+        if value[i] != '"':
+            j = value.find(",", i)
+            j = n if j < 0 else j
+            out.append(value[i:j].strip())
+            i = j
+            continue
+        m = _QUOTED.match(value, i)
+        if m is None:
+            raise ValueError(f"unterminated quoted field in {value!r}")
+        out.append(_ESCAPE.sub(lambda e: e.group(0)[1], m.group(1)))
+        i = m.end()
+        while i < n and value[i].isspace():
+            i += 1
+        if i < n and value[i] != ",":
+            raise ValueError(f"expected a comma after a quoted field in {value!r}")
+    return out
+
+
+#: A quoted field: `\\"`, `\\\\` and `""` inside are escapes (promptfoo's parseQuotedField).
+_QUOTED = re.compile(r'"((?:\\["\\]|""|[^"])*+)"', re.S)  # possessive: an escape is never split
+_ESCAPE = re.compile(r'\\["\\]|""')
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Deep equality where booleans never equal numbers (like node's isDeepStrictEqual on JSON data)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+_W = "A-Za-z0-9_"
+_OUTSIDE = {
+    "d": "[0-9]", "D": "[^0-9]", "w": f"[{_W}]", "W": f"[^{_W}]",
+    "b": f"(?:(?<=[{_W}])(?![{_W}])|(?<![{_W}])(?=[{_W}]))",
+    "B": f"(?:(?<=[{_W}])(?=[{_W}])|(?<![{_W}])(?![{_W}]))",
+}
+_INSIDE = {"d": "0-9", "w": _W}
+
+
+def translate(pattern: str) -> str:
+    """The Python `re` pattern equivalent to a JavaScript pattern."""
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            if nxt == "k" and not in_class and pattern.startswith("<", i + 2) and ">" in pattern[i + 3:]:
+                end = pattern.index(">", i + 3)
+                out.append(f"(?P={pattern[i + 3:end]})")
+                i = end + 1
+                continue
+            table = _INSIDE if in_class else _OUTSIDE
+            out.append(table.get(nxt, c + nxt))
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+            out.append("\\[" if c == "[" else c)
+        elif c == "[":
+            if pattern.startswith("[^]", i):
+                out.append(r"[\s\S]")
+                i += 3
+                continue
+            if pattern.startswith("[]", i):
+                out.append("(?!)")
+                i += 2
+                continue
+            in_class = True
+            out.append(c)
+            if pattern.startswith("[^", i):
+                out.append("^")
+                i += 1
+        elif c == "$":
+            out.append(r"\Z")
+        elif c == "(" and pattern.startswith("(?<", i) and pattern[i + 3:i + 4] not in ("=", "!"):
+            out.append("(?P<")
+            i += 3
+            continue
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_js_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a JavaScript regex (no flags) with Python's `re`; memoised (a regex assertion runs on every case)."""
+    return re.compile(translate(pattern))
+
 
 
 def _quote(s: str, limit: int = 80) -> str:
@@ -46,7 +173,13 @@ class Equals(TextAssertion):
         return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
 
 
-class _Contains(TextAssertion):
+@register("contains")
+class Contains(TextAssertion):
+    """Output contains `value` as a substring (case-sensitive).
+
+    YAML keys: `value` (required): a non-empty string or a number.
+    """
+
     requires_value = True
     ignore_case = False
     value_hint = "give a non-empty string or a number"
@@ -63,15 +196,13 @@ class _Contains(TextAssertion):
                       + (" (ignoring case)" if self.ignore_case else ""))
 
 
-@register("contains")
-class Contains(_Contains):
-    """Output contains `value` as a substring (case-sensitive).
+@register("contains-any")
+class ContainsAny(TextAssertion):
+    """Output contains at least one of the values (case-sensitive).
 
-    YAML keys: `value` (required): a non-empty string or a number.
+    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
     """
 
-
-class _ContainsList(TextAssertion):
     requires_value = True
     ignore_case = False
     every: ClassVar[bool] = False  # contains-all (else contains-any)
@@ -103,16 +234,8 @@ class _ContainsList(TextAssertion):
         return binary(False, f"Output is missing {json.dumps(missing, ensure_ascii=False)}", missing=missing)
 
 
-@register("contains-any")
-class ContainsAny(_ContainsList):
-    """Output contains at least one of the values (case-sensitive).
-
-    YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
-    """
-
-
 @register("contains-all")
-class ContainsAll(_ContainsList):
+class ContainsAll(ContainsAny):
     """Output contains every one of the values (case-sensitive).
 
     YAML keys: `value` (required): a list of strings/numbers, or one comma-separated string.
@@ -121,7 +244,7 @@ class ContainsAll(_ContainsList):
     every = True
 
 
-def _ignoring_case(cls: type[_Contains | _ContainsList]) -> None:
+def _ignoring_case(cls: type[Contains | ContainsAny]) -> None:
     """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
     doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
     twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "ignore_case": True, "__module__": __name__})

@@ -1,17 +1,14 @@
-"""tool-call-accuracy: Mastra's code variant (default, no grader) and LLM variant (`config.judge: llm`).
-
-The calls come from the provider's response (OpenAI `message.tool_calls`), else from the output when it is
-JSON (a list of calls or {"tool_calls": [...]}); a call's name is `function.name`, `name` or `toolName`."""
+"""tool-call-accuracy: Mastra's code variant (default, no grader) and LLM variant (`config.judge: llm`); the calls
+come from the provider's response (`message.tool_calls`), else from the output when it is JSON."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from evalrun.assertions.base import AssertionContext, Score, against
-from evalrun.assertions.graded import GradedAssertion
-from evalrun.assertions.judges import REASON, REASON_KEY, check_reason_key, explain, wants_reason
-from evalrun.assertions.mastra_text import mastra_input
+from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.graded import mastra_input
+from evalrun.assertions.judges import REASON, REASON_KEY, MastraJudge, wants_reason
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
@@ -30,29 +27,19 @@ TOOL_SELECTION: Step[tuple[list[tuple[str, bool, str]], list[str]]] = judge_step
     ("input", "output", "available_tools", "tools_called", "n_calls"), "tool evaluations")
 
 
-_REASON_ABOUT = ("Each tool call was judged appropriate for the user's request or not, against the available "
-                 "tools, and tools that should have been called are listed as missing; the score is the share of "
-                 "appropriate calls (with no call: 1, unless a tool was missing).")
-
-
 def _name(call: Any) -> str | None:
     if not isinstance(call, dict):
         return None
     fn = call.get("function")
     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
         return fn["name"]
-    for key in ("name", "toolName"):
-        if isinstance(call.get(key), str):
-            return str(call[key])
-    return None
+    return next((str(call[k]) for k in ("name", "toolName") if isinstance(call.get(k), str)), None)
 
 
 def _calls_in(data: Any) -> list[Any] | None:
     if isinstance(data, dict):
-        for key in ("tool_calls", "toolCalls", "toolInvocations"):
-            if isinstance(data.get(key), list):
-                return list(data[key])
-        return None
+        return next((list(data[k]) for k in ("tool_calls", "toolCalls", "toolInvocations")
+                     if isinstance(data.get(k), list)), None)
     if isinstance(data, list) and data and all(_name(c) is not None for c in data):
         return data
     return None
@@ -97,7 +84,7 @@ def score_code(ctx: AssertionContext) -> Score:
 
 
 @register("tool-call-accuracy")
-class ToolCallAccuracy(GradedAssertion):
+class ToolCallAccuracy(MastraJudge):
     """Mastra's tool-call accuracy: were the expected tools called (by code, or judged by the grader)?
 
     Code variant (default): 1 when the expected tool was called (strictMode: as
@@ -107,24 +94,22 @@ class ToolCallAccuracy(GradedAssertion):
 
     YAML keys: `config.expectedTool`, `config.expectedToolOrder` (code: one of them required),
     `config.strictMode` (default false), `config.judge` (code | llm, default code), `config.availableTools`
-    (llm: list of {name, description} or strings), `config.scale` (default 1); `threshold` (default 0.5 x
-    scale); `vars.query` (else the prompt) is the input; `provider`, `rubricPrompt` (llm: steps judge, reason),
-    `config.generateReason` (llm, default true: Mastra's reason call). Code: no call; llm: 2 calls (1 without
-    the reason call).
+    (llm: list of {name, description} or strings); the grader keys for the LLM variant (2 calls):
     """
 
-    grader_calls = 2
-    takes_value = False
-    uses_context = False
     config_keys = frozenset({"expectedTool", "expectedToolOrder", "strictMode", "judge", "availableTools",
                              "scale", REASON_KEY})
+    numeric_config = frozenset({"scale"})
     steps = ("judge", "reason")
+    reason_about = ("Each tool call was judged appropriate for the user's request or not, against the available "
+                    "tools, and tools that should have been called are listed as missing; the score is the share "
+                    "of appropriate calls (with no call: 1, unless a tool was missing).")
 
     def __init__(self, spec: Any) -> None:
+        super().__init__(spec)
         self.llm = spec.config.get("judge", "code") == "llm"
         self.graded = self.llm  # type: ignore[misc]  # per instance: only the LLM variant needs a grader
-        self.grader_calls = (2 if wants_reason(spec.config) else 1) if self.llm else 0  # type: ignore[misc]
-        super().__init__(spec)
+        self.grader_calls = self.grader_calls if self.llm else 0  # type: ignore[misc]
 
     def grading_steps(self) -> tuple[Step[Any], ...]:  # type: ignore[override]
         if not self.llm:
@@ -136,14 +121,10 @@ class ToolCallAccuracy(GradedAssertion):
         cfg = self.spec.config
         if cfg.get("judge", "code") not in ("code", "llm"):
             raise self.error(f"config.judge must be code or llm, got {cfg['judge']!r}", key="config.judge")
-        scale = cfg.get("scale", 1)
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or scale <= 0:
-            raise self.error(f"config.scale must be a positive number, got {scale!r}", key="config.scale")
-        if REASON_KEY in cfg and not self.llm:
+        if REASON_KEY in cfg and cfg.get("judge") != "llm":
             raise self.error(f"config.{REASON_KEY} applies to the LLM variant only (config.judge: llm)",
                              key=f"config.{REASON_KEY}", hint="the code variant makes no grader call")
-        check_reason_key(self)
-        if self.llm:
+        if cfg.get("judge") == "llm":
             tools = cfg.get("availableTools")
             if not isinstance(tools, list) or not tools:
                 raise self.error("the LLM variant needs config.availableTools", key="config.availableTools",
@@ -161,11 +142,10 @@ class ToolCallAccuracy(GradedAssertion):
             raise self.error("config.strictMode must be true or false", key="config.strictMode")
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        scale = float(ctx.config.get("scale", 1))
-        threshold = self.spec.threshold if self.spec.threshold is not None else 0.5 * scale
+        scale = self.scale(ctx)
         if not self.llm:
             s = score_code(ctx)
-            s.pass_ = (s.score or 0.0) >= threshold
+            s.pass_ = (s.score or 0.0) >= (self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
             return s
         names = tool_names(ctx)
         tools = "\n".join(f"{t.get('name', t.get('id', '?'))}: {t.get('description', '')}" if isinstance(t, dict)
@@ -177,18 +157,11 @@ class ToolCallAccuracy(GradedAssertion):
             "n_calls": len(names)}, trace, (len(names),))
         TOOL_SELECTION.check_count(len(evaluations), len(names))
         value = judge_scoring.tool_selection([ok for _, ok, _ in evaluations], missing) * scale
-        passed, comparison = against(value, threshold)
         bad = [n for n, ok, _ in evaluations if not ok]
         what = (f"{len(evaluations) - len(bad)} of {len(evaluations)} call(s) appropriate"
                 + (f"; inappropriate: {', '.join(bad)}" if bad else "")
                 + (f"; missing: {', '.join(missing)}" if missing else ""))
-        details: dict[str, Any] = {"evaluations": [{"toolCalled": n, "wasAppropriate": ok, "reasoning": why}
-                                                   for n, ok, why in evaluations], "missingTools": missing,
-                                   "actualTools": names}
-        line = f"{what} ({comparison})"
-        if wants_reason(ctx.config):
-            details["reason"] = await explain(
-                self, ctx, trace, score=value, scale=scale, about=_REASON_ABOUT,
-                judgements={k: details[k] for k in ("evaluations", "missingTools")}, input_text=mastra_input(ctx))
-            line = f"{details['reason']} ({line})"
-        return self.score(passed, value, line, details, trace)
+        judgements = {"evaluations": [{"toolCalled": n, "wasAppropriate": ok, "reasoning": why}
+                                      for n, ok, why in evaluations], "missingTools": missing}
+        return await self.judged(ctx, value, what, {**judgements, "actualTools": names}, trace,
+                                 judgements=judgements, input_text=mastra_input(ctx))

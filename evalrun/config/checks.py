@@ -233,11 +233,11 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
 
 def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
     """An error at each graded assertion of this test that can never have context (no `vars.context` in the
-    test or defaultTest, no contextTransform, no chunks; see assertions/context.py). `stored`: the vars earlier
+    test or defaultTest, no contextTransform, no chunks; see assertions/graded.py). `stored`: the vars earlier
     tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
     if test.options.get("transformVars"):
         return []
-    from evalrun.assertions.context import CONTEXT_HINT, missing_context
+    from evalrun.assertions.graded import CONTEXT_HINT, missing_context
 
     names = set(test.vars).union(stored) if stored else test.vars
     out = []
