@@ -14,7 +14,7 @@ import pytest
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.cli import main
-from evalrun.compare import diff, render
+from evalrun.compare import diff
 from evalrun.run.store import assertion_dict
 from evalrun.types import AssertionResult, AssertionSpec
 from tests.fakeserver import FakeOpenAI
@@ -46,17 +46,19 @@ def _check_worse(a: AssertionResult, b: AssertionResult, tmp_path: Path) -> None
     (row,) = data["by_metric"]
     assert (row["cases_regressed"], row["cases_improved"], row["lower_is_better"]) == (1, 0, True)
     assert data["summary"]["regressions"] == 1
-    assert "(lower is better)" in render.text(data) and "1 case regressed, 0 improved" in render.text(data)
-    assert "| 1 | 0 |" in render.markdown(data)
+    text = diff.text(data).splitlines()
+    line = next(x for x in text if x.startswith(f"  {m['name']} (lower is better) "))  # the By metric table
+    assert line.split()[-2:] == ["1", "0"]  # cases regressed, cases improved
+    assert "| 1 | 0 |" in diff.markdown(data)
     back = diff.compare([_record(b)], [_record(a)])  # and the fall is an improvement
     m = back.cases[0].metric_deltas[0]
     assert m["improved"] and not m["regressed"] and not back.cases[0].regression
-    from evalrun.report import html, html_data
+    from evalrun.report import html
 
     html.write_diff(tmp_path / "d.html", data, d)
     assert "lower is better" in (tmp_path / "d.html").read_text()  # the case's assertion table says so
-    bar = html_data.delta_bars([(row["name"], row["delta"], True)])
-    assert f'fill="{html_data.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
+    bar = html.delta_bars([(row["name"], row["delta"], True)])
+    assert f'fill="{html.FAIL}"' in bar and "↓" in bar  # a rise of a lower-is-better metric is red
 
 
 def _spec(type_: str, **kw: Any) -> AssertionSpec:
@@ -143,5 +145,7 @@ def test_noise_sensitivity_and_hallucination_end_to_end(
     assert by_metric["noise-sensitivity[0]"]["cases_improved"] == 0
     assert main(["compare", "a.json", "b.json"]) == 0
     text = capsys.readouterr().out
-    line = next(x for x in text.splitlines() if x.startswith("  noise-sensitivity[0] (lower is better): "))
-    assert line.endswith("1 case regressed, 0 improved")
+    header = next(x for x in text.splitlines() if x.startswith("  metric "))
+    assert header.split()[-4:] == ["cases", "regressed", "cases", "improved"]
+    line = next(x for x in text.splitlines() if x.startswith("  noise-sensitivity[0] (lower is better) "))
+    assert line.split()[-2:] == ["1", "0"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.report.github import workspace_path
+from evalrun.report import workspace_path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pytest_plugin"
@@ -62,7 +62,7 @@ def test_job_summary_has_pass_rate_per_provider_and_prompt(actions: Path, tmp_pa
     _run([], tmp_path, capsys)
     text = actions.read_text()
     assert text.startswith("## evalrun: mixed outcomes for the pytest plugin\n")
-    assert "**4 passed, 5 failed, 1 errors** of 10 cases (40.00% pass rate)" in text
+    assert "**4 passed, 5 failed, 1 error of 10 cases (40.00% pass rate) in " in text
     assert "| echo | {{answer}} | 4 | 5 | 1 | 40.00% |" in text
     assert "- **csv fails** [echo / {{answer}}] answer=The grass is green.: contains: Output does not contain" in text
 

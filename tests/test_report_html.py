@@ -9,17 +9,18 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.report import console, html_data
+from evalrun.report import console
+from evalrun.report import html as report_html
 from evalrun.report.html import dumps
 
 
 def test_spans_highlight_the_supporting_sentence() -> None:
     chunk = "The tower is in Paris. It was completed in 1889. It is 330 metres tall."
-    [[s, e]] = html_data.spans("The Eiffel Tower was completed in 1889.", chunk)
+    [[s, e]] = report_html.spans("The Eiffel Tower was completed in 1889.", chunk)
     assert chunk[s:e] == "It was completed in 1889."
-    assert html_data.spans("", chunk) == [] and html_data.spans("zebra", chunk) == []
+    assert report_html.spans("", chunk) == [] and report_html.spans("zebra", chunk) == []
     decimal = "A total eclipse can last up to 7.5 minutes. Totality is short."
-    [[s, e]] = html_data.spans("An eclipse lasts up to 7.5 minutes.", decimal)
+    [[s, e]] = report_html.spans("An eclipse lasts up to 7.5 minutes.", decimal)
     assert decimal[s:e] == "A total eclipse can last up to 7.5 minutes."
 
 
@@ -36,17 +37,17 @@ def test_detail_shows_the_rendered_prompt_and_rounded_scores() -> None:
                            "threshold": 0.3, "weight": 1, "reason": "ok",
                            "details": {"chunks": [{"text": "A. B.", "level": "medium", "used": True}],
                                        "raw_replies": ["secret"]}}]}
-    d = html_data.detail(rec)
+    d = report_html.detail(rec)
     assert d["prompt"] == "Say hello" and d["assertions"][0]["score"] == 0.417
     assert "raw_replies" not in json.dumps(d) and d["assertions"][0]["chunks"][0]["level"] == "medium"
-    assert html_data.rnd(float("nan")) is None and console.cut("x" * 10, 5) == "xxxx…"
+    assert report_html.rnd(float("nan")) is None and console.cut("x" * 10, 5) == "xxxx…"
 
 
 def test_histogram_and_delta_bars_are_inline_svg() -> None:
-    svg = html_data.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
+    svg = report_html.histogram([0, 1, 0, 0, 0, 0, 0, 0, 2, 5], "faithfulness")
     assert svg.startswith("<svg") and svg.count("<rect") == 10 and "http" not in svg
     assert "0.9–1.0: 5" in svg
-    bars = html_data.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
+    bars = report_html.delta_bars([("a", -0.5, False), ("b", 0.25, False)])
     assert bars.count("<rect") == 2 and "a: -0.500" in bars
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from evalrun.cli import main
 from evalrun.run.history import History
-from evalrun.view import query, server
+from evalrun.view import index, server
 from tests.viewserver import copy_folder, get, request, run_suite, serving, two_runs
 
 
@@ -135,7 +135,7 @@ def test_cases_come_a_page_at_a_time_with_the_reports_filters(runs: tuple[Path, 
     assert [it["row"][0] for it in first["items"]] == list(range(100))  # expansion order
     assert len(last["items"]) == 44 and last["page"] == 2 and beyond["page"] == 2
     [fail] = fails["items"]
-    assert fails["matched"] == 1 and fail["row"][1] == "wants Note [answer='hello']" and fail["row"][4] == 1
+    assert fails["matched"] == 1 and fail["row"][1] == "wants Note [answer=hello]" and fail["row"][4] == 1
     assert fail["row"][6] == "hello" and "Note" in fail["row"][7]  # output snippet and reason
     assert plain["matched"] == 11 and {it["row"][3] for it in plain["items"]} == {1}  # v11, v110..v119
     assert detail["prompt"] == "Note: The Eiffel Tower is in Paris. It was completed in 1889."
@@ -249,7 +249,7 @@ def test_only_get_from_the_address_served(runs: tuple[Path, str, str]) -> None:
 
 
 def test_the_page_and_the_server_filter_by_the_same_statuses() -> None:
-    """report.js and query.py list the statuses in the same order (the <select> sends their index)."""
+    """report.js and view/index.py list the statuses in the same order (the <select> sends their index)."""
     from importlib import resources
 
     js = resources.files("evalrun.report").joinpath("report.js").read_text(encoding="utf-8")
@@ -258,8 +258,8 @@ def test_the_page_and_the_server_filter_by_the_same_statuses() -> None:
         found = re.search(rf"const {name}=\[([^\]]*)\]", js)
         assert found, name
         return tuple(s.strip("'") for s in found.group(1).split(","))
-    assert js_list("RUN_STATUS") == query.RUN_STATUS and js_list("DIFF_STATUS") == query.DIFF_STATUS
-    assert int(re.search(r"const PAGE=(\d+)", js).group(1)) == query.PAGE  # type: ignore[union-attr]
+    assert js_list("RUN_STATUS") == index.RUN_STATUS and js_list("DIFF_STATUS") == index.DIFF_STATUS
+    assert int(re.search(r"const PAGE=(\d+)", js).group(1)) == index.PAGE  # type: ignore[union-attr]
 
 
 def test_a_taken_default_port_is_replaced_by_a_free_one(runs: tuple[Path, str, str],

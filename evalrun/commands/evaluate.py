@@ -169,11 +169,9 @@ def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: 
         report.write(path, outcome)
     print(console.summary(outcome))
     if github:
-        from evalrun.report import github as gh
-
-        for line in gh.error_commands(outcome):
+        for line in report.error_commands(outcome):
             print(line)
-        gh.write_step_summary(outcome)
+        report.write_step_summary(outcome)
     if outputs:
         print("Wrote " + ", ".join(outputs))
     print(f"Results file: {outcome.results_file}" + (f" (run {run_id})" if run_id else ""))

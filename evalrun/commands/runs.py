@@ -49,7 +49,7 @@ def list_runs(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    from evalrun.compare import diff, load, render
+    from evalrun.compare import diff, match
 
     if not 0 <= args.tolerance <= 1:
         raise UsageError("--tolerance is a score or pass-rate difference between 0 and 1", key="--tolerance")
@@ -58,7 +58,7 @@ def compare(args: argparse.Namespace) -> int:
             raise UsageError(f"unknown output format for {out!r}", key="--output",
                              hint=f"use one of the extensions {', '.join(OUTPUTS)}")
     runs = history.History(state_of(args))
-    a, b = load.load(args.a, runs), load.load(args.b, runs)
+    a, b = match.load(args.a, runs), match.load(args.b, runs)
     d = diff.compare(a.records, b.records, tolerance=args.tolerance)
     data = diff.as_dict(d, {"ref": a.ref, "label": a.label, "run": a.info or None},
                           {"ref": b.ref, "label": b.label, "run": b.info or None})
@@ -66,9 +66,9 @@ def compare(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(as_json)
     elif args.format == "markdown":
-        print(render.markdown(data), end="")
+        print(diff.markdown(data), end="")
     else:
-        print(render.text(data))
+        print(diff.text(data))
     for out in args.output:
         path = Path(out)
         try:
@@ -78,7 +78,7 @@ def compare(args: argparse.Namespace) -> int:
 
                 html.write_diff(path, data, d)
             else:
-                path.write_text(as_json if path.suffix.lower() == ".json" else render.markdown(data), encoding="utf-8")
+                path.write_text(as_json if path.suffix.lower() == ".json" else diff.markdown(data), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write {out!r}: {e.strerror or e}", key="--output") from None
         print(f"Wrote {out}", file=sys.stderr)

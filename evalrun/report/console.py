@@ -1,5 +1,5 @@
-"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and one
-case's text for test runners (`failure_text`, `details_text`). Reads the result records of evalrun/run/store.py."""
+"""Results as text: the console table (rows = test x vars, columns = provider x prompt), the run summary, and a
+case's text for test runners and JUnit (`failure_text`, `details_text`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import shutil
 import textwrap
 from collections.abc import Iterator
 from typing import Any
-
-from evalrun.report.files import mark
 
 MAX_ROWS = 200
 CELL_MAX = 160
@@ -30,8 +28,17 @@ def shorten(text: Any, limit: int = CELL_MAX) -> str:
     return cut(" ".join(str(text).split()), limit)
 
 
+def md_cell(text: Any) -> str:
+    """The text on one line, safe in a Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def mark(a: dict[str, Any]) -> str:
+    return "ERROR" if a.get("error") else ("PASS" if a.get("pass") else "FAIL")
 
 
 def score_text(a: dict[str, Any]) -> str:
@@ -55,8 +62,7 @@ _VERDICT_TAIL = re.compile(r"[:;,]? *\(?\d+(\.\d+)? *(<=|>=|<|>|≤|≥) *thresh
 
 
 def deciding_claim(a: dict[str, Any]) -> str | None:
-    """The first claim that counted against the assertion, as `"claim" verdict: why` (the evidence quote left
-    out); None when no claim did."""
+    """The first claim that counted against the assertion, as `"claim" verdict: why` (no evidence quote)."""
     details = a.get("details")
     claims = details.get("claims") if isinstance(details, dict) else None
     for c in claims if isinstance(claims, list) else ():
@@ -91,60 +97,48 @@ def failed_briefs(rec: dict[str, Any]) -> list[str]:
             if a.get("error") or (not a.get("pass") and (a.get("weight", 1) or 0) > 0)]
 
 
-def _claim_lines(details: dict[str, Any], indent: str) -> Iterator[str]:
-    for c in details.get("claims") or []:
-        if not isinstance(c, dict):
-            continue
-        extra = ""
-        if c.get("correct") is not None:
-            extra = ", correct" if c.get("correct") else ", incorrect"
-        chunks = c.get("chunks")
-        if chunks:
-            extra += f", chunks {list(chunks)}"
-        reason = f" — {shorten(c['reason'], 120)}" if c.get("reason") else ""
-        yield f"{indent}- {c.get('verdict', '?')}{extra}: {shorten(c.get('text', ''))!r}{reason}"
-
-
-def _chunk_lines(details: dict[str, Any], indent: str) -> Iterator[str]:
-    for i, ch in enumerate(details.get("chunks") or []):
-        if not isinstance(ch, dict) or "level" not in ch:
-            continue  # noise-sensitivity's labelled chunks are shown through its claims
-        used = ", used" if ch.get("used") else ""
-        yield f"{indent}chunk {i}: {ch.get('level')}{used}: {shorten(ch.get('text', ''), 100)!r}"
-    missing = details.get("missing")
-    if missing:
-        yield f"{indent}missing: {', '.join(shorten(m, 80) for m in missing)}"
-
-
 def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
     """The assertion's verdict and reason, its claims and chunks, then its children (assert-set)."""
-    text = a.get("error") or a.get("reason") or ""
     score = f" (score {a['score']:.3g})" if _is_number(a.get("score")) else ""
     grader = f" [grader {a['grader']}]" if a.get("grader") else ""
-    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {text}"
-    details = a.get("details") or {}
-    if isinstance(details, dict):
-        yield from _claim_lines(details, indent + "    ")
-        yield from _chunk_lines(details, indent + "    ")
+    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {a.get('error') or a.get('reason') or ''}"
+    details: dict[str, Any] = a["details"] if isinstance(a.get("details"), dict) else {}
+    more = indent + "    "
+    for c in details.get("claims") or []:
+        if isinstance(c, dict):
+            extra = "" if c.get("correct") is None else ", correct" if c["correct"] else ", incorrect"
+            extra += f", chunks {list(c['chunks'])}" if c.get("chunks") else ""
+            reason = f" — {shorten(c['reason'], 120)}" if c.get("reason") else ""
+            yield f"{more}- {c.get('verdict', '?')}{extra}: {shorten(c.get('text', ''))!r}{reason}"
+    for i, ch in enumerate(details.get("chunks") or []):
+        if isinstance(ch, dict) and "level" in ch:  # noise-sensitivity's labelled chunks show through its claims
+            used = ", used" if ch.get("used") else ""
+            yield f"{more}chunk {i}: {ch.get('level')}{used}: {shorten(ch.get('text', ''), 100)!r}"
+    if details.get("missing"):
+        yield f"{more}missing: {', '.join(shorten(m, 80) for m in details['missing'])}"
     for child in a.get("children") or []:
         yield from _assertion_lines(child, indent + "  ")
 
 
-def _vars_text(rec: dict[str, Any]) -> str:
-    vars_ = rec.get("vars") or {}
-    parts = [f"{k}={shorten(v if isinstance(v, str) else json.dumps(v, default=str), 80)}" for k, v in vars_.items()]
-    return ", ".join(parts)
+def vars_text(vars_: dict[str, Any], each: int = 1000) -> str:
+    """`k=v, ...` (a value that is not a string as JSON), each value cut to `each` characters."""
+    return ", ".join(f"{k}={shorten(v if isinstance(v, str) else json.dumps(v, default=str), each)}"
+                     for k, v in vars_.items())
+
+
+def case_label(rec: dict[str, Any], limit: int = 80) -> str:
+    """`description [vars]`, or the vars, or `tests[i]`, on one line cut to `limit` characters."""
+    shown, desc = vars_text(rec.get("vars") or {}, 80), rec.get("description")
+    return shorten(f"{desc} [{shown}]" if desc and shown else desc or shown or f"tests[{rec.get('test_index', 0)}]",
+                   limit)
 
 
 def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
-    """Why the case did not pass: its reason (`ERROR: message` for an error) on the first line, then each
-    failing assertion (graded ones with their claims and verdicts), the output, vars, provider and prompt."""
-    status = rec.get("status")
-    lines: list[str] = []
-    if status == "error":
-        lines.append(f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}")
+    """Why the case did not pass: its reason, each failing assertion with its claims, output, vars, provider."""
+    if rec.get("status") == "error":
+        lines = [f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
     else:
-        lines.append(str(rec.get("reason") or "an assertion failed"))
+        lines = [str(rec.get("reason") or "an assertion failed")]
     asserts = rec.get("assertions") or []
     bad = [a for a in asserts if a.get("error") or not a.get("pass")]
     for a in bad:
@@ -152,12 +146,11 @@ def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
     passed = len(asserts) - len(bad)
     if passed:
         lines.append(f"  ({passed} other assertion{'s' if passed != 1 else ''} passed)")
-    out = rec.get("output")
-    if out is not None:
-        s = str(out)
+    if rec.get("output") is not None:
+        s = str(rec["output"])
         lines.append("output: " + (s if len(s) <= OUTPUT_MAX else s[:OUTPUT_MAX] + f"… ({len(s)} chars)"))
     if rec.get("vars"):
-        lines.append(f"vars: {_vars_text(rec)}")
+        lines.append(f"vars: {vars_text(rec['vars'], 80)}")
     if show_provider:
         lines.append(f"provider: {rec.get('provider')}  prompt: {shorten(rec.get('prompt_label') or '', 80)}")
     return "\n".join(lines)
@@ -169,11 +162,6 @@ def details_text(rec: dict[str, Any]) -> str:
     for a in rec.get("assertions") or []:
         lines.extend(_assertion_lines(a, "  "))
     return "\n".join(lines)
-
-
-def vars_label(vars: dict[str, Any], limit: int = 80) -> str:
-    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v, default=str)}" for k, v in vars.items()]
-    return shorten(", ".join(parts), limit)
 
 
 def cell_lines(rec: dict[str, Any]) -> list[str]:
@@ -194,36 +182,26 @@ def cell_lines(rec: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _row_label(rec: dict[str, Any]) -> str:
-    vars = rec.get("vars") or {}
-    desc = rec.get("description")
-    if not desc:
-        return vars_label(vars)
-    return shorten(str(desc), 40) + (" | " + vars_label(vars) if vars else "")
-
-
 def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
     """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows."""
     columns: list[str] = []
-    grid: dict[str, dict[str, list[str]]] = {}
-    labels: dict[str, str] = {}
+    rows: dict[str, tuple[str, dict[str, list[str]]]] = {}  # key -> (label, column -> cell lines)
     shown = 0
     for rec in outcome.iter_results():
         key = f"{rec.get('test_index', 0)}:{rec.get('repeat', 0)}:{json.dumps(rec.get('vars'), default=str)}"
-        if key not in grid:
-            if len(grid) >= max_rows:
-                break  # a row's cells are contiguous in expansion order: the rest are later rows
-            grid[key] = {}
-            labels[key] = _row_label(rec)
+        if key not in rows and len(rows) >= max_rows:
+            break  # a row's cells are contiguous in expansion order: the rest are later rows
         column = f"[{rec.get('provider')}] {rec.get('prompt_label') or ''}".rstrip()
         if column not in columns:
             columns.append(column)
-        grid[key][column] = cell_lines(rec)
+        if key not in rows:
+            rows[key] = (case_label(rec), {})
+        rows[key][1][column] = cell_lines(rec)
         shown += 1
-    if not grid:
+    if not rows:
         return "No cases ran."
     width = width or shutil.get_terminal_size((120, 24)).columns
-    first_w = min(40, max(8, *(len(v) for v in labels.values())))
+    first_w = min(40, max(8, *(len(label) for label, _ in rows.values())))
     col_w = max(16, (width - first_w - 3 * len(columns) - 1) // max(1, len(columns)))
     widths = [first_w] + [col_w] * len(columns)
 
@@ -241,16 +219,13 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     sep = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
     out = [sep, line(["test", *columns]), sep.replace("-", "=")]
     previous_tall = False
-    for n, (key, raw) in enumerate(grid.items()):
-        cells = {c: wrapped(v) for c, v in raw.items()}
-        height = max(len(c) for c in cells.values())
+    for n, (label, raw) in enumerate(rows.values()):
+        cells = [wrapped(raw.get(c, [])) for c in columns]
+        height = max(map(len, cells))
         if n and (previous_tall or height > 1):
             out.append(sep)  # a row of several lines is ruled off; runs of one-line rows stay compact
         previous_tall = height > 1
-        for i in range(height):
-            first = labels[key] if i == 0 else ""
-            out.append(line([first, *((cells.get(c) or [""] * height)[i] if i < len(cells.get(c) or [])
-                                      else "" for c in columns)]))
+        out += [line([label if i == 0 else "", *(c[i] if i < len(c) else "" for c in cells)]) for i in range(height)]
     out.append(sep)
     more = len(outcome.rows()) - shown
     if more > 0:
@@ -258,39 +233,28 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     return "\n".join(out)
 
 
-def _int(n: int) -> str:
-    return f"{n:,}"
-
-
-def grader_line(graders: list[str]) -> str:
-    if not graders:
-        return "Graded by: no graded assertions in this run"
-    text = "Graded by " + ", ".join(graders)
-    if all(g.startswith("builtin") for g in graders):
-        text += " — set --grader MODEL for an LLM grader"
-    return text
+def headline(s: dict[str, Any]) -> str:
+    """`2 passed, 1 failed, 1 error of 4 cases (50.00% pass rate) in 0.12s` of a run summary."""
+    rate = f"{s['pass_rate']:.2f}%" if s.get("pass_rate") is not None else "n/a"
+    return (f"{s['passed']} passed, {s['failed']} failed, {s['errors']} error{'s' if s['errors'] != 1 else ''} of "
+            f"{s['total']} case{'s' if s['total'] != 1 else ''} ({rate} pass rate) in {s['duration_s']:.2f}s")
 
 
 def summary(outcome: Any) -> str:
     s: dict[str, Any] = outcome.summary
-    rate = f"{s['pass_rate']:.2f}%" if s["pass_rate"] is not None else "n/a"
-    errors = f"{s['errors']} error" + ("s" if s["errors"] != 1 else "")
-    cases = "case" if s["total"] == 1 else "cases"
-    lines = [f"Results: {s['passed']} passed, {s['failed']} failed, {errors} of {s['total']} {cases} "
-             f"({rate} pass rate) in {s['duration_s']:.2f}s"]
+    lines = ["Results: " + headline(s)]
     if s["resumed"]:
         lines[0] += f"; {s['resumed']} resumed from the previous run"
     pt, gt = s["tokens"]["provider"], s["tokens"]["grader"]
-    tokens = f"Tokens: provider {_int(pt['total'])} (prompt {_int(pt['prompt'])}, completion " \
-             f"{_int(pt['completion'])})"
+    tokens = f"Tokens: provider {pt['total']:,} (prompt {pt['prompt']:,}, completion {pt['completion']:,})"
     if s["cached"]:
         tokens += f", {s['cached']} cached responses"
-    tokens += f"; grader {_int(gt['total'])}"
+    tokens += f"; grader {gt['total']:,}"
     cost = s["cost"]
     if cost["provider"] is not None or cost["grader"]:
         tokens += f". Cost: provider ${cost['provider'] or 0:.4f}, grader ${cost['grader']:.4f}"
     lines.append(tokens)
-    named = {**s.get("metrics", {}), **{k: v for k, v in s.get("derived_metrics", {}).items()}}
+    named = {**s.get("metrics", {}), **s.get("derived_metrics", {})}
     if named:
         lines.append("Metrics: " + ", ".join(
             f"{k} {v:.2f}" if isinstance(v, (int, float)) else f"{k} n/a" for k, v in named.items()))
@@ -299,7 +263,12 @@ def summary(outcome: Any) -> str:
         lines.append("Graded means: " + ", ".join(
             f"{name} {g['mean']:.2f}{' (lower is better)' if g.get('lower_is_better') else ''} "
             f"[{g['passed']}/{g['count']} passed]" for name, g in graded.items()))
-    lines.append(grader_line(s["graders"]))
+    graders = s["graders"]
+    if not graders:
+        lines.append("Graded by: no graded assertions in this run")
+    else:
+        hint = " — set --grader MODEL for an LLM grader" if all(g.startswith("builtin") for g in graders) else ""
+        lines.append("Graded by " + ", ".join(graders) + hint)
     rep = s.get("repeats")
     if rep:
         text = f"Repeats: {rep['repeat']} runs of each of {rep['groups']} cases; "

@@ -6,7 +6,7 @@
                                           of D (kind "run" or "diff") into root; returns {update(D)}
      Evalrun.localSource(D)               cases held in D.cases (the static pages)
    A source answers page(filters) -> {items: [{key, row}], matched, total, page, pages} and detail(key) -> the
-   opened case, each either directly or as a Promise (evalrun view asks its server: view/query.py applies
+   opened case, each either directly or as a Promise (evalrun view asks its server: view/index.py applies
    the same filters in Python). */
 const Evalrun=(()=>{
 const esc=s=>String(s??'').replace(/[&<>"']/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
@@ -77,7 +77,7 @@ const SKELETON=`<header><h1 id="title">evalrun report</h1><div class="meta" id="
 <p class="muted">Click a row to open it: the rendered prompt, the output and every assertion with its reason; for graded assertions the claims with their verdicts and the chunks they came from, the supporting sentence highlighted.</p>
 </section></main>`;
 
-/* Filters, the one definition the page uses (the view's server mirrors it: view/query.py). A row is
+/* Filters, the one definition the page uses (the view's server mirrors it: view/index.py). A row is
    run:  [index, test label, provider #, prompt #, status 0/1/2, score, output snippet, reason snippet, flaky]
    diff: [label, provider #, prompt #, kind, regression 0/1, A status, B status, A score, B score, score delta];
    the text filter looks at the test label, output and reason (run) or the label, kind and statuses (diff). */

@@ -3,20 +3,21 @@ row names, each with its RunIndex; and two runs compared (as `evalrun compare`),
 
 from __future__ import annotations
 
+import functools
+import os
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsonfast
-from evalrun.compare import diff, load, render
+from evalrun.compare import diff, match
+from evalrun.errors import UsageError
 from evalrun.report import html
+from evalrun.run import store
 from evalrun.run.history import History, RunRecord
-from evalrun.view import ViewError, query
-from evalrun.view.index import RunIndex, epoch
+from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
 #: A results file the list must read (a run in progress, a file the history does not name) and that was never
@@ -40,9 +41,7 @@ class Run:
     @property
     def live(self) -> bool:
         """Cases may still be added: a run the history says is running, or a file modified just now."""
-        if self.record is not None:
-            return self.record.status == "running"
-        return time.time() - self.modified < LIVE_S
+        return self.record.status == "running" if self.record else time.time() - self.modified < LIVE_S
 
 
 def _mtime(path: Path) -> float:
@@ -59,6 +58,7 @@ class Catalogue:
         self._indexes: dict[Path, RunIndex] = {}
         self._reading: set[Path] = set()  # files being read in the background for the list
         self._lock = threading.Lock()
+        self._compared = functools.lru_cache(maxsize=KEEP)(self._compare)
 
     def runs(self) -> list[Run]:
         records: list[RunRecord] = []
@@ -93,9 +93,7 @@ class Catalogue:
             idx = self._indexes.setdefault(run.results_file, RunIndex(run.results_file))
         with idx.lock:
             idx.refresh()
-            bad = idx.corrupt(growing=run.live)
-            if bad is not None:
-                raise bad
+            idx.check(growing=run.live)
         return idx
 
     def _index_for_list(self, run: Run) -> RunIndex | None:
@@ -120,36 +118,29 @@ class Catalogue:
             with self._lock:
                 self._reading.discard(run.results_file)
 
-    def _stored_summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
-        """The summary the run recorded when it ended (it has what a results file lacks: derived metrics,
-        repeats), while the file still holds exactly those cases."""
+    def summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
+        """The summary the run recorded when it ended (it has what a results file lacks: derived metrics, repeats)
+        while the file holds exactly those cases; else the index's (None without an index)."""
         s = run.record.summary if run.record and not run.live else None
-        if s is None or (idx is not None and s.get("total") != len(idx.entries)):
+        if s is not None and (idx is None or s.get("total") == len(idx.entries)):
+            return s
+        if idx is None:
             return None
-        return s
-
-    def summary(self, run: Run, idx: RunIndex) -> dict[str, Any]:
-        stored = self._stored_summary(run, idx)
-        if stored is not None:
-            return stored
         started = epoch(run.record.started_at) if run.record else None
         finished = None if run.live else epoch(run.record.finished_at) if run.record else None
         return idx.summary(started, finished)
 
     def listing(self) -> list[dict[str, Any]]:
-        """One row per run for the runs list. A finished run's counts come from its history row (of its file only
-        the first line is checked); a run in progress or a file the history does not name is read (`reading`
-        while a big one is read in the background for the first time)."""
+        """One row per run. A finished run's counts come from its history row (its file's start is checked); other
+        files are read (`reading` while a big one is read in the background for the first time)."""
         rows = []
         for run in self.runs():
-            rec = run.record
-            row: dict[str, Any] = {
-                "id": run.id, "status": rec.status if rec else "not in history", "live": run.live,
-                "started_at": run.started_at, "finished_at": rec.finished_at if rec else None,
-                "description": rec.description if rec else None, "git_commit": rec.git_commit if rec else None,
-                "graders": list(rec.graders) if rec else [], "results_file": _shown(run.results_file, self.state),
-                "problem": None, "reading": False}
-            summary = self._stored_summary(run, None)
+            h = run.record.as_dict() if run.record else {"status": "not in history", "graders": []}
+            row: dict[str, Any] = {"id": run.id, "status": h["status"], "live": run.live, "started_at": run.started_at,
+                                   **{k: h.get(k) for k in ("finished_at", "description", "git_commit", "graders")},
+                                   "results_file": _shown(run.results_file, self.state), "problem": None,
+                                   "reading": False}
+            summary = self.summary(run, None)
             if summary is not None:
                 row["problem"] = _sniff(run.results_file)
             else:
@@ -165,101 +156,71 @@ class Catalogue:
             if summary:
                 row.update({k: summary.get(k) for k in ("total", "passed", "failed", "errors", "pass_rate",
                                                         "duration_s")})
-                if not row["graders"]:
-                    row["graders"] = list(summary.get("graders") or [])
+                row["graders"] = row["graders"] or list(summary.get("graders") or [])
             rows.append(row)
         return rows
 
     def head(self, run: Run) -> dict[str, Any]:
-        """A run page's data but its cases (report.html.run_head), plus what the view adds: the run's status,
-        whether it may still grow, the index version (changes when cases are added) and file problems."""
+        """A run page's data but its cases (html.Aggregates.head), and the view's: status, live, version, problems."""
         idx = self.index(run)
-        rec = run.record
+        h = run.record.as_dict() if run.record else {"status": "not in history", "config_files": []}
         with idx.lock:
-            meta = {"description": rec.description if rec else None,
-                    "config_files": list(rec.config_files) if rec else [],
+            meta = {"description": h.get("description"), "config_files": h["config_files"],
                     "results_file": str(run.results_file), "run_id": run.id}
-            page = html.run_head(meta, self.summary(run, idx), idx.agg)
-            page["view"] = {"status": rec.status if rec else "not in history", "live": run.live,
-                            "version": idx.version, "git_commit": rec.git_commit if rec else None,
-                            "options": rec.options if rec else None, "problems": idx.problems(growing=run.live)}
+            page = idx.agg.head(meta, self.summary(run, idx) or {})
+            page["view"] = {"status": h["status"], "live": run.live, "version": idx.version,
+                            "git_commit": h.get("git_commit"), "options": h.get("options"),
+                            "problems": idx.problems(growing=run.live)}
         return page
+
+    def compare(self, a_id: str, b_id: str) -> Compared:
+        """The runs compared as `evalrun compare` does, kept for paging (the last KEEP) while their files stay."""
+        files = []
+        for run in (self.get(a_id), self.get(b_id)):
+            idx = self.index(run)
+            files.append((run.results_file, idx.ident, idx.pos))
+        return self._compared(a_id, b_id, tuple(files))
+
+    def _compare(self, a_id: str, b_id: str, _files: tuple[Any, ...]) -> Compared:
+        a, b = self.get(a_id), self.get(b_id)
+        d = diff.compare(*(match.load(str(run.results_file), self.history).records for run in (a, b)))
+        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
+                                   for run in (a, b)))
+        head, cases = html.diff_page(data, d)
+        head.update(text=diff.text(data), runs={"a": a.id, "b": b.id})
+        items = list(cases)
+        texts = [" ".join(str(row[i] if row[i] is not None else "") for i in (0, 3, 5, 6)).lower() for row, _ in items]
+        return Compared(head, items, texts)
 
 
 def _sniff(path: Path) -> str | None:
-    """What is wrong with a finished run's results file, judged by its first line (not reading it all)."""
+    """What is wrong with a finished run's results file, judged by its start (not reading it all)."""
     try:
-        with open(path, "rb") as f:
-            first = f.readline(1 << 20)
-    except FileNotFoundError:
-        return "results file missing"
-    except OSError:
-        return "unreadable"
-    if not first.strip():
-        return None  # a run that wrote no case
-    try:
-        rec = jsonfast.loads(first)
-    except ValueError:
-        rec = None
-    return None if isinstance(rec, dict) and "id" in rec else "not a results file"
+        return None if store.kind(path) == "jsonl" else "not a results file"
+    except UsageError:
+        if not path.exists():
+            return "results file missing"
+        return "not a results file" if os.access(path, os.R_OK) else "unreadable"
 
 
 def _shown(path: Path, state: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(state.resolve().parent))
-    except ValueError:
-        return str(path)
+    base = state.resolve().parent
+    return str(path.resolve().relative_to(base)) if path.resolve().is_relative_to(base) else str(path)
 
 
 @dataclass
 class Compared:
     head: dict[str, Any]  # the compare page's data but its cases, and `text`: `evalrun compare`'s own output
-    items: list[list[Any]]  # [row, detail] per changed case
-    texts: list[str] = field(default_factory=list)
+    items: list[tuple[list[Any], dict[str, Any]]]  # (row, detail) per changed case
+    texts: list[str]  # what the text filter searches: label, kind, status in A and in B
 
-    def page(self, f: query.Filters) -> dict[str, Any]:
-        keep = query.keep_diff(f)
-        shown = [i for i, (row, _) in enumerate(self.items) if keep(row, self.texts[i])]
-        chosen, counts = query.paged(shown, f, str)
+    def page(self, f: Filters) -> dict[str, Any]:
+        shown = [i for i, (row, _) in enumerate(self.items)
+                 if f.keep(DIFF_STATUS.index(row[3]), row[1], row[2], row[4], self.texts[i])]
+        chosen, counts = f.paged(shown, str)
         return {"items": [{"key": i, "row": self.items[i][0]} for i in chosen], "total": len(self.items), **counts}
 
     def detail(self, n: int) -> dict[str, Any]:
         if not 0 <= n < len(self.items):
             raise ViewError("not_found", f"no changed case #{n} in this comparison", "reload the compare page")
-        out: dict[str, Any] = self.items[n][1]
-        return out
-
-
-class Diffs:
-    def __init__(self, catalogue: Catalogue) -> None:
-        self.catalogue = catalogue
-        self._kept: OrderedDict[tuple[Any, ...], Compared] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, a_id: str, b_id: str) -> Compared:
-        runs = [self.catalogue.get(a_id), self.catalogue.get(b_id)]
-        key: tuple[Any, ...] = ()
-        for run in runs:
-            idx = self.catalogue.index(run)  # ViewError for a missing or corrupt file
-            key += (run.id, run.results_file, idx.ident, idx.pos)
-        with self._lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
-        compared = self._compare(*runs)
-        with self._lock:
-            self._kept[key] = compared
-            while len(self._kept) > KEEP:
-                self._kept.popitem(last=False)
-        return compared
-
-    def _compare(self, a: Run, b: Run) -> Compared:
-        ra, rb = (load.load(str(run.results_file), self.catalogue.history).records for run in (a, b))
-        d = diff.compare(ra, rb)
-        data = diff.as_dict(d, *({"ref": run.id, "label": run.id, "run": run.record.as_dict() if run.record else None}
-                                   for run in (a, b)))
-        head = html.diff_head(data)
-        head["text"] = render.text(data)
-        head["runs"] = {"a": a.id, "b": b.id}
-        items = [html.diff_item(c, head["providers"]) for c in d.cases if c.changed]
-        return Compared(head, items, [query.diff_text(row) for row, _ in items])
+        return self.items[n][1]

@@ -1,25 +1,43 @@
-"""One results file as the view reads it: incrementally (a run in progress appends a line per case) into the HTML
-report's aggregates and the run's totals, plus one small entry per case for filtering and paging; the records
-of a page are re-read by offset."""
+"""One results file as the view reads it, incrementally (a run in progress appends a line per case): the HTML
+report's aggregates, the run's totals, and an entry per case for the case table's filters and pages (report.js's
+rules, 100 cases a page); and ViewError, what the view answers instead of data."""
 
 from __future__ import annotations
 
 import calendar
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalrun import jsonfast
-from evalrun.report import html_data
+from evalrun.errors import EvalrunError
+from evalrun.report import html
 from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
 from evalrun.run.tally import Tally
-from evalrun.view import ViewError, query
 
+PAGE = 100
+RUN_STATUS = ("pass", "fail", "error")
+DIFF_STATUS = ("newly_failing", "newly_passing", "new_error", "changed", "noise", "unchanged", "added", "removed")
+T = TypeVar("T")
 SNIPPET = 160  # output characters in a table row (report.js shows the same)
+
+
+class ViewError(EvalrunError):
+    """`kind`: not_found (no run or case), missing / corrupt / unreadable (a file, the history), bad_request."""
+
+    STATUS = {"not_found": 404, "missing": 404, "corrupt": 422, "unreadable": 500, "bad_request": 400}
+
+    def __init__(self, kind: str, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.message, self.hint = kind, message, hint
+        self.status = self.STATUS[kind]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": self.message, "hint": self.hint, "kind": self.kind}
 
 
 @dataclass(slots=True)
@@ -27,11 +45,51 @@ class Entry:
     id: str
     index: int
     offset: int
-    provider: int
-    prompt: int
+    provider: str
+    prompt: str
     status: int
-    group: int  # -1: the run has no repeats
+    group: list[int] | None  # [passed, not passed] of the case's repeats (None: the run has no repeats)
     text: str  # what the text filter searches: test label, output snippet, reason snippet
+
+
+@dataclass(frozen=True)
+class Filters:
+    q: str = ""
+    st: str = ""  # a status's index (RUN_STATUS or DIFF_STATUS), or `regression`
+    pv: int | None = None
+    pr: int | None = None
+    fl: bool = False
+    page: int = 0
+    at: str | None = None  # show the page holding this case (a link to a case)
+
+    @classmethod
+    def parse(cls, params: dict[str, list[str]]) -> Filters:
+        one = {k: v[-1] for k, v in params.items() if v}
+        for key in ("pv", "pr", "page"):
+            if one.get(key) and not one[key].isdigit():
+                raise ViewError("bad_request", f"{key}={one[key]!r} is not a number", "the page sends indexes here")
+        st = one.get("st", "")
+        if st not in ("", "regression") and not st.isdigit():
+            raise ViewError("bad_request", f"st={st!r} is not a status", "the page sends an index or `regression`")
+        pv, pr = (int(one[k]) if one.get(k) else None for k in ("pv", "pr"))
+        return cls(q=one.get("q", "").lower(), st=st, pv=pv, pr=pr, fl=one.get("fl", "") in ("1", "true"),
+                   page=int(one.get("page") or 0), at=one.get("at") or None)
+
+    def keep(self, status: int, provider: int, prompt: int, flag: bool, text: str) -> bool:
+        """Shown? `flag`: a run's case is flaky (`fl` asks for those), a diff's case a regression (`st=regression`)."""
+        if (self.st.isdigit() and status != int(self.st)) or ((self.fl or self.st == "regression") and not flag):
+            return False
+        return ((self.pv is None or provider == self.pv) and (self.pr is None or prompt == self.pr)
+                and (not self.q or self.q in text))
+
+    def paged(self, items: list[T], key: Callable[[T], str]) -> tuple[list[T], dict[str, int]]:
+        """The page of `items` asked for (the page holding case `at`, when it is there) and the counts."""
+        pages = max(1, -(-len(items) // PAGE))
+        page = min(self.page, pages - 1)
+        at = next((i for i, it in enumerate(items) if key(it) == self.at), None) if self.at is not None else None
+        if at is not None:
+            page = at // PAGE
+        return items[page * PAGE:(page + 1) * PAGE], {"matched": len(items), "page": page, "pages": pages}
 
 
 def epoch(iso: str | None) -> float | None:
@@ -56,15 +114,12 @@ class RunIndex:
         self.tail = 0  # bytes after the last complete line (a line being written, or cut off)
         self.bad: list[int] = []  # line numbers that are not result records
         self.entries: dict[str, Entry] = {}
-        self.agg = html_data.Aggregates()
+        self.agg = html.Aggregates()
         self.tally = Tally()
         self.graders: list[str] = []
         self.repeats = False
-        self.groups: dict[tuple[Any, ...], int] = {}
-        self.group_counts: list[list[int]] = []  # [passed, not passed] per group
+        self.groups: dict[tuple[Any, ...], list[int]] = {}  # [passed, not passed] per case of a repeated run
         self.max_repeat = 0
-        self.first_provider: dict[int, int] = {}  # provider number -> smallest case index seen
-        self.first_prompt: dict[int, int] = {}
 
     def refresh(self) -> None:
         try:
@@ -74,8 +129,6 @@ class RunIndex:
                             "it was deleted or moved; `evalrun runs` lists the runs and their files") from None
         except OSError as e:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
-        if not self.path.is_file():
-            raise ViewError("unreadable", f"{str(self.path)!r} is not a file")
         ident = (st.st_dev, st.st_ino)
         if ident != self.ident or st.st_size < self.pos:  # a new file, or one rewritten
             self.ident = ident
@@ -87,7 +140,7 @@ class RunIndex:
             else:
                 for offset, rec in new:
                     self._add(offset, rec)
-                self._changed()
+                self.version += 1
 
     def _scan(self, start: int) -> Iterator[tuple[int, dict[str, Any]]]:
         """(offset, record) of each complete line from `start`; bad lines are noted, a partial last line waits."""
@@ -115,66 +168,44 @@ class RunIndex:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
 
     def _load_all(self) -> None:
-        """Read the whole file. A case written twice (a resumed run) counts once, its last record; then, and when
-        repeats show up only after cases without a group were counted, the cases are counted again from their
-        records, in expansion order."""
+        """Read the whole file. A case written twice (a resumed run) counts once, its last record: then, and when
+        repeats show up after cases without a group were counted, the cases are counted again from their records."""
         self._clear()
         latest: dict[str, tuple[int, int]] = {}
         again = False
         for offset, rec in self._scan(0):
             again = again or rec["id"] in latest or (bool(rec.get("repeat")) and not self.repeats and bool(latest))
             self.repeats = self.repeats or bool(rec.get("repeat"))
-            latest[rec["id"]] = (_int(rec.get("index")), offset)
+            latest[rec["id"]] = (rec.get("index", 0), offset)
             if not again:
                 self._add(offset, rec)
         if again:
-            lines, bad, tail, pos, repeats = self.lines, self.bad, self.tail, self.pos, self.repeats
+            kept = (self.lines, self.bad, self.tail, self.pos, self.repeats)  # the file as read: only counts restart
             self._clear()
-            self.lines, self.bad, self.tail, self.pos, self.repeats = lines, bad, tail, pos, repeats
+            self.lines, self.bad, self.tail, self.pos, self.repeats = kept
             with open(self.path, "rb") as f:
                 for _, offset in sorted(latest.values()):
                     self._add(offset, read_at(f, offset))
-        self._changed()
-
-    def _changed(self) -> None:
-        """After cases were added: providers and prompts renumbered in expansion order, as the report lists them
-        (cases finish in another order), and the new version noted."""
-        orders = [sorted(first, key=lambda n: (first[n], n)) for first in (self.first_provider, self.first_prompt)]
-        if any(order != sorted(order) for order in orders):
-            self.agg.reorder(*orders)
-            pnew, qnew = ({old: new for new, old in enumerate(order)} for order in orders)
-            for e in self.entries.values():
-                e.provider, e.prompt = pnew[e.provider], qnew[e.prompt]
-            self.first_provider = {pnew[k]: v for k, v in self.first_provider.items()}
-            self.first_prompt = {qnew[k]: v for k, v in self.first_prompt.items()}
         self.version += 1
 
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
         self.tally.add(rec, offset)
-        for a in rec.get("assertions") or ():
-            grader = a.get("grader") if isinstance(a, dict) else None
-            if grader and grader not in self.graders:
-                self.graders.append(str(grader))
-        row = html_data.row(0, rec, self.agg)
-        group = -1
+        for a in rec.get("assertions") or ():  # dicts: _well_formed checked them, as the ints below
+            if a.get("grader") and a["grader"] not in self.graders:
+                self.graders.append(str(a["grader"]))
+        row = html.row(0, rec, self.agg)
+        group = None
         if self.repeats:
-            group = self.groups.setdefault(group_key(rec), len(self.groups))
-            if group == len(self.group_counts):
-                self.group_counts.append([0, 0])
-            self.group_counts[group][0 if rec.get("status") == "pass" else 1] += 1
-            self.max_repeat = max(self.max_repeat, _int(rec.get("repeat")))
-        index = _int(rec.get("index"))
-        self.first_provider[row[2]] = min(self.first_provider.get(row[2], index), index)
-        self.first_prompt[row[3]] = min(self.first_prompt.get(row[3], index), index)
-        self.entries[rec["id"]] = Entry(rec["id"], index, offset, row[2], row[3], row[4], group,
-                                        query.run_text(row[1], _snippet(rec), row[7]))
+            group = self.groups.setdefault(group_key(rec), [0, 0])
+            group[0 if rec.get("status") == "pass" else 1] += 1
+            self.max_repeat = max(self.max_repeat, rec.get("repeat") or 0)
+        self.entries[rec["id"]] = Entry(rec["id"], rec.get("index", 0), offset, *html.case_names(rec), row[4], group,
+                                        " ".join((row[1], _snippet(rec), row[7])).lower())
 
     def flaky(self, e: Entry) -> bool:
-        if e.group < 0:
-            return False
-        passed, other = self.group_counts[e.group]
-        return passed > 0 and other > 0
+        """Passed in some repeats only."""
+        return e.group is not None and all(e.group)
 
     def problems(self, *, growing: bool) -> dict[str, Any]:
         """Bad lines (numbers of the first ten), and a cut-off last line unless the file is still being written."""
@@ -186,15 +217,15 @@ class RunIndex:
             out["cut_line"] = self.lines + 1
         return out
 
-    def corrupt(self, *, growing: bool) -> ViewError | None:
-        """Not a results file at all: no record, and lines that are not records (or one cut-off line)."""
+    def check(self, *, growing: bool) -> None:
+        """ViewError when it is not a results file at all: no record, and lines that are not (or one cut-off)."""
         if self.entries or not (self.bad or (self.tail and not growing)):
-            return None
+            return
         where = f"line {self.bad[0]} is not a JSON result record" if self.bad else \
             f"line {self.lines + 1} is cut off (no line end)"
-        return ViewError("corrupt", f"{str(self.path)!r} is not a results file: {where}",
-                         "a results file holds one JSON object per line, each with an `id` (as `evalrun eval` "
-                         "writes them); rebuild reports from an intact copy with `evalrun report`")
+        raise ViewError("corrupt", f"{str(self.path)!r} is not a results file: {where}",
+                        "a results file holds one JSON object per line, each with an `id` (as `evalrun eval` "
+                        "writes them); rebuild reports from an intact copy with `evalrun report`")
 
     def summary(self, started: float | None, finished: float | None) -> dict[str, Any]:
         """The report's summary of the cases read so far; start and end from the history (None: unknown)."""
@@ -206,19 +237,20 @@ class RunIndex:
         s["graders"] = list(self.graders)
         if self.repeats:
             s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
-                            "flaky_count": sum(p > 0 and o > 0 for p, o in self.group_counts)}
+                            "flaky_count": sum(all(c) for c in self.groups.values())}
         return s
 
-    def page(self, f: query.Filters) -> dict[str, Any]:
-        keep = query.keep_run(f)
+    def page(self, f: Filters) -> dict[str, Any]:
         ordered = sorted(self.entries.values(), key=lambda e: e.index)  # 100,000 entries: ~50 ms
-        shown = [e for e in ordered if keep(e.status, e.provider, e.prompt, self.flaky(e), e.text)]
-        chosen, counts = query.paged(shown, f, lambda e: e.id)
+        provider = {name: n for n, name in enumerate(self.agg.providers)}
+        prompt = {name: n for n, name in enumerate(self.agg.prompts)}
+        shown = [e for e in ordered if f.keep(e.status, provider[e.provider], prompt[e.prompt], self.flaky(e), e.text)]
+        chosen, counts = f.paged(shown, lambda e: e.id)
         items = []
         with open(self.path, "rb") as fh:
             for e in chosen:
                 rec = read_at(fh, e.offset)
-                row = html_data.row(e.index, rec, self.agg, self.flaky(e))
+                row = html.row(e.index, rec, self.agg, self.flaky(e))
                 row[6] = _snippet(rec)
                 items.append({"key": e.id, "row": row})
         return {"items": items, "total": len(self.entries), **counts}
@@ -229,7 +261,7 @@ class RunIndex:
             raise ViewError("not_found", f"no case {case_id!r} in {str(self.path)!r}",
                             "the run's page lists its cases")
         with open(self.path, "rb") as fh:
-            return html_data.detail(read_at(fh, e.offset))
+            return html.detail(read_at(fh, e.offset))
 
 
 def _well_formed(rec: dict[str, Any]) -> bool:
@@ -241,10 +273,5 @@ def _well_formed(rec: dict[str, Any]) -> bool:
             and all(isinstance(a, dict) and isinstance(a.get("tokens") or {}, dict) for a in assertions))
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def _snippet(rec: dict[str, Any]) -> str:
-    out = rec.get("output")
-    return ("" if out is None else str(out))[:SNIPPET]
+    return "" if rec.get("output") is None else str(rec["output"])[:SNIPPET]

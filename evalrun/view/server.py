@@ -1,7 +1,6 @@
-"""`evalrun view`'s HTTP server: the standard library's, read-only (GET and HEAD), on 127.0.0.1 by default.
-
-A request whose Host header is not the address served gets 403 (no DNS rebinding); every answer says no-store
-and nosniff, and the Content-Security-Policy lets the page load and fetch from this server only."""
+"""`evalrun view`'s HTTP server: the standard library's, read-only (GET and HEAD), on 127.0.0.1 by default; a
+request whose Host header is not the address served gets 403 (no DNS rebinding), and the Content-Security-Policy
+lets the page load and fetch from this server only."""
 
 from __future__ import annotations
 
@@ -18,18 +17,18 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from evalrun import jsonfast
 from evalrun.errors import UsageError
-from evalrun.report.html import asset
-from evalrun.view import ViewError, query
-from evalrun.view.catalogue import Catalogue, Diffs
+from evalrun.view.catalogue import Catalogue
+from evalrun.view.index import Filters, ViewError
 
 DEFAULT_PORT = 15500  # promptfoo view's
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"}
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
-
-def _view_file(name: str) -> str:
-    return resources.files("evalrun.view").joinpath(name).read_text(encoding="utf-8")
+#: path -> (content type, package, file): the page, and the HTML report's styles and renderer it shares
+FILES = {"/": ("text/html", "view", "app.html"), "/assets/report.css": ("text/css", "report", "report.css"),
+         "/assets/report.js": ("text/javascript", "report", "report.js"),
+         "/assets/view.js": ("text/javascript", "view", "view.js")}
 
 
 class ViewServer(ThreadingHTTPServer):
@@ -40,11 +39,8 @@ class ViewServer(ThreadingHTTPServer):
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.catalogue = Catalogue(state)
-        self.diffs = Diffs(self.catalogue)
-        self.files = {"/": ("text/html", _view_file("app.html")),
-                      "/assets/report.css": ("text/css", asset("report.css")),
-                      "/assets/report.js": ("text/javascript", asset("report.js")),
-                      "/assets/view.js": ("text/javascript", _view_file("view.js"))}
+        self.files = {path: (ctype, resources.files(f"evalrun.{package}").joinpath(name).read_text(encoding="utf-8"))
+                      for path, (ctype, package, name) in FILES.items()}
         self.hosts = _hosts(address[0], self.server_address[1])
 
     @property
@@ -54,8 +50,7 @@ class ViewServer(ThreadingHTTPServer):
 
 
 def _hosts(host: str, port: int) -> set[str] | None:
-    """The Host headers a request may carry: the address served (any name of this machine when that is the
-    loopback); None when listening on every address (the user opened it to the network)."""
+    """The Host headers a request may carry (any loopback name for a loopback address); None: every address."""
     if host in ("0.0.0.0", "::"):
         return None
     names = {host, *LOOPBACK} if host in LOOPBACK else {host}
@@ -68,9 +63,6 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass  # quiet: the terminal shows the address and errors only
-
-    def do_HEAD(self) -> None:
-        self.do_GET()
 
     def do_GET(self) -> None:
         if self.server.hosts is not None and self.headers.get("Host", "") not in self.server.hosts:
@@ -94,6 +86,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(500, "application/json", json.dumps({"error": "internal error in evalrun view (the "
                        "terminal shows the traceback)", "hint": "please report it", "kind": "internal"}))
 
+    do_HEAD = do_GET  # _send leaves the body out
+
     def _refuse(self) -> None:
         self.close_connection = True  # a body it did not read must not pass for the next request
         self.send_response(405)
@@ -105,30 +99,26 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse
 
     def _api(self, parts: list[str], params: dict[str, list[str]]) -> Any:
-        catalogue, diffs = self.server.catalogue, self.server.diffs
+        catalogue = self.server.catalogue
         match parts:
             case ["runs"]:
                 return {"folder": str(catalogue.state), "runs": catalogue.listing()}
             case ["runs", run_id]:
                 return catalogue.head(catalogue.get(run_id))
-            case ["runs", run_id, "cases"]:
-                f = query.Filters.parse(params)
+            case ["runs", run_id, "cases", *case] if len(case) <= 1:
+                f = Filters.parse(params)
                 idx = catalogue.index(catalogue.get(run_id))
                 with idx.lock:
-                    return idx.page(f)
-            case ["runs", run_id, "cases", case_id]:
-                idx = catalogue.index(catalogue.get(run_id))
-                with idx.lock:
-                    return idx.detail(case_id)
+                    return idx.detail(case[0]) if case else idx.page(f)
             case ["compare", *rest] if len(rest) <= 2:
                 a, b = (params.get(k, [""])[-1] for k in ("a", "b"))
                 if not a or not b:
                     raise ViewError("bad_request", "compare needs two runs: ?a=RUN&b=RUN", "pick two runs in the list")
-                compared = diffs.get(a, b)
+                compared = catalogue.compare(a, b)
                 if not rest:
                     return compared.head
                 if rest == ["cases"]:
-                    return compared.page(query.Filters.parse(params))
+                    return compared.page(Filters.parse(params))
                 if rest[0] == "cases" and rest[1].isdigit():
                     return compared.detail(int(rest[1]))
         raise ViewError("not_found", f"no such endpoint: {self.path}", "the page's own links use the right ones")
@@ -138,10 +128,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", f"{ctype}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Content-Security-Policy", CSP)
+        for name, value in HEADERS.items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
