@@ -22,7 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evalrun.grading.builtin import BuiltinGrader, entail, extract_claims, segment, text
+from evalrun.grading.builtin import BuiltinGrader, evidence, extract_claims, judge, segment, terms
+from evalrun.grading.builtin.grader import clear_caches
 from evalrun.types import GraderTrace
 
 TARGET = 1000.0
@@ -33,7 +34,7 @@ _CITIES = ("Valletta", "Porto", "Gdansk", "Bergen", "Trieste", "Cork", "Ghent", 
 
 
 def _clear() -> None:
-    entail.clear_caches()
+    clear_caches()
 
 
 def _long_context() -> tuple[list[str], list[str]]:
@@ -79,7 +80,7 @@ def main() -> int:
         n = 0
         for claims, ctx in per_item:
             for c in claims:
-                entail.judge(c, (ctx,))
+                judge(c, (ctx,))
                 n += 1
         return n
 
@@ -96,14 +97,14 @@ def main() -> int:
 
     def long_prepared() -> int:
         _clear()
-        entail.prepare(tuple(chunks))
+        evidence.prepare(tuple(chunks))
         t0 = time.perf_counter()
         n = len(asyncio.run(grader.verify(long_claims, chunks, GraderTrace("builtin"))))
         warm.append(time.perf_counter() - t0)
         return n
 
     def prepare_only() -> int:
-        entail.prepare(tuple(chunks))
+        evidence.prepare(tuple(chunks))
         return n_words
 
     def attribution() -> int:
@@ -114,9 +115,9 @@ def main() -> int:
         n = 0
         for claims, ctx in per_item:
             for s in segment.sentences(ctx):
-                text.tokenize(s)
+                terms.tokenize(s)
             for c in claims:
-                text.tokenize(c)
+                terms.tokenize(c)
                 n += 1
         return n
 

@@ -55,7 +55,7 @@ def test_the_query_does_not_mangle_claims() -> None:
 
 
 def test_durations_and_rounds_are_read_as_written() -> None:
-    from evalrun.grading.builtin.tokens import tokenize
+    from evalrun.grading.builtin.terms import tokenize
 
     assert "0.5" not in [t.key for t in tokenize("The film lasts an hour and a half.")]
     ctx = ["The club was knocked out in the 4th Round on 5 February."]

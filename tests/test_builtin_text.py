@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.grading.builtin.stemming import base_stem, stem
-from evalrun.grading.builtin.terms import analyse, content_words
-from evalrun.grading.builtin.tokens import tokenize
+from evalrun.grading.builtin.lexicon import base_stem, stem
+from evalrun.grading.builtin.terms import analyse, content_words, tokenize
 
 
 @pytest.mark.parametrize(("a", "b"), [

@@ -8,10 +8,9 @@ import math
 from functools import lru_cache
 from typing import NamedTuple
 
-from evalrun.grading.builtin.evidence import Evidence, Unit
-from evalrun.grading.builtin.lexicon import UNITS, words
-from evalrun.grading.builtin.stemming import stem
-from evalrun.grading.builtin.tokens import Token, tokenize
+from evalrun.grading.builtin.evidence import Evidence
+from evalrun.grading.builtin.lexicon import UNITS, stem, words
+from evalrun.grading.builtin.terms import Token, tokenize
 
 #: "about X" / "around X" is satisfied by an evidence number within this relative distance of X.
 APPROX_TOLERANCE = 0.1
@@ -170,19 +169,10 @@ def same_duration(q: Quantity, e: Quantity) -> bool:
     return q.relation == e.relation and abs(a - b) <= 0.03 * max(a, b)
 
 
-def unit_quantities(unit: Unit) -> list[Quantity]:
-    """The quantities of an evidence sentence or clause."""
-    return list(_quantities_of(unit.text))
-
-
 @lru_cache(maxsize=65536)
-def _quantities_of(text: str) -> tuple[Quantity, ...]:
+def unit_quantities(text: str) -> tuple[Quantity, ...]:
+    """The quantities of an evidence sentence or clause (cached by its text)."""
     return tuple(quantities(tokenize(text)))
-
-
-def clear_caches() -> None:
-    """Forget the memoised quantities (for cold-start benchmarks)."""
-    _quantities_of.cache_clear()
 
 
 def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...]) -> frozenset[str]:
@@ -192,7 +182,7 @@ def verified_numbers(claim_q: list[Quantity], ev: Evidence, near: tuple[int, ...
     out = set()
     for q in claim_q:
         ids = set(near) | set(ev.sentence_index.get(q.key, ()))
-        found = [e for i in ids for e in unit_quantities(ev.sentences[i])
+        found = [e for i in ids for e in unit_quantities(ev.sentences[i].text)
                  if (same_quantity(q, e) and satisfies(q, e)) or same_duration(q, e)]
         if found:
             out.add(q.key)

@@ -15,9 +15,8 @@ from evalrun.grading.builtin.amounts import (
     unit_quantities,
 )
 from evalrun.grading.builtin.evidence import Evidence, Unit, weighted_coverage
-from evalrun.grading.builtin.stemming import ANTONYMS, stem
-from evalrun.grading.builtin.terms import Terms, sequence, short
-from evalrun.grading.builtin.tokens import Token, tokenize
+from evalrun.grading.builtin.lexicon import ANTONYMS, stem
+from evalrun.grading.builtin.terms import Terms, Token, sequence, short, tokenize
 
 #: The sentence compared with the claim must have this weighted share of the claim's other keys.
 SAME_SUBJECT_MIN = 0.5
@@ -92,14 +91,14 @@ def _quantity_conflict(q: Quantity, w: dict[str, float], total: float, ev: Evide
         if not sent.terms.numbers:
             continue
         cov = weighted_coverage(w, total, sent.keys, rest)
-        same = [e for e in unit_quantities(sent) if same_quantity(q, e)]
+        same = [e for e in unit_quantities(sent.text) if same_quantity(q, e)]
         excluding = [e for e in same if excludes(e, q) and (e.key == q.key or e.key not in claim_keys)]
         if any(satisfies(q, e) for e in same):
             with_q = max(with_q, cov)
         elif excluding and cov > against:  # a value the claim also states is not one it replaces
             against, example = cov, (sent, excluding[0])
         elif q.unit is not None and cov > against:
-            other = [e for e in unit_quantities(sent) if e.key == q.key and e.kind == q.kind and e.unit is not None]
+            other = [e for e in unit_quantities(sent.text) if e.key == q.key and e.kind == q.kind and e.unit is not None]
             if other:
                 against, example = cov, (sent, other[0])
     if example is None or against < SAME_SUBJECT_MIN or against <= with_q + 1e-9:

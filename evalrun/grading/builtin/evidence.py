@@ -9,11 +9,9 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from evalrun.grading.builtin.lexicon import LIGHT_WORDS
+from evalrun.grading.builtin.lexicon import COMMON_KEYS, LIGHT_WORDS, stem
 from evalrun.grading.builtin.segment import resolved_sentences
-from evalrun.grading.builtin.stemming import COMMON_KEYS, stem
-from evalrun.grading.builtin.terms import Terms, merge_terms, sequence, terms_of
-from evalrun.grading.builtin.tokens import Token, tokenize
+from evalrun.grading.builtin.terms import Terms, Token, merge_terms, sequence, terms_of, tokenize
 
 _CLAUSE_SEPARATORS = (";", ", and ", ", but ", " but ", ", while ", " while ", ", whereas ", " whereas ",
                       ", although ", " although ", ", who ", ", which ", " because ", ", so ", ": ")

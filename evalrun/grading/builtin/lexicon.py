@@ -1,13 +1,11 @@
-"""Word lists of the builtin grader: small, generic English tables, no model, no download.
-
-The long lists (stopwords, light words, negations, irregular forms, unit abbreviations, synonym groups, antonym
-pairs) are data: evalrun/data/lexicon.json. The synonym and antonym tables are deliberately short and
-domain-neutral; they make the lexical scorer tolerate everyday rewording, not understand paraphrase.
-"""
+"""Words of the builtin grader: small, generic English tables (evalrun/data/lexicon.json: deliberately short and
+domain-neutral, for everyday rewording, not paraphrase) and a word's key: a light stemmer, then the synonym table
+(one key per synonym group); `ANTONYMS` maps a key to its antonyms' keys."""
 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from importlib import resources
 
 
@@ -33,21 +31,95 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = tuple(map(tuple, _DATA["synonym_gr
 #: Pairs of opposites: a claim using one where the matching evidence uses the other is contradicted.
 ANTONYM_PAIRS: tuple[tuple[str, str], ...] = tuple((a, b) for a, b in _DATA["antonym_pairs"])
 
-_MONTH_NAMES = "january february march april june july august september october november december"
-#: Month names and abbreviations -> a three-letter key. Not "may": far more often the modal verb, it is a month
-#: only when capitalised (handled in tokenize's caller).
-MONTHS = {**{m: m[:3] for m in _MONTH_NAMES.split()}, "sept": "sep",
-          **{m[:3]: m[:3] for m in _MONTH_NAMES.split() if m != "may"}}
-WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")
 
-_UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                "sixteen seventeen eighteen nineteen twenty").split()
-NUMBER_WORDS: dict[str, int] = {
-    **{w: i for i, w in enumerate(_UNITS_WORDS)},
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "dozen": 12, "twice": 2, "double": 2, "triple": 3,
-}
-SCALES: dict[str, float] = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
-                            "bn": 1e9}
-ORDINALS: dict[str, int] = {w: i + 1 for i, w in enumerate(
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())}
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The normalised key of a word: `base_stem`, then the synonym table (one key per synonym group)."""
+    base = base_stem(word)
+    return _SYNONYMS.get(base, base)
+
+
+@lru_cache(maxsize=65536)
+def base_stem(word: str) -> str:
+    """A light, deterministic suffix stripper (Porter-like) with an irregular-form table."""
+    w = word.lower().strip("'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = IRREGULAR.get(w, w)
+    if len(w) > 4:
+        if w.endswith("ies") or w.endswith("ied"):
+            w = w[:-3] + "y"
+        elif w.endswith(("sses", "ches", "shes")) or (w.endswith("es") and w[-3] in "sxz"):
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            w = w[:-1]
+    if len(w) > 6 and w.endswith("ness"):  # "tiredness" -> "tired", "happiness" -> "happy"
+        w = w[:-4]
+        if w.endswith("i"):
+            w = w[:-1] + "y"
+    if len(w) > 5 and w.endswith("ing"):
+        w = _undouble(w[:-3])
+    elif len(w) > 4 and w.endswith("ed"):
+        w = _undouble(w[:-2])
+    elif len(w) > 5 and w.endswith("ly"):
+        w = w[:-2]
+    if len(w) > 7 and w.endswith(("ability", "ibility")):  # "compatibility" -> "compatible"
+        w = w[:-5] + "le"
+    elif len(w) > 6 and w.endswith(("thern", "stern")) and w[:-3] in _COMPASS:  # "southern" -> "south"
+        w = w[:-3]
+    if len(w) > 6 and w.endswith("ation"):
+        w = w[:-5] + "ate"
+    elif len(w) > 6 and w.endswith(("tion", "sion")):
+        w = w[:-3]
+    elif len(w) > 6 and w.endswith("ment"):
+        w = w[:-4]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    if len(w) > 4 and w.endswith("uc"):  # "produce"/"producing" -> "product", as "production"
+        w += "t"
+    if len(w) > 5 and w.endswith("ll"):  # British doubling: "cancelled" / "cancel", "installed" / "install"
+        w = w[:-1]
+    return IRREGULAR.get(w, w)
+
+
+_COMPASS = frozenset({"north", "south", "east", "west"})
+
+
+def _undouble(w: str) -> str:
+    if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1] not in "aeiou":
+        return w[:-1]
+    return w
+
+
+def _build_synonyms() -> dict[str, str]:
+    table: dict[str, str] = {}
+    for group in SYNONYM_GROUPS:
+        head = base_stem(group[0])
+        for w in group[1:]:
+            table.setdefault(base_stem(w), head)
+    return table
+
+
+_SYNONYMS = _build_synonyms()
+
+
+def _build_antonyms() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for a, b in ANTONYM_PAIRS:
+        ka, kb = stem(a), stem(b)
+        table.setdefault(ka, set()).add(kb)
+        table.setdefault(kb, set()).add(ka)
+    return {k: frozenset(v) for k, v in table.items()}
+
+
+#: key -> keys of its antonyms.
+ANTONYMS = _build_antonyms()
+
+#: Keys of the everyday words the lexicon knows (synonym groups, antonym pairs, light words): a capitalised
+#: first word with one of these keys is an ordinary word at the start of a sentence, not a name.
+COMMON_KEYS = frozenset(
+    {stem(w) for group in SYNONYM_GROUPS for w in group}
+    | {stem(w) for pair in ANTONYM_PAIRS for w in pair}
+    | {stem(w) for w in LIGHT_WORDS}
+)
+

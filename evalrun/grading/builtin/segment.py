@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from evalrun.grading.builtin.lexicon import words
-from evalrun.grading.builtin.tokens import Token, tokenize
+from evalrun.grading.builtin.terms import Token, tokenize
 
 _ABBREVIATIONS = frozenset(
     ["mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "vs", "etc", "e.g", "i.e", "eg", "ie", "inc", "ltd", "co", "corp", "no", "nos", "fig", "figs", "approx", "dept", "est", "gen", "col", "lt", "sgt", "capt", "rev", "gov", "sen", "rep", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s", "u.k", "u.n", "a.m", "p.m", "ca", "cf", "al", "op", "vol", "pp", "ed", "eds"]

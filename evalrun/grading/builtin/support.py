@@ -20,8 +20,7 @@ from evalrun.grading.builtin.evidence import (
     claim_terms,
     prepare,
 )
-from evalrun.grading.builtin.terms import Terms, sequence
-from evalrun.grading.builtin.tokens import tokenize
+from evalrun.grading.builtin.terms import Terms, sequence, tokenize
 
 #: Factor on the weight of a key the question already contains.
 GIVEN_FACTOR = 0.25
