@@ -8,9 +8,9 @@ import json
 import pytest
 
 from evalrun.errors import GraderError
-from evalrun.grading.base import Grader
 from evalrun.grading.builtin import BuiltinGrader, faithfulness
 from evalrun.grading.scoring import claims as scoring
+from evalrun.grading.steps import Grader
 from evalrun.types import GraderTrace
 
 OUTPUT = "Python is a high-level language. JavaScript is also popular."

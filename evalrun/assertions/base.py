@@ -11,7 +11,7 @@ from evalrun.errors import ConfigError
 from evalrun.types import AssertionSpec, Case, GraderTrace, Output
 
 if TYPE_CHECKING:
-    from evalrun.grading.base import Grader
+    from evalrun.grading.steps import Grader
     from evalrun.usercode import UserCode
 
 

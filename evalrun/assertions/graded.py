@@ -13,8 +13,7 @@ from evalrun.errors import AssertionRuntimeError, ConfigError
 from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
-    from evalrun.grading.base import Grader
-    from evalrun.grading.steps import Step
+    from evalrun.grading.steps import Grader, Step
     from evalrun.types import AssertionSpec
     from evalrun.usercode import UserCode
 

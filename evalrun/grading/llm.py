@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 from evalrun import templating
 from evalrun.errors import GraderError, ProviderError
 from evalrun.grading import steps
-from evalrun.grading.fence import block, numbered
+from evalrun.grading.steps import block, numbered
 from evalrun.providers.base import CallContext, Provider
 from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
 
@@ -87,7 +87,7 @@ def parse_reply(text: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any
 
 
 class LLMGrader:
-    """Grader protocol (grading/base.py) over an LLM. One instance per distinct grader spec."""
+    """Grader protocol (grading/steps.py) over an LLM. One instance per distinct grader spec."""
 
     def __init__(self, model: str, transport: Transport, *, grader_id: str | None = None,
                  params: Mapping[str, Any] | None = None, prompts: Mapping[str, str] | None = None,

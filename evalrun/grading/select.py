@@ -1,15 +1,14 @@
-"""Which grader grades an assertion, and one grader instance per distinct spec.
+"""Which grader grades an assertion (promptfoo's order, docs/metrics.md), and one grader instance per distinct spec.
 
-promptfoo's order: assertion `provider` > test `options.provider` > `--grader` > EVALRUN_GRADER > the config's
-`grader:` > the builtin grader, except that an assertion the builtin grader cannot grade (llm-rubric) gets
-promptfoo's default grading provider when its key is in the environment (docs/metrics.md). A spec is "builtin",
-an id, or {id, label?, config}; promptfoo's per-kind map's `text` entry is used. An evalrun provider id (`http`,
-`file://x.py`, `exec:`, ...) grades through that provider (`provider_grader`); any other id is a litellm model.
+Assertion `provider` > test `options.provider` > `--grader` > EVALRUN_GRADER > the config's `grader:` > the builtin
+grader, except that an assertion the builtin grader cannot grade (llm-rubric) gets promptfoo's default grading
+provider when its key is in the environment. A spec is "builtin", an id, or {id, label?, config}; promptfoo's
+per-kind map's `text` entry is used. An evalrun provider id (`http`, `file://x.py`, `exec:`, ...) grades through
+that provider; any other id is a litellm model.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -20,8 +19,8 @@ from evalrun.grading.llm import LLMGrader, ProviderTransport, Transport
 from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec
 
 if TYPE_CHECKING:
-    from evalrun.grading.base import Grader
     from evalrun.grading.embeddings import Embedder
+    from evalrun.grading.steps import Grader
 
 BUILTIN = "builtin"
 #: promptfoo 0.121.20's default grading provider by the key found in the environment, in its order of preference
@@ -31,33 +30,6 @@ ENV_VAR = "EVALRUN_GRADER"
 _KIND_KEYS = frozenset({"text", "embedding", "classification", "moderation"})
 #: Keys of a provider object that are not model parameters.
 _SPEC_KEYS = frozenset({"id", "label", "config", "prompts", "transform", "delay"})
-
-
-def is_provider_grader(pid: str) -> bool:
-    """True for a grader id that names an evalrun provider kind (not a litellm model)."""
-    from evalrun.providers import is_builtin
-
-    return is_builtin(pid)
-
-
-def provider_grader(chosen: Mapping[str, Any] | str, base_dir: str, *, loc: Location | None = None,
-                    key: str = "provider") -> LLMGrader:
-    """An LLM grader whose calls go to the provider `chosen` names (an id, or {id, label?, config} from
-    normalise_spec); a relative `file://` path is the config's folder's. ConfigError (at `loc`) for a bad provider."""
-    from evalrun import providers
-
-    pid = chosen if isinstance(chosen, str) else str(chosen["id"])
-    label = None if isinstance(chosen, str) else chosen.get("label")
-    config = {} if isinstance(chosen, str) else dict(chosen.get("config") or {})
-    try:
-        provider = providers.build(ProviderSpec(id=pid, label=label, config=config, loc=loc), base_dir)
-    except ConfigError as e:
-        if not e.file:
-            raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
-        raise
-    grader = LLMGrader(pid, ProviderTransport(provider), grader_id=label or pid, response_format=False)
-    grader.description = f"{grader.id} (provider grader)"
-    return grader
 
 
 def _env_id(pid: str, loc: Location | None, key: str) -> str:
@@ -71,10 +43,7 @@ def _env_id(pid: str, loc: Location | None, key: str) -> str:
 
 
 def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provider") -> str | dict[str, Any]:
-    """Check a grader spec's shape and return "builtin", an id string, or {id, label?, config}.
-
-    Raises ConfigError (with `loc`/`key`) for a malformed spec.
-    """
+    """Check a grader spec's shape (ConfigError at `loc`/`key`) and return "builtin", an id or {id, label?, config}."""
     if isinstance(spec, Mapping) and "id" not in spec and spec and set(spec) <= _KIND_KEYS:
         if "text" not in spec:
             raise ConfigError.at(loc, "grader provider map has no `text` entry", key=key,
@@ -106,13 +75,6 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
                          key=key, hint="e.g. `provider: openai:gpt-4o-mini` or `provider: builtin`")
 
 
-def _litellm_target(pid: str, config: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(litellm model id, litellm params) through the provider-id helpers (pure: no litellm import)."""
-    from evalrun.providers import ids
-
-    return ids.to_litellm_model(pid), {**ids.default_params(pid), **ids.normalise_params(dict(config))}
-
-
 class _NoTransport:
     """Used when resolving only to describe (dry-run, validate): any call is a grader error."""
 
@@ -141,29 +103,22 @@ class GraderResolver:
         return chosen, origin
 
     def check(self, tests: Iterable[TestSpec]) -> None:
-        """Resolve every graded assertion's grader spec now (pure, no import of litellm), so a malformed or
-        unknown grader id is a ConfigError naming where it was given, before any provider is called."""
-        seen: set[str] = set()
+        """Build (never call) every graded assertion's grader now, so a malformed or unknown grader id is an error
+        naming where it was given, before any provider is called."""
         for test in tests:
             for spec in _graded(test.asserts):
-                chosen, _, loc, key = self._winner(spec, test)
-                marker = json.dumps(chosen, sort_keys=True, default=str)
-                if chosen == BUILTIN or marker in seen:
-                    continue
-                seen.add(marker)
-                pid = chosen if isinstance(chosen, str) else chosen["id"]
-                config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
-                try:
-                    if is_provider_grader(pid):  # http, python, JavaScript, exec: built (checked) once, not called
-                        self._grader(chosen)
-                    else:
-                        _litellm_target(pid, config)
-                except ConfigError as e:
-                    if key == "--grader":
-                        raise UsageError(e.message, key=key, hint=e.hint) from None
-                    if not e.file:
-                        raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
-                    raise
+                self._checked(spec, test)
+
+    def _checked(self, spec: AssertionSpec, test: TestSpec) -> Grader:
+        chosen, _, loc, key = self._winner(spec, test)
+        try:
+            return self._grader(chosen)
+        except ConfigError as e:
+            if key == "--grader":
+                raise UsageError(e.message, key=key, hint=e.hint) from None
+            if e.file:
+                raise
+            raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
 
     def embedder(self, spec: AssertionSpec, test: TestSpec | None) -> Embedder:
         """The embedding model for an embedding metric (grading/embeddings.py); GraderError when there is none."""
@@ -183,9 +138,8 @@ class GraderResolver:
                 model, params = litellm_target(chosen.id, chosen.config)
                 embedder = LiteLLMEmbedder(chosen.id, model, params, self._transport)  # type: ignore[arg-type]
             self._embedders[key] = embedder
-        description = chosen.describe()
-        if description not in self._embedders_used:
-            self._embedders_used.append(description)
+        if chosen.describe() not in self._embedders_used:
+            self._embedders_used.append(chosen.describe())
         return embedder
 
     def check_capabilities(self, tests: Iterable[TestSpec]) -> list[str]:
@@ -193,49 +147,33 @@ class GraderResolver:
         grader can perform the steps it needs (llm-rubric with the builtin grader is a ConfigError at the
         assertion) and every embedding metric has a well-formed embedding model; returns the embedders chosen
         (described, in first-use order)."""
-        chosen: list[str] = []
-        for test in tests:
-            self._check_test_support(test)
-            self._check_test_embedders(test, chosen)
-        return chosen
-
-    def _check_test_embedders(self, test: TestSpec, chosen_all: list[str]) -> None:
-        for spec in _all(test.asserts):
-            if not getattr(spec.handler, "needs_embedder", False):
-                continue
-            from evalrun.grading.embeddings import HINT, choose, litellm_target
-
-            key = f"{spec.key_path}.provider" if spec.key_path else "provider"
-            try:
-                chosen = choose(spec.provider, test.options.get("provider"))
-                if chosen is not None and not chosen.offline:
-                    litellm_target(chosen.id, chosen.config)
-            except ConfigError as e:
-                raise ConfigError.at(spec.loc, e.message, key=key, hint=e.hint) from None
-            if chosen is None:
-                raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
-                                     key=key, hint=HINT)
-            if chosen.describe() not in chosen_all:
-                chosen_all.append(chosen.describe())
-
-    def _check_test_support(self, test: TestSpec) -> None:
+        from evalrun.grading.embeddings import HINT, choose, litellm_target
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
-        for spec in _graded(test.asserts):
-            needed = getattr(spec.handler, "grading_steps", None)
-            if needed is None:
-                continue
-            chosen, _, loc, key = self._winner(spec, test)
-            try:
-                grader = self._grader(chosen)
-            except ConfigError as e:  # a provider grader's bad config, where the grader was named
-                if e.file:
-                    raise
-                raise ConfigError.at(loc, e.message, key=key, hint=e.hint) from None
-            message = unsupported(grader, spec.type, needed())
-            if message:
-                key = f"{spec.key_path}.type" if spec.key_path else "type"
-                raise ConfigError.at(spec.loc, message, key=key, hint=CHOOSE_LLM)
+        described: list[str] = []
+        for test in tests:
+            for spec in _graded(test.asserts):
+                needed = getattr(spec.handler, "grading_steps", None)
+                if needed is None:
+                    continue
+                message = unsupported(self._checked(spec, test), spec.type, needed())
+                if message:
+                    raise ConfigError.at(spec.loc, message, key=_key(spec, "type"), hint=CHOOSE_LLM)
+            for spec in _all(test.asserts):
+                if not getattr(spec.handler, "needs_embedder", False):
+                    continue
+                try:
+                    chosen = choose(spec.provider, test.options.get("provider"))
+                    if chosen is not None and not chosen.offline:
+                        litellm_target(chosen.id, chosen.config)
+                except ConfigError as e:
+                    raise ConfigError.at(spec.loc, e.message, key=_key(spec, "provider"), hint=e.hint) from None
+                if chosen is None:
+                    raise ConfigError.at(spec.loc, f"{spec.type} needs an embedding model and none is configured",
+                                         key=_key(spec, "provider"), hint=HINT)
+                if chosen.describe() not in described:
+                    described.append(chosen.describe())
+        return described
 
     def _winner(self, spec: AssertionSpec | None,
                 test: TestSpec | None) -> tuple[str | dict[str, Any], str, Location | None, str]:
@@ -271,10 +209,7 @@ class GraderResolver:
 
         if not unsupported(self._grader(BUILTIN), spec.type if spec else "", needed()):
             return None
-        for env_key, pid in PROMPTFOO_DEFAULT_GRADERS:
-            if os.environ.get(env_key):
-                return pid, env_key
-        return None
+        return next(((pid, env_key) for env_key, pid in PROMPTFOO_DEFAULT_GRADERS if os.environ.get(env_key)), None)
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
         """The grader for this assertion in this test."""
@@ -285,22 +220,12 @@ class GraderResolver:
 
     def _grader(self, chosen: str | dict[str, Any]) -> Grader:
         cache_key = json.dumps(chosen, sort_keys=True, default=str)
-        grader = self._cache.get(cache_key)
-        if grader is None:
-            grader = self._build(chosen)
-            self._cache[cache_key] = grader
-        return grader
-
-    def _base_dir(self) -> str:
-        """Where a grader's `file://` provider path is relative to: the config's folder, as in promptfoo."""
-        return self._suite.base_dir if self._suite is not None else "."
-
-    def graders_used(self) -> list[str]:
-        """Ids of the graders resolved so far, in first-use order (for the run summary)."""
-        return list(self._used)
+        if cache_key not in self._cache:
+            self._cache[cache_key] = self._build(chosen)
+        return self._cache[cache_key]
 
     def descriptions(self) -> list[str]:
-        """One-line descriptions of the graders, then the embedders, resolved so far."""
+        """One-line descriptions of the graders, then the embedders, resolved so far (first use first)."""
         seen: dict[str, str] = {}
         for g in self._cache.values():
             seen.setdefault(g.id, g.description)
@@ -308,16 +233,27 @@ class GraderResolver:
 
     def _build(self, chosen: str | dict[str, Any]) -> Grader:
         if chosen == BUILTIN:
-            builtin: Any = importlib.import_module("evalrun.grading.builtin")
-            grader: Grader = builtin.BuiltinGrader()
-            return grader
+            from evalrun.grading.builtin import BuiltinGrader
+
+            return BuiltinGrader()
+        from evalrun import providers
+        from evalrun.providers import ids
+
         pid = chosen if isinstance(chosen, str) else chosen["id"]
-        if is_provider_grader(pid):  # any evalrun provider as grader (provider_grader)
-            return provider_grader(chosen, self._base_dir())
-        config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
         label = None if isinstance(chosen, str) else chosen.get("label")
-        model, params = _litellm_target(pid, config)
-        return LLMGrader(model, self._transport, grader_id=label or pid, params=params)
+        config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
+        if providers.is_builtin(pid):  # any evalrun provider as grader; a relative file:// is the config's folder's
+            spec = ProviderSpec(id=pid, label=label, config=dict(config))
+            provider = providers.build(spec, self._suite.base_dir if self._suite is not None else ".")
+            grader = LLMGrader(pid, ProviderTransport(provider), grader_id=label or pid, response_format=False)
+            grader.description = f"{grader.id} (provider grader)"
+            return grader
+        params = {**ids.default_params(pid), **ids.normalise_params(dict(config))}
+        return LLMGrader(ids.to_litellm_model(pid), self._transport, grader_id=label or pid, params=params)
+
+
+def _key(spec: AssertionSpec, name: str) -> str:
+    return f"{spec.key_path}.{name}" if spec.key_path else name
 
 
 def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:

@@ -1,24 +1,99 @@
-"""Grading steps: one `Step` per grader operation (prompt template, reply schema, parser into a typed result, the
-graders that can perform it), shared by every metric. The claim pipeline's steps are the Grader protocol's
-methods; a judge-style metric declares its own step (`judge_step`) and performs it with `ask()`."""
+"""Grading steps: the Grader protocol, one `Step` per grader operation (prompt template, reply schema, parser into
+a typed result, the graders that can perform it) shared by every metric, and untrusted text fenced in prompts.
+The claim pipeline's steps are the protocol's methods; a judge-style metric declares its own step (`judge_step`)
+and performs it with `ask()`."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from evalrun.errors import AssertionRuntimeError, GraderError
 from evalrun.grading import schemas
 from evalrun.types import ChunkJudgement, ChunkRelevance, GraderTrace, Verdict
 
-if TYPE_CHECKING:
-    from evalrun.grading.base import Grader
-
 R = TypeVar("R")
 Schema = dict[str, Any]
+
+# ------------------------------------------------------------------ untrusted text in prompts
+# In labelled blocks (`<<<CHUNK 2>>> ... <<<END CHUNK 2>>>`), look-alike delimiters inside neutralised first so a
+# chunk cannot close its own block or open a fake one.
+#: Characters that render as nothing: removed first, so `<\u200b<<` cannot slip past as three `<`.
+_INVISIBLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
+_LEFT = r"(?:<|＜|﹤|‹|«|〈|〈|⟨|❮|❰|⧼|&lt;?|&#0*60;?|&#x0*3c;?)"
+_RIGHT = r"(?:>|＞|﹥|›|»|〉|〉|⟩|❯|❱|⧽|&gt;?|&#0*62;?|&#x0*3e;?)"
+#: A delimiter look-alike: three or more angle brackets in any script or spelling (entities included), or two
+#: guillemets; whitespace between them does not hide them.
+_LOOKALIKE = re.compile(rf"{_LEFT}(?:\s*{_LEFT}){{2,}}|{_RIGHT}(?:\s*{_RIGHT}){{2,}}|«\s*«|»\s*»", re.I)
+_TOKEN = re.compile(rf"{_LEFT}|{_RIGHT}", re.I)
+
+
+def neutralise(text: str) -> str:
+    """Invisible characters removed, then every delimiter look-alike (`<<<`, `‹‹‹`, `﹤﹤﹤`, `&lt;&lt;&lt;`,
+    mixed) rewritten as single `<`/`>` separated by ` ' `, which no fence contains."""
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFC", text))
+    return _LOOKALIKE.sub(lambda m: " ' ".join(_plain(t) for t in _TOKEN.findall(m.group(0))), text)
+
+
+def _plain(token: str) -> str:
+    return ">" if re.fullmatch(_RIGHT, token, re.I) else "<"
+
+
+def block(label: str, text: str) -> str:
+    """One delimited block: `<<<LABEL>>>`, the neutralised text, `<<<END LABEL>>>`."""
+    label = re.sub(r"[^A-Za-z0-9 _-]", "", label).upper() or "TEXT"
+    return f"<<<{label}>>>\n{neutralise(text)}\n<<<END {label}>>>"
+
+
+def numbered(kind: str, texts: Sequence[str]) -> str:
+    """Blocks `<<<KIND 0>>>`, `<<<KIND 1>>>`, ... (0-based indices, as the JSON replies use)."""
+    return "\n\n".join(block(f"{kind} {i}", t) for i, t in enumerate(texts))
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """The claim-pipeline steps every graded metric is built from. Each method records its calls in `trace` and
+    raises GraderError when it cannot answer; result lengths are exact."""
+
+    #: Shown in reports: a model id, or "builtin".
+    id: str
+    #: One-line description for the run summary, e.g. "builtin (offline, lexical)".
+    description: str
+
+    def supports(self, step: Step[Any]) -> bool:
+        """Whether this grader can perform `step`; checked by validate before any call."""
+        ...
+
+    async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
+        """Split `text` into short, self-contained factual claims (possibly none)."""
+        ...
+
+    async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
+                     question: str | None = None) -> list[Verdict]:
+        """One verdict per claim against the evidence (ground truth or context chunks, joined). `question` is what
+        the claims answer: context for what a short answer means, not something the claims assert."""
+        ...
+
+    async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
+        """matrix[i][k] = chunk k entails claim i. Shape exactly len(claims) x len(chunks)."""
+        ...
+
+    async def classify_chunks(self, query: str, output: str, chunks: list[str],
+                              trace: GraderTrace) -> ChunkRelevance:
+        """Relevance level of each chunk to the query, whether the output used it, and missing information."""
+        ...
+
+    async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
+                    step: str = "judge") -> dict[str, Any]:
+        """Ask for a JSON object matching `schema` (used by rubrics and other metrics)."""
+        ...
+
 
 #: Grader kinds: "llm" (any model through litellm) and "builtin" (offline, lexical).
 LLM = "llm"

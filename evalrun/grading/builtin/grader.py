@@ -136,10 +136,9 @@ class BuiltinGrader:
 
     id = "builtin"
 
-    @property
-    def description(self) -> str:
-        """What grades, for the run summary: with the semantic tier or words alone."""
-        return "builtin (offline, with all-MiniLM-L6-v2)" if minilm.available() else "builtin (offline, words only)"
+    def __init__(self) -> None:
+        #: What grades, for the run summary: with the semantic tier or words alone.
+        self.description = f"builtin (offline, {'with all-MiniLM-L6-v2' if minilm.available() else 'words only'})"
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
