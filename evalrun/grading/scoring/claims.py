@@ -1,10 +1,5 @@
-"""Pure scoring formulas of the graded metrics (public API; no I/O, no globals).
-
-Every function takes the judgements a grader produced (claims' correctness, claim x chunk entailment, chunk
-relevance levels, ...) and returns a number. The formulas and their worked examples are documented in
-docs/metrics.md. Functions whose metric is undefined on empty input (no claims) return None: the caller
-reports that outcome instead of inventing a score.
-"""
+"""Pure formulas of the claim-pipeline metrics (public API; docs/metrics.md): a grader's judgements in, a number
+out. A metric undefined on empty input (no claims) is None: the caller reports that rather than invent a score."""
 
 from __future__ import annotations
 
@@ -12,14 +7,11 @@ from collections.abc import Mapping, Sequence
 
 NOISE_MODES = ("relevant", "irrelevant")
 NOISE_FORMULAS = ("default", "ragas")
-
 #: Mastra's context-relevance weights per level.
 RELEVANCE_WEIGHTS: Mapping[str, float] = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}
-
 #: Mastra's noise-robustness weights per impact level.
-IMPACT_WEIGHTS: Mapping[str, float] = {
-    "none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1,
-}
+IMPACT_WEIGHTS: Mapping[str, float] = {"none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3,
+                                       "severe": 0.1}
 
 
 def _check_matrix(entails: Sequence[Sequence[bool]], rows: int, cols: int, name: str) -> None:
@@ -28,13 +20,6 @@ def _check_matrix(entails: Sequence[Sequence[bool]], rows: int, cols: int, name:
     for i, row in enumerate(entails):
         if len(row) != cols:
             raise ValueError(f"{name}[{i}] has {len(row)} columns, expected {cols}")
-
-
-def irrelevant_sourced(entails_row: Sequence[bool], relevant: Sequence[bool]) -> bool:
-    """A claim comes from irrelevant context: some irrelevant chunk entails it and no relevant chunk does."""
-    from_irrelevant = any(e and not r for e, r in zip(entails_row, relevant, strict=True))
-    from_relevant = any(e and r for e, r in zip(entails_row, relevant, strict=True))
-    return from_irrelevant and not from_relevant
 
 
 def noise_counted(correct: Sequence[bool], entails: Sequence[Sequence[bool]], relevant: Sequence[bool],
@@ -47,14 +32,13 @@ def noise_counted(correct: Sequence[bool], entails: Sequence[Sequence[bool]], re
     _check_matrix(entails, len(correct), len(relevant), "entails")
     counted = []
     for ok, row in zip(correct, entails, strict=True):
+        from_relevant = any(e and r for e, r in zip(row, relevant, strict=True))
         if ok:
             counted.append(False)
-        elif mode == "irrelevant":
-            counted.append(irrelevant_sourced(row, relevant))
-        elif formula == "ragas":
-            counted.append(any(e and r for e, r in zip(row, relevant, strict=True)))
+        elif mode == "irrelevant":  # some irrelevant chunk entails it and no relevant chunk does
+            counted.append(not from_relevant and any(e and not r for e, r in zip(row, relevant, strict=True)))
         else:
-            counted.append(True)
+            counted.append(from_relevant if formula == "ragas" else True)
     return counted
 
 

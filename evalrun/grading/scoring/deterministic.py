@@ -17,10 +17,12 @@ import difflib
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 
 
 def _units(s: str) -> Sequence[str] | list[int]:
@@ -40,17 +42,8 @@ def dice(first: str, second: str) -> float:
         return 1.0
     if len(a) < 2 or len(b) < 2:
         return 0.0
-    bigrams: dict[tuple[object, object], int] = {}
-    for i in range(len(a) - 1):
-        key = (a[i], a[i + 1])
-        bigrams[key] = bigrams.get(key, 0) + 1
-    shared = 0
-    for i in range(len(b) - 1):
-        key = (b[i], b[i + 1])
-        if bigrams.get(key, 0) > 0:
-            bigrams[key] -= 1
-            shared += 1
-    return 2.0 * shared / (len(a) + len(b) - 2)
+    shared = Counter(pairwise(a)) & Counter(pairwise(b))  # the bigrams in both, each as often as in both
+    return 2.0 * sum(shared.values()) / (len(a) + len(b) - 2)
 
 
 def content_similarity(reference: str, output: str, *, ignore_case: bool = True,

@@ -1,8 +1,5 @@
-"""Pure formulas of the judge-style metrics (Mastra's LLM scorers, promptfoo's model-graded types).
-
-Typed verdicts in, numbers out; no I/O. Mastra rounds its LLM scores to two decimals (roundToTwoDecimals:
-Math.round(x * 100) / 100, halves rounded up), after multiplying by `scale`.
-"""
+"""Pure formulas of the judge-style metrics (Mastra's LLM scorers, promptfoo's model-graded and embedding types):
+typed verdicts in, numbers out. Mastra rounds its LLM scores to two decimals after multiplying by `scale`."""
 
 from __future__ import annotations
 
@@ -52,8 +49,6 @@ def tool_selection(appropriate: Sequence[bool], missing: Sequence[str]) -> float
 # ------------------------------------------------------------------ embedding metrics (promptfoo)
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity; 0 when either vector is all zeros."""
-    if len(a) != len(b):
-        raise ValueError(f"vectors of different lengths ({len(a)} and {len(b)})")
     na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
     return dot(a, b) / (na * nb) if na and nb else 0.0
 
