@@ -4,6 +4,7 @@ reply validated against the step's schema, one repair call, and stepping down re
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
@@ -109,11 +110,9 @@ class LLMGrader:
 
         Override templates also see `variables` (the case's vars); the step's own variables win on a clash.
         """
-        view = LLMGrader(self.model, self._transport, grader_id=self.id, prompts={**self._prompts, **overrides})
+        view = copy.copy(self)  # shares the model's params and learnt reply format
+        view._prompts = {**self._prompts, **overrides}
         view._extra = {**self._extra, **(variables or {})}
-        view._params = self._params
-        view._format = self._format
-        view.description = self.description
         return view
 
     # ------------------------------------------------------------ pipeline steps
@@ -158,12 +157,9 @@ class LLMGrader:
 
     async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
                     step: str = "judge") -> dict[str, Any]:
-        return await self._ask(step, _as_messages(prompt, self._system()), schema, trace)
+        return await self._ask(step, _as_messages(prompt, steps.builtin_template("system").strip()), schema, trace)
 
     # ------------------------------------------------------------ machinery
-    def _system(self) -> str:
-        return steps.builtin_template("system").strip()
-
     async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
                    trace: GraderTrace) -> R:
         """Render the step's template (or the user's override), ask, validate, parse into the step's result."""

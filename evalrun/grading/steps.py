@@ -208,8 +208,8 @@ class Checked:
     def supports(self, step: Step[Any]) -> bool:
         return supported(self.inner, step)
 
-    async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
-        return await self.inner.extract_claims(text, trace, question=question)
+    def __getattr__(self, name: str) -> Any:  # extract_claims, judge, ...: as they are
+        return getattr(self.inner, name)
 
     async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
                      question: str | None = None) -> list[Verdict]:
@@ -228,9 +228,6 @@ class Checked:
         CLASSIFY.check_count(len(judged.chunks), len(chunks))
         return judged
 
-    async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
-                    step: str = "judge") -> dict[str, Any]:
-        return await self.inner.judge(prompt, schema, trace, step=step)
 
 #: The hint that goes with `unsupported()`.
 CHOOSE_LLM = ("choose an LLM grader: --grader MODEL, `grader:` in the config or `provider:` on the assertion "

@@ -5,6 +5,7 @@ or states the same duration in other units (`same_duration`)."""
 from __future__ import annotations
 
 import math
+import operator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -103,6 +104,9 @@ def _relation(tokens: tuple[Token, ...], i: int) -> str:
     return "="
 
 
+_COMPARE = {"=": operator.eq, "<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
+
+
 def satisfies(q: Quantity, e: Quantity) -> bool:
     """Does the evidence's quantity `e` make the claim's quantity `q` true ("more than 5" and "more than 5" too)?"""
     x, value = q.value, e.value
@@ -118,17 +122,9 @@ def satisfies(q: Quantity, e: Quantity) -> bool:
         return False  # "more than 5" in the evidence does not make "6" or "less than 7" true
     if q.relation == "decade":
         return x <= value <= x + 9
-    if q.relation == "<":
-        return value < x
-    if q.relation == ">":
-        return value > x
-    if q.relation == "<=":
-        return value <= x
-    if q.relation == ">=":
-        return value >= x
     if q.relation == "~":
         return abs(value - x) <= APPROX_TOLERANCE * abs(x)
-    return value == x
+    return _COMPARE[q.relation](value, x)
 
 
 #: Durations in days: "24 months" states what "two years" does, "60 minutes" what "one hour" does.

@@ -16,7 +16,7 @@ from evalrun.grading.builtin.amounts import (
 )
 from evalrun.grading.builtin.evidence import Evidence, Unit, weighted_coverage
 from evalrun.grading.builtin.lexicon import ANTONYMS, stem
-from evalrun.grading.builtin.terms import Terms, Token, sequence, short, tokenize
+from evalrun.grading.builtin.terms import Terms, Token, sequence, short, surface, tokenize
 
 #: The sentence compared with the claim must have this weighted share of the claim's other keys.
 SAME_SUBJECT_MIN = 0.5
@@ -47,7 +47,7 @@ def find(claim: str, t: Terms, w: dict[str, float], ev: Evidence, best: tuple[in
         for sent in sentences:
             if sent.terms.months - t.months and \
                     weighted_coverage(w, total, sent.keys, frozenset(t.months)) >= SAME_SUBJECT_MIN:
-                return f"the claim says {_written(toks, m)} where the evidence says otherwise: \"{short(sent.text)}\""
+                return f"the claim says {surface(toks, [m])[0]} where the evidence says otherwise: \"{short(sent.text)}\""
     cseq = sequence(toks)
     for sent in sentences:
         clauses = [ev.clauses[ci] for ci in sent.clause_ids or ()]
@@ -154,7 +154,7 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
         # "won't pay" against "free" agrees: an antonym contradicts only with the same polarity on both sides
         if opposite and (p in c_neg) == bool(opposite & e_neg) \
                 and weighted_coverage(w, total, ct.keys, frozenset({p})) >= SAME_SUBJECT_MIN:
-            return (f"the claim says '{_written(toks, p)}' where the evidence says the opposite: "
+            return (f"the claim says '{surface(toks, [p])[0]}' where the evidence says the opposite: "
                     f"\"{short(clause.text)}\"")
     return None
 
@@ -214,11 +214,3 @@ def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:
                 out.add(k)
     return out
 
-
-def _written(toks: tuple[Token, ...], key: str) -> str:
-    """A key as the claim writes it."""
-    for tok in toks:
-        k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
-        if k == key:
-            return tok.text
-    return key.lstrip("#")

@@ -8,6 +8,7 @@ import heapq
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import takewhile
 
 from evalrun.grading.builtin.lexicon import COMMON_KEYS, LIGHT_WORDS, stem
 from evalrun.grading.builtin.segment import resolved_sentences
@@ -63,12 +64,7 @@ def _split_clauses(text: str) -> list[str]:
 def _antecedent(left: str) -> str:
     """The noun phrase a relative clause refers to: the capitalised run (or last two words) ending `left`."""
     words = left.split()
-    run: list[str] = []
-    for w in reversed(words):
-        if w[:1].isupper():
-            run.insert(0, w)
-        else:
-            break
+    run = list(takewhile(lambda w: w[:1].isupper(), reversed(words)))[::-1]
     return " ".join(run) if run else " ".join(words[-2:])
 
 

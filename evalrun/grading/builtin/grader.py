@@ -48,7 +48,8 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
     answers (its words are given, not verified)."""
     ev_texts = tuple(evidence)
     ev = prepare(ev_texts)
-    verbatim = _verbatim_unit(claim, ev_texts)
+    plain = _plain(claim)
+    verbatim = _verbatim_index(ev_texts).get(plain) if plain else None  # a sentence or clause, word for word
     if verbatim is not None:  # the evidence says exactly this (also where words are not space-separated: CJK)
         return Judgement("supported", 1.0, 1.0, f"the evidence says it verbatim: \"{short(verbatim.text)}\"",
                          (verbatim.item,))
@@ -65,7 +66,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
     if not a.unverified:
         why = f"every asserted word is in {where}"
     else:
-        shown = surface(claim, list(a.unverified[:4])) + (["..."] if len(a.unverified) > 4 else [])
+        shown = surface(tokenize(claim), list(a.unverified[:4])) + (["..."] if len(a.unverified) > 4 else [])
         why = f"{', '.join(shown)} not in the closest evidence ({where})"
     return Judgement("supported" if score >= SUPPORT_THRESHOLD else "unsupported", score, coverage, why, items)
 
@@ -73,12 +74,6 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
 def _plain(text: str) -> str:
     """`text` for a verbatim comparison: case folded, spaces collapsed, closing punctuation dropped."""
     return " ".join(text.casefold().split()).rstrip(" .!?;:\u3002\uff0e\uff01\uff1f\"'\u201d)")
-
-
-def _verbatim_unit(claim: str, evidence: tuple[str, ...]) -> Unit | None:
-    """An evidence sentence or clause that is the claim itself, word for word."""
-    plain = _plain(claim)
-    return _verbatim_index(evidence).get(plain) if plain else None
 
 
 @lru_cache(maxsize=256)
@@ -166,7 +161,7 @@ class BuiltinGrader:
         return verdicts
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
-        """matrix[i][k] = chunk k is a plausible source of claim i (lenient, see entail.attributes)."""
+        """matrix[i][k] = chunk k is a plausible source of claim i (lenient, see `attributes`)."""
         started = time.perf_counter()
         matrix = [[attributes(c, k) for k in chunks] for c in claims]
         _record(trace, "attribute", {"matrix": [[int(x) for x in row] for row in matrix]}, started)
@@ -183,9 +178,7 @@ class BuiltinGrader:
 
     async def judge(self, prompt: str, schema: dict[str, Any], trace: GraderTrace, *,
                     step: str = "judge") -> dict[str, Any]:
-        """Not possible without a model: raises GraderError (the assertion becomes an ERROR).
-
-        `validate` reports such assertions before any call (supports()); this is the backstop."""
+        """Not possible without a model: a GraderError (validate reports it before any call; this is the backstop)."""
         message = (f"the builtin grader cannot perform the grader step {step!r} (it needs a model); set --grader "
                    "MODEL (e.g. --grader openai:gpt-4o-mini or --grader ollama:chat:llama3)")
         _record(trace, step, {"error": message}, time.perf_counter())

@@ -135,7 +135,7 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
     Not "liquid *water*" against "liquid methane and ethane": a last word with no preposition before it is what
     the claim asserts."""
     toks = [t for t in tokenize(claim) if t.kind != "neg"]
-    keys = [("#" + t.key) if t.kind in ("num", "year", "ord") else t.key for t in toks]
+    keys = [t.term for t in toks]
     content = [i for i, t in enumerate(toks) if t.kind != "stop"]
     where: dict[str, list[int]] = {}
     for pos, k in enumerate(k for k in sentence_seq if not k.startswith("~")):

@@ -122,6 +122,11 @@ class Token(NamedTuple):
     capital: bool = False
     initial: bool = False  # first word of its sentence
 
+    @property
+    def term(self) -> str:
+        """The key as `Terms` hold it: a number's as "#value"."""
+        return "#" + self.key if self.kind in ("num", "year", "ord") else self.key
+
 
 @lru_cache(maxsize=65536)
 def tokenize(text: str) -> tuple[Token, ...]:
@@ -230,14 +235,11 @@ def terms_of(tokens: tuple[Token, ...] | list[Token], known_entities: frozenset[
         if t.kind == "neg":
             negs += 1
             continue
+        keys.add(t.term)
         if t.kind in ("num", "year", "ord"):
             numbers.add((t.kind, t.key))
-            keys.add("#" + t.key)
         elif t.kind == "month":
             months.add(t.key)
-            keys.add(t.key)
-        else:
-            keys.add(t.key)
         if first is None:
             first = t.key if t.kind == "word" else None
     frozen = frozenset(keys)
@@ -260,12 +262,8 @@ def sequence(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, ...]:
         if t.kind == "stop":
             if t.key == "by":
                 out.append("~by")
-        elif t.kind == "neg":
-            out.append("~not")
-        elif t.kind in ("num", "year", "ord"):
-            out.append("#" + t.key)
         else:
-            out.append(t.key)
+            out.append("~not" if t.kind == "neg" else t.term)
     return tuple(out)
 
 
@@ -289,16 +287,15 @@ def content_words(text: str) -> list[tuple[str, str]]:
     for t in tokenize(text):
         if t.kind in ("word", "num", "year", "month") and t.key not in seen:
             seen.add(t.key)
-            out.append((t.text, ("#" + t.key) if t.kind in ("num", "year") else t.key))
+            out.append((t.text, t.term))
     return out
 
 
-def surface(text: str, keys: list[str]) -> list[str]:
-    """The words of `text` as written for the given keys (for reasons)."""
+def surface(tokens: tuple[Token, ...], keys: list[str]) -> list[str]:
+    """The words of `tokens` as written for the given keys (for reasons)."""
     forms: dict[str, str] = {}
-    for tok in tokenize(text):
-        k = ("#" + tok.key) if tok.kind in ("num", "year", "ord") else tok.key
-        forms.setdefault(k, tok.text)
+    for tok in tokens:
+        forms.setdefault(tok.term, tok.text)
     return [forms.get(k, k.lstrip("#")) for k in keys]
 
 
