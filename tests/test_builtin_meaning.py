@@ -9,7 +9,7 @@ import pytest
 from evalrun.assertions.rag import claims_reason
 from evalrun.grading import minilm
 from evalrun.grading.builtin import extract_claims, judge
-from evalrun.grading.builtin.relevance import classify
+from evalrun.grading.builtin.grader import classify
 from evalrun.types import Verdict
 
 POLICY = ("Refunds can be requested within 30 days of delivery. Digital downloads and gift cards are "

@@ -1,15 +1,6 @@
-"""Pure formulas of Mastra's deterministic scorers (no grader, no I/O beyond reading two packaged word lists).
-
-Each function reproduces the code of Mastra's scorer (packages/evals/src/scorers/code/ in mastra-ai/mastra) and
-of the npm library it calls, so the same texts give the same score:
-- content_similarity: `string-similarity` 4's compareTwoStrings (Sørensen-Dice on character bigrams);
-- textual_difference: `difflib`'s SequenceMatcher.ratio() (the npm port of Python's difflib, same algorithm);
-- keyword_coverage: `keyword-extractor` 0.0.28 keywords (SMART stop list) of reference vs response;
-- completeness: coverage of the input's words by the output's (Mastra's calculateCoverage);
-- sentiment / tone_consistency: `sentiment` 5's AFINN-165 scoring with its negators;
-- tool_call_accuracy: Mastra's calculateAccuracy / checkToolOrder.
-Scores are in [0, 1] before Mastra's `scale` multiplies them (done by the caller).
-"""
+"""Pure formulas of Mastra's deterministic scorers (packages/evals/src/scorers/code/ in mastra-ai/mastra), each
+reproducing Mastra's code and the npm library it calls (named in its docstring) so the same texts give the same
+score. Scores are in [0, 1] before Mastra's `scale`, which the caller applies."""
 
 from __future__ import annotations
 
@@ -67,7 +58,7 @@ class Difference:
 
 
 def textual_difference(reference: str, output: str) -> Difference:
-    """SequenceMatcher(None, reference, output) ratio, change count and length difference."""
+    """difflib's SequenceMatcher(None, reference, output) ratio (as the npm port), change count, length difference."""
     matcher = difflib.SequenceMatcher(None, reference, output)
     changes = sum(1 for op in matcher.get_opcodes() if op[0] != "equal")
     longest = max(len(reference), len(output))
@@ -132,12 +123,8 @@ def _normalise(s: str) -> str:
 
 
 def elements(text: str) -> list[str]:
-    """The text's distinct words (diacritics removed, lower case, split on anything not a-z/0-9).
-
-    Mastra collects compromise's nouns, verbs (as infinitives), topics and terms; every noun and topic word is
-    also a term, so the words are the same except for verb infinitives, which evalrun (no part-of-speech
-    tagger) does not add.
-    """
+    """The text's distinct words (diacritics removed, lower case, split on anything not a-z/0-9): Mastra's
+    compromise nouns, verbs, topics and terms, less the verb infinitives (evalrun has no part-of-speech tagger)."""
     words = re.sub(r"[^a-z0-9]+", " ", _normalise(text)).split()
     return list(dict.fromkeys(words))
 
