@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalrun.grading.builtin import amounts, conflicts
+from evalrun.grading.builtin import conflicts
 from evalrun.grading.builtin.evidence import (
     LIGHT_KEYS,
     LIGHT_WEIGHT,
@@ -106,8 +106,8 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
     best_keys = ev.sentences[best[0]].keys if best else frozenset()
     asserted = [k for k in t.keys if k not in given and k not in LIGHT_KEYS] or \
         [k for k in t.keys if k not in given] or list(t.keys)  # light words only when nothing else is asserted
-    numbers_ok = amounts.verified_numbers(
-        [q for q in amounts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
+    numbers_ok = conflicts.verified_numbers(
+        [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
     material = {k for k in t.keys if k in t.entities or k.startswith("#") or k in t.months}
