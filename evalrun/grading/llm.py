@@ -106,10 +106,8 @@ class LLMGrader:
         self._format = {"level": 0 if response_format else _LEVELS - 1}
 
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
-        """A view of this grader whose step templates are replaced by `overrides` (step -> template).
-
-        Override templates also see `variables` (the case's vars); the step's own variables win on a clash.
-        """
+        """A view of this grader with the step templates `overrides` (step -> template), which also see `variables`
+        (the case's vars; the step's own variables win on a clash)."""
         view = copy.copy(self)  # shares the model's params and learnt reply format
         view._prompts = {**self._prompts, **overrides}
         view._extra = {**self._extra, **(variables or {})}

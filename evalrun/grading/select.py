@@ -143,10 +143,9 @@ class GraderResolver:
         return embedder
 
     def check_capabilities(self, tests: Iterable[TestSpec]) -> list[str]:
-        """Before any call (validate and eval, one pass: a streamed file is read once): every graded assertion's
-        grader can perform the steps it needs (llm-rubric with the builtin grader is a ConfigError at the
-        assertion) and every embedding metric has a well-formed embedding model; returns the embedders chosen
-        (described, in first-use order)."""
+        """Before any call, in one pass: every graded assertion's grader can perform its steps (llm-rubric with the
+        builtin grader is a ConfigError at the assertion), every embedding metric has an embedding model (returned,
+        described, in first-use order)."""
         from evalrun.grading.embeddings import HINT, choose, litellm_target
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
 
@@ -199,9 +198,8 @@ class GraderResolver:
         return BUILTIN, "default", None, ""
 
     def _promptfoo_default(self, spec: AssertionSpec | None) -> tuple[str, str] | None:
-        """promptfoo's default grading provider, for an assertion the builtin grader cannot grade (llm-rubric)
-        when none is configured and the environment holds that provider's key (OPENAI_API_KEY, else
-        ANTHROPIC_API_KEY), as promptfoo grades it; None otherwise."""
+        """(id, key) of promptfoo's default grading provider, for an assertion the builtin grader cannot grade
+        when the environment holds that provider's key (OPENAI_API_KEY, else ANTHROPIC_API_KEY); else None."""
         needed = getattr(spec.handler, "grading_steps", None) if spec is not None else None
         if needed is None:
             return None

@@ -44,13 +44,10 @@ def noise_counted(correct: Sequence[bool], entails: Sequence[Sequence[bool]], re
 
 def noise_sensitivity(correct: Sequence[bool], entails: Sequence[Sequence[bool]], relevant: Sequence[bool],
                       mode: str = "relevant", formula: str = "default") -> float | None:
-    """Share of the output's claims that are wrong (and, per mode, come from noise). Lower is better.
-
-    correct[i]: claim i is supported by the ground truth. entails[i][k]: chunk k entails claim i.
-    relevant[k]: chunk k is relevant. mode "relevant": every wrong claim counts (formula "default") or only
-    wrong claims some relevant chunk entails (formula "ragas"); mode "irrelevant": wrong claims entailed by an
-    irrelevant chunk and by no relevant chunk. None when there are no claims.
-    """
+    """Share of the output's claims that count against it (`noise_counted`; lower is better): correct[i] = claim i
+    is supported by the ground truth, entails[i][k] = chunk k entails claim i, relevant[k] = chunk k is relevant.
+    Mode "relevant": every wrong claim (formula "default") or those some relevant chunk entails ("ragas"); mode
+    "irrelevant": wrong claims entailed by an irrelevant chunk and by no relevant chunk. None without claims."""
     counted = noise_counted(correct, entails, relevant, mode, formula)
     if not counted:
         return None
@@ -58,10 +55,8 @@ def noise_sensitivity(correct: Sequence[bool], entails: Sequence[Sequence[bool]]
 
 
 def chunk_relevance(reference_entails: Sequence[Sequence[bool]], n_chunks: int | None = None) -> list[bool]:
-    """Chunk k is relevant when it entails at least one ground-truth claim (reference_entails[j][k]).
-
-    With no ground-truth claims the matrix has no rows; pass n_chunks to get all-False of the right length.
-    """
+    """Chunk k is relevant when it entails a ground-truth claim (reference_entails[j][k]); with no ground-truth
+    claims (no rows), `n_chunks` times False."""
     if not reference_entails:
         return [False] * (n_chunks or 0)
     width = len(reference_entails[0])
@@ -82,10 +77,8 @@ def claim_support(verdicts: Sequence[str], support: Sequence[float | None] | Non
 
 def faithfulness(verdicts: Sequence[str], *, lenient: bool = False,
                  support: Sequence[float | None] | None = None) -> float | None:
-    """mean(s_i) over claims (higher is better): s_i = 1 for a supported claim, 0 otherwise, or the grader's
-    probability that claim i is supported where it gives one (`support`): the expected share of supported
-    claims. `lenient`: only "contradicted" counts against (DeepEval), labels only. None when there are no claims.
-    """
+    """mean(s_i) over claims (s_i from `claim_support`: the expected share of supported claims; higher is better).
+    `lenient`: only "contradicted" counts against (DeepEval), labels only. None when there are no claims."""
     if not verdicts:
         return None
     if lenient:
@@ -104,11 +97,8 @@ def hallucination(verdicts: Sequence[str], *, support: Sequence[float | None] | 
 def context_relevance(levels: Sequence[str], used: Sequence[bool], missing: int, *,
                       unused_high_penalty: float = 0.1, missing_per_item: float = 0.15,
                       max_missing_penalty: float = 0.5, scale: float = 1.0) -> float:
-    """Mastra's weighted-level context relevance (higher is better).
-
-    base = mean(weight[level]); score = max(0, base - unused_high_penalty * #(high and unused)
-    - min(missing_per_item * missing, max_missing_penalty)) * scale. No chunks: 1.0 * scale.
-    """
+    """Mastra's (higher is better): max(0, mean(weight[level]) - unused_high_penalty * #(high and unused)
+    - min(missing_per_item * missing, max_missing_penalty)) * scale; no chunks: 1.0 * scale."""
     if len(levels) != len(used):
         raise ValueError(f"{len(levels)} levels but {len(used)} used flags")
     if not levels:
@@ -124,8 +114,7 @@ def context_relevance(levels: Sequence[str], used: Sequence[bool], missing: int,
 
 def context_precision(useful: Sequence[bool]) -> float:
     """Mean average precision over the chunk order: sum_k v_k * precision@k / #useful; 0 when none useful."""
-    hits = 0
-    total = 0.0
+    hits, total = 0, 0.0
     for k, v in enumerate(useful, start=1):
         if v:
             hits += 1
@@ -143,14 +132,10 @@ def context_recall(attributed: Sequence[bool]) -> float | None:
 def noise_robustness(robustness_score: float, levels: Sequence[str], major_issues: int, *,
                      weights: Mapping[str, float] | None = None, major_issue_per_item: float = 0.1,
                      max_major_issue_penalty: float = 0.3, discrepancy_threshold: float = 0.2) -> float:
-    """Mastra's noise-sensitivity scorer (higher is better), rounded to 2 decimals.
-
-    s = clamp(robustness_score); avg = mean(weight[level]); if |s - avg| > discrepancy_threshold: s = min(s, avg);
-    s = max(0, s - min(major_issues * major_issue_per_item, max_major_issue_penalty)).
-    """
-    w = dict(IMPACT_WEIGHTS)
-    if weights:
-        w.update(weights)
+    """Mastra's noise-sensitivity scorer (higher is better, 2 decimals): s = clamp(robustness_score); avg =
+    mean(weight[level]); if |s - avg| > discrepancy_threshold: s = min(s, avg); s = max(0, s - min(major_issues *
+    major_issue_per_item, max_major_issue_penalty))."""
+    w = {**IMPACT_WEIGHTS, **(weights or {})}
     s = min(1.0, max(0.0, robustness_score))
     if levels:
         try:
