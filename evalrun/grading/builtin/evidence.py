@@ -27,7 +27,6 @@ class Unit:
     text: str
     terms: Terms  # a sentence's: merged from its clauses'
     item: int  # index of the evidence text it came from
-    sentence: int  # index of its sentence
     seq: tuple[str, ...] = ()  # content keys in reading order, with "~by" / "~not" markers (terms.sequence)
     clause_ids: tuple[int, ...] = ()  # a sentence's clauses (indices into Evidence.clauses)
 
@@ -92,16 +91,16 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
     clauses: list[Unit] = []
     keys: set[str] = set()
     ents: set[str] = set()
-    for si, (s, item, pieces) in enumerate(raw_sents):
+    for s, item, pieces in raw_sents:
         first = len(clauses)
         for c, toks in pieces:
             t = terms_of(toks, known_f)
             keys.update(t.keys)
             ents.update(t.entities)
-            clauses.append(Unit(c, t, item, si, sequence(toks)))
+            clauses.append(Unit(c, t, item, sequence(toks)))
         own = clauses[first:]
         terms = own[0].terms if len(own) == 1 else merge_terms([u.terms for u in own])
-        sents.append(Unit(s, terms, item, si, tuple(k for u in own for k in u.seq), tuple(range(first, len(clauses)))))
+        sents.append(Unit(s, terms, item, tuple(k for u in own for k in u.seq), tuple(range(first, len(clauses)))))
     return Evidence(tuple(sents), tuple(clauses), frozenset(keys), frozenset(ents), _index(sents))
 
 

@@ -86,9 +86,7 @@ _COMPASS = frozenset({"north", "south", "east", "west"})
 
 
 def _undouble(w: str) -> str:
-    if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" and w[-1] not in "aeiou":
-        return w[:-1]
-    return w
+    return w[:-1] if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lszaeiou" else w
 
 
 def _build_synonyms() -> dict[str, str]:

@@ -53,20 +53,17 @@ _FILLER_RE = re.compile(r"^(?:of course|certainly|sure|thanks?(?: you)?|great qu
 _CLAUSE_SPLIT_RE = re.compile(r"(\s*;\s+|,\s+(?:but|while|whereas|although|though|yet)\s+|"
                               r"\s+(?:and|but|whereas)\s+(?=(?:it|he|she|they|its|his|her|their|was|were|is|"
                               r"are|has|have|had|will|would|can|could|did|does|should|may|might|must)\b))")
-_AUX = words("is are was were has have had will would can could did does do should may might must "
-                 "shall be been")
+_AUX = words("is are was were has have had will would can could did does do should may might must shall be been")
 _SUBJECT_PRONOUNS = {"it": "", "he": "", "she": "", "they": "", "its": "'s", "his": "'s",
                      "her": "'s", "their": "'s"}
-_PREPOSITIONS = words("in on at by for with from to after before during since until under over "
-                          "according")
-_WH = words("what where when who whom whose which why how did does do is are was were can could "
-                "will would should")
+_PREPOSITIONS = words("in on at by for with from to after before during since until under over according")
+_WH = words("what where when who whom whose which why how did does do is are was were can could will would should")
 _MAX_SUBJECT_WORDS = 8
 _PERSONAL = frozenset({"he", "she", "his", "her"})
 _DETERMINERS = words("the a an this that these those our your my their")
-#: Words that open a subordinate clause: not part of its subject ("Once your refund is approved").
 #: Words a subject never ends with: a cut there went past the verb.
 _DANGLING = words("that which who whom whose") | _PREPOSITIONS | _DETERMINERS
+#: Words that open a subordinate clause: not part of its subject ("Once your refund is approved").
 _SUBORDINATORS = words("once when whenever if after before because since although though while unless until as")
 
 
@@ -145,9 +142,7 @@ def _claim_in_question(sent: str) -> str:
 def _about_the_speaker(clause: str, toks: tuple[Token, ...]) -> bool:
     """Is the clause the speaker's attitude rather than a fact (see _FIRST_PERSON)?"""
     first = clause.split(" ", 1)[0].lower().replace("\u2019", "'").strip(",")
-    if first not in _FIRST_PERSON:
-        return False
-    return not any(t.kind in ("num", "year", "month") or (t.capital and not t.initial and t.kind == "word")
+    return first in _FIRST_PERSON and not any(t.kind in ("num", "year", "month") or (t.capital and not t.initial and t.kind == "word")
                    for t in toks)
 
 
@@ -156,9 +151,8 @@ def _is_abbreviation(before: str) -> bool:
     if not m:
         return False
     word = m.group(1)
-    if len(word) == 1 and word.isupper():  # an initial: "J. K. Rowling"
-        return True
-    return word.lower().rstrip(".") in _ABBREVIATIONS or ("." in word and len(word) <= 5)
+    initial = len(word) == 1 and word.isupper()  # "J. K. Rowling"
+    return initial or word.lower().rstrip(".") in _ABBREVIATIONS or ("." in word and len(word) <= 5)
 
 
 def subject_of(clause: str) -> str | None:
@@ -168,10 +162,8 @@ def subject_of(clause: str) -> str | None:
         words = words[1:]
     if not words or words[0].lower().strip(",") in _PREPOSITIONS:
         return None
-    for i, w in enumerate(words[: _MAX_SUBJECT_WORDS + 1]):
+    for i, w in enumerate(words[1:_MAX_SUBJECT_WORDS + 1], start=1):
         lw = w.lower().strip(",.")
-        if i == 0:
-            continue
         prev = words[i - 1]
         third_person = lw.endswith("s") and not lw.endswith(("ss", "us", "is", "'s"))
         after_name = prev[:1].isupper() and third_person
@@ -222,8 +214,6 @@ def _resolve(clause: str, subject: str | None, person: str | None = None) -> str
             return " ".join(words)
         if i == 0 and lw not in _PREPOSITIONS:
             break
-        if w.endswith(","):
-            continue
     return clause
 
 
@@ -238,10 +228,8 @@ def _is_verb_phrase(part: str, coordinated: bool) -> bool:
     return lead.endswith(("ed", "es", "s")) and not any(w.lower() in _AUX for w in words[1:3])
 
 
-def _is_named(subject: str | None) -> bool:
+def _is_named(subject: str) -> bool:
     """Does the subject contain a name (a capitalised word other than a leading determiner)?"""
-    if not subject:
-        return False
     words = subject.split()
     if words[0].lower() in _DETERMINERS:
         words = words[1:]

@@ -20,7 +20,7 @@ from evalrun.grading.builtin.evidence import (
     claim_terms,
     prepare,
 )
-from evalrun.grading.builtin.terms import Terms, sequence, tokenize
+from evalrun.grading.builtin.terms import sequence, tokenize
 
 #: Factor on the weight of a key the question already contains.
 GIVEN_FACTOR = 0.25
@@ -46,7 +46,6 @@ CONTRADICTED_MAX = 0.1
 class Analysis:
     """A claim analysed against evidence."""
 
-    terms: Terms
     weights: dict[str, float]
     features: dict[str, float]
     best: tuple[int, ...]  # evidence sentence ids, best first
@@ -70,16 +69,6 @@ def _keys_of(text: str) -> frozenset[str]:
     return frozenset(k for k in sequence(tokenize(text)) if not k.startswith("~"))
 
 
-def key_weights(t: Terms, given: frozenset[str]) -> dict[str, float]:
-    """The weight of each of the claim's keys."""
-    out = {}
-    for k in t.keys:
-        w = MATERIAL_WEIGHT if (k in t.entities or k.startswith("#") or k in t.months) else \
-            LIGHT_WEIGHT if k in LIGHT_KEYS else 1.0
-        out[k] = w * GIVEN_FACTOR if k in given else w
-    return out
-
-
 @lru_cache(maxsize=256)
 def phrase_pairs(evidence: tuple[str, ...]) -> frozenset[tuple[str, str]]:
     """Unordered key pairs at most PHRASE_WINDOW keys apart in one evidence sentence (cached per evidence)."""
@@ -98,7 +87,9 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
     t = claim_terms(claim, ev)
     if not t.keys:
         return None
-    w = key_weights(t, given)
+    material = {k for k in t.keys if k in t.entities or k.startswith("#") or k in t.months}
+    w = {k: (MATERIAL_WEIGHT if k in material else LIGHT_WEIGHT if k in LIGHT_KEYS else 1.0)
+         * (GIVEN_FACTOR if k in given else 1.0) for k in t.keys}  # each key's weight in the claim
     total = sum(w.values())
     ranked = best_units(ev.sentence_index, w, total, limit=NEAR)
     near = tuple(i for _, i in ranked)
@@ -110,7 +101,6 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
         [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
-    material = {k for k in t.keys if k in t.entities or k.startswith("#") or k in t.months}
     inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else ()) - material
     conflict = conflicts.find(claim, t, w, ev, best, near)
     features = {
@@ -122,7 +112,7 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
         "phrases": _phrase_share(claim, evidence, inserted),
         "conflict": 1.0 if conflict else 0.0,
     }
-    return Analysis(t, w, features, best, tuple(local), conflict)
+    return Analysis(w, features, best, tuple(local), conflict)
 
 
 def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -> set[str]:

@@ -61,16 +61,8 @@ def canon_number(value: float) -> str:
 def read_numeral(raw: list[str], i: int) -> tuple[float, int, bool]:
     """(value, index after it, is a year) of the numeral `raw[i]` ("$1,200", "12%") and its scale words."""
     tok = raw[i]
-    n = len(raw)
-    digits = tok.lstrip("$€£").rstrip("%").replace(",", "")
-    value = float(digits)
-    is_year = (tok.isdigit() and len(tok) == 4 and 1000 <= value <= 2100)
-    j = i + 1
-    while j < n and raw[j].lower() in SCALES:
-        value *= SCALES[raw[j].lower()]
-        j += 1
-        is_year = False
-    return value, j, is_year
+    value, j = _with_scales(raw, i + 1, float(tok.lstrip("$€£").rstrip("%").replace(",", "")))
+    return value, j, j == i + 1 and tok.isdigit() and len(tok) == 4 and 1000 <= value <= 2100
 
 
 def read_number_words(raw: list[str], i: int) -> tuple[float, int]:
@@ -81,7 +73,12 @@ def read_number_words(raw: list[str], i: int) -> tuple[float, int]:
     while j < n and raw[j].lower() in NUMBER_WORDS and NUMBER_WORDS[raw[j].lower()] < 10 <= value:
         value += NUMBER_WORDS[raw[j].lower()]
         j += 1
-    while j < n and raw[j].lower() in SCALES:
+    return _with_scales(raw, j, value)
+
+
+def _with_scales(raw: list[str], j: int, value: float) -> tuple[float, int]:
+    """`value` times the scale words from `raw[j]` on ("4.2 billion"), and the index after them."""
+    while j < len(raw) and raw[j].lower() in SCALES:
         value *= SCALES[raw[j].lower()]
         j += 1
     return value, j
