@@ -132,8 +132,8 @@ LOW_SIM = 0.25
 USED_SIM = 0.7
 
 
-def _semantic_level(sim: float) -> RelevanceLevel:
-    return "high" if sim >= HIGH_SIM else "medium" if sim >= MEDIUM_SIM else "low" if sim >= LOW_SIM else "none"
+def _level(x: float, high: float, medium: float, low: float = 0.0) -> RelevanceLevel:
+    return "high" if x >= high else "medium" if x >= medium else "low" if x >= low else "none"
 
 
 def _units(chunk: str) -> list[str]:
@@ -166,19 +166,13 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
         if semantic:
             units = _units(chunk)
             sim = max(minilm.similarities(query, units))
-            level = "low" if topic_only and sim >= LOW_SIM else _semantic_level(sim)
+            level = "low" if topic_only and sim >= LOW_SIM else _level(sim, HIGH_SIM, MEDIUM_SIM, LOW_SIM)
             if output.strip():
                 used_sim = max(minilm.similarities(output, units))
-        elif share == 0:
-            level = "none"
-        elif topic_only:
-            level = "low"  # about the subject, not about what is asked
-        elif share >= HIGH_MIN:
-            level = "high"
-        elif share >= MEDIUM_MIN:
-            level = "medium"
-        else:
-            level = "low"
+        elif share and not topic_only:
+            level = _level(share, HIGH_MIN, MEDIUM_MIN)
+        else:  # no query word, or only the subject: not about what is asked
+            level = "low" if share else "none"
         own = keys - set(weights)
         shared = own & out_keys
         used = len(shared) >= USED_MIN_SHARED or (bool(shared) and len(shared) * 2 >= len(own)) \
