@@ -81,7 +81,7 @@ def test_attribute_shape_with_no_claims_or_no_chunks() -> None:
 @pytest.fixture()
 def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The grader as installed without the semantic tier (no onnxruntime): levels from shared words."""
-    monkeypatch.setattr("evalrun.grading.minilm.available", lambda: False)
+    monkeypatch.setattr("evalrun.grading.embeddings.offline_available", lambda: False)
 
 
 def test_classify_chunks_levels_used_and_missing(lexical_only: None) -> None:
@@ -114,7 +114,7 @@ def test_classify_topic_only_chunks_are_low_when_others_answer_the_focus(tier: s
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Mastra's Canberra example: one chunk answers, the others only name Australia or nothing."""
     if tier == "lexical":
-        monkeypatch.setattr("evalrun.grading.minilm.available", lambda: False)
+        monkeypatch.setattr("evalrun.grading.embeddings.offline_available", lambda: False)
     chunks = ["The Great Barrier Reef is located in Australia.", "Coral reefs need warm water to survive.",
               "Many fish species live in coral reefs.", "Australia has six states and two territories.",
               "The capital of Australia is Canberra."]

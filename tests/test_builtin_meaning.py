@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evalrun.assertions.rag import claims_reason
-from evalrun.grading import minilm
+from evalrun.grading import embeddings
 from evalrun.grading.builtin import extract_claims, judge
 from evalrun.grading.builtin.grader import classify
 from evalrun.types import Verdict
@@ -17,8 +17,8 @@ POLICY = ("Refunds can be requested within 30 days of delivery. Digital download
 
 
 def test_the_semantic_tier_is_in_the_default_install() -> None:
-    assert minilm.available()
-    sims = minilm.similarities("How long do I have to ask for a refund?",
+    assert embeddings.offline_available()
+    sims = embeddings.similarities("How long do I have to ask for a refund?",
                                ["Blenders ship in two to five days.",
                                 "You can request a refund within 30 days of delivery."])
     assert sims[1] > 0.6 and sims[1] > sims[0] + 0.3

@@ -99,7 +99,7 @@ def test_similar_without_an_embedding_model_is_refused(tmp_path: Path, capsys: p
     monkeypatch.chdir(tmp_path)
     _no_credentials(monkeypatch)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-a")  # promptfoo would embed with OpenAI then, without its key
-    monkeypatch.setattr("evalrun.grading.minilm.available", lambda: False)  # as without the offline model
+    monkeypatch.setattr("evalrun.grading.embeddings.offline_available", lambda: False)  # as without the offline model
     suite = tmp_path / "s.yaml"
     suite.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
                      "      - type: similar\n        value: hello\n")
@@ -148,7 +148,7 @@ def test_similar_embeds_with_openai_when_its_key_is_set(tmp_path: Path, fake_ope
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.url)
     monkeypatch.setenv("OPENAI_API_BASE", fake_openai.url)
-    monkeypatch.setattr("evalrun.grading.minilm.available", lambda: True)  # the key wins over the offline model
+    monkeypatch.setattr("evalrun.grading.embeddings.offline_available", lambda: True)  # the key wins over the offline model
     suite = tmp_path / "s.yaml"
     suite.write_text(textwrap.dedent("""\
         prompts: ['{{answer}}']
@@ -199,14 +199,13 @@ def test_answer_relevance_questions_then_embeddings(tmp_path: Path, fake_openai:
 def test_offline_minilm_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime: part of the default install, so never skipped."""
-    from evalrun.grading import minilm
+    from evalrun.grading import embeddings
 
-    assert minilm.available()
-    food = minilm.embed_one("A man is eating food.")
+    assert embeddings.offline_available()
+    food, *others = embeddings.offline_embed(["A man is eating food.", "A man is eating a piece of bread.",
+                                              "A man is riding a horse.", "The new movie is awesome."]).tolist()
     assert len(food) == 384 and sum(v * v for v in food) == pytest.approx(1.0, abs=1e-5)
-    bread = js.cosine(food, minilm.embed_one("A man is eating a piece of bread."))
-    horse = js.cosine(food, minilm.embed_one("A man is riding a horse."))
-    movie = js.cosine(food, minilm.embed_one("The new movie is awesome."))
+    bread, horse, movie = (js.cosine(food, v) for v in others)
     # sentence-transformers' float32 model gives 0.7553 and 0.2474 for these pairs; the int8 model is within 0.01
     assert bread == pytest.approx(0.7553, abs=0.01) and horse == pytest.approx(0.2474, abs=0.01)
     assert bread > 0.7 > 0.3 > horse > movie

