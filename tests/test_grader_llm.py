@@ -11,8 +11,8 @@ import pytest
 
 from evalrun.errors import AssertionRuntimeError, GraderError
 from evalrun.grading import schemas
+from evalrun.grading.fence import block, neutralise, numbered
 from evalrun.grading.llm import parse_reply
-from evalrun.grading.steps import block, neutralise, numbered
 from evalrun.types import GraderTrace
 from tests.fakeserver import FakeOpenAI
 from tests.graderfakes import make_grader, user_text

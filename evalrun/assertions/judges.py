@@ -13,8 +13,9 @@ from evalrun.assertions.graded import GradedAssertion, mastra_input, plural, quo
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
+from evalrun.grading.fence import block, numbered
 from evalrun.grading.scoring import verdicts as judge_scoring
-from evalrun.grading.steps import Step, block, judge_step, numbered
+from evalrun.grading.steps import Step, judge_step
 
 #: The config key that turns the reason step off (Mastra has no such option: its scorers always explain).
 REASON_KEY = "generateReason"

@@ -10,7 +10,8 @@ from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
-from evalrun.grading.steps import Step, ask, block, judge_step, numbered
+from evalrun.grading.fence import block, numbered
+from evalrun.grading.steps import Step, ask, judge_step
 from evalrun.types import GraderTrace
 
 FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}

@@ -10,8 +10,9 @@ from evalrun.assertions.graded import Chunk, GradedAssertion, plural, query_of, 
 from evalrun.assertions.registry import register
 from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
+from evalrun.grading.fence import block
 from evalrun.grading.scoring import claims as scoring
-from evalrun.grading.steps import block, judge_step
+from evalrun.grading.steps import judge_step
 
 
 @register("noise-sensitivity")

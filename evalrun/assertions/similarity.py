@@ -14,9 +14,10 @@ from evalrun.assertions.base import Assertion, AssertionContext, Score, against,
 from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
+from evalrun.grading.fence import block
 from evalrun.grading.scoring import deterministic as text_scoring
 from evalrun.grading.scoring import verdicts as judge_scoring
-from evalrun.grading.steps import Step, block, judge_step
+from evalrun.grading.steps import Step, judge_step
 
 
 def levenshtein(a: str, b: str) -> int:

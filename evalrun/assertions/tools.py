@@ -11,9 +11,10 @@ from evalrun.assertions.graded import mastra_input
 from evalrun.assertions.judges import REASON, REASON_KEY, MastraJudge, wants_reason
 from evalrun.assertions.registry import register
 from evalrun.grading import schemas
+from evalrun.grading.fence import block
 from evalrun.grading.scoring import deterministic as text_scoring
 from evalrun.grading.scoring import verdicts as judge_scoring
-from evalrun.grading.steps import Step, block, judge_step
+from evalrun.grading.steps import Step, judge_step
 
 _EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
                      "reasoning": {"type": "string"}})

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 from evalrun import templating
 from evalrun.errors import GraderError, ProviderError
 from evalrun.grading import steps
-from evalrun.grading.steps import block, numbered
+from evalrun.grading.fence import block, numbered
 from evalrun.providers.base import CallContext, Provider
 from evalrun.types import ChunkRelevance, GraderCall, GraderTrace, Messages, Output, Verdict
 
@@ -168,17 +168,16 @@ class LLMGrader:
                    trace: GraderTrace) -> dict[str, Any]:
         out = await self._call(step, messages, schema, trace)
         data, error = parse_reply(out.text, schema)
-        if data is not None:
-            return data
-        repair = templating.render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)})
-        messages = [*messages, {"role": "assistant", "content": out.text or ""},
-                    {"role": "user", "content": repair}]
-        out = await self._call(step, messages, schema, trace, repair=True)
-        data, error = parse_reply(out.text, schema)
-        if data is not None:
-            return data
-        raise GraderError(f"grader reply for step {step!r} is invalid after one repair attempt: {error}",
-                          raw=out.text)
+        if data is None:
+            repair = templating.render(steps.builtin_template("repair"), {"error": error, "schema": json.dumps(schema)})
+            messages = [*messages, {"role": "assistant", "content": out.text or ""},
+                        {"role": "user", "content": repair}]
+            out = await self._call(step, messages, schema, trace, repair=True)
+            data, error = parse_reply(out.text, schema)
+        if data is None:
+            raise GraderError(f"grader reply for step {step!r} is invalid after one repair attempt: {error}",
+                              raw=out.text)
+        return data
 
     async def _call(self, step: str, messages: Messages, schema: dict[str, Any], trace: GraderTrace, *,
                     repair: bool = False) -> Output:
