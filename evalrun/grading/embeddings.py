@@ -210,7 +210,6 @@ class MiniLMEmbedder:
 
 
 def similarities(text: str, candidates: Sequence[str]) -> list[float]:
-    """Cosine similarity of `text` to each candidate."""
     if not candidates:
         return []
     vectors = offline_embed([text, *candidates])

@@ -115,7 +115,6 @@ class LLMGrader:
 
     # ------------------------------------------------------------ pipeline steps
     def supports(self, step: steps.Step[Any]) -> bool:
-        """A model performs every step, judge steps included."""
         return steps.LLM in step.graders
 
     async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
@@ -160,7 +159,6 @@ class LLMGrader:
     # ------------------------------------------------------------ machinery
     async def _run(self, step: steps.Step[R], variables: dict[str, Any], sizes: tuple[int, ...],
                    trace: GraderTrace) -> R:
-        """Render the step's template (or the user's override), ask, validate, parse into the step's result."""
         return await steps.ask(self, step, variables, trace, schema_args=sizes, override=self._prompts.get(step.name),
                                extra=self._extra)
 

@@ -26,7 +26,6 @@ def exactly(n: int, items: Schema) -> Schema:
 
 
 def extract() -> Schema:
-    """{"claims": [str, ...]} (any number, possibly none)."""
     return obj({"claims": {"type": "array", "items": {"type": "string"}}})  # blanks are dropped in code
 
 
@@ -58,7 +57,6 @@ def classify(n_chunks: int) -> Schema:
 
 
 def rubric() -> Schema:
-    """promptfoo's llm-rubric reply: {reason, pass, score}."""
     return obj({
         "reason": {"type": "string"},
         "pass": {"type": "boolean"},
@@ -78,11 +76,9 @@ def noise_robustness() -> Schema:
 
 
 def strings(key: str) -> Schema:
-    """{key: [str, ...]} (any number)."""
     return obj({key: {"type": "array", "items": {"type": "string"}}})
 
 
 def labelled(key: str, label: str, labels: tuple[str, ...], n: int) -> Schema:
-    """{key: exactly n items {label: one of labels, reason}}."""
     return obj({key: exactly(n, obj({label: {"type": "string", "enum": list(labels)},
                                          "reason": {"type": "string"}}))})

@@ -208,7 +208,6 @@ class GraderResolver:
         return next(((pid, env_key) for env_key, pid in PROMPTFOO_DEFAULT_GRADERS if os.environ.get(env_key)), None)
 
     def resolve(self, spec: AssertionSpec | None, test: TestSpec | None) -> Grader:
-        """The grader for this assertion in this test."""
         grader = self._grader(self.spec_for(spec, test)[0])
         if grader.id not in self._used:
             self._used.append(grader.id)

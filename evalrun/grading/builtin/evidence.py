@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import takewhile
 
-from evalrun.grading.builtin.lexicon import COMMON_KEYS, LIGHT_WORDS, stem
+from evalrun.grading.builtin.lexicon import COMMON_KEYS
 from evalrun.grading.builtin.segment import resolved_sentences
 from evalrun.grading.builtin.terms import Terms, Token, merge_terms, sequence, terms_of, tokenize
 
@@ -89,19 +89,15 @@ def prepare(evidence: tuple[str, ...]) -> Evidence:
     known_f = frozenset(known)
     sents: list[Unit] = []
     clauses: list[Unit] = []
-    keys: set[str] = set()
-    ents: set[str] = set()
     for s, item, pieces in raw_sents:
         first = len(clauses)
-        for c, toks in pieces:
-            t = terms_of(toks, known_f)
-            keys.update(t.keys)
-            ents.update(t.entities)
-            clauses.append(Unit(c, t, item, sequence(toks)))
+        clauses.extend(Unit(c, terms_of(toks, known_f), item, sequence(toks)) for c, toks in pieces)
         own = clauses[first:]
         terms = own[0].terms if len(own) == 1 else merge_terms([u.terms for u in own])
         sents.append(Unit(s, terms, item, tuple(k for u in own for k in u.seq), tuple(range(first, len(clauses)))))
-    return Evidence(tuple(sents), tuple(clauses), frozenset(keys), frozenset(ents), _index(sents))
+    keys = frozenset().union(*(u.keys for u in clauses))
+    return Evidence(tuple(sents), tuple(clauses), keys, frozenset().union(*(u.terms.entities for u in clauses)),
+                    _index(sents))
 
 
 def claim_terms(claim: str, ev: Evidence) -> Terms:
@@ -120,11 +116,6 @@ def claim_terms(claim: str, ev: Evidence) -> Terms:
 # ------------------------------------------------------------------ coverage of a claim by evidence units
 #: Weight of a named entity, number or month in the coverage (other content words weigh 1).
 MATERIAL_WEIGHT = 2.0
-#: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS).
-LIGHT_WEIGHT = 0.5
-_CANDIDATES = 6  # evidence units examined closely per claim
-#: Keys of the frequent, low-information words.
-LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
 
 
 def weighted_coverage(w: dict[str, float], total: float, keys: frozenset[str],
@@ -142,7 +133,7 @@ def weighted_coverage(w: dict[str, float], total: float, keys: frozenset[str],
 
 
 def best_units(index: dict[str, tuple[int, ...]], w: dict[str, float], total: float,
-               limit: int = _CANDIDATES) -> list[tuple[float, int]]:
+               limit: int) -> list[tuple[float, int]]:
     """(coverage, unit id) of the `limit` units covering most of the claim, best first (ties: earlier unit),
     summed over the inverted index (the cost is the postings of the claim's keys, not the evidence's length)."""
     sums: dict[int, float] = {}

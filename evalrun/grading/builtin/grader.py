@@ -221,7 +221,6 @@ class BuiltinGrader:
         return BUILTIN in step.graders
 
     async def extract_claims(self, text: str, trace: GraderTrace, *, question: str | None = None) -> list[str]:
-        """Sentence/clause segmentation into short self-contained claims (see segment.py)."""
         started = time.perf_counter()
         found = split_claims(text, question)
         _record(trace, "extract", {"claims": found}, started)
@@ -229,7 +228,6 @@ class BuiltinGrader:
 
     async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
                      question: str | None = None) -> list[Verdict]:
-        """One verdict per claim by the lexical entailment scorer (see `judge`)."""
         started = time.perf_counter()
         ev = tuple(evidence)
         verdicts: list[Verdict] = []

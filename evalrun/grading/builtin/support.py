@@ -12,16 +12,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from evalrun.grading.builtin import conflicts
-from evalrun.grading.builtin.evidence import (
-    LIGHT_KEYS,
-    LIGHT_WEIGHT,
-    MATERIAL_WEIGHT,
-    best_units,
-    claim_terms,
-    prepare,
-)
+from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, best_units, claim_terms, prepare
+from evalrun.grading.builtin.lexicon import LIGHT_WORDS, stem
 from evalrun.grading.builtin.terms import sequence, tokenize
 
+#: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS), and their keys.
+LIGHT_WEIGHT = 0.5
+LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
 #: Factor on the weight of a key the question already contains.
 GIVEN_FACTOR = 0.25
 #: Adjacent claim keys count as a phrase of the evidence when at most this many keys apart in one sentence.
@@ -151,7 +148,6 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
 
 
 def _count(keys: Iterable[str]) -> float:
-    """How many keys, capped at COUNT_CAP, divided by it."""
     return min(sum(1 for _ in keys), COUNT_CAP) / COUNT_CAP
 
 

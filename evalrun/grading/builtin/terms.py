@@ -215,7 +215,6 @@ def entity_keys(tokens: tuple[Token, ...] | list[Token], known: frozenset[str] =
 
 @lru_cache(maxsize=65536)
 def analyse(text: str) -> Terms:
-    """The `Terms` of one sentence or clause (cached)."""
     return terms_of(tokenize(text))
 
 
@@ -265,7 +264,6 @@ def sequence(tokens: tuple[Token, ...] | list[Token]) -> tuple[str, ...]:
 
 
 def merge_terms(parts: list[Terms]) -> Terms:
-    """The terms of a sentence from the terms of its clauses."""
     return Terms(
         keys=frozenset().union(*(p.keys for p in parts)),
         entities=frozenset().union(*(p.entities for p in parts)),
