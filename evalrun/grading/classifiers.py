@@ -146,10 +146,9 @@ async def _call_hf(c: ClassifierSpec, text: str) -> Scores:
     url = str(c.config.get("apiEndpoint") or HF_URL + model)
     body: dict[str, Any] = {"inputs": text, "parameters": {}}
     if token_kind:
-        body = {"inputs": text,
-                "parameters": {"aggregation_strategy": c.config.get("aggregation_strategy", "simple")},
-                "options": {"use_cache": c.config.get("use_cache", True),
-                            "wait_for_model": c.config.get("wait_for_model", False)}}
+        body["parameters"] = {"aggregation_strategy": c.config.get("aggregation_strategy", "simple")}
+        body["options"] = {"use_cache": c.config.get("use_cache", True),
+                           "wait_for_model": c.config.get("wait_for_model", False)}
     headers = {"Content-Type": "application/json"}
     key = c.config.get("apiKey") or os.environ.get("HF_TOKEN") or os.environ.get("HF_API_TOKEN")
     if key:

@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Protocol
 
-from evalrun.errors import ConfigError, GraderError
+from evalrun.errors import ConfigError, GraderError, ProviderError
 
 ENV_VAR = "EVALRUN_EMBEDDER"
 HINT = ("give an embedding model: `provider: {embedding: openai:embedding:text-embedding-3-small}` on the "
@@ -60,8 +60,6 @@ class LiteLLMEmbedder:
         self._transport = transport
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        from evalrun.errors import ProviderError
-
         try:
             return await self._transport.embed(self.model, list(texts), self._params)
         except ProviderError as e:
@@ -210,7 +208,6 @@ class MiniLMEmbedder:
 
 
 def similarities(text: str, candidates: Sequence[str]) -> list[float]:
-    if not candidates:
-        return []
+    """Cosine similarity of `text` to each candidate (unit vectors: their dot products)."""
     vectors = offline_embed([text, *candidates])
     return [float(s) for s in vectors[1:] @ vectors[0]]

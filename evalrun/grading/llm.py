@@ -54,14 +54,8 @@ class Transport(Protocol):
 def _as_messages(rendered: str, system: str) -> Messages:
     """A rendered prompt that is a JSON list of chat messages is used as is; text becomes system + user."""
     text = rendered.strip()
-    if text.startswith("["):
-        try:
-            msgs = json.loads(text)
-        except ValueError:
-            msgs = None
-        if isinstance(msgs, list) and msgs and all(isinstance(m, dict) and "role" in m for m in msgs):
-            return msgs
-    return [{"role": "system", "content": system}, {"role": "user", "content": rendered}]
+    chat = templating.chat_from_json(text) if text.startswith("[") else None
+    return chat or [{"role": "system", "content": system}, {"role": "user", "content": rendered}]
 
 
 def parse_reply(text: str | None, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:

@@ -4,7 +4,7 @@ protocol's methods; a judge-style metric declares its own step (`judge_step`) an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -91,11 +91,6 @@ class Step(Generic[R]):
             label = f"{self.name} ({what})" if what else self.name
             raise GraderError(f"{label}: grader returned {got} item(s) for {expected}")
 
-    def check_matrix(self, matrix: Sequence[Sequence[Any]], rows: int, cols: int) -> None:
-        self.check_count(len(matrix), rows, "rows")
-        for row in matrix:
-            self.check_count(len(row), cols, "columns")
-
 
 @cache
 def builtin_template(name: str) -> str:
@@ -181,7 +176,9 @@ class Checked:
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
         matrix = await self.inner.attribute(claims, chunks, trace)
-        ATTRIBUTE.check_matrix(matrix, len(claims), len(chunks))
+        ATTRIBUTE.check_count(len(matrix), len(claims), "rows")
+        for row in matrix:
+            ATTRIBUTE.check_count(len(row), len(chunks), "columns")
         return matrix
 
     async def classify_chunks(self, query: str, output: str, chunks: list[str],

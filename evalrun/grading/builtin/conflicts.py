@@ -60,14 +60,14 @@ def _restated(claim_seq: tuple[str, ...], unit: Unit, clauses: list[Unit], w: di
     """Does a clause of the sentence state, with the claim's polarity, every word that `unit` states the other way,
     and hold as much of the claim as the clauses that state them the other way? ("you need to cancel it" against
     "... does not cancel a subscription, which must be cancelled separately": the second clause says it.)"""
-    c_neg, c_aff = _scoped_heads(claim_seq)
-    u_neg, u_aff = _scoped_heads(unit.seq)
+    c_neg, c_aff, _ = _scope(claim_seq)
+    u_neg, u_aff, _ = _scope(unit.seq)
     flipped_aff, flipped_neg = c_aff & u_neg, c_neg & u_aff
     if not (flipped_aff or flipped_neg):
         return False
     against, agree = 0.0, 0.0
     for clause in clauses:
-        o_neg, o_aff = _scoped_heads(clause.seq)
+        o_neg, o_aff, _ = _scope(clause.seq)
         cov = weighted_coverage(w, total, clause.keys)
         if flipped_aff & o_neg or flipped_neg & (o_aff - o_neg):
             against = max(against, cov)
@@ -145,8 +145,8 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
         if a in said and b in there and b not in said and a not in there \
                 and weighted_coverage(w, total, ct.keys) >= NEGATION_MIN:
             return f"the claim says '{a}' where the evidence says '{b}': \"{short(clause.text)}\""
-    c_neg = _scoped_heads(cseq)[0]
-    e_neg = _scoped_heads(clause.seq)[0]
+    c_neg = _scope(cseq)[0]
+    e_neg = _scope(clause.seq)[0]
     for p in sorted(t.polar - ct.keys):
         opposite = (ANTONYMS[p] & ct.keys) - t.keys
         # "won't pay" against "free" agrees: an antonym contradicts only with the same polarity on both sides
@@ -166,26 +166,31 @@ def _negated_heads(seq: tuple[str, ...]) -> list[str]:
 _NEGATION_FILLERS = frozenset({"longer", "long", "more", "any"})
 
 
-def _scoped_heads(seq: tuple[str, ...]) -> tuple[set[str], set[str]]:
-    """(negated, affirmed) content keys of a sequence: the first content key after a negation is negated ("can no
-    longer be *modified*", "points never *expire*"); every other content key is affirmed."""
+def _scope(seq: tuple[str, ...]) -> tuple[set[str], set[str], set[str]]:
+    """(negated, affirmed, outside) content keys of a sequence: the first content key after a negation is negated
+    ("can no longer be *modified*", "points never *expire*"), every other one affirmed; `outside`: the keys that
+    occur at least once outside a negation's scope."""
     negated: set[str] = set()
+    outside: set[str] = set()
     pending = False
     for k in seq:
         if k == "~not":
             pending = True
-        elif k[0] != "~" and pending and k not in _NEGATION_FILLERS:
-            negated.add(k)
-            pending = False
-    return negated, {k for k in seq if k[0] != "~"} - negated
+        elif k[0] != "~":
+            if not pending:
+                outside.add(k)
+            elif k not in _NEGATION_FILLERS:
+                negated.add(k)
+                pending = False
+    return negated, {k for k in seq if k[0] != "~"} - negated, outside
 
 
 def _flipped_head(claim_seq: tuple[str, ...], evidence_seq: tuple[str, ...]) -> bool:
     """Is a word negated on one side and affirmed, never negated, on the other ("points never expire" against
     "points expire 12 months after ... and cannot be transferred")? Scope-aware where parity is not."""
-    c_neg, c_aff = _scoped_heads(claim_seq)
-    e_neg, e_aff = _scoped_heads(evidence_seq)
-    c_only, e_only = c_neg - _affirmed_occurrences(claim_seq), e_neg - _affirmed_occurrences(evidence_seq)
+    c_neg, c_aff, c_outside = _scope(claim_seq)
+    e_neg, e_aff, e_outside = _scope(evidence_seq)
+    c_only, e_only = c_neg - c_outside, e_neg - e_outside
     return bool((c_only & e_aff) - e_neg) or bool((e_only & c_aff) - c_neg)
 
 
@@ -194,23 +199,9 @@ def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...
     does not also affirm it ("ferries not running, and commuter rail running" negates nothing the claim says
     about running)."""
     seq, other = (cseq, eseq) if t.negations > ct.negations else (eseq, cseq)
-    affirmed = _affirmed_occurrences(other)  # "decided not to indict" against "a decision not to indict": no flip
-    return any(h in affirmed and h not in _affirmed_occurrences(seq) for h in _negated_heads(seq))
+    affirmed = _scope(other)[2]  # "decided not to indict" against "a decision not to indict": no flip
+    return any(h in affirmed and h not in _scope(seq)[2] for h in _negated_heads(seq))
 
-
-def _affirmed_occurrences(seq: tuple[str, ...]) -> set[str]:
-    """Content keys that occur at least once outside a negation's scope."""
-    out: set[str] = set()
-    pending = False
-    for k in seq:
-        if k == "~not":
-            pending = True
-        elif k[0] != "~":
-            if pending and k not in _NEGATION_FILLERS:
-                pending = False
-            elif not pending:
-                out.add(k)
-    return out
 
 
 # ------------------------------------------------------------------ quantities

@@ -80,12 +80,9 @@ def _plain(text: str) -> str:
 
 @lru_cache(maxsize=256)
 def _verbatim_index(evidence: tuple[str, ...]) -> dict[str, Unit]:
-    """Each evidence sentence and clause by its plain text (first one wins), built once per evidence."""
+    """Each evidence sentence and clause by its plain text (the first one, hence reversed), once per evidence."""
     ev = prepare(evidence)
-    index: dict[str, Unit] = {}
-    for unit in (*ev.sentences, *ev.clauses):
-        index.setdefault(_plain(unit.text), unit)
-    return index
+    return {_plain(unit.text): unit for unit in reversed((*ev.sentences, *ev.clauses))}
 
 
 def clear_caches() -> None:

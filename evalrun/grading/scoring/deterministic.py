@@ -206,12 +206,10 @@ def tool_order_ok(actual: Sequence[str], expected: Sequence[str], strict: bool =
     previous one's (extra tools allowed)."""
     if strict:
         return list(actual) == list(expected)
-    indices = []
-    for tool in expected:
-        if tool not in actual:
-            return False
-        indices.append(list(actual).index(tool))
-    return all(b > a for a, b in zip(indices, indices[1:], strict=False))
+    if any(tool not in actual for tool in expected):
+        return False
+    indices = [list(actual).index(tool) for tool in expected]
+    return all(b > a for a, b in pairwise(indices))
 
 
 def tool_call_accuracy(actual: Sequence[str], *, expected_tool: str | None = None, strict: bool = False,
