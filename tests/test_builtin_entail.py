@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.grading.builtin import CONTRADICTED_MAX, SUPPORT_THRESHOLD, attributes, judge, support_score
+from evalrun.grading.builtin import attributes, judge, support_score
+from evalrun.grading.builtin.grader import CONTRADICTED_MAX, SUPPORT_THRESHOLD
 
 CURIE = ("Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891 to study physics and mathematics "
          "at the Sorbonne. In 1903 she shared the Nobel Prize in Physics with Pierre Curie and Henri Becquerel. "
