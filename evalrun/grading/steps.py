@@ -159,14 +159,12 @@ class Checked:
 
     def __init__(self, inner: Grader) -> None:
         self.inner = inner
-        self.id = inner.id
-        self.description = inner.description
+
+    def __getattr__(self, name: str) -> Any:  # id, description, extract_claims, judge: the inner grader's
+        return getattr(self.inner, name)
 
     def supports(self, step: Step[Any]) -> bool:
         return supported(self.inner, step)
-
-    def __getattr__(self, name: str) -> Any:  # extract_claims, judge, ...: as they are
-        return getattr(self.inner, name)
 
     async def verify(self, claims: list[str], evidence: list[str], trace: GraderTrace, *,
                      question: str | None = None) -> list[Verdict]:
