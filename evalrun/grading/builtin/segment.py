@@ -70,17 +70,13 @@ _SUBORDINATORS = words("once when whenever if after before because since althoug
 def sentences(text: str) -> list[str]:
     """Split `text` into sentences (list items, paragraphs and unpunctuated lines are sentences of their own; a
     full stop glued to the next sentence, "in 1846.First for Women", is a boundary)."""
-    out: list[str] = []
     if "." in text:
         text = _GLUED_STOP_RE.sub(". ", text)
-    for block in _blocks(text):
-        out.extend(_split_block(block))
-    return out
+    return [s for block in _blocks(text) for s in _split_block(block)]
 
 
 def _blocks(text: str) -> list[str]:
-    blocks: list[str] = []
-    current: list[str] = []
+    blocks: list[list[str]] = [[]]  # the lines of each block; an empty list starts the next one
     in_code = False
     for line in text.splitlines():
         if _FENCE_RE.match(line):  # code blocks hold no factual claims to check
@@ -89,25 +85,17 @@ def _blocks(text: str) -> list[str]:
         if in_code:
             continue
         line = _EMPHASIS_RE.sub("", _QUOTE_RE.sub("", line))
-        if not line.strip() or _HEADING_RE.match(line):
-            if current:
-                blocks.append(" ".join(current))
-                current = []
-            continue
         m = _BULLET_RE.match(line)
-        if current and not m and not current[-1].rstrip("\"')\u201d").endswith(_CONTINUES) \
-                and line.lstrip()[:1].isupper():
-            blocks.append(" ".join(current))  # a line without closing punctuation ends its sentence
-            current = []
-        if m:
-            if current:
-                blocks.append(" ".join(current))
-            current = [line[m.end():].strip()]
+        if not line.strip() or _HEADING_RE.match(line):
+            blocks.append([])
+        elif m:
+            blocks.append([line[m.end():].strip()])
         else:
-            current.append(line.strip())
-    if current:
-        blocks.append(" ".join(current))
-    return blocks
+            current = blocks[-1]
+            if current and not current[-1].rstrip("\"')\u201d").endswith(_CONTINUES) and line.lstrip()[:1].isupper():
+                blocks.append([])  # a line without closing punctuation ends its sentence
+            blocks[-1].append(line.strip())
+    return [" ".join(b) for b in blocks if b]
 
 
 def _split_block(block: str) -> list[str]:
