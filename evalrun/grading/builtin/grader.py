@@ -114,9 +114,8 @@ def attributes(claim: str, chunk: str) -> bool:
 # With the semantic tier (the offline model of grading/embeddings.py) a level is how close in meaning the query is to the chunk or its
 # closest sentence; without it, the weighted share of the query's words (names and numbers weigh 2). A chunk naming
 # only the query's subject while other chunks hold what is asked is `low` in both tiers.
-#: Weighted share of the query's terms in a chunk for `high` relevance.
+#: Weighted share of the query's terms in a chunk for `high` and `medium` relevance (any overlap below: `low`).
 HIGH_MIN = 0.75
-#: Weighted share of the query's terms in a chunk for `medium` relevance (any overlap below it is `low`).
 MEDIUM_MIN = 0.4
 #: Content words (beyond the query's) the output must share with a chunk to count it as used.
 USED_MIN_SHARED = 2
@@ -227,14 +226,10 @@ class BuiltinGrader:
                      question: str | None = None) -> list[Verdict]:
         started = time.perf_counter()
         ev = tuple(evidence)
-        verdicts: list[Verdict] = []
-        raw: list[dict[str, Any]] = []
-        for c in claims:
-            j = judge(c, ev, question)
-            verdicts.append(Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items, support=j.score))
-            raw.append({"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason})
+        judged = [judge(c, ev, question) for c in claims]
+        raw = [{"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason} for j in judged]
         _record(trace, "verify", {"verdicts": raw}, started)
-        return verdicts
+        return [Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items, support=j.score) for j in judged]
 
     async def attribute(self, claims: list[str], chunks: list[str], trace: GraderTrace) -> list[list[bool]]:
         """matrix[i][k] = chunk k is a plausible source of claim i (lenient, see `attributes`)."""
