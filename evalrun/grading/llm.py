@@ -94,9 +94,8 @@ class LLMGrader:
         self._params: dict[str, Any] = {"temperature": 0, **(params or {})}
         self._prompts = dict(prompts or {})
         self._extra: dict[str, Any] = {}
-        #: Reply format the model accepts: 0 json_schema, 1 json_object + schema, 2 json_object, 3 none (see _LEVELS).
-        #: Shared with with_prompts() views: a property of the model, learnt on its first rejection.
-        #: `response_format=False` (a provider, not a model: it takes none) starts at "none".
+        #: Reply format the model accepts (see _LEVELS), learnt on its first rejection and shared with with_prompts()
+        #: views; `response_format=False` (a provider, not a model: it takes none) starts at "none".
         self._format = {"level": 0 if response_format else _LEVELS - 1}
 
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:

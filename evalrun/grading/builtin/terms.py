@@ -23,13 +23,11 @@ MONTHS = {**{m.lower(): m[:3].lower() for m in _MONTH_NAMES if m != "May"}, "sep
           **{m[:3].lower(): m[:3].lower() for m in _MONTH_NAMES if m != "May"}}
 WEEKDAYS = words("monday tuesday wednesday thursday friday saturday sunday")
 
-_UNITS_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                "sixteen seventeen eighteen nineteen twenty").split()
 NUMBER_WORDS: dict[str, int] = {
-    **{w: i for i, w in enumerate(_UNITS_WORDS)},
+    **{w: i for i, w in enumerate(("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                   "fourteen fifteen sixteen seventeen eighteen nineteen twenty").split())},
     "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
-    "dozen": 12, "twice": 2, "double": 2, "triple": 3,
-}
+    "dozen": 12, "twice": 2, "double": 2, "triple": 3}
 SCALES: dict[str, float] = {"hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
                             "bn": 1e9}
 ORDINALS: dict[str, int] = {w: i + 1 for i, w in enumerate(
