@@ -114,8 +114,7 @@ def promptfoo_default(environ: Mapping[str, str] | None = None) -> Choice | None
 
 
 def choose(assertion_provider: Any, test_provider: Any) -> Choice | None:
-    """The embedder of an assertion in promptfoo's order (module docstring); None when there is none.
-    Raises ConfigError for a malformed provider."""
+    """The embedder of an assertion in promptfoo's order (module docstring), or None; ConfigError if malformed."""
     for candidate, origin in ((assertion_provider, "assertion provider"), (test_provider, "test options.provider"),
                               (os.environ.get(ENV_VAR) or None, ENV_VAR)):
         if candidate is None or candidate == "":

@@ -103,8 +103,7 @@ class GraderResolver:
         return chosen, origin
 
     def check(self, tests: Iterable[TestSpec]) -> None:
-        """Build (never call) every graded assertion's grader now, so a malformed or unknown grader id is an error
-        naming where it was given, before any provider is called."""
+        """Build (never call) each graded assertion's grader: a bad grader id is an error where it was given."""
         for test in tests:
             for spec in _graded(test.asserts):
                 self._checked(spec, test)

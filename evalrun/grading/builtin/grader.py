@@ -194,8 +194,7 @@ def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) 
 
 
 def faithfulness(answer: str, context: str | list[str], question: str | None = None) -> float | None:
-    """Mean support score of the claims of `answer` against `context` (the faithfulness assertion's score with
-    this grader); None when the answer makes no claims."""
+    """Mean support score of the claims of `answer` against `context` (faithfulness); None without claims."""
     found = split_claims(answer, question)
     if not found:
         return None

@@ -87,8 +87,7 @@ def faithfulness(verdicts: Sequence[str], *, lenient: bool = False,
 
 
 def hallucination(verdicts: Sequence[str], *, support: Sequence[float | None] | None = None) -> float | None:
-    """mean(1 - s_i) over claims (lower is better; s_i as in `faithfulness`), so hallucination = 1 -
-    faithfulness. None when there are no claims."""
+    """mean(1 - s_i) over claims (s_i as in `faithfulness`; lower is better); None without claims."""
     if not verdicts:
         return None
     return sum(1.0 - s for s in claim_support(verdicts, support)) / len(verdicts)
