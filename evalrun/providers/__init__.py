@@ -36,8 +36,7 @@ def is_js_provider(provider_id: str) -> bool:
 
 
 class EchoProvider:
-    """`echo`: the rendered prompt as the output (chat prompts as their JSON text); the standard way to test
-    assertions."""
+    """`echo`: the rendered prompt as the output (chat prompts as their JSON text)."""
 
     def __init__(self, spec: ProviderSpec) -> None:
         self.id = spec.id

@@ -41,9 +41,7 @@ def prompt_text(prompt: str | Messages) -> str:
 
 def as_text(value: Any) -> str:
     """Provider output as text: strings as they are, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _usage(raw: Any) -> TokenUsage:
@@ -67,17 +65,10 @@ def output_from_reply(reply: Any, *, latency_ms: float, source: str) -> Output:
     if isinstance(reply, dict) and ("output" in reply or "error" in reply):
         if reply.get("error"):
             raise ProviderError(f"{source}: {reply['error']}")
-        cost = reply.get("cost")
-        metadata = reply.get("metadata")
-        out = reply.get("output")
-        return Output(
-            text=as_text(out),
-            value=None if isinstance(out, str) or out is None else out,
-            raw=reply,
-            tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
-            cost=float(cost) if isinstance(cost, (int, float)) else None,
-            latency_ms=latency_ms,
-            cached=bool(reply.get("cached", False)),
-            metadata=dict(metadata) if isinstance(metadata, dict) else {},
-        )
+        cost, metadata, out = reply.get("cost"), reply.get("metadata"), reply.get("output")
+        return Output(text=as_text(out), value=None if isinstance(out, str) or out is None else out, raw=reply,
+                      tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
+                      cost=float(cost) if isinstance(cost, (int, float)) else None, latency_ms=latency_ms,
+                      cached=bool(reply.get("cached", False)),
+                      metadata=dict(metadata) if isinstance(metadata, dict) else {})
     return Output(text=as_text(reply), raw=reply, latency_ms=latency_ms)

@@ -1,7 +1,5 @@
-"""Where runs are kept: `.evalrun/` next to the config, a results file per run (`runs/RUN_ID.jsonl`), the
-`last-run.jsonl` pointer and `history.sqlite`, a row per run (`running`, then `finished` / `interrupted` / `failed`;
-`died` when its process is gone). History failures are warnings, never the run's (docs/compare.md).
-"""
+"""Where runs are kept: `.evalrun/` next to the config, `runs/RUN_ID.jsonl`, the `last-run.jsonl` pointer and
+`history.sqlite` (docs/compare.md); history failures are warnings, never the run's."""
 
 from __future__ import annotations
 
@@ -125,12 +123,11 @@ class History:
 
     def start(self, run_id: str, *, description: str | None, config_files: Sequence[str],
               options: dict[str, Any], results_file: Path, version: str) -> None:
-        folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
         stored = str(results_file.resolve())  # relative to the .evalrun folder when inside it: the folder may move
         with contextlib.suppress(ValueError):
             stored = str(results_file.resolve().relative_to(self.state.resolve()))
         row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
-               config_digest(config_files), git_commit(folder),
+               config_digest(config_files), git_commit(_folder(config_files)),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
                stored, version)
         with contextlib.closing(self._connect(create=True)) as conn:
@@ -152,9 +149,8 @@ class History:
             return [self._record(dict(row)) for row in conn.execute(sql, (limit,) if limit else ())]
 
     def resolve(self, ref: str) -> RunRecord:
-        """`latest`, `latest~N` (N finished runs before the latest) or a run id (a unique prefix will do).
-
-        `latest` counts finished or interrupted runs only: a run still going is never compared."""
+        """`latest`, `latest~N` (N ended runs before the latest: a run still going is never compared) or a run id
+        (a unique prefix will do)."""
         runs = self.list()
         done = [r for r in runs if r.status in ("finished", "interrupted", "died")]
         if ref == "latest" or ref.startswith("latest~"):
@@ -202,8 +198,11 @@ def _gone(process: Any) -> bool:
 # ------------------------------------------------------------------ recording a run
 def state_dir(config_files: Sequence[str]) -> Path:
     """`.evalrun` in the folder of the first config file (the current folder when there is none)."""
-    base = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
-    return base / STATE_DIR
+    return _folder(config_files) / STATE_DIR
+
+
+def _folder(config_files: Sequence[str]) -> Path:
+    return Path(config_files[0]).resolve().parent if config_files else Path.cwd()
 
 
 def given_state_dir(where: str | Path) -> Path:
@@ -295,25 +294,24 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
         files.history = None
 
 
-def end(files: RunFiles, *, status: str, summary: dict[str, Any], graders: list[str]) -> None:
+def end(files: RunFiles, status: str, tally: Tally) -> None:
     """The history row `finished`, `interrupted` or `failed`."""
     if files.history is None:
         return
     try:
-        files.history.finish(files.run_id, status=status, summary=summary, graders=graders)
+        files.history.finish(files.run_id, status=status, summary=tally.summary(), graders=tally.graders)
     except (sqlite3.Error, OSError) as e:
         _warn("write", e)
 
 
 def finish(files: RunFiles, suite: Suite, opts: RunOptions, tally: Tally, status: str) -> RunOutcome:
-    """The outcome of a run whose cases are all tallied (by the runner, --workers or Ray): derived metrics,
-    statistics over repeats, the history row."""
+    """The outcome of a run whose cases are all tallied: derived metrics, statistics over repeats, the history row."""
     tally.finished = tally.finished or time.time()
     tally.derived = tally.derived or tuple(compile_derived(suite.derived_metrics))
     outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
     if opts.repeat > 1:
         outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
         tally.repeat_summary = outcome.repeats.summary()
-    end(files, status=status, summary=tally.summary(), graders=tally.graders)
+    end(files, status, tally)
     return outcome
 

@@ -1,7 +1,5 @@
-"""Statistics over repeats (`--repeat N`): per group (one test x vars x provider x prompt, its N repeats) the pass
-rate with its Wilson interval, each score's mean with a seeded percentile-bootstrap interval, and whether the group
-is flaky (passed in some repeats only). Pure functions.
-"""
+"""Statistics over `--repeat N`, per group (one case's repeats): pass rate with its Wilson interval, each score's mean
+with a seeded bootstrap interval, and whether it is flaky (passed in some repeats only)."""
 
 from __future__ import annotations
 
@@ -29,9 +27,8 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 
 def mean_ci(values: list[float]) -> tuple[float, float, float]:
-    """Mean and 95% percentile-bootstrap interval (RESAMPLES resamples, seeded: the same values give the same
-    interval). It stays inside [min, max] of the values, so a score in [0, 1] never gets an interval outside it
-    (a Student-t interval on five 0/1 scores reached [-0.08, 1.28]); equal values are their own interval."""
+    """Mean and seeded 95% percentile-bootstrap interval: it stays inside the values' [min, max] (a Student-t
+    interval on five 0/1 scores reached [-0.08, 1.28])."""
     n = len(values)
     if n == 0:
         return math.nan, math.nan, math.nan
@@ -54,7 +51,7 @@ def group_key(rec: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def group_label(rec: dict[str, Any]) -> str:
-    """A readable name for a group: description or vars, provider and prompt label."""
+    """Description or vars, provider and prompt label."""
     desc = rec.get("description")
     vars_ = rec.get("vars") or {}
     what = str(desc) if desc else ", ".join(f"{k}={v}" for k, v in vars_.items())[:80] or \
@@ -67,13 +64,10 @@ def group_label(rec: dict[str, Any]) -> str:
 
 
 def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
-    """(name, score) of each assertion: the metric name when set, else `type[index]` (its 0-based index among
-    the case's assertions, like the `assert[index]` of a key path)."""
-    out: list[tuple[str, float | None]] = []
-    for i, a in enumerate(rec.get("assertions") or []):
-        name = a.get("metric") or f"{a.get('type')}[{i}]"
-        out.append((str(name), a.get("score") if isinstance(a.get("score"), (int, float)) else None))
-    return out
+    """(name, score) of each assertion: its metric name, else `type[index]` (as in the key path `assert[index]`)."""
+    return [(str(a.get("metric") or f"{a.get('type')}[{i}]"),
+             a.get("score") if isinstance(a.get("score"), (int, float)) else None)
+            for i, a in enumerate(rec.get("assertions") or [])]
 
 
 def lower_names(rec: dict[str, Any]) -> set[str]:
@@ -84,8 +78,6 @@ def lower_names(rec: dict[str, Any]) -> set[str]:
 
 @dataclass
 class GroupStats:
-    """One group's results over its repeats."""
-
     key: tuple[Any, ...]
     label: str
     n: int = 0
@@ -131,19 +123,18 @@ class RepeatReport:
     def flaky(self) -> list[GroupStats]:
         return [g for g in self.groups if g.flaky]
 
-    def summary(self, max_named: int = 50) -> dict[str, Any]:
-        """The compact part that goes into the run summary (and the history)."""
+    def summary(self) -> dict[str, Any]:
+        """What the run summary (and the history) keeps."""
         flaky = self.flaky
         return {"repeat": self.repeat, "groups": len(self.groups), "flaky_count": len(flaky),
-                "flaky": [{"label": g.label, "passed": g.passed, "runs": g.n} for g in flaky[:max_named]]}
+                "flaky": [{"label": g.label, "passed": g.passed, "runs": g.n} for g in flaky[:50]]}
 
 
 def summarise(records: Iterable[dict[str, Any]], repeat: int) -> RepeatReport:
     groups: dict[tuple[Any, ...], GroupStats] = {}
     for rec in records:
         key = group_key(rec)
-        g = groups.get(key)
-        if g is None:
-            g = groups[key] = GroupStats(key, group_label(rec))
-        g.add(rec)
+        if key not in groups:
+            groups[key] = GroupStats(key, group_label(rec))
+        groups[key].add(rec)
     return RepeatReport(repeat, list(groups.values()))
