@@ -1,6 +1,5 @@
-"""One results file as the view reads it, incrementally (a run in progress appends a line per case): the HTML
-report's aggregates, the run's totals, and an entry per case for the case table's filters and pages (report.js's
-rules, 100 cases a page); and ViewError, what the view answers instead of data."""
+"""One results file as the view reads it, incrementally: the HTML report's aggregates, the totals, an entry per case
+for the table's filters and pages (report.js's rules); and ViewError, what the view answers instead of data."""
 
 from __future__ import annotations
 
@@ -168,8 +167,7 @@ class RunIndex:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
 
     def _load_all(self) -> None:
-        """Read the whole file. A case written twice (a resumed run) counts once, its last record: then, and when
-        repeats show up after cases without a group were counted, the cases are counted again from their records."""
+        """Read the whole file; a case written twice (a resumed run) counts once, its last record."""
         self._clear()
         latest: dict[str, tuple[int, int]] = {}
         again = False
@@ -218,7 +216,7 @@ class RunIndex:
         return out
 
     def check(self, *, growing: bool) -> None:
-        """ViewError when it is not a results file at all: no record, and lines that are not (or one cut-off)."""
+        """ViewError when it is not a results file at all."""
         if self.entries or not (self.bad or (self.tail and not growing)):
             return
         where = f"line {self.bad[0]} is not a JSON result record" if self.bad else \
@@ -228,7 +226,7 @@ class RunIndex:
                         "writes them); rebuild reports from an intact copy with `evalrun report`")
 
     def summary(self, started: float | None, finished: float | None) -> dict[str, Any]:
-        """The report's summary of the cases read so far; start and end from the history (None: unknown)."""
+        """The summary of the cases read so far; start and end from the history (None: unknown)."""
         self.tally.started = started or time.time()
         self.tally.finished = finished
         s = self.tally.summary()
