@@ -50,27 +50,28 @@ def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
     return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
 
 
-def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
-             default_fn: str) -> Any:
-    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place."""
+async def run_code(cache: dict[Any, Any], src: str, params: tuple[str, ...], args: tuple[Any, ...], *, case: Case,
+                   key: str, base_dir: str, default_fn: str, what: str = "") -> Any:
+    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place, called with `args`; its
+    failure ends the case (`{what or key} failed: ...`)."""
     fn = cache.get((key, src))
     if fn is None:
         from evalrun.usercode import compile_code
 
         fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
                                               default_fn=default_fn)
-    return fn
+    try:
+        return await fn.call(*args)
+    except EvalrunError as e:
+        raise CaseFailure(f"{what or key} failed: {e}") from None
 
 
 async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
                        base_dir: str) -> Any:
     path, ref = path_ref
-    fn = compiled(cache, ref, ("var_name", "prompt", "other_vars"), case=case, key=f"vars.{name}", base_dir=base_dir,
-                  default_fn="get_var")
-    try:
-        result = await fn.call(name, prompt_text(case.prompt.raw), dict(vars))
-    except EvalrunError as e:
-        raise CaseFailure(f"var {name!r} ({ref}) failed: {e}") from None
+    result = await run_code(cache, ref, ("var_name", "prompt", "other_vars"), (name, prompt_text(case.prompt.raw),
+                            dict(vars)), case=case, key=f"vars.{name}", base_dir=base_dir, default_fn="get_var",
+                            what=f"var {name!r} ({ref})")
     if isinstance(result, dict):
         if result.get("error"):
             raise CaseFailure(f"var {name!r} ({ref}) returned an error: {result['error']}")
@@ -82,12 +83,8 @@ async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: d
 
 def needs_preparing(case: Case) -> bool:
     """Whether prepare_vars could change the vars (checked without a coroutine)."""
-    if case.test.options.get("transformVars"):
-        return True
-    for v in case.vars.values():
-        if isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v):
-            return True
-    return False
+    return bool(case.test.options.get("transformVars")) or any(
+        isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v) for v in case.vars.values())
 
 
 async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
@@ -98,12 +95,8 @@ async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict
     vars = case.vars
     transform = case.test.options.get("transformVars")
     if isinstance(transform, str) and transform.strip():
-        fn = compiled(cache, transform, ("vars", "context"), case=case, key="options.transformVars",
-                      base_dir=base_dir, default_fn="get_transform")
-        try:
-            extra = await fn.call(dict(vars), {"prompt": {}, "uuid": case.id})
-        except EvalrunError as e:
-            raise CaseFailure(f"options.transformVars failed: {e}") from None
+        extra = await run_code(cache, transform, ("vars", "context"), (dict(vars), {"prompt": {}, "uuid": case.id}),
+                               case=case, key="options.transformVars", base_dir=base_dir, default_fn="get_transform")
         if not isinstance(extra, dict):
             raise CaseFailure(f"options.transformVars must return a mapping of vars, got {type(extra).__name__}")
         vars = {**vars, **extra}
@@ -215,13 +208,9 @@ def _where(case: Case) -> str:
 
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
     """A transform's result as it is (an object stays an object, as in promptfoo)."""
-    fn = compiled(env.transforms, src, ("output", "context"), case=case, key=key, base_dir=env.base_dir,
-                  default_fn="get_transform")
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
-    try:
-        return await fn.call(output, context)
-    except EvalrunError as e:
-        raise CaseFailure(f"{key} failed: {e}") from None
+    return await run_code(env.transforms, src, ("output", "context"), (output, context), case=case, key=key,
+                          base_dir=env.base_dir, default_fn="get_transform")
 
 
 async def run_case(case: Case, env: CaseEnv) -> CaseResult:

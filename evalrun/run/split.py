@@ -286,13 +286,14 @@ class Intake:
         """By case index: 1 when the case is in (for a part that skips them)."""
         return self.tally.rows.present() if len(self.tally.rows) else b""
 
-    def take(self, rec: dict[str, Any], line: bytes) -> bool:
-        """A delivered record and its line; False when its case was already in."""
+    def take(self, line: bytes) -> dict[str, Any] | None:
+        """A delivered record's line; the record, or None when its case was already in."""
+        rec = jsonfast.loads(line)
         if int(rec.get("index", 0)) in self.tally.rows:
-            return False
+            return None
         self.tally.add(rec, self.writer.write(line))
         self.progress.update(str(rec.get("status")))
-        return True
+        return rec
 
     def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""

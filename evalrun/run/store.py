@@ -211,14 +211,14 @@ class ResultsWriter:
             self._f.close()
 
 
-def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
-    """(record, line) of each complete line another writer appended to `path` after byte `pos`."""
+def new_lines(path: Path, pos: int) -> list[bytes]:
+    """The complete lines another writer appended to `path` after byte `pos`."""
     if not path.exists():
         return []
     with open(path, "rb") as f:
         f.seek(pos)
         data = f.read()
-    return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
+    return data[:data.rfind(b"\n") + 1].splitlines(keepends=True)
 
 
 def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsonfast
 from evalrun.errors import EvalrunError, UsageError
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import split
@@ -145,9 +144,9 @@ class WorkerPool:
         read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
 
         def collect(k: int) -> None:
-            for rec, line in new_lines(work / str(k) / "part.jsonl", read[k]):
+            for line in new_lines(work / str(k) / "part.jsonl", read[k]):
                 read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
-                intake.take(rec, line)
+                intake.take(line)
 
         while live:
             try:
@@ -232,7 +231,7 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
         try:
             while not task.done() or batch:  # a last read after the run ended
                 loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
-                batch = [line for _, line in new_lines(results, pos)]
+                batch = new_lines(results, pos)
                 pos += sum(map(len, batch))
                 if batch:
                     yield batch
@@ -373,8 +372,7 @@ class RayExecutor:
             try:
                 async for ref in gen:
                     for line in await ref:
-                        rec = jsonfast.loads(line)
-                        if intake.take(rec, line):
+                        if (rec := intake.take(line)) is not None:
                             graders.extend(g for a in rec.get("assertions") or ()
                                            if (g := a.get("grader")) and g not in graders)
                 return
