@@ -24,30 +24,16 @@ from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
 from evalrun.run import repeats
 from evalrun.run.options import RunOptions
-from evalrun.run.tally import RunOutcome, Tally
+from evalrun.run.tally import RunOutcome, Tally, iso_time
 from evalrun.types import Suite
 
 STATE_DIR = ".evalrun"
 LAST_RUN = "last-run.jsonl"
 DB_NAME = "history.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT UNIQUE NOT NULL,
-  status TEXT NOT NULL,
-  started_at TEXT NOT NULL,
-  finished_at TEXT,
-  description TEXT,
-  config_files TEXT NOT NULL,
-  config_digest TEXT NOT NULL,
-  git_commit TEXT,
-  graders TEXT,
-  options TEXT NOT NULL,
-  summary TEXT,
-  results_file TEXT NOT NULL,
-  evalrun_version TEXT
-)
-"""
+_SCHEMA = """CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,
+  status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, description TEXT, config_files TEXT NOT NULL,
+  config_digest TEXT NOT NULL, git_commit TEXT, graders TEXT, options TEXT NOT NULL, summary TEXT,
+  results_file TEXT NOT NULL, evalrun_version TEXT)"""
 
 
 @dataclass(frozen=True)
@@ -96,10 +82,6 @@ def git_commit(folder: Path) -> str | None:
     return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 class History:
     """The history database of one `.evalrun` folder."""
 
@@ -126,7 +108,7 @@ class History:
         stored = str(results_file.resolve())  # relative to the .evalrun folder when inside it: the folder may move
         with contextlib.suppress(ValueError):
             stored = str(results_file.resolve().relative_to(self.state.resolve()))
-        row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
+        row = (run_id, "running", iso_time(), description, json.dumps(list(config_files)),
                config_digest(config_files), git_commit(_folder(config_files)),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
                stored, version)
@@ -139,7 +121,7 @@ class History:
     def finish(self, run_id: str, *, status: str, summary: dict[str, Any], graders: Sequence[str]) -> None:
         with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
-                         (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
+                         (status, iso_time(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
 
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first."""

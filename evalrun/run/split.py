@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import batches, compares_outputs
@@ -220,7 +220,6 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
     where = array("h")  # by case index: which file holds it (-1: none)
     offsets = array("q")  # by case index: its byte offset in that file
     tally = Tally()
-    graders: dict[str, None] = {}
     with contextlib.ExitStack() as stack:
         files: list[BinaryIO] = []
         for fno, path in enumerate(paths):
@@ -251,13 +250,9 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                 line = f.readline()  # written as it is: the record is parsed once, for the tally
                 rec = jsonfast.loads(line)
                 tally.add(rec, writer.write(line if line.endswith(b"\n") else line + b"\n"))
-                for a in rec.get("assertions") or ():
-                    if a.get("grader"):
-                        graders[str(a["grader"])] = None
         finally:
             writer.close()
     tally.finished = time.time()
-    tally.graders = list(graders)
     suite = Suite(description=f"merged from {len(paths)} results files", prompts=(), providers=(), tests=(),
                   files=tuple(str(p) for p in paths))
     return RunOutcome(suite, tally, out)
@@ -286,14 +281,12 @@ class Intake:
         """By case index: 1 when the case is in (for a part that skips them)."""
         return self.tally.rows.present() if len(self.tally.rows) else b""
 
-    def take(self, line: bytes) -> dict[str, Any] | None:
-        """A delivered record's line; the record, or None when its case was already in."""
+    def take(self, line: bytes) -> None:
+        """A delivered record's line, unless its case is already in."""
         rec = jsonfast.loads(line)
-        if int(rec.get("index", 0)) in self.tally.rows:
-            return None
-        self.tally.add(rec, self.writer.write(line))
-        self.progress.update(str(rec.get("status")))
-        return rec
+        if int(rec.get("index", 0)) not in self.tally.rows:
+            self.tally.add(rec, self.writer.write(line))
+            self.progress.update(str(rec.get("status")))
 
     def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""

@@ -64,7 +64,7 @@ class Tally:
     started: float = field(default_factory=time.time)
     finished: float | None = None
     interrupted: bool = False
-    graders: list[str] = field(default_factory=list)
+    graders: list[str] = field(default_factory=list)  # as the records name them (a run sets its own at its end)
     metrics: MetricTotals = field(default_factory=MetricTotals)
     derived: tuple[DerivedMetric, ...] = ()
     #: per graded assertion type: [sum of scores, scored results, passed, lower is better]
@@ -100,6 +100,8 @@ class Tally:
             if not named and (a.get("metric") or a.get("children")):
                 named = True
             if "grader" in a:  # a graded result: its score counts in the type's mean
+                if a["grader"] and a["grader"] not in self.graders:
+                    self.graders.append(str(a["grader"]))
                 score = a.get("score")
                 if isinstance(score, (int, float)):
                     g = self.graded.get(a["type"])
@@ -131,7 +133,7 @@ class Tally:
             "passed": self.passed, "failed": self.failed, "errors": self.errors, "total": total,
             "pass_rate": round(100.0 * self.passed / total, 2) if total else None,
             "duration_s": round(end - self.started, 3),
-            "started_at": _iso(self.started), "finished_at": _iso(end),
+            "started_at": iso_time(self.started), "finished_at": iso_time(end),
             "interrupted": self.interrupted, "resumed": self.resumed, "cached": self.cached,
             "tokens": {"provider": dict(self.provider_tokens), "grader": dict(self.grader_tokens)},
             "cost": {"provider": round(self.provider_cost, 6) if self.provider_cost_known else None,
@@ -151,7 +153,8 @@ class Tally:
         return out
 
 
-def _iso(t: float) -> str:
+def iso_time(t: float | None = None) -> str:
+    """`2026-11-23T10:15:47Z` (now when `t` is None)."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 

@@ -94,13 +94,15 @@ class WorkerPool:
                     raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
                                      key="--workers", hint="run with fewer --workers") from None
             failed, interrupted = self._wait(pids, work, intake)
+            described: list[str] = []  # the workers' graders as a run in one process names them
             for k, w in enumerate(wins):
                 if k in failed:
                     intake.fail(f"worker {k + 1}/{len(wins)}", "worker process", failed[k],
                                 split.window_cases(suite, opts.repeat, w))
                 elif (work / f"{k}.graders").exists():
                     graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
-                    intake.tally.graders.extend(g for g in graders if g not in intake.tally.graders)
+                    described += [g for g in graders if g not in described]
+            intake.tally.graders = described
             status = "interrupted" if interrupted else "finished"
         finally:
             intake.close(status)
@@ -365,16 +367,13 @@ class RayExecutor:
 
     async def _shard(self, ray: Any, task: Any, k: int, n: int, intake: split.Intake, live: dict[int, Any]) -> None:
         job = replace(self.job, shard=(k, n))
-        graders = intake.tally.graders
         for attempt in range(1, RETRIES + 2):
             gen = task.remote(job, intake.delivered())
             live[k] = gen
             try:
                 async for ref in gen:
                     for line in await ref:
-                        if (rec := intake.take(line)) is not None:
-                            graders.extend(g for a in rec.get("assertions") or ()
-                                           if (g := a.get("grader")) and g not in graders)
+                        intake.take(line)
                 return
             except ray.exceptions.RayError as e:
                 why, again = _task_failure(ray, e)

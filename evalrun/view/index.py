@@ -115,7 +115,6 @@ class RunIndex:
         self.entries: dict[str, Entry] = {}
         self.agg = html.Aggregates()
         self.tally = Tally()
-        self.graders: list[str] = []
         self.repeats = False
         self.groups: dict[tuple[Any, ...], list[int]] = {}  # [passed, not passed] per case of a repeated run
         self.max_repeat = 0
@@ -189,9 +188,6 @@ class RunIndex:
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
         self.tally.add(rec, offset)
-        for a in rec.get("assertions") or ():  # dicts: _well_formed checked them, as the ints below
-            if a.get("grader") and a["grader"] not in self.graders:
-                self.graders.append(str(a["grader"]))
         row = html.row(0, rec, self.agg)
         group = None
         if self.repeats:
@@ -232,7 +228,6 @@ class RunIndex:
         s = self.tally.summary()
         if started is None:
             s["started_at"] = s["finished_at"] = s["duration_s"] = None
-        s["graders"] = list(self.graders)
         if self.repeats:
             s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
                             "flaky_count": sum(all(c) for c in self.groups.values())}

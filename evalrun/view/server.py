@@ -28,6 +28,7 @@ from evalrun.errors import UsageError
 from evalrun.report import html
 from evalrun.run import store
 from evalrun.run.history import History, RunRecord
+from evalrun.run.tally import iso_time
 from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, epoch
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
@@ -46,8 +47,7 @@ class Run:
 
     @property
     def started_at(self) -> str:
-        return self.record.started_at if self.record else time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                          time.gmtime(self.modified))
+        return self.record.started_at if self.record else iso_time(self.modified)
 
     @property
     def live(self) -> bool:
