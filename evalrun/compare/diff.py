@@ -11,7 +11,7 @@ from typing import Any
 
 from evalrun.compare import match
 from evalrun.report.console import md_cell
-from evalrun.run.repeats import GroupStats, group_key, group_label, lower_names, mean_ci, score_names, wilson
+from evalrun.run.tally import GroupStats, group_key, group_label, lower_names, mean_ci, score_names, wilson
 
 EPS = 1e-9
 MAX_CASES = 50  # cases listed per kind of change in the text and Markdown forms

@@ -17,7 +17,7 @@ from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.compare.diff import side_text
 from evalrun.report.console import case_label, cut, failed_briefs, mark
-from evalrun.run.repeats import group_key
+from evalrun.run.tally import group_key
 
 TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
 SNIPPET = 160

@@ -22,9 +22,8 @@ from typing import Any
 from evalrun import __version__
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
-from evalrun.run import repeats
 from evalrun.run.options import RunOptions
-from evalrun.run.tally import RunOutcome, Tally, iso_time
+from evalrun.run.tally import RunOutcome, Tally, iso_time, summarise
 from evalrun.types import Suite
 
 STATE_DIR = ".evalrun"
@@ -292,7 +291,7 @@ def finish(files: RunFiles, suite: Suite, opts: RunOptions, tally: Tally, status
     tally.derived = tally.derived or tuple(compile_derived(suite.derived_metrics))
     outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
     if opts.repeat > 1:
-        outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+        outcome.repeats = summarise(outcome.iter_results(), opts.repeat)
         tally.repeat_summary = outcome.repeats.summary()
     end(files, status, tally)
     return outcome

@@ -14,9 +14,8 @@ from typing import Any, TypeVar
 from evalrun import jsonfast
 from evalrun.errors import EvalrunError
 from evalrun.report import html
-from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
-from evalrun.run.tally import Tally
+from evalrun.run.tally import Tally, group_key
 
 PAGE = 100
 RUN_STATUS = ("pass", "fail", "error")
