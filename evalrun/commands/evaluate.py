@@ -73,7 +73,7 @@ def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int
 
 
 def _executors(args: argparse.Namespace) -> tuple[Any, int]:
-    """(RaySettings for `--executor ray` or None, `--workers` N or 1), checked before the config loads."""
+    """(RayExecutor's settings for `--executor ray` or None, `--workers` N or 1), checked before the config loads."""
     ray = None
     if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
         from evalrun.run.workers import check_args
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if ray is not None:
         from evalrun.run.workers import RayExecutor, job_for
 
-        runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
+        runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), **ray,
                              progress=runner.progress)
     elif workers > 1:
         from evalrun.run.workers import WorkerPool, single_reason

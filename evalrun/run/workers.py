@@ -255,14 +255,10 @@ def import_ray() -> Any:
     return ray
 
 
-@dataclass(frozen=True)
-class RaySettings:
-    address: str | None = None  # None: RAY_ADDRESS, else a local instance
-    tasks: int | None = None  # None: the cluster's CPUs
-
-
-def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None) -> RaySettings:
-    """The Ray options checked against each other and the run's (usage errors, exit 2); Ray imported."""
+def check_args(executor: str | None, address: str | None, tasks: int | None, *,
+               shard: str | None) -> dict[str, Any]:
+    """The Ray options checked against each other and the run's (usage errors); Ray imported; RayExecutor's
+    keyword arguments."""
     if executor != "ray":
         raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
                          hint="add --executor ray (pip install 'evalrun-llm[ray]')")
@@ -273,7 +269,7 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
         raise UsageError(f"--ray-tasks {tasks} is out of range: must be between 1 and {MAX_TASKS:,}",
                          key="--ray-tasks")
     import_ray()
-    return RaySettings(address, tasks)
+    return {"address": address, "tasks": tasks}
 
 
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
@@ -294,12 +290,13 @@ def _task_failure(ray: Any, e: BaseException) -> tuple[str, bool]:
 
 
 class RayExecutor:
-    def __init__(self, suite: Suite, options: RunOptions, job: ShardJob, settings: RaySettings,
-                 progress: Progress | None = None) -> None:
+    def __init__(self, suite: Suite, options: RunOptions, job: ShardJob, *, address: str | None = None,
+                 tasks: int | None = None, progress: Progress | None = None) -> None:
+        """`address` None: RAY_ADDRESS, else a local instance; `tasks` None: the cluster's CPUs."""
         self.suite = suite
         self.options = options
         self.job = job
-        self.settings = settings
+        self.address, self.tasks = address, tasks
         self.progress = progress or Progress(None, enabled=options.progress)
 
     def _connect(self, ray: Any) -> bool:
@@ -307,7 +304,7 @@ class RayExecutor:
         if ray.is_initialized():
             return False
         kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-        address = self.settings.address or os.environ.get("RAY_ADDRESS") or None
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
         if address is None:
             kwargs["include_dashboard"] = False
         try:
@@ -320,7 +317,7 @@ class RayExecutor:
         return True
 
     def _shards(self, ray: Any, total: int | None) -> int:
-        n = self.settings.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        n = self.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if total is not None:
             n = max(1, min(n, total))
         why = split.serial_reason(self.suite) if n > 1 else None
