@@ -201,7 +201,6 @@ def step_summary(outcome: Any) -> str:
 
 
 def write_step_summary(outcome: Any) -> None:
-    """Append the summary to $GITHUB_STEP_SUMMARY when it is set."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:

@@ -173,8 +173,6 @@ class Conversations:
 
 @dataclass
 class CaseEnv:
-    """What every case of a run shares."""
-
     providers: dict[int, Provider]  # by id(ProviderSpec)
     build_provider: Callable[[ProviderSpec], Provider]  # for a test's own `provider:` (kept in test_providers)
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]

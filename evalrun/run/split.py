@@ -177,7 +177,6 @@ def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | Non
 
 
 def window_suite(suite: Suite, window: Window) -> Suite:
-    """The suite with only the window's tests."""
     tests = suite.tests
     part = tests.window(window.lo, window.hi) if hasattr(tests, "window") else tuple(tests[window.lo:window.hi])
     return replace(suite, tests=part)

@@ -189,7 +189,6 @@ class RunOutcome:
         return self.tally.interrupted
 
     def rows(self) -> Rows:
-        """The cases' offsets in the results file, in expansion order."""
         return self.tally.rows
 
     def iter_results(self) -> Iterator[dict[str, Any]]:
