@@ -173,8 +173,7 @@ def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: 
 
 
 def _dry_run(suite: Suite, opts: RunOptions) -> int:
-    """`--dry-run`: the cases expanded, nothing called; provider and grader calls (an upper bound), and a cost
-    estimate for priced litellm models (~4 characters a prompt token, `max_tokens` or 256 completion tokens)."""
+    """`--dry-run`: calls counted, nothing called; priced litellm models' cost at ~4 characters a token."""
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                            select=split.selector(opts.filter_pattern, opts.filter_failing))
     n_cases = 0
@@ -261,8 +260,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def rebuild_reports(args: argparse.Namespace) -> int:
-    """`evalrun report RESULTS -o FILE...`: reports from a results file (or a -o .json report), e.g. after a
-    SIGKILL; a case written twice (a resumed run) counts once, its last record wins."""
+    """`evalrun report RESULTS -o FILE...`: reports from a results file; a case written twice counts its last."""
     path = Path(args.results)
     if not path.is_file():
         raise UsageError(f"no results file {args.results!r}", key="RESULTS",

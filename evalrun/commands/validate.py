@@ -79,8 +79,7 @@ class Tally:
 
 
 def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int) -> tuple[int, int]:
-    """Every graded assertion's grader built (not called) and checked for its steps, embedding metrics' models and
-    classifiers' providers checked; (graded assertions, graded evaluations), and `graders` filled (name -> origin)."""
+    """Graders built (not called) and checked; (graded assertions, graded evaluations); `graders` filled."""
     from evalrun.grading.select import GraderResolver
 
     resolver = GraderResolver(suite, None, None)

@@ -27,8 +27,7 @@ def is_http(provider_id: str) -> bool:
 
 
 def is_js_provider(provider_id: str) -> bool:
-    """`file://x.js` / `.cjs` / `.mjs` (TypeScript too), or a bare relative path to one (promptfoo's
-    `isJavascriptFile`)."""
+    """`file://x.js` / `.cjs` / `.mjs` / TypeScript, or a bare relative path to one (promptfoo's isJavascriptFile)."""
     path = provider_id[len("file://"):] if provider_id.startswith("file://") else provider_id
     if ":" in path.replace("\\", "/").split("/")[-1]:
         return False  # `openai:x.js`-like ids are model names, not files

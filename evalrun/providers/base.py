@@ -34,8 +34,7 @@ class Provider(Protocol):
 
 
 def prompt_text(prompt: str | Messages) -> str:
-    """The prompt as one string, as promptfoo hands it to providers that take text (echo, exec, python,
-    JavaScript): a chat prompt as its JSON, indented by 2 as promptfoo's JSON.stringify(messages, null, 2)."""
+    """The prompt as text, as promptfoo hands it to user providers (a chat prompt as JSON indented by 2)."""
     return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False, indent=2)
 
 

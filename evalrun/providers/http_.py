@@ -33,8 +33,7 @@ _ALLOWED = frozenset({"url", "method", "headers", "body", "queryParams", "respon
 
 @functools.lru_cache(maxsize=64)
 def proxy_for(url: str) -> str | None:
-    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), looked up once per URL (trust_env=True
-    would have aiohttp look it up in a thread on every request)."""
+    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), once per URL (not per request)."""
     import urllib.parse
     import urllib.request
 
@@ -115,8 +114,7 @@ def _is_path(expr: str) -> bool:
 
 
 def _js_transform(expr: str, spec: ProviderSpec) -> str:
-    """promptfoo's transformResponse as JavaScript (over `json`, `text`, `context`, or file://x.js[:fn]), checked
-    now."""
+    """promptfoo's transformResponse as JavaScript (over `json`, `text`, `context`), checked now."""
     from evalrun.jsnode import check_syntax, node_path
 
     if node_path() is None:
@@ -292,8 +290,7 @@ class DirectOpenAI:
 
     @staticmethod
     def accepts(model: str, kwargs: dict[str, Any]) -> bool:
-        """Chat completions at an `api_base`, only parameters litellm forwards as they are, and a model litellm has
-        no price for (litellm prices a priced one)."""
+        """Chat completions at an `api_base`, parameters litellm forwards as they are, a model litellm cannot price."""
         if not model.startswith("openai/") or model.startswith("openai/responses/") or not kwargs.get("api_base") \
                 or os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() == "litellm" \
                 or not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):

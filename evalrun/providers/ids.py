@@ -79,8 +79,7 @@ def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> di
 
 
 def env_params(provider_id: str, env: Mapping[str, str]) -> dict[str, Any]:
-    """litellm kwargs from a provider's own `env:` (promptfoo's per-provider environment): its API key, base URL
-    (a `*_API_HOST` becomes `https://HOST`, `/v1` added for OpenAI) and OpenAI organization."""
+    """litellm kwargs from a provider's own `env:`: API key, base URL (`*_API_HOST`: https://HOST) and organization."""
     if not env:
         return {}
     head = provider_id.partition(":")[0] if ":" in provider_id.partition("/")[0] else provider_id.partition("/")[0]

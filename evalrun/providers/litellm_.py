@@ -51,14 +51,12 @@ async def _litellm_module() -> Any:
     return _litellm if _litellm is not None else await asyncio.to_thread(load_litellm)
 
 
+@dataclasses.dataclass(slots=True)
 class _Flight:
     """One request in flight, shared by every identical caller."""
 
-    __slots__ = ("task", "waiters")
-
-    def __init__(self, task: asyncio.Task[Output]) -> None:
-        self.task = task
-        self.waiters = 0
+    task: asyncio.Task[Output]
+    waiters: int = 0
 
 
 class LLMTransport:
@@ -102,8 +100,7 @@ class LLMTransport:
 
     async def chat(self, model: str, messages: Messages, params: dict[str, Any], *,
                    use_cache: bool | None = None) -> Output:
-        """One chat completion (`params`: litellm kwargs); `use_cache=False` bypasses cache and coalescing (so
-        `--repeat --no-cache` samples again). Raises ProviderError."""
+        """One chat completion (`params`: litellm kwargs; `use_cache=False`: no cache, no coalescing)."""
         self._stats["calls"] += 1
         if not (self.use_cache if use_cache is None else use_cache):
             return await self._request(model, messages, params, None)
@@ -188,8 +185,7 @@ class LLMTransport:
         return out
 
     async def _retried(self, model: str, params: dict[str, Any], send: Callable[[], Awaitable[Any]]) -> Any:
-        """`send()` under the semaphore, retried by the policy; any exception becomes a ProviderError that says how
-        many attempts were made."""
+        """`send()` under the semaphore, retried; any exception a ProviderError that says how many attempts."""
         attempts = 0
 
         async def attempt() -> Any:
@@ -217,8 +213,7 @@ class LLMTransport:
 
 
 def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
-    """One attempt's litellm kwargs: no retries of litellm's own; an OpenAI-compatible server gets a key (what
-    litellm would send; a local server needs none)."""
+    """One attempt's litellm kwargs: no retries of litellm's own; an OpenAI-compatible server gets a key."""
     kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
     if model.startswith("openai/") and not kwargs.get("api_key"):
         key = os.environ.get("OPENAI_API_KEY") or ("sk-no-key-required" if params.get("api_base") else None)

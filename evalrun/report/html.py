@@ -250,8 +250,7 @@ def write(path: Path, outcome: Any) -> None:
 
 
 def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[tuple[list[Any], dict[str, Any]]]]:
-    """The compare page's data but its cases, and [row, detail] of each changed case (streamed); `data` is the
-    JSON form of `diff` (compare.diff.as_dict)."""
+    """The compare page's data but its cases, and [row, detail] of each changed case (streamed)."""
     providers = list(dict.fromkeys(r["provider"] for r in data["by_provider_prompt"]))
     prompts = [str((p["b"] or p["a"] or {}).get("label", "")) for p in data["prompts"]]
     matrix = {(providers.index(r["provider"]), r["prompt_pair"]): r for r in data["by_provider_prompt"]}

@@ -187,8 +187,7 @@ def _folder(config_files: Sequence[str]) -> Path:
 
 
 def given_state_dir(where: str | Path) -> Path:
-    """The `.evalrun` folder a user's DIR means: DIR itself (or one holding a history), else DIR/.evalrun; a
-    config file's folder for a file."""
+    """The `.evalrun` folder a user's DIR (or a config file) means."""
     d = Path(where)
     if d.is_file():
         d = d.resolve().parent

@@ -82,8 +82,7 @@ class Runner:
     @classmethod
     def for_part(cls, suite: Suite, options: RunOptions, scratch: Path, cases: Callable[[Suite, int], Iterator[Case]],
                  **changes: Any) -> Runner:
-        """The Runner of one part of a split run: the caller's `cases` into scratch/part.jsonl (the scratch folder
-        stands in for the config's, so the part's last-run pointer lands there)."""
+        """The Runner of one part of a split run: the caller's `cases` into scratch/part.jsonl."""
         suite = replace(suite, files=(str(scratch / "part.yaml"),))
         opts = replace(options, results_file=scratch / "part.jsonl", history=False, progress=False, resume=False,
                        shard=None, filter_pattern=None, filter_first_n=None, filter_failing=None, **changes)

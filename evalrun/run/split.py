@@ -63,11 +63,8 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
         window = windows(suite, repeat, part[1], first_n)[part[0] - 1]
         return window_cases(suite, repeat, window), len(window)
     total = expand.count_cases(suite, repeat=repeat)
-    stream = expand.iter_cases(suite, repeat=repeat)
-    if first_n is not None and first_n < total:
-        total = first_n
-        stream = itertools.islice(stream, first_n)
-    return stream, total
+    stream = apply(expand.iter_cases(suite, repeat=repeat), None, first_n)
+    return stream, total if first_n is None else min(total, first_n)
 
 
 # ------------------------------------------------------------------ filters that read each case
@@ -130,8 +127,7 @@ def windows(suite: Suite, repeat: int | None, n: int, first_n: int | None = None
 
 
 def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
-    """Per test: the step at which it may be cut (its output groups' size; all of it when a streamed test's groups
-    are unknown)."""
+    """Per test: the step at which it may be cut (its output groups' size)."""
     tests = suite.tests
     if hasattr(tests, "window"):  # streamed: only whether some test is graded is known without reading rows
         whole = getattr(tests, "graded", True)
@@ -195,8 +191,7 @@ def window_cases(suite: Suite, repeat: int | None, window: Window) -> Iterator[C
 
 # ------------------------------------------------------------------ parts of a filtered stream
 def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
-    """Part k of n of a stream of unknown length: each case or output group goes to the part with the fewest cases
-    so far (ties: the first)."""
+    """Part k of n of a stream of unknown length: each case or group to the part with the fewest cases so far."""
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
     for unit in batches(stream):
         cases = unit if isinstance(unit, list) else [unit]
@@ -213,8 +208,7 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
-    """Every part's records (results file or -o .json report) written to `out` in expansion order, and their tally;
-    a case in two files is a UsageError."""
+    """Every part's records written to `out` in expansion order, and their tally."""
     resolved_out = out.resolve()
     where = array("h")  # by case index: which file holds it (-1: none)
     offsets = array("q")  # by case index: its byte offset in that file

@@ -88,8 +88,7 @@ class Tally:
         else:
             status = "error"
             self.errors += 1
-        if resumed:
-            self.resumed += 1
+        self.resumed += resumed
         if get("cached"):
             self.cached += 1
         tok = get("tokens")

@@ -138,8 +138,7 @@ class WorkerPool:
             os._exit(code)
 
     def _wait(self, pids: dict[int, int], work: Path, intake: split.Intake) -> tuple[dict[int, str], bool]:
-        """Wait for every worker, taking its records in as they are written; (worker -> why it failed, whether the
-        run was interrupted)."""
+        """Wait for every worker, taking its records in; (worker -> why it failed, interrupted?)."""
         failed: dict[int, str] = {}
         interrupted = False
         live = dict(pids)
@@ -206,8 +205,7 @@ def resolve(path: str, driver_cwd: str) -> str:
 
 
 def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case]:
-    """The shard's cases in expansion order (those `eval --shard K/N` runs), less those `skip` marks (a map by
-    case index, `Intake.delivered`)."""
+    """The shard's cases (as `eval --shard K/N` runs them), less those `skip` marks (`Intake.delivered`)."""
     opts = job.options
     stream, _ = split.cases(suite, opts.repeat, part=job.shard, first_n=opts.filter_first_n,
                             select=split.selector(opts.filter_pattern, job.failing))
@@ -257,8 +255,7 @@ def import_ray() -> Any:
 
 def check_args(executor: str | None, address: str | None, tasks: int | None, *,
                shard: str | None) -> dict[str, Any]:
-    """The Ray options checked against each other and the run's (usage errors); Ray imported; RayExecutor's
-    keyword arguments."""
+    """The Ray options checked (usage errors), Ray imported; RayExecutor's keyword arguments."""
     if executor != "ray":
         raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
                          hint="add --executor ray (pip install 'evalrun-llm[ray]')")

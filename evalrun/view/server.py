@@ -130,8 +130,7 @@ class Catalogue:
                 self._reading.discard(run.results_file)
 
     def summary(self, run: Run, idx: RunIndex | None) -> dict[str, Any] | None:
-        """The summary the run recorded when it ended (with derived metrics, repeats) while the file holds exactly
-        those cases; else the index's (None without an index)."""
+        """The summary the run recorded while the file holds exactly its cases; else the index's (or None)."""
         s = run.record.summary if run.record and not run.live else None
         if s is not None and (idx is None or s.get("total") == len(idx.entries)):
             return s
@@ -142,8 +141,7 @@ class Catalogue:
         return idx.summary(started, finished)
 
     def listing(self) -> list[dict[str, Any]]:
-        """One row per run: a finished run's counts from its history row, other files read (`reading` while a big
-        one is read in the background)."""
+        """One row per run: a finished run's counts from its history row, other files read."""
         rows = []
         for run in self.runs():
             h = run.record.as_dict() if run.record else {"status": "not in history", "graders": []}
