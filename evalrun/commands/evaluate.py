@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report, templating
-from evalrun.commands.validate import parse_vars
+from evalrun.commands.validate import parse_vars, walk
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
@@ -176,14 +176,12 @@ def _dry_run(suite: Suite, opts: RunOptions) -> int:
     """`--dry-run`: calls counted, nothing called; priced litellm models' cost at ~4 characters a token."""
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                            select=split.selector(opts.filter_pattern, opts.filter_failing))
-    n_cases = 0
     calls: Counter[str] = Counter()  # by provider name
     by_id: Counter[str] = Counter()
     grader_calls: Counter[str] = Counter()  # by assertion type
     chars: Counter[str] = Counter()  # by provider id
     max_tokens: dict[str, int] = {}
     for case in cases:
-        n_cases += 1
         pid = case.provider.id
         calls[case.provider.name] += 1
         by_id[pid] += 1
@@ -193,13 +191,11 @@ def _dry_run(suite: Suite, opts: RunOptions) -> int:
         mt = case.provider.config.get("max_tokens") or case.provider.config.get("maxTokens")
         if isinstance(mt, int):
             max_tokens[pid] = mt
-        specs = list(case.test.asserts)
-        while specs:
-            spec = specs.pop()
+        for spec in walk(case.test.asserts):
             if getattr(spec.handler, "graded", False):
                 grader_calls[spec.full_type] += int(getattr(spec.handler, "grader_calls", 0) or 0)
-            specs.extend(spec.children)
-    lines = [f"Dry run: {n_cases} cases, nothing was called.", f"Provider calls: {sum(calls.values())}",
+    n_cases = sum(calls.values())
+    lines = [f"Dry run: {n_cases} cases, nothing was called.", f"Provider calls: {n_cases}",
              *(f"  {name}: {n}" for name, n in calls.most_common()),
              f"Grader calls (upper bound, before caching): {sum(grader_calls.values())}",
              *(f"  {t}: {n}" for t, n in sorted(grader_calls.items()))]

@@ -29,10 +29,11 @@ def parse_vars(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
+def walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
+    """The specs and their children (assert-set), depth first."""
     for s in specs:
         yield s
-        yield from _walk(s.children)
+        yield from walk(s.children)
 
 
 def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: str, suite: Suite) -> None:
@@ -69,7 +70,7 @@ class Tally:
             self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
         relevant = False  # graded, embedding or classifier assertions
-        for spec in _walk(test.asserts):  # an assert-set's children counted too
+        for spec in walk(test.asserts):  # an assert-set's children counted too
             self.counts[spec.full_type] = self.counts.get(spec.full_type, 0) + 1
             self.assertions += 1
             relevant = relevant or spec.type == "classifier" or bool(
@@ -86,7 +87,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
     graded = graded_evals = 0
     checked = [test for test, _ in tally.relevant]
     for test, n_cases in tally.relevant:
-        for spec in _walk(test.asserts):
+        for spec in walk(test.asserts):
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases * reps
