@@ -1,7 +1,5 @@
 """`evalrun eval`, `evalrun merge` (the shards of `eval --shard K/N` as one run) and `evalrun report` (reports
-rebuilt from a results file). Exit codes: 0 all passed (or --pass-rate-threshold met); 100 a case failed or
-errored (EVALRUN_FAILED_TEST_EXIT_CODE); 2 usage errors and filters that select nothing; 1 bugs; 130/143 Ctrl-C/TERM.
-"""
+rebuilt from a results file); exit codes: docs/running.md, "Exit codes"."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Run A vs run B, per case (a group of repeats) and rolled up per provider x prompt, test and metric (rules:
-docs/compare.md): with repeats, a change counts only when the 95% intervals do not overlap; an assertion's score
-is read in its own direction (`lower_is_better`). Pure: records in, a Diff, its JSON form, as text and Markdown."""
+"""Run A vs run B per case (its repeats) and rolled up per provider x prompt, test and metric (rules:
+docs/compare.md); pure: records in, a Diff, its JSON form, as text and Markdown."""
 
 from __future__ import annotations
 

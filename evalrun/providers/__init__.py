@@ -1,8 +1,5 @@
-"""Provider construction by id, and the providers evalrun runs itself: `echo`, and promptfoo's custom providers
-(`exec:CMD`, `file://x.py[:fn]` / `python:`, `file://x.js`: docs/running.md), handed the prompt as text; a program
-that cannot be loaded is a config error at the provider's line, a failing call or `sys.exit()` that case's ERROR.
-`http(s)://...` is http_.py; every other id is a litellm model (litellm_.py; this package never imports litellm).
-"""
+"""Provider construction by id, and the providers evalrun runs itself: `echo` and promptfoo's custom providers
+(`exec:`, `file://x.py` / `python:`, `file://x.js`), handed the prompt as text; this package never imports litellm."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The provider contract: an id and an async `call()` returning an Output, or raising ProviderError
-(`retryable=True` for rate limits, 5xx, connection errors and timeouts); and a user's reply as an Output.
-"""
+"""The provider contract (an async `call()` returning an Output, or raising ProviderError, `retryable` for rate
+limits, 5xx, connection errors and timeouts), and a user's reply as an Output."""
 
 from __future__ import annotations
 

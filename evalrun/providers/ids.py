@@ -1,6 +1,5 @@
-"""Provider ids and config keys: promptfoo spelling -> litellm spelling (`openai:chat:gpt-4o` -> `openai/gpt-4o`).
-Pure (no litellm, no I/O): `evalrun validate` checks provider ids with it without importing litellm.
-"""
+"""Provider ids and config keys, promptfoo spelling -> litellm spelling (`openai:chat:gpt-4o` -> `openai/gpt-4o`);
+pure: `evalrun validate` checks provider ids without importing litellm."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words, a hint.
-Classified by class names (`RateLimitError`, `Timeout`, ...) and `status_code` / `headers`: litellm is not imported.
-"""
+"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words,
+a hint; classified by class names and `status_code` / `headers` (litellm is not imported)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`.html`: one self-contained page (no network, inline SVG charts) of a run or of a diff (`evalrun compare -o
-diff.html`), and its data: pure functions from result records to JSON-ready dicts and SVG text. A run's page is
-written in two streaming passes (aggregates, then cases); `evalrun view` serves the same data page by page."""
+"""`.html`: one self-contained page of a run or of a diff (`evalrun compare -o diff.html`), and its data (also
+`evalrun view`'s): pure functions from result records to JSON-ready dicts and SVG text."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A run's totals and outcome (the Tally keeps running totals and each case's byte offset; reports re-read records
-by offset), and statistics over `--repeat N` per group of repeats: pass rate with its Wilson interval, each
-score's mean with a seeded bootstrap interval, and whether it is flaky (passed in some repeats only)."""
+"""A run's totals (and each case's byte offset, by which reports re-read records) and outcome, and statistics over
+`--repeat N` per group of repeats: pass rate and score intervals, flakiness."""
 
 from __future__ import annotations
 

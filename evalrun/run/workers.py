@@ -1,7 +1,5 @@
-"""Where the parts of a run (run/split.py) run, each with the ordinary Runner into a file of its own that the
-driver's `split.Intake` takes in: `--workers N` forks N processes after the config was loaded and checked;
-`--executor ray` runs them as Ray streaming tasks that load the config themselves (only the driver imports Ray).
-"""
+"""Where the parts of a run (run/split.py) run, each with the ordinary Runner into a file its driver takes in:
+forked processes (`--workers N`), or Ray streaming tasks that load the config themselves (`--executor ray`)."""
 
 from __future__ import annotations
 

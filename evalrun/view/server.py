@@ -1,7 +1,5 @@
-"""`evalrun view`: the catalogue of a `.evalrun` folder's runs (the history's rows and the results files no row
-names, each with its RunIndex; two runs compared, kept for paging) and the HTTP server over it: the standard
-library's, read-only, on 127.0.0.1 by default; a request whose Host header is not the address served gets 403 (no
-DNS rebinding), and the Content-Security-Policy lets the page load and fetch from this server only."""
+"""`evalrun view`: the catalogue of a `.evalrun` folder's runs (each with its RunIndex; comparisons kept for paging)
+and the read-only HTTP server over it (its safeguards: docs/view.md)."""
 
 from __future__ import annotations
 
