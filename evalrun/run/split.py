@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import heapq
 import itertools
@@ -154,21 +155,12 @@ def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | Non
             break
         index = end
     bounds = [0, *ends, *[total] * (len(targets) - len(ends)), total]
+    firsts = list(itertools.accumulate(counts, initial=0))  # each test's first case
     out: list[Window] = []
-    index = 0
-    t = 0
     for start, stop in itertools.pairwise(bounds):
-        if start >= stop:
-            out.append(Window(0, 0, start, start, start))
-            continue
-        while index + counts[t] <= start:  # the test holding `start`
-            index += counts[t]
-            t += 1
-        lo, base = t, index
-        while index + counts[t] < stop:  # the test holding `stop - 1`
-            index += counts[t]
-            t += 1
-        out.append(Window(lo, t + 1, base, start, stop))
+        lo = bisect.bisect_right(firsts, start) - 1  # the test holding `start`
+        out.append(Window(lo, bisect.bisect_left(firsts, stop), firsts[lo], start, stop) if start < stop
+                   else Window(0, 0, start, start, start))
     return out
 
 
