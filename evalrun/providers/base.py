@@ -47,11 +47,7 @@ def _usage(raw: Any) -> TokenUsage:
         return TokenUsage()
 
     def num(*keys: str) -> int:
-        for k in keys:
-            v = raw.get(k)
-            if isinstance(v, (int, float)):
-                return int(v)
-        return 0
+        return next((int(v) for k in keys if isinstance(v := raw.get(k), (int, float))), 0)
 
     prompt, completion = num("prompt", "prompt_tokens"), num("completion", "completion_tokens")
     total = num("total", "total_tokens") or prompt + completion

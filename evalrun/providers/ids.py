@@ -117,13 +117,11 @@ def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str]
                 raise ConfigError.at(loc, f"apiKeyEnvar names {var!r}, which is not set", key=f"{key}.apiKeyEnvar",
                                      hint=f"export {var}=... before running, or set apiKey in the provider config")
             out.setdefault("api_key", secret)
-            continue
-        if name == "apiHost":
+        elif name == "apiHost":
             host = str(value).rstrip("/")
             out.setdefault("api_base", host if "://" in host else f"https://{host}")
-            continue
-        if name == "timeoutMs":
+        elif name == "timeoutMs":
             out["timeout"] = float(value) / 1000.0
-            continue
-        out[_KEY_MAP.get(name, name)] = value  # an explicit apiKey wins over apiKeyEnvar (set by default)
+        else:  # an explicit apiKey wins over apiKeyEnvar (set by default)
+            out[_KEY_MAP.get(name, name)] = value
     return out
