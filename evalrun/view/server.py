@@ -34,6 +34,15 @@ LIVE_S = 60.0  # a results file no history row names counts as being written whe
 #: read is read in the background above this size: 100,000 cases (88 MB) take 5-15 s, the list must not wait.
 INLINE_BYTES = 4 << 20
 KEEP = 4  # comparisons kept in memory (each holds its changed cases)
+DEFAULT_PORT = 15500  # promptfoo view's
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"}
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: path -> (content type, package, file): the page, and the HTML report's styles and renderer it shares
+FILES = {"/": ("text/html", "view", "app.html"), "/assets/report.css": ("text/css", "report", "report.css"),
+         "/assets/report.js": ("text/javascript", "report", "report.js"),
+         "/assets/view.js": ("text/javascript", "view", "view.js")}
 
 
 @dataclass(frozen=True)
@@ -231,17 +240,6 @@ class Compared:
         if not 0 <= n < len(self.items):
             raise ViewError("not_found", f"no changed case #{n} in this comparison", "reload the compare page")
         return self.items[n][1]
-
-
-DEFAULT_PORT = 15500  # promptfoo view's
-HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
-           "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"}
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-#: path -> (content type, package, file): the page, and the HTML report's styles and renderer it shares
-FILES = {"/": ("text/html", "view", "app.html"), "/assets/report.css": ("text/css", "report", "report.css"),
-         "/assets/report.js": ("text/javascript", "report", "report.js"),
-         "/assets/view.js": ("text/javascript", "view", "view.js")}
 
 
 class ViewServer(ThreadingHTTPServer):
