@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: command -> its module in evalrun/commands/ and the function there
 _COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"),
-             "report": ("evaluate", "rebuild_reports"), "validate": ("validate", "run"), "list": ("list_types", "run"), "cache": ("cache_admin", "run"),
+             "report": ("evaluate", "rebuild_reports"), "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
              "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
              "view": ("runs", "view")}
 

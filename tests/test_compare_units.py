@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from evalrun.compare import diff, match
-from evalrun.run.repeats import mean_ci, wilson
+from evalrun.run.tally import mean_ci, wilson
 
 
 @pytest.mark.parametrize(("k", "n", "lo", "hi"), [(5, 5, 0.5655, 1.0), (0, 5, 0.0, 0.4345), (3, 5, 0.2307, 0.8824),

@@ -128,7 +128,7 @@ def test_a_second_writer_of_the_same_results_file_is_refused(tmp_path: Path) -> 
     pytest.importorskip("fcntl", reason="results-file locking uses fcntl (not on Windows)")
     path = tmp_path / "r.jsonl"
     first = ResultsWriter(path, append=False)
-    first.write({"id": "a"})
+    first.write(b"{\"id\":\"a\"}\n")
     try:
         with pytest.raises(UsageError, match="is being written by another run"):
             ResultsWriter(path, append=False)

@@ -108,7 +108,7 @@ def test_importing_and_constructing_does_not_import_litellm() -> None:
         "from evalrun.types import ProviderSpec\n"
         "t = LLMTransport()\n"
         "LiteLLMProvider(ProviderSpec(id='openai:gpt-4o-mini', config={'apiKey': 'k'}), t)\n"
-        "import evalrun.cache, evalrun.retry, evalrun.providers.ids, evalrun.commands.cache_admin\n"
+        "import evalrun.cache, evalrun.retry, evalrun.providers.ids, evalrun.commands.runs\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai', 'httpx')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

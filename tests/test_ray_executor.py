@@ -138,7 +138,7 @@ def test_a_task_that_cannot_load_the_config_makes_errors_not_passes(tmp_path: Pa
     from evalrun import config
     from evalrun.run.options import RunOptions
     from evalrun.run.progress import Progress
-    from evalrun.run.workers import RayExecutor, RaySettings, job_for
+    from evalrun.run.workers import RayExecutor, job_for
 
     (tmp_path / "c.yaml").write_text(CONFIG)
     suite = config.load([str(tmp_path / "c.yaml")])
@@ -146,7 +146,7 @@ def test_a_task_that_cannot_load_the_config_makes_errors_not_passes(tmp_path: Pa
     job = job_for([str(tmp_path / "gone.yaml")], opts, cli_vars=None, strict=None)  # what a worker cannot see
     import asyncio
 
-    outcome = asyncio.run(RayExecutor(suite, opts, job, RaySettings(tasks=2), Progress(None, enabled=False)).run())
+    outcome = asyncio.run(RayExecutor(suite, opts, job, tasks=2, progress=Progress(None, enabled=False)).run())
     assert outcome.summary["errors"] == outcome.summary["total"] == 32
     recs = _records(tmp_path / "r.jsonl")
     assert [r["index"] for r in recs] == list(range(32))

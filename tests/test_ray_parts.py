@@ -93,7 +93,7 @@ def test_intake_keeps_each_case_once(tmp_path: Path) -> None:
     for line in (b'{"id":"a","index":0,"status":"pass"}\n', b'{"id":"c","index":2,"status":"fail"}\n',
                  b'{"id":"c","index":2,"status":"fail"}\n', b'{"id":"z","index":5000,"status":"pass"}\n',
                  b'{"id":"b","index":1,"status":"error"}\n'):
-        c.take(json.loads(line), line)
+        c.take(line)
     c.close("finished")
     assert [json.loads(x)["id"] for x in (tmp_path / "r.jsonl").read_text().splitlines()] == ["a", "c", "z", "b"]
     assert c.progress.done == 4 and c.progress.errors == 1
@@ -105,7 +105,7 @@ def test_intake_fills_errors_for_undelivered_cases(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text(CONFIG)
     suite = config.load([str(tmp_path / "c.yaml")])
     c = _intake(tmp_path, suite)
-    c.take({"id": "x", "index": 0, "status": "pass"}, b'{"id":"x","index":0,"status":"pass"}\n')
+    c.take(b"{\"id\":\"x\",\"index\":0,\"status\":\"pass\"}\n")
     c.fail("shard 1/2", "Ray task", "lost", shard_cases(suite, _job(tmp_path, 1, 2)))
     c.close("finished")
     recs = [json.loads(x) for x in (tmp_path / "r.jsonl").read_text().splitlines()]

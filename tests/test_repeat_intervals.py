@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.run.repeats import mean_ci, wilson
+from evalrun.run.tally import mean_ci, wilson
 
 
 @pytest.mark.parametrize("values", [[0, 1, 0, 1, 1], [0, 0, 0, 0, 1], [1, 1, 1, 1, 0], [0.0, 1.0],

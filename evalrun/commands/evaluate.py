@@ -1,10 +1,5 @@
 """`evalrun eval`, `evalrun merge` (the shards of `eval --shard K/N` as one run) and `evalrun report` (reports
-rebuilt from a results file).
-
-Exit codes: 0 every case passed; 100 a case failed or errored (EVALRUN_FAILED_TEST_EXIT_CODE overrides it;
---pass-rate-threshold / EVALRUN_PASS_RATE_THRESHOLD make it 0 when enough passed); 2 config and usage errors, and
-filters that select no case; 1 internal errors; 130 Ctrl-C, 143 SIGTERM (reports written, `--resume` continues).
-"""
+rebuilt from a results file); exit codes: docs/running.md, "Exit codes"."""
 
 from __future__ import annotations
 
@@ -19,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report, templating
-from evalrun.commands.validate import parse_vars
+from evalrun.commands.validate import parse_vars, walk
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
@@ -48,8 +43,7 @@ def _env_number(name: str, kind: type) -> Any:
 
 
 def check_env(pass_rate_threshold: float | None) -> None:
-    """--pass-rate-threshold and the exit-code environment variables checked now, so a bad value is a usage error
-    before any call (EVALRUN_PASS_RATE_THRESHOLD only when --pass-rate-threshold does not override it)."""
+    """--pass-rate-threshold and the exit-code environment variables checked before any call."""
     if pass_rate_threshold is not None and not 0 <= pass_rate_threshold <= 100:
         raise UsageError("--pass-rate-threshold is a percentage between 0 and 100")
     _env_number("EVALRUN_FAILED_TEST_EXIT_CODE", int)
@@ -77,8 +71,7 @@ def exit_code(summary: dict[str, Any], pass_rate_threshold: float | None) -> int
 
 
 def _executors(args: argparse.Namespace) -> tuple[Any, int]:
-    """(RaySettings for `--executor ray` or None, `--workers` N or 1), checked before the config loads: a missing
-    `ray` extra is a usage error at once."""
+    """(RayExecutor's settings for `--executor ray` or None, `--workers` N or 1), checked before the config loads."""
     ray = None
     if args.executor == "ray" or args.ray_address is not None or args.ray_tasks is not None:
         from evalrun.run.workers import check_args
@@ -136,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if ray is not None:
         from evalrun.run.workers import RayExecutor, job_for
 
-        runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), ray,
+        runner = RayExecutor(suite, opts, job_for(paths, opts, cli_vars=cli_vars or None, strict=strict), **ray,
                              progress=runner.progress)
     elif workers > 1:
         from evalrun.run.workers import WorkerPool, single_reason
@@ -178,37 +171,29 @@ def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: 
 
 
 def _dry_run(suite: Suite, opts: RunOptions) -> int:
-    """`--dry-run`: the cases expanded, nothing called; provider calls, grader calls (an upper bound: each handler's
-    `grader_calls`) and, for litellm models with a known price, a cost estimate at ~4 characters a prompt token and
-    `max_tokens` (else 256) completion tokens."""
+    """`--dry-run`: calls counted, nothing called; priced litellm models' cost at ~4 characters a token."""
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                            select=split.selector(opts.filter_pattern, opts.filter_failing))
-    n_cases = 0
     calls: Counter[str] = Counter()  # by provider name
+    by_id: Counter[str] = Counter()
     grader_calls: Counter[str] = Counter()  # by assertion type
     chars: Counter[str] = Counter()  # by provider id
     max_tokens: dict[str, int] = {}
     for case in cases:
-        n_cases += 1
         pid = case.provider.id
         calls[case.provider.name] += 1
+        by_id[pid] += 1
         with contextlib.suppress(Exception):  # the real run reports template errors per case
             prompt = templating.render_prompt(case.prompt.raw, case.vars, lenient=True)
             chars[pid] += len(prompt if isinstance(prompt, str) else str(prompt))
         mt = case.provider.config.get("max_tokens") or case.provider.config.get("maxTokens")
         if isinstance(mt, int):
             max_tokens[pid] = mt
-        specs = list(case.test.asserts)
-        while specs:
-            spec = specs.pop()
+        for spec in walk(case.test.asserts):
             if getattr(spec.handler, "graded", False):
                 grader_calls[spec.full_type] += int(getattr(spec.handler, "grader_calls", 0) or 0)
-            specs.extend(spec.children)
-    names = {spec.name: spec.id for spec in suite.providers}
-    by_id: Counter[str] = Counter()
-    for name, n in calls.items():
-        by_id[names.get(name, name)] += n
-    lines = [f"Dry run: {n_cases} cases, nothing was called.", f"Provider calls: {sum(calls.values())}",
+    n_cases = sum(calls.values())
+    lines = [f"Dry run: {n_cases} cases, nothing was called.", f"Provider calls: {n_cases}",
              *(f"  {name}: {n}" for name, n in calls.most_common()),
              f"Grader calls (upper bound, before caching): {sum(grader_calls.values())}",
              *(f"  {t}: {n}" for t, n in sorted(grader_calls.items()))]
@@ -234,8 +219,7 @@ def _dry_run(suite: Suite, opts: RunOptions) -> int:
 
 
 def _estimate_costs(calls: Counter[str], chars: Counter[str], max_tokens: dict[str, int]) -> dict[str, float | None]:
-    """Provider id -> estimated USD; None when unknown (no litellm price, or user code behind exec/python/http:
-    only `echo` is known to be free). litellm is imported only for a model id."""
+    """Provider id -> estimated USD; None when unknown (no litellm price, or user code: only `echo` is free)."""
     from evalrun.providers import is_builtin
 
     result: dict[str, float | None] = {p: 0.0 if p == "echo" else None for p in calls if is_builtin(p)}
@@ -270,9 +254,7 @@ def merge(args: argparse.Namespace) -> int:
 
 
 def rebuild_reports(args: argparse.Namespace) -> int:
-    """`evalrun report RESULTS.jsonl -o out.html [-o out.json ...]`: after a SIGKILL (or a run without `-o`) the
-    results file still holds every finished case; this writes any report from it (or from a `-o .json` report),
-    with no config and no model call. A case written twice (a resumed run) counts once, its last record wins."""
+    """`evalrun report RESULTS -o FILE...`: reports from a results file; a case written twice counts its last."""
     path = Path(args.results)
     if not path.is_file():
         raise UsageError(f"no results file {args.results!r}", key="RESULTS",

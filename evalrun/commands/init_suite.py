@@ -1,8 +1,5 @@
-"""`evalrun init [DIR] [--template rag|basic]`: a suite that passes offline (rag: a small RAG app checked with
-graded metrics; basic: echo), `.evalrun/` in .gitignore, and a GitHub workflow at the git root (else in DIR)
-that installs this very evalrun (its version on the index, or the commit or URL it came from: PEP 610). Writes
-nothing when any file it would create exists (exit 2).
-"""
+"""`evalrun init [DIR] [--template rag|basic]`: a suite that passes offline, `.evalrun/` in .gitignore, and a GitHub
+workflow that installs this very evalrun (PEP 610); nothing is written when a file it would create exists."""
 
 from __future__ import annotations
 
@@ -50,8 +47,7 @@ def install_requirement(version: str, direct_url: dict[str, Any] | None) -> tupl
 
 
 def _installed_from() -> tuple[str, dict[str, Any] | None]:
-    """(version, PEP 610 direct_url.json or None) of the installed distribution; the module's version when the
-    package runs from a source tree that is not installed under DISTRIBUTION."""
+    """(version, PEP 610 direct_url.json or None) of the installed distribution (the module's when not installed)."""
     try:
         dist = metadata.distribution(DISTRIBUTION)
     except metadata.PackageNotFoundError:

@@ -1,7 +1,6 @@
-"""The recorded runs of a `.evalrun` folder: `evalrun runs` lists them, newest first; `evalrun compare A B` says
-what changed between two (exit 100 on a regression beyond --tolerance with --fail-on regression); `evalrun view
-[DIR]` serves them as a local, read-only web page until Ctrl-C.
-"""
+"""What earlier runs left: `evalrun runs` lists a `.evalrun` folder's runs, newest first; `evalrun compare A B`
+says what changed between two (exit 100 on a regression with --fail-on regression); `evalrun view [DIR]` serves
+them as a local read-only web page; `evalrun cache stats|clear` (the response cache; never imports litellm)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from evalrun.cache import ResponseCache
 from evalrun.errors import UsageError
 from evalrun.run import history
 from evalrun.signals import interrupt_raises
@@ -114,3 +114,32 @@ def view(args: argparse.Namespace) -> int:
         finally:
             srv.server_close()
     return 0
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def cache(args: argparse.Namespace) -> int:
+    cache = ResponseCache()
+    try:
+        if args.action == "clear":
+            removed = cache.clear()
+            print(f"cleared {removed} cached response{'s' if removed != 1 else ''} from {cache.path}")
+            return 0
+        stats = cache.stats()
+        print(f"cache: {stats['path']}")
+        if not stats["exists"]:
+            print("entries: 0 (no cache file yet: nothing has been cached)")
+            return 0
+        print(f"entries: {stats['entries']}\nhits: {stats['hits']}\nsize: {_size(stats['bytes'])}")
+        for model, count in stats["models"].items():
+            print(f"  {model}: {count}")
+        return 0
+    finally:
+        cache.close()

@@ -1,8 +1,5 @@
-"""`evalrun validate CONFIG...`: the same loading path as `eval`, nothing called.
-
-Prints what the suite contains (prompts, providers, tests, cases, assertions by type, graded assertions);
-`--json` prints it as one JSON object. User mistakes raise ConfigError (the CLI prints it, exit 2).
-"""
+"""What a suite may hold and holds: `evalrun validate CONFIG...` (the same loading path as `eval`, nothing called;
+`--json`: as one JSON object) and `evalrun list [--json]` (every assertion type, its YAML keys and defaults)."""
 
 from __future__ import annotations
 
@@ -10,9 +7,11 @@ import argparse
 import gc
 import json
 import sys
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from evalrun.assertions import registry
 from evalrun.config.suite import count_combinations
 from evalrun.errors import ConfigError, Location, UsageError
 from evalrun.expand import count_cases, pairs
@@ -30,14 +29,15 @@ def parse_vars(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
+def walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
+    """The specs and their children (assert-set), depth first."""
     for s in specs:
         yield s
-        yield from _walk(s.children)
+        yield from walk(s.children)
 
 
 def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: str, suite: Suite) -> None:
-    """Build (not call) the grader, so a malformed model id is reported where it was written."""
+    """Build (not call) the grader: a malformed model id is reported where it was written."""
     try:
         resolver.resolve(spec, test)
     except ConfigError as e:
@@ -51,8 +51,7 @@ def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: st
 
 
 class Tally:
-    """What the validate summary counts, test by test: fed by the loading pass (`load(on_test=tally.add)`, one
-    pass over a streamed file) or by `summarize` walking the suite."""
+    """What the summary counts, test by test (fed by `load(on_test=...)`, or by `summarize`)."""
 
     def __init__(self) -> None:
         self.cases = 0  # per repeat
@@ -71,7 +70,7 @@ class Tally:
             self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
         relevant = False  # graded, embedding or classifier assertions
-        for spec in _walk(test.asserts):  # an assert-set's children counted too
+        for spec in walk(test.asserts):  # an assert-set's children counted too
             self.counts[spec.full_type] = self.counts.get(spec.full_type, 0) + 1
             self.assertions += 1
             relevant = relevant or spec.type == "classifier" or bool(
@@ -81,16 +80,14 @@ class Tally:
 
 
 def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int) -> tuple[int, int]:
-    """Resolve (and build, not call) the grader of every graded assertion, check that each grader supports its
-    steps, that embedding metrics have a model and classifiers a provider; returns (graded assertions, graded
-    evaluations) and fills `graders` (name -> where it was chosen)."""
+    """Graders built (not called) and checked; (graded assertions, graded evaluations); `graders` filled."""
     from evalrun.grading.select import GraderResolver
 
     resolver = GraderResolver(suite, None, None)
     graded = graded_evals = 0
     checked = [test for test, _ in tally.relevant]
     for test, n_cases in tally.relevant:
-        for spec in _walk(test.asserts):
+        for spec in walk(test.asserts):
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases * reps
@@ -109,7 +106,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
 
 
 def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
-    """The validate summary: integer counts plus details (`tally`: collected while loading, else a pass)."""
+    """The validate summary (`tally`: collected while loading, else counted here)."""
     if tally is None:
         tally = Tally()
         for test in suite.tests:
@@ -159,7 +156,7 @@ def _human(s: dict[str, Any]) -> str:
 
 
 def check_providers(suite: Suite) -> None:
-    """Build every provider (no call is made, litellm is not imported) so a bad id is reported now."""
+    """Build every provider (no call, no litellm import): a bad id is reported now."""
     from evalrun import providers
 
     for spec in suite.providers:
@@ -183,9 +180,7 @@ def run(args: argparse.Namespace) -> int:
         suite = load(paths, cli_vars=parse_vars(getattr(args, "var", []) or []) or None,
                      strict=True if getattr(args, "strict", False) else None, on_progress=loading,
                      on_test=tally.add)
-        # The suite lives until the command ends (a big one is ~100,000 tracked objects, handler <-> spec cycles
-        # among them): moved out of the collector's sight, no later collection walks it (each walk cost ~0.1 s
-        # at 10,000 tests, and so did the one at exit). Refcounting still frees what is released.
+        # the suite lives until the end: no later collection walks it (~0.1 s each at 10,000 tests)
         gc.freeze()
     finally:
         if collecting:
@@ -196,4 +191,28 @@ def run(args: argparse.Namespace) -> int:
     summary["warnings"] = [*suite.warnings, *summary["warnings"]]
     sys.stdout.write((json.dumps(summary, indent=2, default=str) if getattr(args, "json", False)
                       else _human(summary)) + "\n")
+    return 0
+
+
+def list_types(args: argparse.Namespace) -> int:
+    rows = [registry.describe(n) for n in registry.names()]
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    width = max(len(r["type"]) for r in rows) + 2
+    out = [f"{len(rows)} assertion types; prefix any with `not-` to negate it. "
+           "G = graded (uses a grader model).", ""]
+    for r in rows:
+        flag = "G" if r["graded"] else " "
+        summary = r["summary"]
+        if r["alias_of"]:
+            summary += f" (alias of {r['alias_of']})"
+        if r["plugin"]:
+            summary += f" [plugin {r['plugin']}]"
+        out.append(f"{flag} {r['type']:<{width}}{summary}")
+        details = r["details"] or r["description"]
+        if details:
+            out.extend(textwrap.indent(textwrap.fill(details, 100), " " * (width + 2)).splitlines())
+    sys.stdout.write("\n".join(out) + "\n")
     return 0

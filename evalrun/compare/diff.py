@@ -1,6 +1,5 @@
-"""Run A vs run B, per case (a group of repeats) and rolled up per provider x prompt, test and metric (rules:
-docs/compare.md): with repeats, a change counts only when the 95% intervals do not overlap; an assertion's score
-is read in its own direction (`lower_is_better`). Pure: records in, a Diff, its JSON form, as text and Markdown."""
+"""Run A vs run B per case (its repeats) and rolled up per provider x prompt, test and metric (rules:
+docs/compare.md); pure: records in, a Diff, its JSON form, as text and Markdown."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 
 from evalrun.compare import match
 from evalrun.report.console import md_cell
-from evalrun.run.repeats import GroupStats, group_key, group_label, lower_names, mean_ci, score_names, wilson
+from evalrun.run.tally import GroupStats, group_key, group_label, lower_names, mean_ci, score_names, wilson
 
 EPS = 1e-9
 MAX_CASES = 50  # cases listed per kind of change in the text and Markdown forms
@@ -47,7 +46,7 @@ class Side(GroupStats):
 
     @cached_property
     def names(self) -> dict[str, tuple[float, float, float]]:
-        """Mean and 95% interval of each assertion's score, by name (`repeats.score_names`)."""
+        """Mean and 95% interval of each assertion's score, by name (`tally.score_names`)."""
         return {k: mean_ci(v) for k, v in self.by_name.items()}
 
     def as_dict(self) -> dict[str, Any]:
@@ -155,10 +154,8 @@ def case_diff(key: match.Key, recs_a: list[dict[str, Any]] | None, recs_b: list[
     if a.score is not None and b.score is not None:
         d.score_delta = b.score[0] - a.score[0]
         d.score_regressed, d.score_improved = _dropped(a.score, b.score, tol), _dropped(b.score, a.score, tol)
-    for name, sa in a.names.items():
-        sb = b.names.get(name)
-        if sb is not None:
-            d.metric_deltas.append(metric_delta(name, sa, sb, tol, name in a.lower or name in b.lower))
+    d.metric_deltas = [metric_delta(name, sa, b.names[name], tol, name in a.lower or name in b.lower)
+                       for name, sa in a.names.items() if name in b.names]
     d.claim_flips = claim_flips(a, b)
     return d
 
@@ -189,9 +186,8 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], *,
     cases = []
     for k in ga:
         kb = k if k in gb else renamed.get(k)
-        d = case_diff(kb or k, ga[k], gb.get(kb) if kb else None, tolerance)
-        d.vars_changed = kb is not None and kb != k
-        cases.append(d)
+        cases.append(case_diff(kb or k, ga[k], gb.get(kb) if kb else None, tolerance))
+        cases[-1].vars_changed = kb is not None and kb != k
     paired_b = set(renamed.values())
     cases += [case_diff(k, None, recs, tolerance) for k, recs in gb.items() if k not in ga and k not in paired_b]
     return Diff(pairs, cases, tolerance)
@@ -223,7 +219,7 @@ def _level(cases: list[CaseDiff]) -> dict[str, Any]:
 
 
 def by_metric(diff: Diff) -> list[dict[str, Any]]:
-    """Per assertion name (repeats.score_names): mean score on each side, cases that got worse / better."""
+    """Per assertion name (tally.score_names): mean score on each side, cases that got worse / better."""
     means: dict[str, tuple[list[float], list[float]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     for c in diff.cases:

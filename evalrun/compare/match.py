@@ -1,6 +1,5 @@
-"""The two sides of a comparison, loaded and paired: each side's records (from a results file or the history,
-slimmed to what the diff reads), then which case of run B is which case of run A across edited prompts (rules:
-docs/compare.md, "Matching cases across edits"). Repeats of one case form a group."""
+"""The two sides of a comparison, loaded (slimmed to what the diff reads) and paired: which case of run B is which
+case of run A across edits (docs/compare.md, "Matching cases across edits")."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ def check_config(c: ClassifierSpec) -> None:
 
 def load_python(c: ClassifierSpec, *, loc: Any = None, key: str = "provider") -> Callable[..., Any]:
     """The user's classification function (ConfigError when the file or function is missing)."""
-    from evalrun.providers.custom import split_target
+    from evalrun.providers import split_target
     from evalrun.pyexpr import load_function
 
     target = c.id.split("://", 1)[1] if c.id.startswith("file://") else c.id[len("python:"):]

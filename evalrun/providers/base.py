@@ -1,6 +1,5 @@
-"""The provider contract: an id and an async `call()` returning an Output, or raising ProviderError
-(`retryable=True` for rate limits, 5xx, connection errors and timeouts); and a user's reply as an Output.
-"""
+"""The provider contract (an async `call()` returning an Output, or raising ProviderError, `retryable` for rate
+limits, 5xx, connection errors and timeouts), and a user's reply as an Output."""
 
 from __future__ import annotations
 
@@ -34,16 +33,13 @@ class Provider(Protocol):
 
 
 def prompt_text(prompt: str | Messages) -> str:
-    """The prompt as one string, as promptfoo hands it to providers that take text (echo, exec, python,
-    JavaScript): a chat prompt as its JSON, indented by 2 as promptfoo's JSON.stringify(messages, null, 2)."""
+    """The prompt as text, as promptfoo hands it to user providers (a chat prompt as JSON indented by 2)."""
     return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False, indent=2)
 
 
 def as_text(value: Any) -> str:
     """Provider output as text: strings as they are, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _usage(raw: Any) -> TokenUsage:
@@ -51,11 +47,7 @@ def _usage(raw: Any) -> TokenUsage:
         return TokenUsage()
 
     def num(*keys: str) -> int:
-        for k in keys:
-            v = raw.get(k)
-            if isinstance(v, (int, float)):
-                return int(v)
-        return 0
+        return next((int(v) for k in keys if isinstance(v := raw.get(k), (int, float))), 0)
 
     prompt, completion = num("prompt", "prompt_tokens"), num("completion", "completion_tokens")
     total = num("total", "total_tokens") or prompt + completion
@@ -67,17 +59,10 @@ def output_from_reply(reply: Any, *, latency_ms: float, source: str) -> Output:
     if isinstance(reply, dict) and ("output" in reply or "error" in reply):
         if reply.get("error"):
             raise ProviderError(f"{source}: {reply['error']}")
-        cost = reply.get("cost")
-        metadata = reply.get("metadata")
-        out = reply.get("output")
-        return Output(
-            text=as_text(out),
-            value=None if isinstance(out, str) or out is None else out,
-            raw=reply,
-            tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
-            cost=float(cost) if isinstance(cost, (int, float)) else None,
-            latency_ms=latency_ms,
-            cached=bool(reply.get("cached", False)),
-            metadata=dict(metadata) if isinstance(metadata, dict) else {},
-        )
+        cost, metadata, out = reply.get("cost"), reply.get("metadata"), reply.get("output")
+        return Output(text=as_text(out), value=None if isinstance(out, str) or out is None else out, raw=reply,
+                      tokens=_usage(reply.get("tokenUsage") or reply.get("token_usage")),
+                      cost=float(cost) if isinstance(cost, (int, float)) else None, latency_ms=latency_ms,
+                      cached=bool(reply.get("cached", False)),
+                      metadata=dict(metadata) if isinstance(metadata, dict) else {})
     return Output(text=as_text(reply), raw=reply, latency_ms=latency_ms)

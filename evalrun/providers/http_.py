@@ -1,7 +1,5 @@
-"""HTTP: evalrun's one client, aiohttp (not httpx: 2.4-4.4 ms of CPU per request against 0.45-0.7), one session
-per event loop; promptfoo's HTTP provider (`http(s)://URL`, or `http` / `https:NAME` with `config.url`, its keys in
-docs/running.md); and `DirectOpenAI`, the lean transport for OpenAI-compatible servers (benchmarks/README.md).
-"""
+"""HTTP through aiohttp (httpx cost 2.4-4.4 ms of CPU a request against 0.45-0.7), one session per event loop:
+promptfoo's HTTP provider (docs/running.md) and `DirectOpenAI`, the lean transport for OpenAI-compatible servers."""
 
 from __future__ import annotations
 
@@ -35,8 +33,7 @@ _ALLOWED = frozenset({"url", "method", "headers", "body", "queryParams", "respon
 
 @functools.lru_cache(maxsize=64)
 def proxy_for(url: str) -> str | None:
-    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), once per URL as urllib does; sessions use
-    trust_env=False, with which aiohttp would look it up in a thread on every request."""
+    """The proxy for `url` from HTTP(S)_PROXY / NO_PROXY (None: direct), once per URL (not per request)."""
     import urllib.parse
     import urllib.request
 
@@ -56,8 +53,7 @@ async def _close_with_loop(session: Any) -> AsyncIterator[None]:
 
 
 class LoopSession:
-    """An aiohttp.ClientSession for the running event loop (connections kept alive), made on first use and
-    made again when a later call runs in another loop. `limit` caps the connections (0: none)."""
+    """An aiohttp.ClientSession for the running event loop, made again for another loop (`limit` 0: no cap)."""
 
     def __init__(self, *, limit: int = 100) -> None:
         self.limit = limit
@@ -118,8 +114,7 @@ def _is_path(expr: str) -> bool:
 
 
 def _js_transform(expr: str, spec: ProviderSpec) -> str:
-    """promptfoo's transformResponse as JavaScript: an expression over `json`, `text`, `context`, a function
-    body, or file://x.js[:fn]; checked now (Node.js needed, the code must compile)."""
+    """promptfoo's transformResponse as JavaScript (over `json`, `text`, `context`), checked now."""
     from evalrun.jsnode import check_syntax, node_path
 
     if node_path() is None:
@@ -263,8 +258,7 @@ CALL_PARAMS = frozenset({"api_base", "api_key", "timeout", "num_retries", "max_r
 
 
 class DirectError(Exception):
-    """A failed call, worded as litellm words it ("Request timed out", "Connection error: ...", a JSON parse
-    error, "not a chat completion: ..."); `status_code` and `headers` for a non-2xx reply."""
+    """A failed call, worded as litellm words it; `status_code` and `headers` for a non-2xx reply."""
 
     def __init__(self, message: str, status: int | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
@@ -273,8 +267,7 @@ class DirectError(Exception):
 
 @functools.cache
 def priced_models() -> frozenset[str]:
-    """Model names in litellm's bundled price map (the one it prices with under LITELLM_LOCAL_MODEL_COST_MAP, as
-    evalrun sets it), read from its JSON file without importing litellm (~30 ms, once)."""
+    """Model names in litellm's bundled price map, read without importing litellm (~30 ms, once)."""
     import importlib.util
     from pathlib import Path
 
@@ -289,22 +282,18 @@ def priced_models() -> frozenset[str]:
 
 
 class DirectOpenAI:
-    """One aiohttp POST for `openai/<model>` at an `api_base`, with only parameters litellm passes to such a server
-    unchanged and a model litellm has no price for: the body litellm would send, at ~0.4 ms of CPU a call against
-    litellm's 8-10. `EVALRUN_LLM_TRANSPORT=litellm` turns it off."""
+    """The body litellm would send to an OpenAI-compatible server, in one aiohttp POST (~0.4 ms of CPU a call
+    against litellm's 8-10); `EVALRUN_LLM_TRANSPORT=litellm` turns it off."""
 
     def __init__(self) -> None:
         self._sessions = LoopSession(limit=0)  # no limit of its own: the transport's semaphore bounds requests
 
     @staticmethod
     def accepts(model: str, kwargs: dict[str, Any]) -> bool:
-        """An OpenAI-compatible server at `api_base` (chat completions, not the Responses API), parameters litellm
-        forwards as they are, and a model name litellm has no price for (litellm prices a priced one)."""
-        if not model.startswith("openai/") or model.startswith("openai/responses/") or not kwargs.get("api_base"):
-            return False
-        if os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() == "litellm":
-            return False
-        if not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
+        """Chat completions at an `api_base`, parameters litellm forwards as they are, a model litellm cannot price."""
+        if not model.startswith("openai/") or model.startswith("openai/responses/") or not kwargs.get("api_base") \
+                or os.environ.get("EVALRUN_LLM_TRANSPORT", "").strip().lower() == "litellm" \
+                or not all(k in BODY_PARAMS or k in CALL_PARAMS for k in kwargs):
             return False
         priced = priced_models()
         return model.split("/", 1)[1] not in priced and model not in priced

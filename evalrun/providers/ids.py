@@ -1,6 +1,5 @@
-"""Provider ids and config keys: promptfoo spelling -> litellm spelling (`openai:chat:gpt-4o` -> `openai/gpt-4o`).
-Pure (no litellm, no I/O): `evalrun validate` checks provider ids with it without importing litellm.
-"""
+"""Provider ids and config keys, promptfoo spelling -> litellm spelling (`openai:chat:gpt-4o` -> `openai/gpt-4o`);
+pure: `evalrun validate` checks provider ids without importing litellm."""
 
 from __future__ import annotations
 
@@ -79,8 +78,7 @@ def default_params(provider_id: str, env: Mapping[str, str] | None = None) -> di
 
 
 def env_params(provider_id: str, env: Mapping[str, str]) -> dict[str, Any]:
-    """litellm kwargs from a provider's own `env:` (promptfoo's per-provider environment): its API key, base URL
-    (a `*_API_HOST` becomes `https://HOST`, `/v1` added for OpenAI) and OpenAI organization."""
+    """litellm kwargs from a provider's own `env:`: API key, base URL (`*_API_HOST`: https://HOST) and organization."""
     if not env:
         return {}
     head = provider_id.partition(":")[0] if ":" in provider_id.partition("/")[0] else provider_id.partition("/")[0]
@@ -119,13 +117,11 @@ def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str]
                 raise ConfigError.at(loc, f"apiKeyEnvar names {var!r}, which is not set", key=f"{key}.apiKeyEnvar",
                                      hint=f"export {var}=... before running, or set apiKey in the provider config")
             out.setdefault("api_key", secret)
-            continue
-        if name == "apiHost":
+        elif name == "apiHost":
             host = str(value).rstrip("/")
             out.setdefault("api_base", host if "://" in host else f"https://{host}")
-            continue
-        if name == "timeoutMs":
+        elif name == "timeoutMs":
             out["timeout"] = float(value) / 1000.0
-            continue
-        out[_KEY_MAP.get(name, name)] = value  # an explicit apiKey wins over apiKeyEnvar (set by default)
+        else:  # an explicit apiKey wins over apiKeyEnvar (set by default)
+            out[_KEY_MAP.get(name, name)] = value
     return out

@@ -1,7 +1,5 @@
-"""Every model call goes through here, the only module that imports litellm (lazily, on the first call): response
-cache (successes only) -> identical in-flight requests coalesced -> retries, each attempt holding a slot of the
-transport's semaphore -> litellm, or http_.DirectOpenAI for an OpenAI-compatible server at `api_base`.
-"""
+"""Every model call, and the only import of litellm (lazily): response cache -> identical requests in flight
+coalesced -> retries, each attempt under the semaphore -> litellm, or http_.DirectOpenAI where it applies."""
 
 from __future__ import annotations
 
@@ -42,29 +40,23 @@ def load_litellm() -> Any:
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
-        # The import leaves ~300,000 objects (price map, provider tables, pydantic models) that live until exit;
-        # every full garbage collection walked them all, a 100-300 ms stall of the event loop in mid-run.
-        # Move everything alive now to the permanent generation (refcounting still frees what is released).
+        # ~300,000 objects that live until exit: every full collection walked them, a 100-300 ms stall mid-run
         gc.freeze()
         _litellm = litellm
     return _litellm
 
 
 async def _litellm_module() -> Any:
-    if _litellm is not None:
-        return _litellm
-    # The first import takes seconds: do it off the event loop so progress output keeps moving.
-    return await asyncio.to_thread(load_litellm)
+    # the first import takes seconds: off the event loop, the progress line keeps moving
+    return _litellm if _litellm is not None else await asyncio.to_thread(load_litellm)
 
 
+@dataclasses.dataclass(slots=True)
 class _Flight:
     """One request in flight, shared by every identical caller."""
 
-    __slots__ = ("task", "waiters")
-
-    def __init__(self, task: asyncio.Task[Output]) -> None:
-        self.task = task
-        self.waiters = 0
+    task: asyncio.Task[Output]
+    waiters: int = 0
 
 
 class LLMTransport:
@@ -85,7 +77,7 @@ class LLMTransport:
         self._stats = {"calls": 0, "requests": 0, "cache_hits": 0, "coalesced": 0, "retries": 0, "errors": 0}
 
     async def aclose(self) -> None:
-        """End of run: close the cache file and litellm's pooled HTTP clients (if litellm was used)."""
+        """Close the cache file and the HTTP clients."""
         self.cache.close()
         with contextlib.suppress(Exception):
             await self._direct.aclose()
@@ -96,7 +88,7 @@ class LLMTransport:
             _litellm.in_memory_llm_clients_cache.flush_cache()
 
     def _semaphore(self) -> asyncio.Semaphore:
-        """The concurrency bound of the running event loop (a transport reused by a later asyncio.run works)."""
+        """The concurrency bound of the running event loop (a later asyncio.run may reuse the transport)."""
         loop = asyncio.get_running_loop()
         if self._sem_loop is not loop:
             self._sem, self._sem_loop = asyncio.Semaphore(self.max_concurrency), loop
@@ -108,8 +100,7 @@ class LLMTransport:
 
     async def chat(self, model: str, messages: Messages, params: dict[str, Any], *,
                    use_cache: bool | None = None) -> Output:
-        """One chat completion (`params`: litellm kwargs); `use_cache=False` bypasses cache and coalescing (so
-        `--repeat` with `--no-cache` samples the model again). Raises ProviderError."""
+        """One chat completion (`params`: litellm kwargs; `use_cache=False`: no cache, no coalescing)."""
         self._stats["calls"] += 1
         if not (self.use_cache if use_cache is None else use_cache):
             return await self._request(model, messages, params, None)
@@ -194,8 +185,7 @@ class LLMTransport:
         return out
 
     async def _retried(self, model: str, params: dict[str, Any], send: Callable[[], Awaitable[Any]]) -> Any:
-        """`send()` under the semaphore, retried by the policy; other exceptions than ProviderError (litellm
-        raises many types) become ProviderErrors. The last error says how many attempts were made."""
+        """`send()` under the semaphore, retried; any exception a ProviderError that says how many attempts."""
         attempts = 0
 
         async def attempt() -> Any:
@@ -226,7 +216,6 @@ def _call_kwargs(model: str, params: dict[str, Any]) -> dict[str, Any]:
     """One attempt's litellm kwargs: no retries of litellm's own; an OpenAI-compatible server gets a key."""
     kwargs = {"timeout": DEFAULT_TIMEOUT, **params, "num_retries": 0, "max_retries": 0}
     if model.startswith("openai/") and not kwargs.get("api_key"):
-        # what litellm would send; a local OpenAI-compatible server needs none
         key = os.environ.get("OPENAI_API_KEY") or ("sk-no-key-required" if params.get("api_base") else None)
         if key:
             kwargs["api_key"] = key
@@ -249,7 +238,7 @@ def _output_from_response(litellm: Any, model: str, response: Any, latency_ms: f
         text = json.dumps(message["tool_calls"])
     elif text is None:  # `content: null` and no tool call: not an output that could pass `not-contains`
         raise ProviderError(f"{model}: empty reply (the message's content is null)", retryable=False)
-    elif text is not None and not isinstance(text, str):  # content parts from some servers
+    elif not isinstance(text, str):  # content parts from some servers
         text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text) \
             if isinstance(text, list) else json.dumps(text)
     usage = raw.get("usage") or {}
@@ -319,9 +308,8 @@ class LiteLLMProvider:
 
 
 def parses_json(model: str, params: Mapping[str, Any]) -> bool:
-    """Whether promptfoo (0.121.20) hands transforms and code assertions this reply parsed as JSON: for
-    `response_format: {type: json_schema}`, `{type: json_object}` on Azure, and Anthropic's `output_format:
-    {type: json_schema}` (the cache keeps the reply as sent)."""
+    """Whether promptfoo hands transforms and code assertions the reply parsed: `response_format: {type:
+    json_schema}`, `{type: json_object}` on Azure, Anthropic's `output_format: {type: json_schema}`."""
     kind, anthropic = (v.get("type") if isinstance(v, Mapping) else None
                        for v in (params.get("response_format"), params.get("output_format")))
     return "json_schema" in (kind, anthropic) or (kind == "json_object" and model.startswith(("azure/", "azure_text/")))

@@ -1,6 +1,5 @@
-"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words, a hint.
-Classified by class names (`RateLimitError`, `Timeout`, ...) and `status_code` / `headers`: litellm is not imported.
-"""
+"""litellm's exceptions (and the direct transport's) as ProviderErrors: status, retryability, the server's words,
+a hint; classified by class names and `status_code` / `headers` (litellm is not imported)."""
 
 from __future__ import annotations
 
@@ -98,31 +97,29 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
     message = _server_message(exc)
     base = params.get("api_base") or "the provider's default endpoint"
     lower = message.lower()
-    connection = bool(_CONNECTION.search(message))
-    if "Timeout" in names or "timed out" in lower:
-        what, status, retryable = "timed out", None, True
-        hint = "raise `timeout` (seconds) in the provider config, or lower --max-concurrency"
-    elif connection:
-        what, status, retryable = f"could not connect to {base}", None, True
-        hint = "is the server running? check `apiBaseUrl` (an OpenAI-compatible server usually ends in /v1)"
-    elif "UnsupportedParamsError" in names:
-        what, status, retryable = "a parameter this provider does not accept", None, False
-        hint = "remove it from the provider's config, or add `drop_params: true` to let litellm drop it"
-    elif "llm provider not provided" in lower:
-        what, status, retryable = "litellm cannot tell which provider serves this model", None, False
-        hint = ids.HINT
-    elif "APIConnectionError" in names:  # litellm's catch-all for failures before any HTTP status
-        what, status, retryable = "the call failed inside litellm", None, False
-        hint = ""
-    elif status in (None, 500) and _UNREADABLE.search(message):  # a 200 reply cut short or malformed
-        what, status, retryable = "the reply could not be read as a chat completion (truncated or malformed)", None, True
-        hint = "the server sent an incomplete or non-standard chat completion; check the server's logs"
-    elif "expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower:
-        what, status, retryable = f"the server at {base} did not return valid JSON", None, False
-        hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
-    elif "litellm: provider returned" in str(exc).lower() or lower.startswith("not a chat completion"):
-        what, status, retryable = f"the server at {base} returned something that is not a chat completion", None, False
-        hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
+    api_hint = "check `apiBaseUrl`: it must point at an OpenAI-compatible API (usually ending in /v1)"
+    kinds = (  # (it applies, what, retryable, hint): the first that applies, else the HTTP status
+        ("Timeout" in names or "timed out" in lower, "timed out", True,
+         "raise `timeout` (seconds) in the provider config, or lower --max-concurrency"),
+        (bool(_CONNECTION.search(message)), f"could not connect to {base}", True,
+         "is the server running? check `apiBaseUrl` (an OpenAI-compatible server usually ends in /v1)"),
+        ("UnsupportedParamsError" in names, "a parameter this provider does not accept", False,
+         "remove it from the provider's config, or add `drop_params: true` to let litellm drop it"),
+        ("llm provider not provided" in lower, "litellm cannot tell which provider serves this model", False,
+         ids.HINT),
+        # litellm's catch-all for failures before any HTTP status
+        ("APIConnectionError" in names, "the call failed inside litellm", False, ""),
+        (status in (None, 500) and bool(_UNREADABLE.search(message)),  # a 200 reply cut short or malformed
+         "the reply could not be read as a chat completion (truncated or malformed)", True,
+         "the server sent an incomplete or non-standard chat completion; check the server's logs"),
+        ("expecting value" in lower or "jsondecodeerror" in lower or "invalid json" in lower,
+         f"the server at {base} did not return valid JSON", False, api_hint),
+        ("litellm: provider returned" in str(exc).lower() or lower.startswith("not a chat completion"),
+         f"the server at {base} returned something that is not a chat completion", False, api_hint))
+    found = next((kind for kind in kinds if kind[0]), None)
+    if found is not None:
+        _, what, retryable, hint = found
+        status = None
     elif status is not None:
         what = f"HTTP {status} {_STATUS_WHAT.get(status, 'error')}"
         retryable = is_retryable_status(status)

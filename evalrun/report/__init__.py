@@ -1,6 +1,5 @@
 """A run's reports besides the console's: files by extension (.json .jsonl .csv, JUnit .xml; .html in html.py),
-streamed from the results file in expansion order, and GitHub Actions' output (`--format github`, automatic when
-GITHUB_ACTIONS=true): an `::error` per failing test at its line and a Markdown job summary."""
+streamed from the results file, and GitHub Actions' `::error` annotations and Markdown job summary."""
 
 from __future__ import annotations
 
@@ -126,14 +125,9 @@ def _escape_property(text: str) -> str:
 
 def workspace_path(file: str) -> str:
     """`file` relative to GITHUB_WORKSPACE when it lies inside it, else as given (POSIX separators)."""
-    ws = os.environ.get("GITHUB_WORKSPACE")
-    path = Path(file)
-    if ws:
-        full = path if path.is_absolute() else Path.cwd() / path
-        try:
-            return full.resolve().relative_to(Path(ws).resolve()).as_posix()
-        except ValueError:
-            pass
+    path, ws = Path(file), os.environ.get("GITHUB_WORKSPACE")
+    if ws and path.resolve().is_relative_to(Path(ws).resolve()):
+        return path.resolve().relative_to(Path(ws).resolve()).as_posix()
     return path.as_posix()
 
 
@@ -167,9 +161,7 @@ def error_commands(outcome: Any) -> list[str]:
         loc = locs.get(ti)
         props = []
         if loc is not None and loc.file:
-            props.append(f"file={_escape_property(workspace_path(loc.file))}")
-            if loc.line:
-                props.append(f"line={loc.line}")
+            props = [f"file={_escape_property(workspace_path(loc.file))}", *([f"line={loc.line}"] if loc.line else [])]
         failed, erred = len(lines[ti]) - errors[ti], errors[ti]
         counts = ", ".join(([f"{failed} failed"] if failed else [])
                            + ([f"{erred} error{'s' if erred > 1 else ''}"] if erred else []))
@@ -209,7 +201,6 @@ def step_summary(outcome: Any) -> str:
 
 
 def write_step_summary(outcome: Any) -> None:
-    """Append the summary to $GITHUB_STEP_SUMMARY when it is set."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if path:
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:

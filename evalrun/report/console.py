@@ -42,8 +42,7 @@ def mark(a: dict[str, Any]) -> str:
 
 
 def score_text(a: dict[str, Any]) -> str:
-    """`faithfulness 0.42 < 0.70`: the type (or metric), its score against its threshold in its direction
-    (`noise-sensitivity 0.50 > 0.20` for a lower-is-better one); a yes/no check is its type alone."""
+    """`faithfulness 0.42 < 0.70`: the type (or metric), its score against its threshold in its direction."""
     name = str(a.get("metric") or a.get("type"))
     score, thr = a.get("score"), a.get("threshold")
     if not _is_number(score) or (not a.get("grader") and score in (0, 1) and thr is None):

@@ -1,6 +1,5 @@
-"""`.html`: one self-contained page (no network, inline SVG charts) of a run or of a diff (`evalrun compare -o
-diff.html`), and its data: pure functions from result records to JSON-ready dicts and SVG text. A run's page is
-written in two streaming passes (aggregates, then cases); `evalrun view` serves the same data page by page."""
+"""`.html`: one self-contained page of a run or of a diff (`evalrun compare -o diff.html`), and its data (also
+`evalrun view`'s): pure functions from result records to JSON-ready dicts and SVG text."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from jinja2.utils import htmlsafe_json_dumps
 
 from evalrun.compare.diff import side_text
 from evalrun.report.console import case_label, cut, failed_briefs, mark
-from evalrun.run.repeats import group_key
+from evalrun.run.tally import group_key
 
 TEXT_MAX = 4000  # prompt / output / chunk characters kept per case (the .json report keeps everything)
 SNIPPET = 160
@@ -250,8 +249,7 @@ def write(path: Path, outcome: Any) -> None:
 
 
 def diff_page(data: dict[str, Any], diff: Any) -> tuple[dict[str, Any], Iterator[tuple[list[Any], dict[str, Any]]]]:
-    """The compare page's data but its cases, and [row, detail] of each changed case (streamed); `data` is the
-    JSON form of `diff` (compare.diff.as_dict)."""
+    """The compare page's data but its cases, and [row, detail] of each changed case (streamed)."""
     providers = list(dict.fromkeys(r["provider"] for r in data["by_provider_prompt"]))
     prompts = [str((p["b"] or p["a"] or {}).get("label", "")) for p in data["prompts"]]
     matrix = {(providers.index(r["provider"]), r["prompt_pair"]): r for r in data["by_provider_prompt"]}

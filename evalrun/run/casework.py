@@ -1,11 +1,13 @@
-"""One case: render the prompt, call the provider, apply transforms, run the assertions, aggregate. Any failure
-(template, provider, timeout, transform, `sys.exit()` in user code) is an ERROR for that case only.
-"""
+"""One case: its vars prepared as promptfoo does (`_conversation` included), the prompt rendered, the provider
+called, transforms and assertions run; any failure is an ERROR for that case only."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,30 +19,160 @@ from evalrun.assertions.engine import output_text
 from evalrun.errors import EvalrunError, ProviderError, one_line
 from evalrun.providers.base import CallContext, Provider
 from evalrun.pyexpr import user_exit_message
-from evalrun.run.varsource import (
-    Conversations,
-    VarsError,
-    compiled,
-    needs_preparing,
-    prepare_vars,
-    prompt_text,
-)
 from evalrun.types import (
     AssertionResult,
     AssertionSpec,
     Case,
     CaseResult,
     Output,
+    PromptSpec,
     ProviderSpec,
     TestSpec,
     TokenUsage,
 )
 
+_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_CODE_EXTS = (".py", ".js", ".cjs", ".mjs", ".ts", ".mts", ".cts")  # jsnode.JS_EXTS and .py
+
+
+def _code_ref(value: Any) -> tuple[str, str] | None:
+    if not isinstance(value, str) or not value.startswith("file://"):
+        return None
+    path = value[len("file://"):]
+    head, sep, tail = path.rpartition(":")
+    if sep and head.lower().endswith(_CODE_EXTS) and "/" not in tail:
+        path = head
+    return (path, value) if path.lower().endswith(_CODE_EXTS) else None
+
+
+def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
+    """A prompt as one string (a chat prompt as its compact JSON), as code and results see it."""
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, ensure_ascii=False)
+
+
+async def run_code(cache: dict[Any, Any], src: str, params: tuple[str, ...], args: tuple[Any, ...], *, case: Case,
+                   key: str, base_dir: str, default_fn: str, what: str = "") -> Any:
+    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place, called with `args`; its
+    failure ends the case (`{what or key} failed: ...`)."""
+    fn = cache.get((key, src))
+    if fn is None:
+        from evalrun.usercode import compile_code
+
+        fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
+                                              default_fn=default_fn)
+    try:
+        return await fn.call(*args)
+    except EvalrunError as e:
+        raise CaseFailure(f"{what or key} failed: {e}") from None
+
+
+async def _compute_var(name: str, path_ref: tuple[str, str], case: Case, vars: dict[str, Any], cache: dict[Any, Any],
+                       base_dir: str) -> Any:
+    path, ref = path_ref
+    result = await run_code(cache, ref, ("var_name", "prompt", "other_vars"), (name, prompt_text(case.prompt.raw),
+                            dict(vars)), case=case, key=f"vars.{name}", base_dir=base_dir, default_fn="get_var",
+                            what=f"var {name!r} ({ref})")
+    if isinstance(result, dict):
+        if result.get("error"):
+            raise CaseFailure(f"var {name!r} ({ref}) returned an error: {result['error']}")
+        if "output" in result and result["output"] not in (None, ""):
+            out = result["output"]
+            return out.strip() if isinstance(out, str) and path.lower().endswith(".py") else out
+    raise CaseFailure(f"var {name!r}: {ref} must return {{'output': ...}}, got {result!r:.200}")
+
+
+def needs_preparing(case: Case) -> bool:
+    """Whether prepare_vars could change the vars (checked without a coroutine)."""
+    return bool(case.test.options.get("transformVars")) or any(
+        isinstance(v, str) and (v.startswith("file://") or v.endswith("\n") or "{{" in v) for v in case.vars.values())
+
+
+async def prepare_vars(case: Case, cache: dict[Any, Any], base_dir: str) -> dict[str, Any]:
+    """promptfoo's renderPrompt, in order: `options.transformVars`' mapping merged in; a `file://x.py` / `.js` var
+    computed by its file (`get_var(var_name, prompt, other_vars)` -> `{"output": ...}`; `{"error": ...}` ends the
+    case, a Python string is trimmed); one final newline dropped from every string var; `{{ name }}` inside a
+    string var replaced by that var (up to 5 rounds; var values are never rendered)."""
+    vars = case.vars
+    transform = case.test.options.get("transformVars")
+    if isinstance(transform, str) and transform.strip():
+        extra = await run_code(cache, transform, ("vars", "context"), (dict(vars), {"prompt": {}, "uuid": case.id}),
+                               case=case, key="options.transformVars", base_dir=base_dir, default_fn="get_transform")
+        if not isinstance(extra, dict):
+            raise CaseFailure(f"options.transformVars must return a mapping of vars, got {type(extra).__name__}")
+        vars = {**vars, **extra}
+    computed = {}
+    for name, value in vars.items():
+        ref = _code_ref(value)
+        if ref is not None:
+            computed[name] = await _compute_var(name, ref, case, vars, cache, base_dir)
+    if computed:
+        vars = {**vars, **computed}
+    if any(isinstance(v, str) and (v.endswith("\n") or "{{" in v) for v in vars.values()):
+        vars = {k: v[:-1] if isinstance(v, str) and v.endswith("\n") else v for k, v in vars.items()}
+        for _ in range(5):  # promptfoo's resolveVariables
+            changed = False
+            for k, v in vars.items():
+                m = _PLACEHOLDER.search(v) if isinstance(v, str) else None
+                if m and m.group(1) in vars and m.group(1) != k:
+                    other = vars[m.group(1)]
+                    vars[k] = v.replace(m.group(0), other if isinstance(other, str) else str(other), 1)
+                    changed = True
+            if not changed:
+                break
+    return vars
+
+
+NAME = "_conversation"
+
+
+def uses_conversation(prompt: PromptSpec) -> bool:
+    """Whether the prompt's template reads `_conversation` (a prompt function cannot: promptfoo parses templates)."""
+    if prompt.function:
+        return False
+    raw = prompt.raw
+    sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
+    from evalrun import template_names
+
+    return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
+
+
+class Conversations:
+    """The threads of one run (one provider, one prompt and the test's `metadata.conversationId`), each turn
+    `{prompt, input, output, metadata}` (`input`: the last message's content, else the prompt; `output`: "" when
+    the call failed). `options.disableConversationVar` or PROMPTFOO_DISABLE_CONVERSATION_VAR leave it empty; a run
+    whose prompts read it is serial (no locking needed)."""
+
+    def __init__(self) -> None:
+        self._threads: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        self._uses: dict[int, bool] = {}
+
+    def applies(self, case: Case) -> bool:
+        prompt = case.prompt
+        uses = self._uses.get(id(prompt))
+        if uses is None:
+            uses = self._uses[id(prompt)] = uses_conversation(prompt)
+        return uses and not case.test.options.get("disableConversationVar") and \
+            os.environ.get("PROMPTFOO_DISABLE_CONVERSATION_VAR", "").strip().lower() not in ("1", "true", "yes")
+
+    @staticmethod
+    def _key(case: Case) -> tuple[Any, ...]:
+        return case.provider.name, case.prompt.id, case.prompt.label, case.test.metadata.get("conversationId")
+
+    def history(self, case: Case) -> list[dict[str, Any]]:
+        return list(self._threads.get(self._key(case), ()))
+
+    def record(self, case: Case, rendered: Any, output: Any, metadata: dict[str, Any] | None) -> None:
+        if isinstance(rendered, str):  # promptfoo keeps a rendered prompt that is JSON as parsed JSON
+            with contextlib.suppress(ValueError):
+                rendered = json.loads(rendered)
+        last = rendered[-1] if isinstance(rendered, list) and rendered else None
+        content = last.get("content") if isinstance(last, dict) else last
+        self._threads.setdefault(self._key(case), []).append({
+            "prompt": rendered, "input": content or rendered, "output": output or "", "metadata": metadata or {}})
+
 
 @dataclass
 class CaseEnv:
-    """What every case of a run shares (read-only during the run, except the caches and threads)."""
-
     providers: dict[int, Provider]  # by id(ProviderSpec)
     build_provider: Callable[[ProviderSpec], Provider]  # for a test's own `provider:` (kept in test_providers)
     resolve_grader: Callable[[AssertionSpec, TestSpec], Any]
@@ -55,7 +187,7 @@ class CaseEnv:
     test_providers: dict[Any, Provider] = field(default_factory=dict)
 
     def test_provider(self, spec: ProviderSpec) -> Provider:
-        """A test's own provider, built once per distinct spec (a streamed file gives each row its own spec)."""
+        """A test's own provider, built once per distinct spec."""
         key = (spec.id, spec.label, json.dumps(spec.config, sort_keys=True, default=str),
                tuple(sorted(spec.env.items())))
         if key not in self.test_providers:
@@ -73,15 +205,10 @@ def _where(case: Case) -> str:
 
 
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
-    """A transform (Python or JavaScript: evalrun.usercode) of the output; what it returns, as it is (an object
-    stays an object for the next transform and for code assertions, as in promptfoo)."""
-    fn = compiled(env.transforms, src, ("output", "context"), case=case, key=key, base_dir=env.base_dir,
-                  default_fn="get_transform")
+    """A transform's result as it is (an object stays an object, as in promptfoo)."""
     context = {"vars": case.vars, "prompt": prompt, "test": {"description": case.test.description}}
-    try:
-        return await fn.call(output, context)
-    except EvalrunError as e:
-        raise CaseFailure(f"{key} failed: {e}") from None
+    return await run_code(env.transforms, src, ("output", "context"), (output, context), case=case, key=key,
+                          base_dir=env.base_dir, default_fn="get_transform")
 
 
 async def run_case(case: Case, env: CaseEnv) -> CaseResult:
@@ -92,7 +219,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         if env.registers:  # earlier tests' stored outputs (storeOutputAs); the test's own vars win
             case = replace(case, vars={**env.registers, **case.vars})
         if needs_preparing(case):
-            vars = await prepare_vars(case, env.transforms, env.base_dir)  # VarsError ends the case
+            vars = await prepare_vars(case, env.transforms, env.base_dir)  # CaseFailure ends the case
             if vars is not case.vars:
                 case = replace(case, vars=vars)
         prompt_config = case.prompt.config
@@ -150,7 +277,7 @@ async def run_case(case: Case, env: CaseEnv) -> CaseResult:
         status, pass_, score, reason = engine.aggregate(case.test, results)
         error = (reason or "an assertion could not be evaluated") if status == "error" else None
         return _result(case, prompt_str, text, output, status, bool(pass_), score, reason, error, results)
-    except (CaseFailure, VarsError, EvalrunError) as e:
+    except (CaseFailure, EvalrunError) as e:
         return error_result(case, str(e), prompt_str, output)
     except BaseException as e:  # user code's sys.exit() etc. that got this far: still this case's ERROR only
         exit_msg = user_exit_message(e)
@@ -167,8 +294,7 @@ def error_result(case: Case, message: str, prompt: str = "", output: Output | No
 
 
 def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict[str, Any]]:
-    """The spec's value and config rendered with the case's vars (a raw_value handler gets them as written);
-    a template error ends the case."""
+    """The spec's value and config rendered with the case's vars (a raw_value handler's as written)."""
     value, config = spec.value, spec.config
     if getattr(spec.handler, "raw_value", False):
         return value, config
@@ -181,7 +307,7 @@ def _rendered(spec: AssertionSpec, case: Case, lenient: bool) -> tuple[Any, dict
 
 
 class _AssertRun:
-    """The assertions of one case, each with its AssertionContext, whose callbacks are this object's methods."""
+    """The assertions of one case; their AssertionContexts call back into this object."""
 
     def __init__(self, case: Case, env: CaseEnv, text: str, output: Output, prompt: str, native: Any) -> None:
         self.case, self.env, self.text, self.output, self.prompt, self.native = case, env, text, output, prompt, native

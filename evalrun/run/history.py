@@ -1,7 +1,5 @@
-"""Where runs are kept: `.evalrun/` next to the config, a results file per run (`runs/RUN_ID.jsonl`), the
-`last-run.jsonl` pointer and `history.sqlite`, a row per run (`running`, then `finished` / `interrupted` / `failed`;
-`died` when its process is gone). History failures are warnings, never the run's (docs/compare.md).
-"""
+"""Where runs are kept: `.evalrun/` next to the config, `runs/RUN_ID.jsonl`, the `last-run.jsonl` pointer and
+`history.sqlite` (docs/compare.md); history failures are warnings, never the run's."""
 
 from __future__ import annotations
 
@@ -24,32 +22,17 @@ from typing import Any
 from evalrun import __version__
 from evalrun.assertions.named_metrics import compile_derived
 from evalrun.errors import UsageError
-from evalrun.run import repeats
 from evalrun.run.options import RunOptions
-from evalrun.run.tally import RunOutcome, Tally
+from evalrun.run.tally import RunOutcome, Tally, iso_time, summarise
 from evalrun.types import Suite
 
 STATE_DIR = ".evalrun"
 LAST_RUN = "last-run.jsonl"
 DB_NAME = "history.sqlite"
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-  seq INTEGER PRIMARY KEY AUTOINCREMENT,
-  id TEXT UNIQUE NOT NULL,
-  status TEXT NOT NULL,
-  started_at TEXT NOT NULL,
-  finished_at TEXT,
-  description TEXT,
-  config_files TEXT NOT NULL,
-  config_digest TEXT NOT NULL,
-  git_commit TEXT,
-  graders TEXT,
-  options TEXT NOT NULL,
-  summary TEXT,
-  results_file TEXT NOT NULL,
-  evalrun_version TEXT
-)
-"""
+_SCHEMA = """CREATE TABLE IF NOT EXISTS runs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL,
+  status TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, description TEXT, config_files TEXT NOT NULL,
+  config_digest TEXT NOT NULL, git_commit TEXT, graders TEXT, options TEXT NOT NULL, summary TEXT,
+  results_file TEXT NOT NULL, evalrun_version TEXT)"""
 
 
 @dataclass(frozen=True)
@@ -98,10 +81,6 @@ def git_commit(folder: Path) -> str | None:
     return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 class History:
     """The history database of one `.evalrun` folder."""
 
@@ -125,12 +104,11 @@ class History:
 
     def start(self, run_id: str, *, description: str | None, config_files: Sequence[str],
               options: dict[str, Any], results_file: Path, version: str) -> None:
-        folder = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
         stored = str(results_file.resolve())  # relative to the .evalrun folder when inside it: the folder may move
         with contextlib.suppress(ValueError):
             stored = str(results_file.resolve().relative_to(self.state.resolve()))
-        row = (run_id, "running", _now(), description, json.dumps(list(config_files)),
-               config_digest(config_files), git_commit(folder),
+        row = (run_id, "running", iso_time(), description, json.dumps(list(config_files)),
+               config_digest(config_files), git_commit(_folder(config_files)),
                json.dumps({**options, "process": {"pid": os.getpid(), "host": socket.gethostname()}}, default=str),
                stored, version)
         with contextlib.closing(self._connect(create=True)) as conn:
@@ -142,7 +120,7 @@ class History:
     def finish(self, run_id: str, *, status: str, summary: dict[str, Any], graders: Sequence[str]) -> None:
         with contextlib.closing(self._connect(create=True)) as conn:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
-                         (status, _now(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
+                         (status, iso_time(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
 
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first."""
@@ -152,9 +130,8 @@ class History:
             return [self._record(dict(row)) for row in conn.execute(sql, (limit,) if limit else ())]
 
     def resolve(self, ref: str) -> RunRecord:
-        """`latest`, `latest~N` (N finished runs before the latest) or a run id (a unique prefix will do).
-
-        `latest` counts finished or interrupted runs only: a run still going is never compared."""
+        """`latest`, `latest~N` (N ended runs before the latest: a run still going is never compared) or a run id
+        (a unique prefix will do)."""
         runs = self.list()
         done = [r for r in runs if r.status in ("finished", "interrupted", "died")]
         if ref == "latest" or ref.startswith("latest~"):
@@ -202,13 +179,15 @@ def _gone(process: Any) -> bool:
 # ------------------------------------------------------------------ recording a run
 def state_dir(config_files: Sequence[str]) -> Path:
     """`.evalrun` in the folder of the first config file (the current folder when there is none)."""
-    base = Path(config_files[0]).resolve().parent if config_files else Path.cwd()
-    return base / STATE_DIR
+    return _folder(config_files) / STATE_DIR
+
+
+def _folder(config_files: Sequence[str]) -> Path:
+    return Path(config_files[0]).resolve().parent if config_files else Path.cwd()
 
 
 def given_state_dir(where: str | Path) -> Path:
-    """The `.evalrun` folder a user's DIR means: DIR itself (or one holding a history), else DIR/.evalrun; a
-    config file's folder for a file."""
+    """The `.evalrun` folder a user's DIR (or a config file) means."""
     d = Path(where)
     if d.is_file():
         d = d.resolve().parent
@@ -295,25 +274,24 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
         files.history = None
 
 
-def end(files: RunFiles, *, status: str, summary: dict[str, Any], graders: list[str]) -> None:
+def end(files: RunFiles, status: str, tally: Tally) -> None:
     """The history row `finished`, `interrupted` or `failed`."""
     if files.history is None:
         return
     try:
-        files.history.finish(files.run_id, status=status, summary=summary, graders=graders)
+        files.history.finish(files.run_id, status=status, summary=tally.summary(), graders=tally.graders)
     except (sqlite3.Error, OSError) as e:
         _warn("write", e)
 
 
 def finish(files: RunFiles, suite: Suite, opts: RunOptions, tally: Tally, status: str) -> RunOutcome:
-    """The outcome of a run whose cases are all tallied (by the runner, --workers or Ray): derived metrics,
-    statistics over repeats, the history row."""
+    """The outcome of a run whose cases are all tallied: derived metrics, statistics over repeats, the history row."""
     tally.finished = tally.finished or time.time()
     tally.derived = tally.derived or tuple(compile_derived(suite.derived_metrics))
     outcome = RunOutcome(suite, tally, files.results_file, files.run_id)
     if opts.repeat > 1:
-        outcome.repeats = repeats.summarise(outcome.iter_results(), opts.repeat)
+        outcome.repeats = summarise(outcome.iter_results(), opts.repeat)
         tally.repeat_summary = outcome.repeats.summary()
-    end(files, status=status, summary=tally.summary(), graders=tally.graders)
+    end(files, status, tally)
     return outcome
 

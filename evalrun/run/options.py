@@ -50,28 +50,22 @@ class RunOptions:
         return opts
 
     def check(self) -> None:
-        """Every number within its sane range (NaN and infinity rejected): a usage error, before any call."""
-        _bounded(self.max_concurrency, "--max-concurrency", "maxConcurrency", 1, MAX_CONCURRENCY)
-        _bounded(self.repeat, "--repeat", "repeat", 1, MAX_REPEAT)
-        _bounded(self.delay_ms, "--delay", "delay", 0, MAX_DELAY_MS)
-        if self.timeout_s is not None:
-            _bounded(self.timeout_s, "--timeout", "timeoutMs", 0, MAX_TIMEOUT_S)
-            if self.timeout_s <= 0:
-                raise UsageError("--timeout must be positive", key="timeoutMs")
+        """Every number within its range (NaN and infinity rejected): a usage error, before any call."""
+        for name, flag, key, lo, hi in _RANGES:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not math.isfinite(value) or not lo <= value <= hi):
+                raise UsageError(f"{flag} {value!r} is out of range: must be a number between {lo:,.0f} and "
+                                 f"{hi:,.0f}", hint=f"`{key}` in evaluateOptions has the same range")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise UsageError("--timeout must be positive", key="timeoutMs")
         if self.filter_first_n is not None and self.filter_first_n < 0:
             raise UsageError("--filter-first-n must not be negative")
         self.max_concurrency, self.repeat, self.delay_ms = int(self.max_concurrency), int(self.repeat), \
             int(self.delay_ms)
 
 
-MAX_CONCURRENCY = 1000
-MAX_REPEAT = 10_000
-MAX_DELAY_MS = 3_600_000
-MAX_TIMEOUT_S = 86_400.0
-
-
-def _bounded(value: Any, flag: str, key: str, lo: float, hi: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not lo <= value <= hi:
-        raise UsageError(f"{flag} {value!r} is out of range: must be a number between {lo:,.0f} and {hi:,.0f}",
-                         hint=f"`{key}` in evaluateOptions has the same range")
+#: (field, flag, evaluateOptions key, lowest, highest)
+_RANGES = (("max_concurrency", "--max-concurrency", "maxConcurrency", 1, 1000),
+           ("repeat", "--repeat", "repeat", 1, 10_000), ("delay_ms", "--delay", "delay", 0, 3_600_000),
+           ("timeout_s", "--timeout", "timeoutMs", 0, 86_400.0))

@@ -1,8 +1,5 @@
-"""A one-line progress bar on stderr (only when stderr is a terminal, CI is unset and not --no-progress-bar).
-
-Shows done/total, pass/fail/error counts and the latest retry/back-off message from the transport.
-Redraws at most every 0.1 s so it costs nothing measurable per case.
-"""
+"""The progress line on stderr (a terminal only, CI unset, not --no-progress-bar): done/total, pass/fail/error and
+the latest retry message; redrawn at most every 0.1 s."""
 
 from __future__ import annotations
 
@@ -29,12 +26,9 @@ class Progress:
 
     def update(self, status: str) -> None:
         self.done += 1
-        if status == "pass":
-            self.passed += 1
-        elif status == "fail":
-            self.failed += 1
-        else:
-            self.errors += 1
+        self.passed += status == "pass"
+        self.failed += status == "fail"
+        self.errors += status not in ("pass", "fail")
         self.draw()
 
     def note(self, message: str) -> None:
@@ -44,7 +38,6 @@ class Progress:
         self.draw(force=True)
 
     def draw(self, force: bool = False) -> None:
-        """Redraw the line (at most every 0.1 s unless `force`)."""
         if not self.enabled:
             return
         now = time.monotonic()

@@ -1,6 +1,5 @@
-"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases; each finished case is written to the
-results file at once and tallied. Ctrl-C keeps every finished result; `resume` skips the case ids already there.
-"""
+"""Scheduling: `max_concurrency` workers pull from one lazy stream of cases, each result written and tallied as it
+ends; Ctrl-C keeps every finished result, `resume` skips the case ids already written."""
 
 from __future__ import annotations
 
@@ -26,8 +25,8 @@ from evalrun.types import Case, CaseResult, ProviderSpec, Suite
 
 
 def release_free_memory() -> bool:
-    """Hand the pages freed by loading the suite back to the OS (glibc's malloc_trim; False where there is none):
-    a 1,000,000-case suite was 77 MB resident after loading, 56 MB after trimming."""
+    """Hand the pages freed by loading the suite back to the OS (glibc's malloc_trim; False without it): a
+    1,000,000-case suite was 77 MB resident after loading, 56 MB after trimming."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
@@ -83,15 +82,14 @@ class Runner:
     @classmethod
     def for_part(cls, suite: Suite, options: RunOptions, scratch: Path, cases: Callable[[Suite, int], Iterator[Case]],
                  **changes: Any) -> Runner:
-        """The Runner of one part of a split run (a worker, a Ray task): the caller's `cases` into scratch/part.jsonl
-        (the scratch folder stands in for the config's: the part's last-run pointer never lands by the config)."""
+        """The Runner of one part of a split run: the caller's `cases` into scratch/part.jsonl."""
         suite = replace(suite, files=(str(scratch / "part.yaml"),))
         opts = replace(options, results_file=scratch / "part.jsonl", history=False, progress=False, resume=False,
                        shard=None, filter_pattern=None, filter_first_n=None, filter_failing=None, **changes)
         return cls(suite, opts, cases=cases)
 
     async def check(self) -> None:
-        """A run's checks before its first case (providers built, grader ids resolved), for `--workers`' driver."""
+        """Providers built and grader ids resolved, as before a first case (for `--workers`' driver)."""
         await self._close(self._env())
 
     def _env(self) -> CaseEnv:
@@ -141,7 +139,7 @@ class Runner:
 
         def finish(result: CaseResult, case: Case) -> None:
             rec, data = records.encoded(result, case.prompt)
-            offset = writer.write_bytes(data + b"\n")
+            offset = writer.write(data + b"\n")
             tally.add(rec, offset)
             self.progress.update(result.status)
 
@@ -206,7 +204,7 @@ class Runner:
             tally.finished = time.time()
             await self._close(env)
             if status == "failed":
-                history.end(files, status=status, summary=tally.summary(), graders=[])
+                history.end(files, status, tally)
         tally.graders = list(self.resolver.descriptions())
         return history.finish(files, self.suite, opts, tally, status)
 

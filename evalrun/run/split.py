@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import heapq
 import itertools
@@ -13,7 +14,7 @@ from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from evalrun import expand, jsonfast
 from evalrun.assertions.output_groups import batches, compares_outputs
@@ -40,10 +41,8 @@ def parse(text: str) -> tuple[int, int]:
 
 
 def serial_reason(suite: Suite) -> str | None:
-    """Why the run must go one case at a time, in order (as promptfoo sets its concurrency to 1 for both):
-    storeOutputAs (a later test reads an earlier output), or prompts that read `_conversation` (the earlier turns
-    of a thread, run/varsource.py); None when it need not."""
-    from evalrun.run.varsource import uses_conversation
+    """Why the run must go one case at a time, in order (promptfoo's concurrency 1), or None."""
+    from evalrun.run.casework import uses_conversation
 
     if any(uses_conversation(p) for p in suite.prompts):
         return "prompts read `_conversation` (earlier turns of the same test sequence)"
@@ -56,9 +55,8 @@ def serial_reason(suite: Suite) -> str | None:
 def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = None,
           select: Callable[[Iterable[Case]], Iterator[Case]] | None = None,
           first_n: int | None = None) -> tuple[Iterator[Case], int | None]:
-    """The run's cases in expansion order (part k of n when `part` is given), and how many when that is known
-    without running them: `select` is the filter that reads each case (`selector`), `first_n` keeps the
-    first N cases (after `select`)."""
+    """The run's cases in expansion order (part k of n when `part` is given) and their number when known up front;
+    `select` is the filter that reads each case (`selector`), `first_n` keeps the first N after it."""
     if select is not None:
         stream = apply(expand.iter_cases(suite, repeat=repeat), select, first_n)
         return (stream if part is None else deal(stream, *part)), None
@@ -66,11 +64,8 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
         window = windows(suite, repeat, part[1], first_n)[part[0] - 1]
         return window_cases(suite, repeat, window), len(window)
     total = expand.count_cases(suite, repeat=repeat)
-    stream = expand.iter_cases(suite, repeat=repeat)
-    if first_n is not None and first_n < total:
-        total = first_n
-        stream = itertools.islice(stream, first_n)
-    return stream, total
+    stream = apply(expand.iter_cases(suite, repeat=repeat), None, first_n)
+    return stream, total if first_n is None else min(total, first_n)
 
 
 # ------------------------------------------------------------------ filters that read each case
@@ -87,8 +82,8 @@ Selector = Callable[[Iterable[Case]], Iterator[Case]]
 
 
 def selector(pattern: str | None = None, failing: str | Collection[str] | None = None) -> Selector | None:
-    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids already read), or
-    None when neither is given. A bad regex or results file is a UsageError now, before any case."""
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids), or None; a bad
+    regex or results file is a UsageError now."""
     rx = None
     if pattern:
         try:
@@ -106,7 +101,7 @@ def selector(pattern: str | None = None, failing: str | Collection[str] | None =
 
 
 def apply(cases: Iterable[Case], select: Selector | None, first_n: int | None) -> Iterator[Case]:
-    """The cases `select` keeps (all when None), then only the first `first_n` of them (all when None)."""
+    """The first `first_n` of the cases `select` keeps (None: all)."""
     it = select(cases) if select is not None else iter(cases)
     return it if first_n is None else itertools.islice(it, first_n)
 
@@ -133,8 +128,7 @@ def windows(suite: Suite, repeat: int | None, n: int, first_n: int | None = None
 
 
 def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
-    """Per test: the step at which it may be cut (the size of its output groups, 1 when it has none, all of it
-    when a streamed test's groups are unknown)."""
+    """Per test: the step at which it may be cut (its output groups' size)."""
     tests = suite.tests
     if hasattr(tests, "window"):  # streamed: only whether some test is graded is known without reading rows
         whole = getattr(tests, "graded", True)
@@ -145,7 +139,7 @@ def _grains(suite: Suite, counts: Sequence[int]) -> Iterator[int]:
 
 def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | None = None) -> list[Window]:
     """n contiguous windows over tests with these case counts, each cut moved to the nearest multiple of its test's
-    grain (counted from the test's first case; halfway: forward), so a group is never split."""
+    grain (halfway: forward), so a group is never split."""
     total = sum(counts)
     if first_n is not None:
         total = max(0, min(total, first_n))
@@ -161,26 +155,16 @@ def cut(counts: Sequence[int], grains: Iterable[int], n: int, first_n: int | Non
             break
         index = end
     bounds = [0, *ends, *[total] * (len(targets) - len(ends)), total]
+    firsts = list(itertools.accumulate(counts, initial=0))  # each test's first case
     out: list[Window] = []
-    index = 0
-    t = 0
     for start, stop in itertools.pairwise(bounds):
-        if start >= stop:
-            out.append(Window(0, 0, start, start, start))
-            continue
-        while index + counts[t] <= start:  # the test holding `start`
-            index += counts[t]
-            t += 1
-        lo, base = t, index
-        while index + counts[t] < stop:  # the test holding `stop - 1`
-            index += counts[t]
-            t += 1
-        out.append(Window(lo, t + 1, base, start, stop))
+        lo = bisect.bisect_right(firsts, start) - 1  # the test holding `start`
+        out.append(Window(lo, bisect.bisect_left(firsts, stop), firsts[lo], start, stop) if start < stop
+                   else Window(0, 0, start, start, start))
     return out
 
 
 def window_suite(suite: Suite, window: Window) -> Suite:
-    """The suite with only the window's tests (a streamed file's rows before them are skipped unparsed)."""
     tests = suite.tests
     part = tests.window(window.lo, window.hi) if hasattr(tests, "window") else tuple(tests[window.lo:window.hi])
     return replace(suite, tests=part)
@@ -199,8 +183,7 @@ def window_cases(suite: Suite, repeat: int | None, window: Window) -> Iterator[C
 
 # ------------------------------------------------------------------ parts of a filtered stream
 def deal(stream: Iterable[Case], k: int, n: int) -> Iterator[Case]:
-    """Part k of n of a stream of unknown length: each unit (a case, or an output group) goes to the part with
-    the fewest cases so far (ties: the first)."""
+    """Part k of n of a stream of unknown length: each case or group to the part with the fewest cases so far."""
     loads = [(0, s) for s in range(n)]  # a heap of (cases given, part): the least loaded part first
     for unit in batches(stream):
         cases = unit if isinstance(unit, list) else [unit]
@@ -217,13 +200,11 @@ MERGE_HINT = ("pass the results file of each `evalrun eval --shard K/N` run (its
 
 
 def merge(paths: list[Path], out: Path) -> RunOutcome:
-    """The records of every part's results file (or -o .json report) written to `out` in expansion order, and
-    their tally. Only a file number and an offset per case are held; a case in two files is a UsageError."""
+    """Every part's records written to `out` in expansion order, and their tally."""
     resolved_out = out.resolve()
     where = array("h")  # by case index: which file holds it (-1: none)
     offsets = array("q")  # by case index: its byte offset in that file
     tally = Tally()
-    graders: dict[str, None] = {}
     with contextlib.ExitStack() as stack:
         files: list[BinaryIO] = []
         for fno, path in enumerate(paths):
@@ -253,23 +234,18 @@ def merge(paths: list[Path], out: Path) -> RunOutcome:
                 f.seek(offset)
                 line = f.readline()  # written as it is: the record is parsed once, for the tally
                 rec = jsonfast.loads(line)
-                tally.add(rec, writer.write_bytes(line if line.endswith(b"\n") else line + b"\n"))
-                for a in rec.get("assertions") or ():
-                    if a.get("grader"):
-                        graders[str(a["grader"])] = None
+                tally.add(rec, writer.write(line if line.endswith(b"\n") else line + b"\n"))
         finally:
             writer.close()
     tally.finished = time.time()
-    tally.graders = list(graders)
     suite = Suite(description=f"merged from {len(paths)} results files", prompts=(), providers=(), tests=(),
                   files=tuple(str(p) for p in paths))
     return RunOutcome(suite, tally, out)
 
 
 class Intake:
-    """The driver's side of a run whose parts run elsewhere (--workers processes, Ray tasks): each record a part
-    delivers goes into the run's results file, tally and progress as it arrives, each case once (a retried part
-    may deliver one again); the cases a failed part never delivered become ERROR records. With --resume, the
+    """The driver's side of a run whose parts run elsewhere (--workers, Ray): each delivered record goes into the
+    results file, tally and progress once; a failed part's undelivered cases become ERRORs; with --resume the
     records already in the results file count as delivered."""
 
     def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
@@ -287,16 +263,15 @@ class Intake:
         history.begin(self.files, suite, opts)
 
     def delivered(self) -> bytes:
-        """The cases already in, as a map by case index (1: in), for a part that skips them."""
+        """By case index: 1 when the case is in (for a part that skips them)."""
         return self.tally.rows.present() if len(self.tally.rows) else b""
 
-    def take(self, rec: dict[str, Any], line: bytes) -> bool:
-        """One record (and its results-file line) a part delivered; False when its case was already in."""
-        if int(rec.get("index", 0)) in self.tally.rows:
-            return False
-        self.tally.add(rec, self.writer.write_bytes(line))
-        self.progress.update(str(rec.get("status")))
-        return True
+    def take(self, line: bytes) -> None:
+        """A delivered record's line, unless its case is already in."""
+        rec = jsonfast.loads(line)
+        if int(rec.get("index", 0)) not in self.tally.rows:
+            self.tally.add(rec, self.writer.write(line))
+            self.progress.update(str(rec.get("status")))
 
     def fail(self, part: str, runner: str, why: str, cases: Iterable[Case]) -> None:
         """Part `part` (run by a `runner`, e.g. "worker process") failed: its undelivered `cases` are ERRORs."""
@@ -305,15 +280,15 @@ class Intake:
         for case in cases:
             if case.index not in self.tally.rows:
                 rec = records.encoded(error_result(case, f"the {runner} running this case failed: {why}"), case.prompt)
-                self.tally.add(rec[0], self.writer.write_bytes(rec[1] + b"\n"))
+                self.tally.add(rec[0], self.writer.write(rec[1] + b"\n"))
                 self.progress.update("error")
 
     def close(self, status: str) -> None:
-        """The results file closed; a run that raised (status `failed`) recorded as such in the history."""
+        """The results file closed; a run that raised recorded `failed` in the history."""
         self.writer.close()
         self.progress.close()
         if status == "failed":
-            history.end(self.files, status=status, summary=self.tally.summary(), graders=[])
+            history.end(self.files, status, self.tally)
 
     def outcome(self, status: str) -> RunOutcome:
         """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""

@@ -1,9 +1,5 @@
-"""Result records and the results file. A CaseResult becomes the results contract's record
-(schemas/results.schema.json; every output format reads these), scrubbed (known secrets redacted, non-finite
-numbers null: docs/running.md, "Secrets are redacted"), appended as each case ends (flushed at least every `flush_s` seconds; locked, so a
-second run told to write it stops instead of truncating it) and read back (`-o .json` reports too; other report
-formats refused, a torn last line left out).
-"""
+"""Result records (schemas/results.schema.json), scrubbed (secrets redacted, non-finite numbers null), and the
+results file: appended as each case ends, locked against a second writer, read back (a torn last line left out)."""
 
 from __future__ import annotations
 
@@ -63,8 +59,7 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
 
 
 class Records:
-    """A run's results as the results file holds them: the prompt's position and digest added, secrets redacted,
-    non-finite numbers null; a clean record is encoded once."""
+    """A run's results as the results file holds them: the prompt's position and digest added, scrubbed."""
 
     def __init__(self, suite: Suite) -> None:
         self.scrub = Scrubber.for_run(spec.config for spec in suite.providers)
@@ -72,7 +67,7 @@ class Records:
         self._prompts: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
 
     def encoded(self, result: CaseResult, prompt: PromptSpec) -> tuple[dict[str, Any], bytes]:
-        """The record (for the tally) and its line (jsonfast.dumps, no line break)."""
+        """The record (for the tally) and its line (no line break)."""
         rec = result_dict(result)
         meta = self._prompts.get(prompt.id)
         if meta is None:  # `prompt_sha`, a digest of the template's text, tells an edited prompt across runs
@@ -116,10 +111,8 @@ class Scrubber:
         return value if self.pattern is None else self.pattern.sub(REDACTED, value)
 
     def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        """The record scrubbed (for the tally) and its line (no line break). A clean record is encoded once, and
-        the bytes searched for secrets are the bytes written. The encoder writes non-finite numbers as null; the
-        record handed back is walked only for a secret or a non-finite number among the contract's own fields
-        (`finite_fields`)."""
+        """The record scrubbed (for the tally) and its line (no line break). A clean record is encoded once, its
+        bytes searched for secrets; it is walked only for a secret or a non-finite number (`finite_fields`)."""
         # Kept (issue 24): a walk costs ~72 µs a record, this ~16 µs: +7 s on 100k JSONL rows (13 of 15 s)
         if self.plain_bytes:
             data = jsonfast.dumps(value)
@@ -153,9 +146,8 @@ _NUMBERS = ("score", "latency_ms", "cost", "threshold", "weight")
 
 
 def finite_fields(rec: Mapping[str, Any]) -> bool:
-    """Every number the results contract defines (score, latency, cost, threshold, weight, tokens) is finite or
-    absent, in the record and in each assertion result, children included. Plain loops: this runs per record,
-    and `x - x` is truthy only for NaN and +-inf."""
+    """Every number the results contract defines is finite or absent, in the record and its assertion results
+    (plain loops: this runs per record; `x - x` is truthy only for NaN and +-inf)."""
     get = rec.get
     for name in _NUMBERS:
         v = get(name)
@@ -202,11 +194,8 @@ class ResultsWriter:
         self.flush_s = flush_s
         self._last_flush = time.monotonic()
 
-    def write(self, record: dict[str, Any]) -> int:
-        """Append one record; returns its byte offset."""
-        return self.write_bytes(jsonfast.dumps(record) + b"\n")
-
-    def write_bytes(self, data: bytes) -> int:
+    def write(self, data: bytes) -> int:
+        """Append one record's line; returns its byte offset."""
         at = self.offset
         self._f.write(data)
         self.offset += len(data)
@@ -222,14 +211,14 @@ class ResultsWriter:
             self._f.close()
 
 
-def new_lines(path: Path, pos: int) -> list[tuple[dict[str, Any], bytes]]:
-    """(record, line) of each complete line another writer appended to `path` after byte `pos`."""
+def new_lines(path: Path, pos: int) -> list[bytes]:
+    """The complete lines another writer appended to `path` after byte `pos`."""
     if not path.exists():
         return []
     with open(path, "rb") as f:
         f.seek(pos)
         data = f.read()
-    return [(jsonfast.loads(line), line) for line in data[:data.rfind(b"\n") + 1].splitlines(keepends=True)]
+    return data[:data.rfind(b"\n") + 1].splitlines(keepends=True)
 
 
 def read_at(f: BinaryIO, offset: int) -> dict[str, Any]:
@@ -250,7 +239,7 @@ def _refuse(path: Path, what: str, key: str, hint: str) -> UsageError:
 
 
 def kind(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") -> str:
-    """"jsonl" (a results file) or "json" (a -o .json report); UsageError for a missing file or another kind."""
+    """"jsonl" (a results file) or "json" (a -o .json report); UsageError for another kind."""
     try:
         with open(path, "rb") as f:
             head = f.read(65536)
@@ -281,8 +270,8 @@ def kind(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}") ->
 
 def read_records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}",
                  shown: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(byte offset, record) of each record of a results JSONL file; errors name `shown` (the file the user gave)
-    when it differs. A torn last line (an interrupted write) is left out."""
+    """(byte offset, record) of each record of a results file (`shown`: the file the user gave, for errors); a torn
+    last line is left out."""
     offset = 0
     with open(path, "rb") as f:
         for lineno, line in enumerate(f, 1):
@@ -324,8 +313,7 @@ def records(path: Path, *, key: str = "RESULTS", hint: str = f"pass {ACCEPTED}")
 
 def as_jsonl(path: Path, stack: contextlib.ExitStack, *, key: str = "RESULTS",
              hint: str = f"pass {ACCEPTED}") -> Path:
-    """A results JSONL file holding `path`'s records: `path` itself, or a temporary copy of a .json report's
-    records (removed when `stack` closes)."""
+    """`path` itself, or a temporary results file of a .json report's records (removed when `stack` closes)."""
     if kind(path, key=key, hint=hint) == "jsonl":
         return path
     tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="evalrun-"))) / f"{path.stem}.jsonl"

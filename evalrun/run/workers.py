@@ -1,7 +1,5 @@
-"""Where the parts of a run (run/split.py) run, each with the ordinary Runner into a file of its own that the
-driver's `split.Intake` takes in: `--workers N` forks N processes after the config was loaded and checked;
-`--executor ray` runs them as Ray streaming tasks that load the config themselves (only the driver imports Ray).
-"""
+"""Where the parts of a run (run/split.py) run, each with the ordinary Runner into a file its driver takes in:
+forked processes (`--workers N`), or Ray streaming tasks that load the config themselves (`--executor ray`)."""
 
 from __future__ import annotations
 
@@ -22,7 +20,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsonfast
 from evalrun.errors import EvalrunError, UsageError
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import split
@@ -95,13 +92,15 @@ class WorkerPool:
                     raise UsageError(f"cannot start worker process {k + 1} of {len(wins)}: {e.strerror or e}",
                                      key="--workers", hint="run with fewer --workers") from None
             failed, interrupted = self._wait(pids, work, intake)
+            described: list[str] = []  # the workers' graders as a run in one process names them
             for k, w in enumerate(wins):
                 if k in failed:
                     intake.fail(f"worker {k + 1}/{len(wins)}", "worker process", failed[k],
                                 split.window_cases(suite, opts.repeat, w))
                 elif (work / f"{k}.graders").exists():
                     graders = json.loads((work / f"{k}.graders").read_text(encoding="utf-8"))
-                    intake.tally.graders.extend(g for g in graders if g not in intake.tally.graders)
+                    described += [g for g in graders if g not in described]
+            intake.tally.graders = described
             status = "interrupted" if interrupted else "finished"
         finally:
             intake.close(status)
@@ -137,17 +136,16 @@ class WorkerPool:
             os._exit(code)
 
     def _wait(self, pids: dict[int, int], work: Path, intake: split.Intake) -> tuple[dict[int, str], bool]:
-        """Wait for every worker, taking its records in as they are written; (worker -> why it failed, whether the
-        run was interrupted)."""
+        """Wait for every worker, taking its records in; (worker -> why it failed, interrupted?)."""
         failed: dict[int, str] = {}
         interrupted = False
         live = dict(pids)
         read = dict.fromkeys(pids.values(), 0)  # worker -> bytes of its file taken
 
         def collect(k: int) -> None:
-            for rec, line in new_lines(work / str(k) / "part.jsonl", read[k]):
+            for line in new_lines(work / str(k) / "part.jsonl", read[k]):
                 read[k] += len(line)  # first: a record is taken once, even when Ctrl-C interrupts this loop
-                intake.take(rec, line)
+                intake.take(line)
 
         while live:
             try:
@@ -205,8 +203,7 @@ def resolve(path: str, driver_cwd: str) -> str:
 
 
 def shard_cases(suite: Suite, job: ShardJob, skip: bytes = b"") -> Iterator[Case]:
-    """The shard's cases in expansion order (those `eval --shard K/N` runs), less those `skip` marks (a map by
-    case index, `Intake.delivered`)."""
+    """The shard's cases (as `eval --shard K/N` runs them), less those `skip` marks (`Intake.delivered`)."""
     opts = job.options
     stream, _ = split.cases(suite, opts.repeat, part=job.shard, first_n=opts.filter_first_n,
                             select=split.selector(opts.filter_pattern, job.failing))
@@ -232,7 +229,7 @@ def run_shard(job: ShardJob, skip: bytes = b"") -> Iterator[list[bytes]]:
         try:
             while not task.done() or batch:  # a last read after the run ended
                 loop.run_until_complete(asyncio.wait({task}, timeout=job.batch_s))
-                batch = [line for _, line in new_lines(results, pos)]
+                batch = new_lines(results, pos)
                 pos += sum(map(len, batch))
                 if batch:
                     yield batch
@@ -254,14 +251,9 @@ def import_ray() -> Any:
     return ray
 
 
-@dataclass(frozen=True)
-class RaySettings:
-    address: str | None = None  # None: RAY_ADDRESS, else a local instance
-    tasks: int | None = None  # None: the cluster's CPUs
-
-
-def check_args(executor: str | None, address: str | None, tasks: int | None, *, shard: str | None) -> RaySettings:
-    """The Ray options checked against each other and the run's (usage errors, exit 2); Ray imported."""
+def check_args(executor: str | None, address: str | None, tasks: int | None, *,
+               shard: str | None) -> dict[str, Any]:
+    """The Ray options checked (usage errors), Ray imported; RayExecutor's keyword arguments."""
     if executor != "ray":
         raise UsageError("--ray-address and --ray-tasks need --executor ray", key="--executor",
                          hint="add --executor ray (pip install 'evalrun-llm[ray]')")
@@ -272,7 +264,7 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *, 
         raise UsageError(f"--ray-tasks {tasks} is out of range: must be between 1 and {MAX_TASKS:,}",
                          key="--ray-tasks")
     import_ray()
-    return RaySettings(address, tasks)
+    return {"address": address, "tasks": tasks}
 
 
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
@@ -293,12 +285,13 @@ def _task_failure(ray: Any, e: BaseException) -> tuple[str, bool]:
 
 
 class RayExecutor:
-    def __init__(self, suite: Suite, options: RunOptions, job: ShardJob, settings: RaySettings,
-                 progress: Progress | None = None) -> None:
+    def __init__(self, suite: Suite, options: RunOptions, job: ShardJob, *, address: str | None = None,
+                 tasks: int | None = None, progress: Progress | None = None) -> None:
+        """`address` None: RAY_ADDRESS, else a local instance; `tasks` None: the cluster's CPUs."""
         self.suite = suite
         self.options = options
         self.job = job
-        self.settings = settings
+        self.address, self.tasks = address, tasks
         self.progress = progress or Progress(None, enabled=options.progress)
 
     def _connect(self, ray: Any) -> bool:
@@ -306,7 +299,7 @@ class RayExecutor:
         if ray.is_initialized():
             return False
         kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-        address = self.settings.address or os.environ.get("RAY_ADDRESS") or None
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
         if address is None:
             kwargs["include_dashboard"] = False
         try:
@@ -319,7 +312,7 @@ class RayExecutor:
         return True
 
     def _shards(self, ray: Any, total: int | None) -> int:
-        n = self.settings.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        n = self.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
         if total is not None:
             n = max(1, min(n, total))
         why = split.serial_reason(self.suite) if n > 1 else None
@@ -366,17 +359,13 @@ class RayExecutor:
 
     async def _shard(self, ray: Any, task: Any, k: int, n: int, intake: split.Intake, live: dict[int, Any]) -> None:
         job = replace(self.job, shard=(k, n))
-        graders = intake.tally.graders
         for attempt in range(1, RETRIES + 2):
             gen = task.remote(job, intake.delivered())
             live[k] = gen
             try:
                 async for ref in gen:
                     for line in await ref:
-                        rec = jsonfast.loads(line)
-                        if intake.take(rec, line):
-                            graders.extend(g for a in rec.get("assertions") or ()
-                                           if (g := a.get("grader")) and g not in graders)
+                        intake.take(line)
                 return
             except ray.exceptions.RayError as e:
                 why, again = _task_failure(ray, e)

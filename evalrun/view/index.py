@@ -1,6 +1,5 @@
-"""One results file as the view reads it, incrementally (a run in progress appends a line per case): the HTML
-report's aggregates, the run's totals, and an entry per case for the case table's filters and pages (report.js's
-rules, 100 cases a page); and ViewError, what the view answers instead of data."""
+"""One results file as the view reads it, incrementally: the HTML report's aggregates, the totals, an entry per case
+for the table's filters and pages (report.js's rules); and ViewError, what the view answers instead of data."""
 
 from __future__ import annotations
 
@@ -15,9 +14,8 @@ from typing import Any, TypeVar
 from evalrun import jsonfast
 from evalrun.errors import EvalrunError
 from evalrun.report import html
-from evalrun.run.repeats import group_key
 from evalrun.run.store import read_at
-from evalrun.run.tally import Tally
+from evalrun.run.tally import Tally, group_key
 
 PAGE = 100
 RUN_STATUS = ("pass", "fail", "error")
@@ -116,7 +114,6 @@ class RunIndex:
         self.entries: dict[str, Entry] = {}
         self.agg = html.Aggregates()
         self.tally = Tally()
-        self.graders: list[str] = []
         self.repeats = False
         self.groups: dict[tuple[Any, ...], list[int]] = {}  # [passed, not passed] per case of a repeated run
         self.max_repeat = 0
@@ -168,8 +165,7 @@ class RunIndex:
             raise ViewError("unreadable", f"cannot read {str(self.path)!r}: {e.strerror or e}") from None
 
     def _load_all(self) -> None:
-        """Read the whole file. A case written twice (a resumed run) counts once, its last record: then, and when
-        repeats show up after cases without a group were counted, the cases are counted again from their records."""
+        """Read the whole file; a case written twice (a resumed run) counts once, its last record."""
         self._clear()
         latest: dict[str, tuple[int, int]] = {}
         again = False
@@ -191,9 +187,6 @@ class RunIndex:
     def _add(self, offset: int, rec: dict[str, Any]) -> None:
         self.agg.add(rec)
         self.tally.add(rec, offset)
-        for a in rec.get("assertions") or ():  # dicts: _well_formed checked them, as the ints below
-            if a.get("grader") and a["grader"] not in self.graders:
-                self.graders.append(str(a["grader"]))
         row = html.row(0, rec, self.agg)
         group = None
         if self.repeats:
@@ -218,7 +211,7 @@ class RunIndex:
         return out
 
     def check(self, *, growing: bool) -> None:
-        """ViewError when it is not a results file at all: no record, and lines that are not (or one cut-off)."""
+        """ViewError when it is not a results file at all."""
         if self.entries or not (self.bad or (self.tail and not growing)):
             return
         where = f"line {self.bad[0]} is not a JSON result record" if self.bad else \
@@ -228,13 +221,12 @@ class RunIndex:
                         "writes them); rebuild reports from an intact copy with `evalrun report`")
 
     def summary(self, started: float | None, finished: float | None) -> dict[str, Any]:
-        """The report's summary of the cases read so far; start and end from the history (None: unknown)."""
+        """The summary of the cases read so far; start and end from the history (None: unknown)."""
         self.tally.started = started or time.time()
         self.tally.finished = finished
         s = self.tally.summary()
         if started is None:
             s["started_at"] = s["finished_at"] = s["duration_s"] = None
-        s["graders"] = list(self.graders)
         if self.repeats:
             s["repeats"] = {"repeat": self.max_repeat + 1, "groups": len(self.groups),
                             "flaky_count": sum(all(c) for c in self.groups.values())}
