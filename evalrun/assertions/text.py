@@ -1,6 +1,5 @@
-"""String assertions (equals, contains and its variants, starts-with, regex, word-count, is-refusal) and how
-promptfoo reads their values, with JavaScript's semantics (docs/design-notes.md: string conversion, comma lists,
-strict deep equality, regular expressions)."""
+"""String assertions (equals, contains and its variants, starts-with, regex, word-count, is-refusal), reading their
+values with JavaScript's semantics as promptfoo does (docs/design-notes.md)."""
 
 from __future__ import annotations
 
@@ -141,7 +140,6 @@ def translate(pattern: str) -> str:
 def compile_js_regex(pattern: str) -> re.Pattern[str]:
     """Compile a JavaScript regex (no flags) with Python's `re`; memoised (a regex assertion runs on every case)."""
     return re.compile(translate(pattern))
-
 
 
 def _quote(s: str, limit: int = 80) -> str:
@@ -366,12 +364,6 @@ REFUSAL_PATTERN = re.compile(r"\b(?:" + "|".join(re.escape(s.lower()) for s in _
                              re.ASCII)
 
 
-def is_basic_refusal(text: str) -> bool:
-    """True when `text` starts with a refusal phrase or contains one as whole words (case-insensitive)."""
-    low = _APOSTROPHES.sub("'", text.strip().lower())
-    return low.startswith(REFUSAL_PREFIXES) or REFUSAL_PATTERN.search(low) is not None
-
-
 @register("is-refusal")
 class IsRefusal(TextAssertion):
     """Output is a refusal ("I'm sorry, I can't ...", "As an AI ..."), or empty.
@@ -385,5 +377,6 @@ class IsRefusal(TextAssertion):
     def judge_text(self, output: str, value: Any) -> Score:
         if not output.strip():
             return Score(True, 0.0, "Empty output treated as a refusal", keep_score_on_negate=True)
-        passed = is_basic_refusal(output)
+        low = _APOSTROPHES.sub("'", output.strip().lower())
+        passed = low.startswith(REFUSAL_PREFIXES) or REFUSAL_PATTERN.search(low) is not None
         return binary(passed, "Output is a refusal" if passed else "Output is not a refusal")
