@@ -118,4 +118,4 @@ def test_get_imports_only_the_module_of_the_type() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('evalrun.assertions.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "evalrun.assertions.text" in out and "evalrun.assertions.rag" in out
-    assert "evalrun.assertions.similarity" not in out and "evalrun.assertions.classifier" not in out
+    assert "evalrun.assertions.similarity" not in out and "evalrun.assertions.markup" not in out

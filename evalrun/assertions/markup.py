@@ -12,7 +12,6 @@ from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.registry import register
 
 
-# ------------------------------------------------------------------ XML
 def _has_path(root: ET.Element, path: list[str]) -> bool:
     """`root.child.grandchild` (fast-xml-parser object paths): first segment is the root tag."""
     if not path or path[0] != root.tag:
@@ -29,11 +28,10 @@ def _has_path(root: ET.Element, path: list[str]) -> bool:
 
 
 def validate_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         return False, "Output is empty"
     try:
-        root = ET.fromstring(stripped)  # noqa: S314 - etree expands no external entities
+        root = ET.fromstring(text.strip())  # noqa: S314 - etree expands no external entities
     except ET.ParseError as e:
         return False, f"XML parsing failed: {e}"
     missing = [r for r in required or [] if not _has_path(root, r.split("."))]
@@ -111,7 +109,6 @@ class ContainsXml(_XmlBase):
     judge = staticmethod(contains_xml)
 
 
-# ------------------------------------------------------------------ HTML
 HTML_ELEMENTS = frozenset("""
     html head title base link meta style body article section nav aside h1 h2 h3 h4 h5 h6 header footer address p
     hr pre blockquote ol ul li dl dt dd figure figcaption main div a em strong small s cite q dfn abbr ruby rt rp
@@ -121,8 +118,6 @@ HTML_ELEMENTS = frozenset("""
     details summary dialog menu slot template""".split())
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _WRAPPERS = frozenset({"html", "head", "body"})
-
-
 _HEAD_CONTENT = frozenset({"base", "link", "meta", "noscript", "script", "style", "template", "title"})
 _FOREIGN = frozenset({"svg", "math"})
 
@@ -238,8 +233,7 @@ class IsHtml(Assertion):
     takes_value = False
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = validate_html(ctx.output)
-        return binary(ok, reason)
+        return binary(*validate_html(ctx.output))
 
 
 @register("contains-html")

@@ -42,9 +42,8 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.noise": ("noise-robustness", "noise-sensitivity"),
     "evalrun.assertions.tools": ("tool-call-accuracy",),
     "evalrun.assertions.judges": ("answer-relevancy", "answer-similarity", "bias", "prompt-alignment", "toxicity"),
-    "evalrun.assertions.model_graded": ("factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
+    "evalrun.assertions.model_graded": ("classifier", "factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
         "model-graded-factuality", "select-best"),
-    "evalrun.assertions.classifier": ("classifier",),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
 _MODULE_OF = {name: module for module, names in BUILTIN_TYPES.items() for name in names}
