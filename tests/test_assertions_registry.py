@@ -32,12 +32,6 @@ def test_every_type_of_the_issue_is_registered_and_documented() -> None:
         assert "YAML keys" in d["details"], n
 
 
-def test_type_names_include_negations() -> None:
-    names = registry.type_names()
-    assert "contains" in names and "not-contains" in names and "not-assert-set" in names
-    assert not any(n.startswith("not-not-") for n in names)
-
-
 def test_register_rejects_not_prefix() -> None:
     from evalrun.assertions.base import Assertion
 

@@ -1,6 +1,5 @@
-"""Mastra's judge-style scorers (answer-relevancy, bias, toxicity, prompt-alignment, answer-similarity), their
-shared base, and Mastra's generateReason step: one more grader call, after the score, that writes "The score is
-X because ..." from the judgements (`config.generateReason: false` skips it)."""
+"""Mastra's judge-style scorers (answer-relevancy, bias, toxicity, prompt-alignment, answer-similarity), their base
+and Mastra's reason step (one more grader call after the score; `config.generateReason: false` skips it)."""
 
 from __future__ import annotations
 
@@ -255,11 +254,8 @@ MATCHES: Step[dict[str, Any]] = judge_step(
 
 def system_prompt(ctx: AssertionContext) -> str:
     """The system message(s) of a chat prompt (the rendered prompt as JSON messages), else ''."""
-    text = ctx.prompt.strip()
-    if not text.startswith("["):
-        return ""
     try:
-        messages = json.loads(text)
+        messages = json.loads(ctx.prompt)
     except ValueError:
         return ""
     if not isinstance(messages, list):

@@ -13,6 +13,7 @@ from evalrun.errors import ConfigError
 
 A = TypeVar("A", bound=type[Assertion])
 
+
 class DuplicateTypeError(ValueError):
     """Two handlers claim one type name (an internal error for built-ins; plugins get a ConfigError)."""
 
@@ -130,12 +131,6 @@ def get(name: str) -> type[Assertion] | None:
 def names() -> list[str]:
     """All registered type names, sorted (without `not-` forms)."""
     return sorted(load_all())
-
-
-def type_names(*, negated: bool = True) -> list[str]:
-    """Every accepted `type:` string (with the `not-` forms): the config schema's type enum."""
-    base = names()
-    return base + [f"not-{n}" for n in base] if negated else base
 
 
 def describe(name: str) -> dict[str, Any]:

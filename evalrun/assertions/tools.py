@@ -63,26 +63,6 @@ def tool_names(ctx: AssertionContext) -> list[str]:
     return [n for n in (_name(c) for c in calls or []) if n is not None]
 
 
-def score_code(ctx: AssertionContext) -> Score:
-    """Mastra's code variant: 1 or 0 (times config.scale)."""
-    cfg = ctx.config
-    names = tool_names(ctx)
-    order = cfg.get("expectedToolOrder")
-    raw = text_scoring.tool_call_accuracy(names, expected_tool=cfg.get("expectedTool"),
-                                          strict=bool(cfg.get("strictMode", False)), expected_order=order)
-    called = ", ".join(names) or "no tool"
-    if order:
-        want = f"order {' -> '.join(order)}{' (strict)' if cfg.get('strictMode') else ''}"
-    else:
-        want = f"{cfg.get('expectedTool')}{' as the only call' if cfg.get('strictMode') else ''}"
-    passed = raw == 1.0
-    scale = float(cfg.get("scale", 1))
-    reason = f"called {called}; expected {want}"
-    return Score(passed, raw * scale, reason, {"actualTools": names, "hasToolCalls": bool(names),
-                                               "correctToolCalled": cfg.get("expectedTool") in names,
-                                               "scale": scale})
-
-
 @register("tool-call-accuracy")
 class ToolCallAccuracy(MastraJudge):
     """Mastra's tool-call accuracy: were the expected tools called (by code, or judged by the grader)?
@@ -141,13 +121,26 @@ class ToolCallAccuracy(MastraJudge):
         if not isinstance(cfg.get("strictMode", False), bool):
             raise self.error("config.strictMode must be true or false", key="config.strictMode")
 
+    def score_code(self, ctx: AssertionContext, names: list[str], scale: float) -> Score:
+        """Mastra's code variant: 1 or 0 (times config.scale)."""
+        cfg = ctx.config
+        order, strict = cfg.get("expectedToolOrder"), bool(cfg.get("strictMode", False))
+        value = scale * text_scoring.tool_call_accuracy(names, expected_tool=cfg.get("expectedTool"), strict=strict,
+                                                        expected_order=order)
+        if order:
+            want = f"order {' -> '.join(order)}{' (strict)' if strict else ''}"
+        else:
+            want = f"{cfg.get('expectedTool')}{' as the only call' if strict else ''}"
+        passed = value >= (self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        return Score(passed, value, f"called {', '.join(names) or 'no tool'}; expected {want}", {
+            "actualTools": names, "hasToolCalls": bool(names), "correctToolCalled": cfg.get("expectedTool") in names,
+            "scale": scale})
+
     async def evaluate(self, ctx: AssertionContext) -> Score:
         scale = self.scale(ctx)
-        if not self.llm:
-            s = score_code(ctx)
-            s.pass_ = (s.score or 0.0) >= (self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
-            return s
         names = tool_names(ctx)
+        if not self.llm:
+            return self.score_code(ctx, names, scale)
         tools = "\n".join(f"{t.get('name', t.get('id', '?'))}: {t.get('description', '')}" if isinstance(t, dict)
                           else str(t) for t in ctx.config["availableTools"])
         _, trace = self.grader_for(ctx)
