@@ -260,14 +260,14 @@ class ScaledScorer(Assertion):
     @classmethod
     def common_keys(cls) -> str:
         return "`config.scale` (default 1); `threshold` (default 0.5 x scale)."
-    #: The `value` is the text compared with the output (else Mastra's input).
+
     value_hint = "give the reference text as a string, or omit value to compare with vars.query / the prompt"
 
     def check(self) -> None:
         super().check()
         self.check_numbers(self.spec.config, ["scale"])
-        for key in self.spec.config:
-            if key in ("ignoreCase", "ignoreWhitespace") and not isinstance(self.spec.config[key], bool):
+        for key in ("ignoreCase", "ignoreWhitespace"):
+            if not isinstance(self.spec.config.get(key, True), bool):
                 raise self.error(f"config.{key} must be true or false", key=f"config.{key}")
 
     def parse(self, value: Any) -> str | None:
@@ -284,7 +284,7 @@ class ScaledScorer(Assertion):
     def scaled(self, ctx: AssertionContext, raw: float, what: str, details: dict[str, Any]) -> Score:
         scale = float(ctx.config.get("scale", 1))
         score = raw * scale
-        passed, comparison = against(score, self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        passed, comparison = against(score, 0.5 * scale if self.spec.threshold is None else self.spec.threshold)
         return Score(passed, score, f"{what}: {comparison}", {**details, "scale": scale})
 
 
@@ -359,11 +359,8 @@ class ToneConsistency(ScaledScorer):
     YAML keys: `value` (reference text whose tone the output should match; optional);
     """
 
-    def reference(self, ctx: AssertionContext) -> str:
-        return self.value_of(ctx) or ""
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ref = self.reference(ctx)
+        ref = self.value_of(ctx) or ""
         t = text_scoring.tone_consistency(ctx.output, ref or None)
         if ref:
             details = {"responseSentiment": t.response, "referenceSentiment": t.reference,

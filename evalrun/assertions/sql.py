@@ -8,6 +8,7 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from sqlglot import exp
@@ -77,13 +78,7 @@ def statements(sql: str, dialect: str) -> list[exp.Expr]:
 
 def _split(tokens: list[Token]) -> list[list[Token]]:
     """The tokens of each `;`-separated statement (as sqlglot splits them)."""
-    chunks: list[list[Token]] = [[]]
-    for tok in tokens:
-        if tok.token_type == TokenType.SEMICOLON:
-            chunks.append([])
-        else:
-            chunks[-1].append(tok)
-    return [c for c in chunks if c]
+    return [list(g) for semi, g in groupby(tokens, lambda t: t.token_type == TokenType.SEMICOLON) if not semi]
 
 
 def _problem(tree: exp.Expr, tokens: list[Token], dialect: str) -> str | None:
@@ -223,8 +218,8 @@ def parse_rules(value: Any) -> SqlRules:
     if not isinstance(database, str) or database.lower() not in _DATABASES:
         raise ValueError(f"databaseType {database!r} is not a database node-sql-parser (promptfoo) knows; "
                          f"one of: {', '.join(DIALECTS)}")
-    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]], _whitelist("allowedTables", value.get("allowedTables")),
-                    _whitelist("allowedColumns", value.get("allowedColumns")))
+    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]],
+                    *(_whitelist(key, value.get(key)) for key in ("allowedTables", "allowedColumns")))
 
 
 _WRITES: tuple[tuple[type[exp.Expr], str], ...] = (

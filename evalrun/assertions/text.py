@@ -16,12 +16,8 @@ from evalrun.assertions.registry import register
 
 def js_str(value: Any) -> str:
     """`String(value)` as JavaScript prints it: true/false, null, 5 (not 5.0), 1.5."""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -300,8 +296,7 @@ class Regex(TextAssertion):
             raise ValueError(f"invalid regular expression {value!r}: {e}") from None
 
     def judge_text(self, output: str, value: Any) -> Score:
-        rx = self.parsed(value)
-        m = rx.search(output)
+        m = self.parsed(value).search(output)
         if m:
             return binary(True, f"Output matches /{value}/ at {_quote(m.group(0))}")
         return binary(False, f"Output does not match /{value}/")
