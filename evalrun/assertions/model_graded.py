@@ -43,6 +43,7 @@ RUBRIC: Step[tuple[bool, float, str]] = judge_step(
 class _Judged(GradedAssertion):
     requires_value = True
     config_keys = frozenset()
+    steps = ("judge",)
 
 
 @register("factuality", "model-graded-factuality")
@@ -55,18 +56,16 @@ class Factuality(_Judged):
     >= `threshold` when given); 1 call;
     """
 
-    steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
     value_text = "the reference answer"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ideal = self.value_of(ctx)
-        weights = dict(FACT_SCORES)
         custom = ctx.case.test.options.get("factuality") or {}
         if not isinstance(custom, dict) or any(k not in FACT_SCORES for k in custom):
             raise AssertionRuntimeError("options.factuality takes " + ", ".join(FACT_SCORES))
-        weights.update({k: float(v) for k, v in custom.items()})
+        weights = {**FACT_SCORES, **{k: float(v) for k, v in custom.items()}}
         _, trace = self.grader_for(ctx)
         category, why = await self.step(ctx, FACTUALITY, {
             "input": block("QUESTION", mastra_input(ctx)), "ideal": block("EXPERT ANSWER", ideal),
@@ -84,7 +83,6 @@ class ClosedQA(_Judged):
     Score 1 or 0, 1 call. YAML keys: `value` (criterion, required);
     """
 
-    steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
     value_text = "the criterion"
@@ -174,17 +172,14 @@ SELECT_BEST: Step[tuple[int, str]] = judge_step(
 
 
 @register("select-best")
-class SelectBest(GradedAssertion):
+class SelectBest(_Judged):
     """The best of the test's outputs across providers and prompts, by the criteria in `value`, passes.
 
     Score 1 for the chosen output, 0 for the others; one grader call per group of outputs (needs at least 2
     outputs and an LLM grader). YAML keys: `value` (criteria, required);
     """
 
-    requires_value = True
     compares_outputs = True
-    config_keys = frozenset()
-    steps = ("judge",)
     judge_step = SELECT_BEST
     value_hint = "give the criteria, e.g. `value: the most concise correct answer`"
     value_text = "the criteria"
@@ -228,12 +223,12 @@ class Classifier(Assertion):
     """promptfoo's classifier: a classification model's score for class `value` must be >= `threshold`.
 
     Without `value`, the highest class score counts. YAML keys: `value` (optional): the expected class label, as
-    the model names it (e.g. `POSITIVE`, `toxic`); `threshold` (default 1, as in promptfoo: set it, e.g. 0.5); `provider`: the classifier, e.g.
-    `huggingface:text-classification:distilbert-base-uncased-finetuned-sst-2-english` (`config: {apiEndpoint,
-    apiKey}`), `huggingface:token-classification:MODEL`, or `file://classify.py` with
-    `call_classification_api(prompt, options)`; else the test's `options.provider.classification`.
-    Score = that class's score (0 when the class is absent). `not-` passes when it is below the threshold and
-    reports 1 - score. One classification request, no grader call.
+    the model names it (e.g. `POSITIVE`, `toxic`); `threshold` (default 1, as in promptfoo: set it, e.g. 0.5);
+    `provider`: the classifier, e.g. `huggingface:text-classification:distilbert-base-uncased-finetuned-sst-2-english`
+    (`config: {apiEndpoint, apiKey}`), `huggingface:token-classification:MODEL`, or `file://classify.py` with
+    `call_classification_api(prompt, options)`; else the test's `options.provider.classification`. Score = that
+    class's score (0 when the class is absent); `not-` passes below the threshold and reports 1 - score. One
+    classification request, no grader call.
     """
 
     default_threshold = 1.0
