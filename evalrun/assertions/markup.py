@@ -216,12 +216,6 @@ _HTML_SIGNALS = (
                    r"script|style|link|meta|br|hr)\b", re.I)))
 
 
-def contains_html(text: str) -> bool:
-    """promptfoo's indicator count: two or more HTML signals (tags, entities, doctype, attributes...)."""
-    tags = sum(bool(rx.search(text)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
-    return tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(text)) >= 2
-
-
 @register("is-html")
 class IsHtml(Assertion):
     """The whole output is an HTML document or fragment.
@@ -246,5 +240,6 @@ class ContainsHtml(Assertion):
     takes_value = False
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok = contains_html(ctx.output)
+        tags = sum(bool(rx.search(ctx.output)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
+        ok = tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(ctx.output)) >= 2  # promptfoo's count
         return binary(ok, "Output contains HTML" if ok else "Output does not contain HTML")

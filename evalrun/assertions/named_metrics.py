@@ -100,12 +100,6 @@ _OPERATORS = {**{op: fn for op, fn in simpleeval.DEFAULT_OPERATORS.items() if op
     ast.Div: _div, ast.Mod: lambda a, b: math.nan if b == 0 else math.fmod(a, b)}
 
 
-def evaluate_expr(metric: DerivedMetric, env: Mapping[str, float]) -> float:
-    """Evaluate a checked expression; an unknown name is a simpleeval.NameNotDefined."""
-    evaluator = simpleeval.SimpleEval(operators=_OPERATORS, functions=_FUNCS, names=dict(env))
-    return float(evaluator.eval(metric.source, previously_parsed=metric.expr.body))
-
-
 @dataclass
 class MetricTotals:
     """Running totals of named metrics over cases (one per run, or per prompt x provider)."""
@@ -130,7 +124,8 @@ class MetricTotals:
         out: dict[str, float | None] = {}
         for d in defs:
             try:
-                value: float | None = evaluate_expr(d, env)
+                evaluator = simpleeval.SimpleEval(operators=_OPERATORS, functions=_FUNCS, names=dict(env))
+                value: float | None = float(evaluator.eval(d.source, previously_parsed=d.expr.body))
             except (simpleeval.InvalidExpression, ArithmeticError, ValueError, TypeError):
                 value = None
             out[d.name] = value

@@ -59,15 +59,6 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
 
 
-def f_measure(p: float, r: float) -> float:
-    """F1 of precision and recall (js-rouge's fMeasure with beta 1)."""
-    if p == r:
-        return p
-    if p == 0 or r == 0:
-        return 0.0
-    return 2 * p * r / (p + r)
-
-
 def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     """ROUGE-N F1 with clipped n-gram counts on lowercased treebank tokens (promptfoo's rougeNScore)."""
     cand, ref = treebank_tokenize(candidate.lower()), treebank_tokenize(reference.lower())
@@ -77,7 +68,8 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     overlap = (Counter(cg) & Counter(rg)).total()  # clipped counts
     if overlap == 0:
         return 0.0
-    return f_measure(overlap / len(cg), overlap / len(rg))
+    p, r = overlap / len(cg), overlap / len(rg)
+    return p if p == r else 2 * p * r / (p + r)  # js-rouge's fMeasure (beta 1)
 
 
 def bleu(candidate: str, references: Sequence[str], weights: Sequence[float] = (0.25,) * 4) -> float:

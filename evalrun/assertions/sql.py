@@ -356,12 +356,6 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
 _FENCED = re.compile(r"^[ \t]{0,3}((`|~)\2{2,})[ \t]*([^\n]*)(?:\n(.*?)^[ \t]{0,3}\1\2*[ \t]*$|.*\Z)", re.M | re.S)
 
 
-def sql_blocks(text: str) -> list[str]:
-    """Bodies of ``` fenced blocks tagged `sql` or untagged (promptfoo's extractSqlCodeBlocks)."""
-    return [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", text))
-            if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]
-
-
 class _SqlBase(TextAssertion):
     value_hint = ("write `value: {databaseType: PostgreSQL, allowedTables: ['select::null::orders'], "
                   "allowedColumns: ['select::orders::id']}` or omit value")
@@ -395,7 +389,9 @@ class ContainsSql(_SqlBase):
     def judge_text(self, output: str, value: Any) -> Score:
         rules = self.parsed(value)
         reason = "Output does not contain valid SQL"
-        for cand in sql_blocks(output) or [output]:
+        blocks = [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", output))
+                  if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]  # extractSqlCodeBlocks
+        for cand in blocks or [output]:
             if not cand.strip():
                 continue
             ok, why = judge_sql(cand, rules)

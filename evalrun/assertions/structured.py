@@ -199,8 +199,8 @@ def call_problem(name: str, arguments: str, spec: dict[str, Any]) -> str | None:
         validator = compile_schema(params)
     except ValueError as e:
         return f"Tool {name!r} has an invalid parameters schema: {e}"
-    errors = list(validator.iter_errors(args))
-    return f"Call to {name!r} does not match its schema: {errors[0].message}" if errors else None
+    error = next(validator.iter_errors(args), None)
+    return None if error is None else f"Call to {name!r} does not match its schema: {error.message}"
 
 
 @register("is-valid-openai-function-call")
@@ -239,6 +239,4 @@ class IsValidOpenAiFunctionCall(Assertion):
         if spec is None:
             return binary(False, f"Called {call['name']!r}, which is not among the provider's functions")
         problem = call_problem(call["name"], call["arguments"], spec)
-        if problem:
-            return binary(False, problem)
-        return binary(True, f"valid call to {call['name']!r}")
+        return binary(problem is None, problem or f"valid call to {call['name']!r}")
