@@ -1,9 +1,13 @@
 """promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval, select-best (the question
-is `vars.query`, else the rendered prompt) and classifier (a text classifier chosen by grading/classifiers.py)."""
+is `vars.query`, else the rendered prompt) and classifier (a text classifier chosen by grading/classifiers.py), and
+the output groups select-best compares: a test's cases that differ only by provider and prompt, run together."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion, mastra_input
@@ -12,7 +16,10 @@ from evalrun.errors import AssertionRuntimeError, ConfigError, GraderError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
 from evalrun.grading.steps import Step, ask, judge_step
-from evalrun.types import GraderTrace
+from evalrun.types import AssertionSpec, Case, GraderTrace, TestSpec
+
+if TYPE_CHECKING:
+    import asyncio
 
 FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
 #: promptfoo's default score per factuality category (options.factuality overrides them).
@@ -144,7 +151,6 @@ class LLMRubric(GradedAssertion):
 
     def parse(self, value: Any) -> str:
         if isinstance(value, (dict, list)):
-            import json
             return json.dumps(value, ensure_ascii=False)
         if value is None:
             return ""  # the custom rubricPrompt holds the rubric
@@ -162,6 +168,85 @@ class LLMRubric(GradedAssertion):
             passed = passed and ok
             reason = f"{reason} ({comparison})"
         return self.score(passed, score, reason, {"rubric": rubric}, trace)
+
+
+CURRENT: ContextVar[OutputGroup | None] = ContextVar("evalrun_output_group", default=None)
+
+
+class _Slot:
+    """One cross-output assertion (by its key path) within one group."""
+
+    def __init__(self) -> None:
+        import asyncio  # here: `validate` imports every assertion module and never needs the event loop
+        self.entries: list[tuple[str, str]] = []  # (case id, output), in submission order
+        self.ready = asyncio.Event()
+        self.result: asyncio.Future[Any] | None = None  # the comparison, started by the first case past `ready`
+        self.computed_by: str | None = None
+
+
+class OutputGroup:
+    def __init__(self, case_ids: Iterable[str]) -> None:
+        self.order = list(case_ids)  # promptfoo's order: provider x prompt
+        self._done: set[str] = set()
+        self._slots: dict[str, _Slot] = {}
+
+    def _check(self, slot: _Slot) -> None:
+        submitted = {cid for cid, _ in slot.entries}
+        if all(cid in submitted or cid in self._done for cid in self.order):
+            slot.ready.set()
+
+    def case_done(self, case_id: str) -> None:
+        """A case of the group ended (whatever its status)."""
+        self._done.add(case_id)
+        for slot in self._slots.values():
+            self._check(slot)
+
+    async def submit(self, key: str, case_id: str, output: str,
+                     compute: Callable[[list[tuple[str, str]]], Awaitable[Any]]) -> tuple[Any, bool]:
+        """Add this case's output for assertion `key`, wait for the group, and return (the comparison's result,
+        whether this case computed it). `compute(entries)` runs once per group and assertion."""
+        slot = self._slots.setdefault(key, _Slot())
+        slot.entries.append((case_id, output))
+        self._check(slot)
+        await slot.ready.wait()
+        import asyncio
+        if slot.result is None:
+            entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
+            slot.result, slot.computed_by = asyncio.ensure_future(compute(entries)), case_id
+        # every member of the group gets the same result or error; shielded: one member's cancellation ends no other's
+        return await asyncio.shield(slot.result), slot.computed_by == case_id
+
+
+def compares_outputs(test: TestSpec) -> bool:
+    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
+    return _any_compares(test.asserts)
+
+
+def _any_compares(specs: Iterable[AssertionSpec]) -> bool:
+    for s in specs:  # a plain loop: this runs once per case
+        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
+            return True
+    return False
+
+
+def group_key(case: Case) -> tuple[int, str, int]:
+    """What the cases of one output group share: their test, vars and repeat."""
+    return case.test.index, json.dumps(case.vars, sort_keys=True, default=str), case.repeat
+
+
+def batches(stream: Iterable[Case]) -> Iterator[Case | list[Case]]:
+    """The case stream with each group of a test that compares outputs as one list (groups are contiguous)."""
+    pending: list[Case] = []
+    for case in stream:
+        if pending and group_key(pending[0]) != group_key(case):
+            yield pending
+            pending = []
+        if compares_outputs(case.test):
+            pending.append(case)
+        else:
+            yield case
+    if pending:
+        yield pending
 
 
 SELECT_BEST: Step[tuple[int, str]] = judge_step(
@@ -185,8 +270,6 @@ class SelectBest(_Judged):
     value_text = "the criteria"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        # imported here: it imports asyncio, and validate imports every assertion module
-        from evalrun.assertions.output_groups import CURRENT
         criteria = self.value_of(ctx)
         group = CURRENT.get()
         if group is None:
