@@ -68,8 +68,8 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
 
 
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
-    """The ERROR result of an assertion whose evaluation raised `e` (called in the `except` block): the message
-    as one short line, the whole of it in `details.error_detail`."""
+    """The ERROR result of an assertion that raised `e` (in the `except` block): one short line as the message,
+    the whole of it in `details.error_detail`."""
     from evalrun.errors import one_line
     details: dict[str, Any] = {}
     if isinstance(e, GraderError):

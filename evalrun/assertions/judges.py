@@ -217,38 +217,31 @@ class Toxicity(MastraJudge):
 
 
 _UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+_STR, _BOOL = {"type": "string"}, {"type": "boolean"}
+_STRS = {"type": "array", "items": _STR}
 _ALIGNMENT_SCHEMA = schemas.obj({
-    "intentAlignment": schemas.obj({"score": _UNIT, "primaryIntent": {"type": "string"},
-                                    "isAddressed": {"type": "boolean"}, "reasoning": {"type": "string"}}),
-    "requirementsFulfillment": schemas.obj({
-        "requirements": {"type": "array", "items": schemas.obj({
-            "requirement": {"type": "string"}, "isFulfilled": {"type": "boolean"}, "reasoning": {"type": "string"}})},
-        "overallScore": _UNIT}),
-    "completeness": schemas.obj({"score": _UNIT, "missingElements": {"type": "array", "items": {"type": "string"}},
-                                 "reasoning": {"type": "string"}}),
-    "responseAppropriateness": schemas.obj({"score": _UNIT, "formatAlignment": {"type": "boolean"},
-                                            "toneAlignment": {"type": "boolean"}, "reasoning": {"type": "string"}}),
-    "overallAssessment": {"type": "string"},
+    "intentAlignment": schemas.obj({"score": _UNIT, "primaryIntent": _STR, "isAddressed": _BOOL, "reasoning": _STR}),
+    "requirementsFulfillment": schemas.obj({"requirements": {"type": "array", "items": schemas.obj(
+        {"requirement": _STR, "isFulfilled": _BOOL, "reasoning": _STR})}, "overallScore": _UNIT}),
+    "completeness": schemas.obj({"score": _UNIT, "missingElements": _STRS, "reasoning": _STR}),
+    "responseAppropriateness": schemas.obj({"score": _UNIT, "formatAlignment": _BOOL, "toneAlignment": _BOOL,
+                                            "reasoning": _STR}),
+    "overallAssessment": _STR,
 })
 ALIGNMENT: Step[dict[str, Any]] = judge_step("judge", "alignment", lambda: _ALIGNMENT_SCHEMA, dict,
                                              ("user_prompt", "system_prompt", "output", "mode"), "alignment")
 
 UNITS: Step[tuple[list[str], list[str]]] = judge_step(
-    "extract", "similarity_units",
-    lambda: schemas.obj({"outputUnits": {"type": "array", "items": {"type": "string"}},
-                         "groundTruthUnits": {"type": "array", "items": {"type": "string"}}}),
+    "extract", "similarity_units", lambda: schemas.obj({"outputUnits": _STRS, "groundTruthUnits": _STRS}),
     lambda r: ([u for u in r["outputUnits"] if u.strip()], [u for u in r["groundTruthUnits"] if u.strip()]),
     ("output", "ground_truth"), "semantic units")
-_MATCH = schemas.obj({"groundTruthUnit": {"type": "string"}, "outputUnit": {"type": ["string", "null"]},
+_MATCH = schemas.obj({"groundTruthUnit": _STR, "outputUnit": {"type": ["string", "null"]},
                       "matchType": {"type": "string", "enum": ["exact", "semantic", "partial", "missing"]},
-                      "explanation": {"type": "string"}})
-_CONTRA = schemas.obj({"outputUnit": {"type": "string"}, "groundTruthUnit": {"type": "string"},
-                       "explanation": {"type": "string"}})
+                      "explanation": _STR})
+_CONTRA = schemas.obj({"outputUnit": _STR, "groundTruthUnit": _STR, "explanation": _STR})
 MATCHES: Step[dict[str, Any]] = judge_step(
-    "judge", "similarity_match",
-    lambda n: schemas.obj({"matches": schemas.exactly(n, _MATCH),
-                           "extraInOutput": {"type": "array", "items": {"type": "string"}},
-                           "contradictions": {"type": "array", "items": _CONTRA}}),
+    "judge", "similarity_match", lambda n: schemas.obj({"matches": schemas.exactly(n, _MATCH), "extraInOutput": _STRS,
+                                                        "contradictions": {"type": "array", "items": _CONTRA}}),
     dict, ("ground_truth_units", "output_units", "n_units"), "unit matches")
 
 

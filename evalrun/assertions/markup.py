@@ -64,10 +64,8 @@ def contains_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
     spans = xml_candidates(text)
     if not spans:
         return False, "No XML content found in the output"
-    for start, end in spans:
-        ok, _ = validate_xml(text[start:end], required)
-        if ok:
-            return True, "Output contains well-formed XML" + (" with all required elements" if required else "")
+    if any(validate_xml(text[start:end], required)[0] for start, end in spans):
+        return True, "Output contains well-formed XML" + (" with all required elements" if required else "")
     return False, "No valid XML content found matching the requirements"
 
 
