@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.assertions import model_graded
-from evalrun.assertions.named_metrics import compile_derived
+from evalrun.assertions.engine import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
