@@ -85,50 +85,31 @@ _OUTSIDE = {
 _INSIDE = {"d": "0-9", "w": _W}
 
 
+#: The tokens of a JavaScript pattern outside a character class (`\\k<name>`, an escape, `[^]`, `[]`, a class
+#: opening, `$`, a named group's opening, any other character) and inside one (an escape, any character).
+_TOKEN_OUTSIDE = re.compile(r"\\k<([^>]*)>|\\[\s\S]|\[\^\]|\[\]|\[\^?|\$|\(\?<(?![=!])|[\s\S]")
+_TOKEN_INSIDE = re.compile(r"\\[\s\S]|[\s\S]")
+_SPECIAL = {"[^]": r"[\s\S]", "[]": "(?!)", "$": r"\Z", "(?<": "(?P<"}
+
+
 def translate(pattern: str) -> str:
     """The Python `re` pattern equivalent to a JavaScript pattern."""
     out: list[str] = []
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            nxt = pattern[i + 1]
-            if nxt == "k" and not in_class and pattern.startswith("<", i + 2) and ">" in pattern[i + 3:]:
-                end = pattern.index(">", i + 3)
-                out.append(f"(?P={pattern[i + 3:end]})")
-                i = end + 1
-                continue
-            table = _INSIDE if in_class else _OUTSIDE
-            out.append(table.get(nxt, c + nxt))
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append("\\[" if c == "[" else c)
-        elif c == "[":
-            if pattern.startswith("[^]", i):
-                out.append(r"[\s\S]")
-                i += 3
-                continue
-            if pattern.startswith("[]", i):
-                out.append("(?!)")
-                i += 2
-                continue
-            in_class = True
-            out.append(c)
-            if pattern.startswith("[^", i):
-                out.append("^")
-                i += 1
-        elif c == "$":
-            out.append(r"\Z")
-        elif c == "(" and pattern.startswith("(?<", i) and pattern[i + 3:i + 4] not in ("=", "!"):
-            out.append("(?P<")
-            i += 3
-            continue
+    i, in_class = 0, False
+    while i < len(pattern):
+        m = (_TOKEN_INSIDE if in_class else _TOKEN_OUTSIDE).match(pattern, i)
+        assert m is not None  # the last alternative matches any character
+        token, i = m.group(0), m.end()
+        if not in_class and m.group(1) is not None:
+            out.append(f"(?P={m.group(1)})")
+        elif len(token) == 2 and token[0] == "\\":
+            out.append((_INSIDE if in_class else _OUTSIDE).get(token[1], token))
+        elif in_class:
+            in_class = token != "]"
+            out.append("\\[" if token == "[" else token)
         else:
-            out.append(c)
-        i += 1
+            in_class = token in ("[", "[^")
+            out.append(_SPECIAL.get(token, token))
     return "".join(out)
 
 
