@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion, mastra_input
@@ -50,7 +50,7 @@ RUBRIC: Step[tuple[bool, float, str]] = judge_step(
 class _Judged(GradedAssertion):
     requires_value = True
     config_keys = frozenset()
-    steps = ("judge",)
+    steps: ClassVar[tuple[str, ...]] = ("judge",)
 
 
 @register("factuality", "model-graded-factuality")
