@@ -65,8 +65,7 @@ class _ContextClaims(GradedAssertion):
             "claims": [{"text": c, "verdict": v.verdict, "reason": v.reason, "support": v.support,
                         "chunks": list(v.evidence) if v.verdict == "supported" else [],
                         "evidence": list(v.evidence)} for c, v in zip(claims, verdicts, strict=True)],
-            "context": chunks,
-        }
+            "context": chunks}
         if not claims:
             return self.score(True, None, f"output made no factual claims: {self.no_claims} (no score)", details,
                               trace)
@@ -301,15 +300,13 @@ class NoiseSensitivity(GradedAssertion):
         mode = str(ctx.config.get("mode", "relevant"))
         formula = str(ctx.config.get("formula", "default"))
         chunks = await self.labelled_chunks(ctx)
-        texts = [c.text for c in chunks]
         need_reference = any(c.relevant is None for c in chunks)
         grader, trace = self.grader_for(ctx)
         question = query_of(ctx, required=False)
         import asyncio  # here, not at import: `validate` imports every assertion module and never needs it
         claims, ref_claims = await asyncio.gather(
             grader.extract_claims(ctx.output, trace, question=question),
-            grader.extract_claims(truth, trace) if need_reference else asyncio.sleep(0, []),
-        )
+            grader.extract_claims(truth, trace) if need_reference else asyncio.sleep(0, []))
         details: dict[str, Any] = {"mode": mode, "formula": formula, "claims": []}
         if not claims:
             details["chunks"] = [{"text": c.text, "relevant": c.relevant} for c in chunks]
@@ -318,10 +315,9 @@ class NoiseSensitivity(GradedAssertion):
         n = len(claims)
         verdicts, matrix = await asyncio.gather(
             grader.verify(claims, [truth], trace, question=question),
-            grader.attribute([*claims, *ref_claims], texts, trace),
-        )
+            grader.attribute([*claims, *ref_claims], [c.text for c in chunks], trace))
         entails, ref_entails = matrix[:n], matrix[n:]
-        derived = scoring.chunk_relevance(ref_entails, len(texts))
+        derived = scoring.chunk_relevance(ref_entails, len(chunks))
         relevant = [c.relevant if c.relevant is not None else derived[k] for k, c in enumerate(chunks)]
         correct = [v.verdict == "supported" for v in verdicts]
         counted = scoring.noise_counted(correct, entails, relevant, mode, formula)
