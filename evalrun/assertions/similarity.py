@@ -31,27 +31,20 @@ def levenshtein(a: str, b: str) -> int:
 _CONTRACTIONS = [re.compile(rf"(?<!\w)({a})({b})(?!\w)", re.I) for a, b in (
     ("can", "not"), ("d", "'ye"), ("gim", "me"), ("gon", "na"), ("got", "ta"), ("lem", "me"), ("more", "'n"),
     ("'t", "is"), ("'t", "was"))] + [re.compile(r"(?<!\w)(wan)(na)(?= )", re.I)]
+#: js-rouge's treeBankTokenize, as (pattern, replacement) steps in order.
+_TREEBANK = [(re.compile(p), r) for p, r in (
+    (r'"', ' " '), (r"\.\.\.", " ... "), (r"[:,](?!\d)", r" \g<0> "), (r"[;@#$%&]", r" \g<0> "),
+    (r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)$", r"\1 \2\3 "), (r"[?!]", r" \g<0> "),
+    (r"[\]\[(){}<>]", r" \g<0> "), ("--", " -- "), (r"\A|\Z", " "), (r"([^'])' ", r"\1 ' "),
+    (r"'([sSmMdD]) ", r" '\1 "), (r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r" \1 "))] + [
+    (rx, r" \1 \2 ") for rx in _CONTRACTIONS]
 
 
 def treebank_tokenize(text: str) -> list[str]:
     """Penn Treebank-style tokens, as js-rouge's treeBankTokenize produces them for ordinary prose."""
     t = re.sub(r"\s+", " ", text).strip()
-    if not t:
-        return []
-    t = t.replace('"', ' " ')
-    t = t.replace("...", " ... ")
-    t = re.sub(r"[:,](?!\d)", r" \g<0> ", t)
-    t = re.sub(r"[;@#$%&]", r" \g<0> ", t)
-    t = re.sub(r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)$", r"\1 \2\3 ", t)
-    t = re.sub(r"[?!]", r" \g<0> ", t)
-    t = re.sub(r"[\]\[(){}<>]", r" \g<0> ", t)
-    t = t.replace("--", " -- ")
-    t = f" {t} "
-    t = re.sub(r"([^'])' ", r"\1 ' ", t)
-    t = re.sub(r"'([sSmMdD]) ", r" '\1 ", t)
-    t = re.sub(r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r" \1 ", t)
-    for rx in _CONTRACTIONS:
-        t = rx.sub(r" \1 \2 ", t)
+    for rx, replacement in _TREEBANK:
+        t = rx.sub(replacement, t)
     return t.split()
 
 
