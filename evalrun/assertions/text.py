@@ -34,32 +34,27 @@ def parse_csv_values(value: str) -> list[str]:
     and blanks between fields skipped), double-quoted fields keep commas and spaces (`\\"` and `""` escape a
     quote). The csv module differs on `\\"`, empty quoted fields and text after a closing quote."""
     out: list[str] = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and (value[i].isspace() or value[i] == ","):
-            i += 1
-        if i >= n:
-            break
-        if value[i] != '"':
-            j = value.find(",", i)
-            j = n if j < 0 else j
-            out.append(value[i:j].strip())
-            i = j
-            continue
-        m = _QUOTED.match(value, i)
+    i = 0
+    while True:
+        m = _FIELD.match(value, i)
         if m is None:
             raise ValueError(f"unterminated quoted field in {value!r}")
-        out.append(_ESCAPE.sub(lambda e: e.group(0)[1], m.group(1)))
+        quoted, plain = m.groups()
         i = m.end()
-        while i < n and value[i].isspace():
-            i += 1
-        if i < n and value[i] != ",":
-            raise ValueError(f"expected a comma after a quoted field in {value!r}")
-    return out
+        if quoted is not None:
+            out.append(_ESCAPE.sub(lambda e: e.group(0)[1], quoted))
+            if i < len(value) and value[i] != ",":
+                raise ValueError(f"expected a comma after a quoted field in {value!r}")
+        elif plain:
+            out.append(plain.strip())
+        else:
+            return out
 
 
-#: A quoted field: `\\"`, `\\\\` and `""` inside are escapes (promptfoo's parseQuotedField).
-_QUOTED = re.compile(r'"((?:\\["\\]|""|[^"])*+)"', re.S)  # possessive: an escape is never split
+#: A field after the commas and blanks before it: a quoted one (`\\"`, `\\\\` and `""` inside are escapes, as in
+#: promptfoo's parseQuotedField) and the blanks after it, or an unquoted one up to the next comma. Possessive
+#: quantifiers: an escape is never split, and a quote that does not close matches nothing.
+_FIELD = re.compile(r'[\s,]*+(?:"((?:\\["\\]|""|[^"])*+)"\s*|((?!")[^,]*))')
 _ESCAPE = re.compile(r'\\["\\]|""')
 
 
