@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
@@ -40,26 +41,23 @@ def extract_json_objects(text: str) -> list[Any]:
 
 
 def _lax_object(text: str, start: int) -> tuple[Any, int]:
-    """promptfoo's fallback: at each point where the braces balance (or the text ends, closing what is
-    open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
+    """promptfoo's fallback: the span up to where the braces balance (or, when the text ends first, all of it with
+    what is open closed) read as YAML, once; nothing when that is no mapping or list."""
     import yaml
-    opened, closed = 1, 0
-    end = min(len(text), start + 100_000)
-    for j in range(start + 1, end):
-        c = text[j]
-        opened += c == "{"
-        closed += c == "}"
-        if opened == closed or j + 1 == end:
-            span = text[start:j + 1] + "}" * (opened - closed)
-            try:
-                obj = yaml.safe_load(span)
-            except yaml.YAMLError:
-                obj = None
-            if isinstance(obj, (dict, list)):
-                return obj, j + 1
-            if opened == closed:
-                break
-    return None, start + 1
+    end, depth = min(len(text), start + 100_000), 1
+    for m in _BRACES.finditer(text, start + 1, end):
+        depth += 1 if m.group() == "{" else -1
+        if depth == 0:
+            end = m.end()
+            break
+    try:
+        obj = yaml.safe_load(text[start:end] + "}" * depth) if end > start + 1 else None
+    except yaml.YAMLError:
+        obj = None
+    return (obj, end) if isinstance(obj, (dict, list)) else (None, start + 1)
+
+
+_BRACES = re.compile(r"[{}]")
 
 
 class _SchemaBase(Assertion):
