@@ -188,8 +188,7 @@ class _ReferenceClaims(GradedAssertion):
         if not claims:
             raise AssertionRuntimeError(f"{self.spec.type}: the reference answer (`value`) makes no factual "
                                         "claims to attribute")
-        matrix = await grader.attribute(claims, chunks, trace)
-        return claims, chunks, matrix, trace
+        return claims, chunks, await grader.attribute(claims, chunks, trace), trace
 
 
 @register("context-recall")
