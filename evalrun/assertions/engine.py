@@ -1,6 +1,5 @@
-"""Specs -> handlers -> AssertionResults (transform, `not-`, weight, metric; an error is never inverted by `not-`),
-the `assert-set` type, and promptfoo's aggregation of results: per test (`combine`) and per named metric
-(`metric:` and `derivedMetrics`: mathjs-like arithmetic over the metrics' weighted totals and `__count`)."""
+"""Specs -> handlers -> AssertionResults (an error is never inverted by `not-`), `assert-set`, and promptfoo's
+aggregation of results per test (`combine`) and per named metric (`metric:`, `derivedMetrics`)."""
 
 from __future__ import annotations
 

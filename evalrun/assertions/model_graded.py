@@ -1,6 +1,5 @@
-"""promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval, select-best (the question
-is `vars.query`, else the rendered prompt) and classifier (a text classifier chosen by grading/classifiers.py), and
-the output groups select-best compares: a test's cases that differ only by provider and prompt, run together."""
+"""promptfoo's model-graded types (llm-rubric, factuality, model-graded-closedqa, g-eval, select-best, classifier)
+and select-best's output groups: the cases of a test that differ only by provider and prompt, run together."""
 
 from __future__ import annotations
 

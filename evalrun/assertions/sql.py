@@ -1,6 +1,5 @@
-"""is-sql and contains-sql: SQL parsed by sqlglot in the dialect of promptfoo's `databaseType`, refusing what
-node-sql-parser (promptfoo's parser) refuses, and the `allowedTables` / `allowedColumns` whitelists matched against
-node-sql-parser's authority strings (`select::null::orders`) built from sqlglot's tree."""
+"""is-sql and contains-sql: sqlglot parses in the `databaseType` dialect and refuses what promptfoo's node-sql-parser
+refuses; `allowedTables` / `allowedColumns` match node-sql-parser's authority strings (`select::null::orders`)."""
 
 from __future__ import annotations
 
