@@ -213,15 +213,10 @@ class ContainsAll(ContainsAny):
     every = True
 
 
-def _ignoring_case(cls: type[Contains | ContainsAny]) -> None:
-    """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
-    doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
-    twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "ignore_case": True, "__module__": __name__})
-    register("i" + cls.name)(twin)
-
-
-for _cls in (Contains, ContainsAny, ContainsAll):
-    _ignoring_case(_cls)
+for _cls in (Contains, ContainsAny, ContainsAll):  # icontains, icontains-any, icontains-all: the same, ignoring case
+    _doc = (_cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
+    register("i" + _cls.name)(type(f"I{_cls.__name__}", (_cls,), {"__doc__": _doc, "ignore_case": True,
+                                                                  "__module__": __name__}))
 
 
 @register("starts-with")
