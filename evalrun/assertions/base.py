@@ -111,8 +111,7 @@ class Assertion:
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
         if self.requires_value and spec.value is None:
-            raise self.error("a value is required", key="value",
-                             hint=f"give `value:` for {spec.full_type}")
+            raise self.error("a value is required", key="value", hint=f"give `value:` for {spec.full_type}")
         if not self.takes_value and spec.value is not None:
             raise self.error(f"{spec.type} takes no value", key="value",
                              hint="remove `value:` (see `evalrun list` for the keys this type reads)")

@@ -41,9 +41,7 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
 
 def _from_mapping(obj: dict[str, Any], threshold: float | None, language: str) -> Score:
     """A grading result, `pass`, `score` and `reason` all required (promptfoo); Python's threshold may fail it."""
-    if "pass" not in obj and "pass_" in obj:
-        obj = {**obj, "pass": obj["pass_"]}
-    passed, score, reason = obj.get("pass"), obj.get("score"), obj.get("reason")
+    passed, score, reason = obj.get("pass", obj.get("pass_")), obj.get("score"), obj.get("reason")
     if not isinstance(passed, bool) or isinstance(score, bool) or not isinstance(score, (int, float)) \
             or not isinstance(reason, str):
         raise AssertionRuntimeError(
