@@ -204,11 +204,11 @@ class OutputGroup:
                      compute: Callable[[list[tuple[str, str]]], Awaitable[Any]]) -> tuple[Any, bool]:
         """Add this case's output for assertion `key`, wait for the group, and return (the comparison's result,
         whether this case computed it). `compute(entries)` runs once per group and assertion."""
+        import asyncio
         slot = self._slots.setdefault(key, _Slot())
         slot.entries.append((case_id, output))
         self._check(slot)
         await slot.ready.wait()
-        import asyncio
         if slot.result is None:
             entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
             slot.result, slot.computed_by = asyncio.ensure_future(compute(entries)), case_id
