@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evalrun.assertions.named_metrics import MetricTotals, case_metrics, compile_derived
+from evalrun.assertions.engine import MetricTotals, case_metrics, compile_derived
 from evalrun.errors import ConfigError
 from evalrun.types import AssertionResult
 

@@ -32,12 +32,6 @@ def test_every_type_of_the_issue_is_registered_and_documented() -> None:
         assert "YAML keys" in d["details"], n
 
 
-def test_type_names_include_negations() -> None:
-    names = registry.type_names()
-    assert "contains" in names and "not-contains" in names and "not-assert-set" in names
-    assert not any(n.startswith("not-not-") for n in names)
-
-
 def test_register_rejects_not_prefix() -> None:
     from evalrun.assertions.base import Assertion
 
@@ -118,4 +112,4 @@ def test_get_imports_only_the_module_of_the_type() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('evalrun.assertions.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "evalrun.assertions.text" in out and "evalrun.assertions.rag" in out
-    assert "evalrun.assertions.similarity" not in out and "evalrun.assertions.classifier" not in out
+    assert "evalrun.assertions.similarity" not in out and "evalrun.assertions.markup" not in out

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalrun.assertions.sql import columns, judge_sql, parse_rules, tables
-from evalrun.assertions.sql_statements import statements
+from evalrun.assertions.sql import columns, judge_sql, parse_rules, statements, tables
 from tests.test_assertions_helpers import bad, run
 
 

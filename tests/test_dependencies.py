@@ -80,7 +80,7 @@ def _distributions(module: str) -> set[str]:
 def test_the_scan_sees_known_imports() -> None:
     found = third_party_imports()
     seen = {(m, f) for m, f, _ in found}
-    assert ("sqlglot", "evalrun/assertions/sql_statements.py") in seen   # a top-level import
+    assert ("sqlglot", "evalrun/assertions/sql.py") in seen   # a top-level import
     assert ("aiohttp", "evalrun/providers/http_.py") in seen             # a function-level one
     assert "yaml" in {m for m, _, _ in found} and _distributions("yaml") == {"pyyaml"}
     assert any(guarded for _, _, guarded in found)                        # ray's, orjson's

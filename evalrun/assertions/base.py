@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 
 class ItemError(ValueError):
-    """A bad item inside a list (or mapping) value: `path` names it below that value (`[1]`, `[1].relevant`), so
-    the config error points at the item's own line, not at the list's key."""
+    """A bad item in a list value; `path` (`[1].relevant`) lets the config error point at the item's own line."""
 
     def __init__(self, message: str, path: str) -> None:
         super().__init__(message)
@@ -79,7 +78,6 @@ class AssertionContext:
         }
 
     def embedder(self, spec: AssertionSpec) -> Any:
-        """The embedding model for this assertion (GraderError when none is configured)."""
         if self.get_embedder is None:
             from evalrun.errors import GraderError
             raise GraderError(f"{spec.type}: no embedding model in this context")
@@ -113,8 +111,7 @@ class Assertion:
     def __init__(self, spec: AssertionSpec) -> None:
         self.spec = spec
         if self.requires_value and spec.value is None:
-            raise self.error("a value is required", key="value",
-                             hint=f"give `value:` for {spec.full_type}")
+            raise self.error("a value is required", key="value", hint=f"give `value:` for {spec.full_type}")
         if not self.takes_value and spec.value is not None:
             raise self.error(f"{spec.type} takes no value", key="value",
                              hint="remove `value:` (see `evalrun list` for the keys this type reads)")
@@ -134,15 +131,14 @@ class Assertion:
         self.check()
 
     def compile(self, code: str, key: str, default_fn: str) -> UserCode:
-        """This assertion's user code at `key` over (output, context): Python, or JavaScript as promptfoo writes it
-        (a ConfigError when it does not compile)."""
+        """The user code at `key` over (output, context), Python or JavaScript; a ConfigError if it does not compile."""
         from evalrun.usercode import compile_code
         return compile_code(code, ("output", "context"), loc=self.spec.loc, key=self.key_path(key),
                             base_dir=self.base_dir, default_fn=default_fn)
 
     @property
     def base_dir(self) -> str:
-        """Directory that relative file:// references in this assertion resolve against."""
+        """The directory relative file:// references in this assertion resolve against."""
         import os
         return os.path.dirname(os.path.abspath(self.spec.loc.file)) if self.spec.loc and self.spec.loc.file else "."
 
@@ -177,11 +173,10 @@ class Assertion:
         return value
 
     def value_of(self, ctx: AssertionContext) -> Any:
-        """ctx.value parsed; a bad rendered value is an AssertionRuntimeError (the assertion is an ERROR)."""
         return self.parsed(ctx.value)
 
     def parsed(self, value: Any) -> Any:
-        """A rendered value parsed (see value_of)."""
+        """A rendered value parsed; a bad one is an AssertionRuntimeError (the assertion is an ERROR)."""
         if value is self.spec.value and "_static_value" in self.__dict__:  # not a template: parsed at load
             return self._static_value
         try:
@@ -242,10 +237,6 @@ def against(score: float, threshold: float, lower_is_better: bool = False) -> tu
 
 def _assertion_dict(spec: AssertionSpec) -> dict[str, Any]:
     """An assertion as promptfoo's `context.test.assert` lists it (the keys given)."""
-    out: dict[str, Any] = {"type": spec.full_type}
-    for key, value in (("value", spec.value), ("threshold", spec.threshold), ("metric", spec.metric)):
-        if value is not None:
-            out[key] = value
-    if spec.weight != 1.0:
-        out["weight"] = spec.weight
-    return out
+    out = {"type": spec.full_type, "value": spec.value, "threshold": spec.threshold, "metric": spec.metric,
+           "weight": None if spec.weight == 1.0 else spec.weight}
+    return {k: v for k, v in out.items() if v is not None}

@@ -29,15 +29,11 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
         return _from_mapping(result, threshold, language)
     if isinstance(result, float) and math.isnan(result):  # promptfoo: Python's an error, JavaScript's a number
         raise AssertionRuntimeError(f"{language} assertion returned NaN")  # a broken check never passes negated
-    if isinstance(result, (int, float)):
-        score = float(result)
-    else:
-        try:
-            score = float(str(result))
-        except ValueError:
-            raise AssertionRuntimeError(
-                f"{language} assertion must return a boolean, number, or {{pass, score, reason}}; "
-                f"got {type(result).__name__}: {str(result)[:200]}") from None
+    try:
+        score = float(result) if isinstance(result, (int, float)) else float(str(result))
+    except ValueError:
+        raise AssertionRuntimeError(f"{language} assertion must return a boolean, number, or {{pass, score, "
+                                    f"reason}}; got {type(result).__name__}: {str(result)[:200]}") from None
     passed = score > 0 if threshold is None else score >= threshold
     return Score(passed, score, f"{language} code returned {score:g}" +
                  (f" (threshold {threshold:g})" if threshold is not None else ""), keep_score_on_negate=True)
@@ -45,9 +41,7 @@ def normalize_result(result: Any, threshold: float | None, language: str) -> Sco
 
 def _from_mapping(obj: dict[str, Any], threshold: float | None, language: str) -> Score:
     """A grading result, `pass`, `score` and `reason` all required (promptfoo); Python's threshold may fail it."""
-    if "pass" not in obj and "pass_" in obj:
-        obj = {**obj, "pass": obj["pass_"]}
-    passed, score, reason = obj.get("pass"), obj.get("score"), obj.get("reason")
+    passed, score, reason = obj.get("pass", obj.get("pass_")), obj.get("score"), obj.get("reason")
     if not isinstance(passed, bool) or isinstance(score, bool) or not isinstance(score, (int, float)) \
             or not isinstance(reason, str):
         raise AssertionRuntimeError(
@@ -115,7 +109,6 @@ class Javascript(Assertion):
         if not isinstance(self.spec.value, str) or not self.spec.value.strip():
             raise self.error("javascript needs code as a non-empty string", key="value")
         from evalrun import jsnode
-        from evalrun.jsnode import check_syntax
         ref = self.spec.value.strip()
         if ref.startswith("file://"):  # a TypeScript file needs type stripping or tsx (evalrun/jsnode.py)
             path = ref[len("file://"):]
@@ -123,7 +116,7 @@ class Javascript(Assertion):
             if sep and "/" not in tail and jsnode.is_typescript(head):
                 path = head
             jsnode.require(Path(self.base_dir, path), loc=self.spec.loc, key=self.key_path("value"))
-        problem = check_syntax(self.spec.value)
+        problem = jsnode.check_syntax(self.spec.value)
         if problem:
             raise self.error(f"JavaScript code does not compile: {problem}", key="value",
                              hint="a one-line value is an expression (e.g. `output.length < 100`); "

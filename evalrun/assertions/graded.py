@@ -1,11 +1,11 @@
-"""The shared base of graded assertions (grader choice, `rubricPrompt` overrides, thresholds) and where they get
-their context chunks and query (`contextTransform`, `vars.context`, `vars.query`)."""
+"""The base of graded assertions (grader, `rubricPrompt` overrides, threshold) and their inputs: context chunks
+(`contextTransform`, `vars.context`) and the query."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalrun.assertions.base import Assertion, AssertionContext, ItemError, Score, against, is_template
@@ -35,8 +35,7 @@ def parse_chunks(value: Any, what: str) -> list[Chunk]:
     chunks = []
     for i, item in enumerate(value):
         if isinstance(item, str):
-            chunks.append(Chunk(item))
-            continue
+            item = {"text": item}
         if not isinstance(item, Mapping):
             raise ItemError(f"{what}[{i}] must be a string or an object with `text`, not {type(item).__name__}",
                             f"[{i}]")
@@ -46,11 +45,10 @@ def parse_chunks(value: Any, what: str) -> list[Chunk]:
         relevant = item.get("relevant")
         if relevant is not None and not isinstance(relevant, bool):
             raise ItemError(f"{what}[{i}].relevant must be true or false, not {relevant!r}", f"[{i}].relevant")
-        unknown = set(item) - {"text", "relevant"}
+        unknown = sorted(map(str, set(item) - {"text", "relevant"}))
         if unknown:
-            first = sorted(map(str, unknown))[0]
-            raise ItemError(f"{what}[{i}] has unknown key(s) {', '.join(sorted(map(str, unknown)))} "
-                            "(allowed: text, relevant)", f"[{i}].{first}")
+            raise ItemError(f"{what}[{i}] has unknown key(s) {', '.join(unknown)} (allowed: text, relevant)",
+                            f"[{i}].{unknown[0]}")
         chunks.append(Chunk(text, relevant))
     return chunks
 
@@ -101,8 +99,7 @@ class GradedAssertion(Assertion):
 
     graded = True
     steps: ClassVar[tuple[str, ...]] = ()
-    #: Step order of the list form of rubricPrompt (default: `steps`).
-    list_steps: ClassVar[tuple[str, ...]] = ()
+    list_steps: ClassVar[tuple[str, ...]] = ()  # the steps of a rubricPrompt list, in order (default: `steps`)
     #: Reads context: `contextTransform`, else the `context_vars`, or the `context_config` keys.
     uses_context: ClassVar[bool] = False
     context_vars: ClassVar[tuple[str, ...]] = ("context",)
@@ -130,10 +127,8 @@ class GradedAssertion(Assertion):
         """Every grader step this metric performs (pipeline steps named in `steps`, plus its judge step):
         `validate` checks the chosen grader supports each one before any call."""
         from evalrun.grading.steps import PIPELINE
-        found: list[Step[Any]] = [PIPELINE[n] for n in cls.steps if n in PIPELINE]
-        if cls.judge_step is not None:
-            found.append(cls.judge_step)
-        return tuple(found)
+        judge = () if cls.judge_step is None else (cls.judge_step,)
+        return tuple(PIPELINE[n] for n in cls.steps if n in PIPELINE) + judge
 
     #: What a required text `value` holds (e.g. "the reference answer"): then it must be a non-empty string.
     value_text: ClassVar[str | None] = None
@@ -217,12 +212,11 @@ class GradedAssertion(Assertion):
     def _read(self, template: str, key: str) -> str:
         if not template.startswith("file://"):
             return template
-        path = os.path.join(self.base_dir, template[len("file://"):])
+        path = Path(self.base_dir, template[len("file://"):])
         try:
-            with open(path, encoding="utf-8") as f:
-                return f.read()
+            return path.read_text(encoding="utf-8")
         except OSError as e:
-            raise self.error(f"cannot read rubricPrompt file {path!r}: {e.strerror}", key=key,
+            raise self.error(f"cannot read rubricPrompt file {str(path)!r}: {e.strerror}", key=key,
                              hint="paths are relative to the config file") from None
 
     def overrides(self, ctx: AssertionContext) -> dict[str, str]:

@@ -1,6 +1,5 @@
-"""Mastra's judge-style scorers (answer-relevancy, bias, toxicity, prompt-alignment, answer-similarity), their
-shared base, and Mastra's generateReason step: one more grader call, after the score, that writes "The score is
-X because ..." from the judgements (`config.generateReason: false` skips it)."""
+"""Mastra's judge-style scorers (answer-relevancy, bias, toxicity, prompt-alignment, answer-similarity), their base
+and Mastra's reason step (one more grader call after the score; `config.generateReason: false` skips it)."""
 
 from __future__ import annotations
 
@@ -218,48 +217,38 @@ class Toxicity(MastraJudge):
 
 
 _UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+_STR, _BOOL = {"type": "string"}, {"type": "boolean"}
+_STRS = {"type": "array", "items": _STR}
 _ALIGNMENT_SCHEMA = schemas.obj({
-    "intentAlignment": schemas.obj({"score": _UNIT, "primaryIntent": {"type": "string"},
-                                    "isAddressed": {"type": "boolean"}, "reasoning": {"type": "string"}}),
-    "requirementsFulfillment": schemas.obj({
-        "requirements": {"type": "array", "items": schemas.obj({
-            "requirement": {"type": "string"}, "isFulfilled": {"type": "boolean"}, "reasoning": {"type": "string"}})},
-        "overallScore": _UNIT}),
-    "completeness": schemas.obj({"score": _UNIT, "missingElements": {"type": "array", "items": {"type": "string"}},
-                                 "reasoning": {"type": "string"}}),
-    "responseAppropriateness": schemas.obj({"score": _UNIT, "formatAlignment": {"type": "boolean"},
-                                            "toneAlignment": {"type": "boolean"}, "reasoning": {"type": "string"}}),
-    "overallAssessment": {"type": "string"},
+    "intentAlignment": schemas.obj({"score": _UNIT, "primaryIntent": _STR, "isAddressed": _BOOL, "reasoning": _STR}),
+    "requirementsFulfillment": schemas.obj({"requirements": {"type": "array", "items": schemas.obj(
+        {"requirement": _STR, "isFulfilled": _BOOL, "reasoning": _STR})}, "overallScore": _UNIT}),
+    "completeness": schemas.obj({"score": _UNIT, "missingElements": _STRS, "reasoning": _STR}),
+    "responseAppropriateness": schemas.obj({"score": _UNIT, "formatAlignment": _BOOL, "toneAlignment": _BOOL,
+                                            "reasoning": _STR}),
+    "overallAssessment": _STR,
 })
 ALIGNMENT: Step[dict[str, Any]] = judge_step("judge", "alignment", lambda: _ALIGNMENT_SCHEMA, dict,
                                              ("user_prompt", "system_prompt", "output", "mode"), "alignment")
 
 UNITS: Step[tuple[list[str], list[str]]] = judge_step(
-    "extract", "similarity_units",
-    lambda: schemas.obj({"outputUnits": {"type": "array", "items": {"type": "string"}},
-                         "groundTruthUnits": {"type": "array", "items": {"type": "string"}}}),
+    "extract", "similarity_units", lambda: schemas.obj({"outputUnits": _STRS, "groundTruthUnits": _STRS}),
     lambda r: ([u for u in r["outputUnits"] if u.strip()], [u for u in r["groundTruthUnits"] if u.strip()]),
     ("output", "ground_truth"), "semantic units")
-_MATCH = schemas.obj({"groundTruthUnit": {"type": "string"}, "outputUnit": {"type": ["string", "null"]},
+_MATCH = schemas.obj({"groundTruthUnit": _STR, "outputUnit": {"type": ["string", "null"]},
                       "matchType": {"type": "string", "enum": ["exact", "semantic", "partial", "missing"]},
-                      "explanation": {"type": "string"}})
-_CONTRA = schemas.obj({"outputUnit": {"type": "string"}, "groundTruthUnit": {"type": "string"},
-                       "explanation": {"type": "string"}})
+                      "explanation": _STR})
+_CONTRA = schemas.obj({"outputUnit": _STR, "groundTruthUnit": _STR, "explanation": _STR})
 MATCHES: Step[dict[str, Any]] = judge_step(
-    "judge", "similarity_match",
-    lambda n: schemas.obj({"matches": schemas.exactly(n, _MATCH),
-                           "extraInOutput": {"type": "array", "items": {"type": "string"}},
-                           "contradictions": {"type": "array", "items": _CONTRA}}),
+    "judge", "similarity_match", lambda n: schemas.obj({"matches": schemas.exactly(n, _MATCH), "extraInOutput": _STRS,
+                                                        "contradictions": {"type": "array", "items": _CONTRA}}),
     dict, ("ground_truth_units", "output_units", "n_units"), "unit matches")
 
 
 def system_prompt(ctx: AssertionContext) -> str:
     """The system message(s) of a chat prompt (the rendered prompt as JSON messages), else ''."""
-    text = ctx.prompt.strip()
-    if not text.startswith("["):
-        return ""
     try:
-        messages = json.loads(text)
+        messages = json.loads(ctx.prompt)
     except ValueError:
         return ""
     if not isinstance(messages, list):
@@ -296,8 +285,7 @@ class PromptAlignment(MastraJudge):
         mode = ctx.config.get("evaluationMode", "both")
         user, system = mastra_input(ctx), system_prompt(ctx)
         if mode == "system" and not system:
-            raise AssertionRuntimeError("prompt-alignment evaluationMode: system needs a system message in the "
-                                        "prompt")
+            raise AssertionRuntimeError("prompt-alignment evaluationMode: system needs a system message in the prompt")
         if not ctx.output.strip():
             raise AssertionRuntimeError("prompt-alignment needs a non-empty output")
         _, trace = self.grader_for(ctx)
@@ -309,8 +297,7 @@ class PromptAlignment(MastraJudge):
                 float(a["completeness"]["score"]), float(a["responseAppropriateness"]["score"]))
         value = judge_scoring.prompt_alignment(*dims, mode=mode, scale=self.scale(ctx))
         what = ("intent {:.2f}, requirements {:.2f}, completeness {:.2f}, appropriateness {:.2f}".format(*dims))
-        return await self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace,
-                                 input_text=user)
+        return await self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace, input_text=user)
 
 
 _SIM_KEYS = ("semanticThreshold", "exactMatchBonus", "missingPenalty", "contradictionPenalty",

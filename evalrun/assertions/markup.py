@@ -12,7 +12,6 @@ from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.registry import register
 
 
-# ------------------------------------------------------------------ XML
 def _has_path(root: ET.Element, path: list[str]) -> bool:
     """`root.child.grandchild` (fast-xml-parser object paths): first segment is the root tag."""
     if not path or path[0] != root.tag:
@@ -29,11 +28,10 @@ def _has_path(root: ET.Element, path: list[str]) -> bool:
 
 
 def validate_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         return False, "Output is empty"
     try:
-        root = ET.fromstring(stripped)  # noqa: S314 - etree expands no external entities
+        root = ET.fromstring(text.strip())  # noqa: S314 - etree expands no external entities
     except ET.ParseError as e:
         return False, f"XML parsing failed: {e}"
     missing = [r for r in required or [] if not _has_path(root, r.split("."))]
@@ -66,10 +64,8 @@ def contains_xml(text: str, required: list[str] | None) -> tuple[bool, str]:
     spans = xml_candidates(text)
     if not spans:
         return False, "No XML content found in the output"
-    for start, end in spans:
-        ok, _ = validate_xml(text[start:end], required)
-        if ok:
-            return True, "Output contains well-formed XML" + (" with all required elements" if required else "")
+    if any(validate_xml(text[start:end], required)[0] for start, end in spans):
+        return True, "Output contains well-formed XML" + (" with all required elements" if required else "")
     return False, "No valid XML content found matching the requirements"
 
 
@@ -111,7 +107,6 @@ class ContainsXml(_XmlBase):
     judge = staticmethod(contains_xml)
 
 
-# ------------------------------------------------------------------ HTML
 HTML_ELEMENTS = frozenset("""
     html head title base link meta style body article section nav aside h1 h2 h3 h4 h5 h6 header footer address p
     hr pre blockquote ol ul li dl dt dd figure figcaption main div a em strong small s cite q dfn abbr ruby rt rp
@@ -121,8 +116,6 @@ HTML_ELEMENTS = frozenset("""
     details summary dialog menu slot template""".split())
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 _WRAPPERS = frozenset({"html", "head", "body"})
-
-
 _HEAD_CONTENT = frozenset({"base", "link", "meta", "noscript", "script", "style", "template", "title"})
 _FOREIGN = frozenset({"svg", "math"})
 
@@ -221,12 +214,6 @@ _HTML_SIGNALS = (
                    r"script|style|link|meta|br|hr)\b", re.I)))
 
 
-def contains_html(text: str) -> bool:
-    """promptfoo's indicator count: two or more HTML signals (tags, entities, doctype, attributes...)."""
-    tags = sum(bool(rx.search(text)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
-    return tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(text)) >= 2
-
-
 @register("is-html")
 class IsHtml(Assertion):
     """The whole output is an HTML document or fragment.
@@ -238,8 +225,7 @@ class IsHtml(Assertion):
     takes_value = False
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok, reason = validate_html(ctx.output)
-        return binary(ok, reason)
+        return binary(*validate_html(ctx.output))
 
 
 @register("contains-html")
@@ -252,5 +238,6 @@ class ContainsHtml(Assertion):
     takes_value = False
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ok = contains_html(ctx.output)
+        tags = sum(bool(rx.search(ctx.output)) for rx in _HTML_TAGS)  # an opening and a closing tag count 2
+        ok = tags + sum(w for w, rx in _HTML_SIGNALS if rx.search(ctx.output)) >= 2  # promptfoo's count
         return binary(ok, "Output contains HTML" if ok else "Output does not contain HTML")

@@ -1,18 +1,24 @@
-"""promptfoo's model-graded types: llm-rubric, factuality, model-graded-closedqa, g-eval and select-best (the
-question is `vars.query`, else the rendered prompt)."""
+"""promptfoo's model-graded types (llm-rubric, factuality, model-graded-closedqa, g-eval, select-best, classifier)
+and select-best's output groups: the cases of a test that differ only by provider and prompt, run together."""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.graded import GradedAssertion, mastra_input
 from evalrun.assertions.registry import register
-from evalrun.errors import AssertionRuntimeError
+from evalrun.errors import AssertionRuntimeError, ConfigError, GraderError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block, numbered
 from evalrun.grading.steps import Step, ask, judge_step
-from evalrun.types import GraderTrace
+from evalrun.types import AssertionSpec, Case, GraderTrace, TestSpec
+
+if TYPE_CHECKING:
+    import asyncio
 
 FACT_OPTIONS = {"A": "subset", "B": "superset", "C": "agree", "D": "disagree", "E": "differButFactual"}
 #: promptfoo's default score per factuality category (options.factuality overrides them).
@@ -43,6 +49,7 @@ RUBRIC: Step[tuple[bool, float, str]] = judge_step(
 class _Judged(GradedAssertion):
     requires_value = True
     config_keys = frozenset()
+    steps: ClassVar[tuple[str, ...]] = ("judge",)
 
 
 @register("factuality", "model-graded-factuality")
@@ -55,18 +62,16 @@ class Factuality(_Judged):
     >= `threshold` when given); 1 call;
     """
 
-    steps = ("judge",)
     judge_step = FACTUALITY
     value_hint = "give the reference answer, e.g. `value: Paris is the capital of France`"
     value_text = "the reference answer"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
         ideal = self.value_of(ctx)
-        weights = dict(FACT_SCORES)
         custom = ctx.case.test.options.get("factuality") or {}
         if not isinstance(custom, dict) or any(k not in FACT_SCORES for k in custom):
             raise AssertionRuntimeError("options.factuality takes " + ", ".join(FACT_SCORES))
-        weights.update({k: float(v) for k, v in custom.items()})
+        weights = {**FACT_SCORES, **{k: float(v) for k, v in custom.items()}}
         _, trace = self.grader_for(ctx)
         category, why = await self.step(ctx, FACTUALITY, {
             "input": block("QUESTION", mastra_input(ctx)), "ideal": block("EXPERT ANSWER", ideal),
@@ -84,7 +89,6 @@ class ClosedQA(_Judged):
     Score 1 or 0, 1 call. YAML keys: `value` (criterion, required);
     """
 
-    steps = ("judge",)
     judge_step = CLOSEDQA
     value_hint = "give the criterion, e.g. `value: mentions the refund policy`"
     value_text = "the criterion"
@@ -146,7 +150,6 @@ class LLMRubric(GradedAssertion):
 
     def parse(self, value: Any) -> str:
         if isinstance(value, (dict, list)):
-            import json
             return json.dumps(value, ensure_ascii=False)
         if value is None:
             return ""  # the custom rubricPrompt holds the rubric
@@ -166,6 +169,85 @@ class LLMRubric(GradedAssertion):
         return self.score(passed, score, reason, {"rubric": rubric}, trace)
 
 
+CURRENT: ContextVar[OutputGroup | None] = ContextVar("evalrun_output_group", default=None)
+
+
+class _Slot:
+    """One cross-output assertion (by its key path) within one group."""
+
+    def __init__(self) -> None:
+        import asyncio  # here: `validate` imports every assertion module and never needs the event loop
+        self.entries: list[tuple[str, str]] = []  # (case id, output), in submission order
+        self.ready = asyncio.Event()
+        self.result: asyncio.Future[Any] | None = None  # the comparison, started by the first case past `ready`
+        self.computed_by: str | None = None
+
+
+class OutputGroup:
+    def __init__(self, case_ids: Iterable[str]) -> None:
+        self.order = list(case_ids)  # promptfoo's order: provider x prompt
+        self._done: set[str] = set()
+        self._slots: dict[str, _Slot] = {}
+
+    def _check(self, slot: _Slot) -> None:
+        submitted = {cid for cid, _ in slot.entries}
+        if all(cid in submitted or cid in self._done for cid in self.order):
+            slot.ready.set()
+
+    def case_done(self, case_id: str) -> None:
+        """A case of the group ended (whatever its status)."""
+        self._done.add(case_id)
+        for slot in self._slots.values():
+            self._check(slot)
+
+    async def submit(self, key: str, case_id: str, output: str,
+                     compute: Callable[[list[tuple[str, str]]], Awaitable[Any]]) -> tuple[Any, bool]:
+        """Add this case's output for assertion `key`, wait for the group, and return (the comparison's result,
+        whether this case computed it). `compute(entries)` runs once per group and assertion."""
+        import asyncio
+        slot = self._slots.setdefault(key, _Slot())
+        slot.entries.append((case_id, output))
+        self._check(slot)
+        await slot.ready.wait()
+        if slot.result is None:
+            entries = sorted(slot.entries, key=lambda e: self.order.index(e[0]))
+            slot.result, slot.computed_by = asyncio.ensure_future(compute(entries)), case_id
+        # every member of the group gets the same result or error; shielded: one member's cancellation ends no other's
+        return await asyncio.shield(slot.result), slot.computed_by == case_id
+
+
+def compares_outputs(test: TestSpec) -> bool:
+    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
+    return _any_compares(test.asserts)
+
+
+def _any_compares(specs: Iterable[AssertionSpec]) -> bool:
+    for s in specs:  # a plain loop: this runs once per case
+        if getattr(s.handler, "compares_outputs", False) or (s.children and _any_compares(s.children)):
+            return True
+    return False
+
+
+def group_key(case: Case) -> tuple[int, str, int]:
+    """What the cases of one output group share: their test, vars and repeat."""
+    return case.test.index, json.dumps(case.vars, sort_keys=True, default=str), case.repeat
+
+
+def batches(stream: Iterable[Case]) -> Iterator[Case | list[Case]]:
+    """The case stream with each group of a test that compares outputs as one list (groups are contiguous)."""
+    pending: list[Case] = []
+    for case in stream:
+        if pending and group_key(pending[0]) != group_key(case):
+            yield pending
+            pending = []
+        if compares_outputs(case.test):
+            pending.append(case)
+        else:
+            yield case
+    if pending:
+        yield pending
+
+
 SELECT_BEST: Step[tuple[int, str]] = judge_step(
     "judge", "select_best",
     lambda n: schemas.obj({"best": {"type": "integer", "minimum": 0, "maximum": n - 1},
@@ -174,24 +256,19 @@ SELECT_BEST: Step[tuple[int, str]] = judge_step(
 
 
 @register("select-best")
-class SelectBest(GradedAssertion):
+class SelectBest(_Judged):
     """The best of the test's outputs across providers and prompts, by the criteria in `value`, passes.
 
     Score 1 for the chosen output, 0 for the others; one grader call per group of outputs (needs at least 2
     outputs and an LLM grader). YAML keys: `value` (criteria, required);
     """
 
-    requires_value = True
     compares_outputs = True
-    config_keys = frozenset()
-    steps = ("judge",)
     judge_step = SELECT_BEST
     value_hint = "give the criteria, e.g. `value: the most concise correct answer`"
     value_text = "the criteria"
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        # imported here: it imports asyncio, and validate imports every assertion module
-        from evalrun.assertions.output_groups import CURRENT
         criteria = self.value_of(ctx)
         group = CURRENT.get()
         if group is None:
@@ -218,3 +295,60 @@ class SelectBest(GradedAssertion):
         reason = (f"chosen as the best of {len(ids)} outputs: {why}" if passed
                   else f"output {best} of {len(ids)} was chosen instead: {why}")
         return self.score(passed, 1.0 if passed else 0.0, reason, {"chosen": best, "position": mine}, trace)
+
+
+EPSILON = 2.220446049250313e-16  # JavaScript's Number.EPSILON, as promptfoo compares
+
+
+@register("classifier")
+class Classifier(Assertion):
+    """promptfoo's classifier: a classification model's score for class `value` must be >= `threshold`.
+
+    Without `value`, the highest class score counts. YAML keys: `value` (optional): the expected class label, as
+    the model names it (e.g. `POSITIVE`, `toxic`); `threshold` (default 1, as in promptfoo: set it, e.g. 0.5);
+    `provider`: the classifier, e.g. `huggingface:text-classification:distilbert-base-uncased-finetuned-sst-2-english`
+    (`config: {apiEndpoint, apiKey}`), `huggingface:token-classification:MODEL`, or `file://classify.py` with
+    `call_classification_api(prompt, options)`; else the test's `options.provider.classification`. Score = that
+    class's score (0 when the class is absent); `not-` passes below the threshold and reports 1 - score. One
+    classification request, no grader call.
+    """
+
+    default_threshold = 1.0
+    config_keys = frozenset()
+    value_hint = "give the expected class label as a string, or omit `value` to use the highest class score"
+
+    def parse(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError('"classifier" assertion type must have a string value or be undefined')
+        return value
+
+    def check(self) -> None:
+        super().check()
+        from evalrun.grading.classifiers import candidate, check_config
+        try:  # the assertion's own provider must be a classifier (a typo is a config error at load time)
+            found = candidate(self.spec.provider, self.base_dir, own=True)
+            if found is not None:
+                check_config(found)
+        except ConfigError as e:
+            raise self.error(e.message, key="provider", hint=e.hint) from None
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        from evalrun.grading import classifiers
+        expected = self.value_of(ctx)
+        found = classifiers.classifier_spec(self.spec, ctx.case.test, self.base_dir)
+        if found is None:
+            raise GraderError(f"classifier needs a classification provider and none is configured; "
+                              f"{classifiers.HINT}")
+        scores = await classifiers.classify(found, ctx.output)
+        if not scores:
+            raise GraderError(f"{found.id}: no classification scores returned")
+        score = max(scores.values()) if expected is None else scores.get(expected, 0.0)
+        thr = self.threshold or 0.0
+        passed = score >= thr - EPSILON
+        subject = "Maximum classification score" if expected is None else f"Classification {expected} has score"
+        reason = f"{subject} {score:.2f} {'>=' if passed else '<'} {thr:g}"
+        if expected is not None and expected not in scores:
+            reason += f" (the classifier returned no class {expected!r}; its classes: {', '.join(sorted(scores))})"
+        return Score(passed, score, reason, {"classifier": found.id, "classification": scores})

@@ -13,6 +13,7 @@ from evalrun.errors import ConfigError
 
 A = TypeVar("A", bound=type[Assertion])
 
+
 class DuplicateTypeError(ValueError):
     """Two handlers claim one type name (an internal error for built-ins; plugins get a ConfigError)."""
 
@@ -34,17 +35,14 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.similarity": ("answer-relevance", "bleu", "completeness", "content-similarity",
         "keyword-coverage", "levenshtein", "rouge-n", "similar", "similar:cosine", "similar:dot", "similar:euclidean",
         "textual-difference", "tone-consistency"),
-    "evalrun.assertions.meta": ("cost", "finish-reason", "latency"),
     "evalrun.assertions.code": ("javascript", "python"),
     "evalrun.assertions.engine": ("assert-set",),
     "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
-        "faithfulness", "hallucination"),
-    "evalrun.assertions.noise": ("noise-robustness", "noise-sensitivity"),
-    "evalrun.assertions.tools": ("tool-call-accuracy",),
+        "faithfulness", "hallucination", "noise-robustness", "noise-sensitivity"),
+    "evalrun.assertions.response": ("cost", "finish-reason", "latency", "tool-call-accuracy"),
     "evalrun.assertions.judges": ("answer-relevancy", "answer-similarity", "bias", "prompt-alignment", "toxicity"),
-    "evalrun.assertions.model_graded": ("factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
+    "evalrun.assertions.model_graded": ("classifier", "factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
         "model-graded-factuality", "select-best"),
-    "evalrun.assertions.classifier": ("classifier",),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
 _MODULE_OF = {name: module for module, names in BUILTIN_TYPES.items() for name in names}
@@ -132,12 +130,6 @@ def get(name: str) -> type[Assertion] | None:
 def names() -> list[str]:
     """All registered type names, sorted (without `not-` forms)."""
     return sorted(load_all())
-
-
-def type_names(*, negated: bool = True) -> list[str]:
-    """Every accepted `type:` string (with the `not-` forms): the config schema's type enum."""
-    base = names()
-    return base + [f"not-{n}" for n in base] if negated else base
 
 
 def describe(name: str) -> dict[str, Any]:

@@ -1,6 +1,5 @@
-"""Similarity of the output to a reference: promptfoo's levenshtein, rouge-n, bleu and embedding metrics (similar,
-answer-relevance: one embedding request each), and Mastra's deterministic scorers (content-similarity,
-textual-difference, keyword-coverage, completeness, tone-consistency; formulas in grading/scoring/)."""
+"""Similarity of the output to a reference: promptfoo's levenshtein, rouge-n, bleu, similar and answer-relevance,
+and Mastra's deterministic text scorers (their formulas in grading/scoring/)."""
 
 from __future__ import annotations
 
@@ -29,45 +28,28 @@ def levenshtein(a: str, b: str) -> int:
     return edits.distance(a, b)
 
 
-# ------------------------------------------------------------------ tokenizers
 _CONTRACTIONS = [re.compile(rf"(?<!\w)({a})({b})(?!\w)", re.I) for a, b in (
     ("can", "not"), ("d", "'ye"), ("gim", "me"), ("gon", "na"), ("got", "ta"), ("lem", "me"), ("more", "'n"),
     ("'t", "is"), ("'t", "was"))] + [re.compile(r"(?<!\w)(wan)(na)(?= )", re.I)]
+#: js-rouge's treeBankTokenize, as (pattern, replacement) steps in order.
+_TREEBANK = [(re.compile(p), r) for p, r in (
+    (r'"', ' " '), (r"\.\.\.", " ... "), (r"[:,](?!\d)", r" \g<0> "), (r"[;@#$%&]", r" \g<0> "),
+    (r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)$", r"\1 \2\3 "), (r"[?!]", r" \g<0> "),
+    (r"[\]\[(){}<>]", r" \g<0> "), ("--", " -- "), (r"\A|\Z", " "), (r"([^'])' ", r"\1 ' "),
+    (r"'([sSmMdD]) ", r" '\1 "), (r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r" \1 "))] + [
+    (rx, r" \1 \2 ") for rx in _CONTRACTIONS]
 
 
 def treebank_tokenize(text: str) -> list[str]:
     """Penn Treebank-style tokens, as js-rouge's treeBankTokenize produces them for ordinary prose."""
     t = re.sub(r"\s+", " ", text).strip()
-    if not t:
-        return []
-    t = t.replace('"', ' " ')
-    t = t.replace("...", " ... ")
-    t = re.sub(r"[:,](?!\d)", r" \g<0> ", t)
-    t = re.sub(r"[;@#$%&]", r" \g<0> ", t)
-    t = re.sub(r"([^.])(?<!\b[A-Za-z]\.[A-Za-z])(\.)([\])}>'\s]*)$", r"\1 \2\3 ", t)
-    t = re.sub(r"[?!]", r" \g<0> ", t)
-    t = re.sub(r"[\]\[(){}<>]", r" \g<0> ", t)
-    t = t.replace("--", " -- ")
-    t = f" {t} "
-    t = re.sub(r"([^'])' ", r"\1 ' ", t)
-    t = re.sub(r"'([sSmMdD]) ", r" '\1 ", t)
-    t = re.sub(r"('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", r" \1 ", t)
-    for rx in _CONTRACTIONS:
-        t = rx.sub(r" \1 \2 ", t)
+    for rx, replacement in _TREEBANK:
+        t = rx.sub(replacement, t)
     return t.split()
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
-
-
-def f_measure(p: float, r: float) -> float:
-    """F1 of precision and recall (js-rouge's fMeasure with beta 1)."""
-    if p == r:
-        return p
-    if p == 0 or r == 0:
-        return 0.0
-    return 2 * p * r / (p + r)
 
 
 def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
@@ -76,11 +58,11 @@ def rouge_n(candidate: str, reference: str, n: int = 1) -> float:
     if len(cand) < n or len(ref) < n:
         return 0.0
     cg, rg = _ngrams(cand, n), _ngrams(ref, n)
-    rc = Counter(rg)
-    overlap = sum(min(c, rc[g]) for g, c in Counter(cg).items())
+    overlap = (Counter(cg) & Counter(rg)).total()  # clipped counts
     if overlap == 0:
         return 0.0
-    return f_measure(overlap / len(cg), overlap / len(rg))
+    p, r = overlap / len(cg), overlap / len(rg)
+    return p if p == r else 2 * p * r / (p + r)  # js-rouge's fMeasure (beta 1)
 
 
 def bleu(candidate: str, references: Sequence[str], weights: Sequence[float] = (0.25,) * 4) -> float:
@@ -89,22 +71,13 @@ def bleu(candidate: str, references: Sequence[str], weights: Sequence[float] = (
         return 0.0
     cand = candidate.lower().strip().split()
     refs = [r.lower().strip().split() for r in references]
-    closest = refs[0].__len__()
-    for r in refs[1:]:
-        d, dp = abs(len(r) - len(cand)), abs(closest - len(cand))
-        if d < dp or (d == dp and len(r) < closest):
-            closest = len(r)
+    closest = min((len(r) for r in refs), key=lambda k: (abs(k - len(cand)), k))  # ties: the shorter
     usable: list[tuple[float, float]] = []
     for n in range(1, 5):
         cg = _ngrams(cand, n)
-        if not cg:
-            continue
-        counts = Counter(cg)
-        best = 0
-        for r in refs:
-            rc = Counter(_ngrams(r, n))
-            best = max(best, sum(min(c, rc[g]) for g, c in counts.items()))
-        usable.append((best / len(cg), weights[n - 1]))
+        if cg:
+            best = max((Counter(cg) & Counter(_ngrams(r, n))).total() for r in refs)
+            usable.append((best / len(cg), weights[n - 1]))
     bp = 1.0 if len(cand) > closest else math.exp(1 - closest / len(cand))
     wsum = sum(w for _, w in usable)
     if wsum == 0:
@@ -112,18 +85,30 @@ def bleu(candidate: str, references: Sequence[str], weights: Sequence[float] = (
     return bp * math.exp(sum(w / wsum * math.log(p if p else 1e-7) for p, w in usable))
 
 
-# ------------------------------------------------------------------ handlers
-class _StringRef(Assertion):
-    requires_value = True
+class _Reference(Assertion):
+    """Shared base: the output against the reference string `value`; `measure`'s score passes at >= threshold."""
 
-    def parse(self, value: Any) -> str:
+    requires_value = True
+    label: ClassVar[str] = ""
+    digits: ClassVar[int] = 2
+
+    def parse(self, value: Any) -> Any:
         if not isinstance(value, str):
             raise ValueError(f"{self.spec.type} needs a string value, got {value!r}")
         return value
 
+    def measure(self, output: str, reference: Any) -> float:
+        raise NotImplementedError
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        s = self.measure(ctx.output, self.value_of(ctx))
+        t = self.threshold or 0.0  # never None: every subclass has a default_threshold
+        ok = s >= t
+        return Score(ok, s, f"{self.label} score {s:.{self.digits}f} is {'>=' if ok else '<'} threshold {t:g}")
+
 
 @register("levenshtein")
-class Levenshtein(_StringRef):
+class Levenshtein(_Reference):
     """Edit distance between output and `value` is at most `threshold`.
 
     YAML keys: `value` (required): the reference string; `threshold`: maximum distance (default 5).
@@ -133,15 +118,14 @@ class Levenshtein(_StringRef):
     default_threshold = 5
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ref = self.value_of(ctx)
-        d = levenshtein(ctx.output, ref)
-        limit = self.threshold if self.threshold is not None else 5
+        d = levenshtein(ctx.output, self.value_of(ctx))
+        limit = self.threshold or 0.0
         ok = d <= limit
         return binary(ok, f"Levenshtein distance {d} is {'<=' if ok else '>'} threshold {limit:g}", distance=d)
 
 
 @register("rouge-n")
-class RougeN(_StringRef):
+class RougeN(_Reference):
     """ROUGE-1 F-score between output and `value` (lowercased, treebank tokens) is >= `threshold`.
 
     YAML keys: `value` (required): the reference string; `threshold` (default 0.75). Score = the ROUGE score
@@ -149,24 +133,22 @@ class RougeN(_StringRef):
     """
 
     default_threshold = 0.75
-
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        s = rouge_n(ctx.output, self.value_of(ctx))
-        t = self.threshold if self.threshold is not None else 0.75
-        ok = s >= t
-        return Score(ok, s, f"ROUGE-N score {s:.2f} is {'>=' if ok else '<'} threshold {t:g}")
+    label = "ROUGE-N"
+    measure = staticmethod(rouge_n)  # type: ignore[assignment]
 
 
 @register("bleu")
-class Bleu(Assertion):
+class Bleu(_Reference):
     """BLEU-4 score of output against `value` (one reference or a list) is >= `threshold`.
 
     YAML keys: `value` (required): a reference string or a list of them; `threshold` (default 0.5).
     Whitespace tokens, lowercased. Score = the BLEU score (`not-` reports 1 - score).
     """
 
-    requires_value = True
     default_threshold = 0.5
+    label = "BLEU"
+    digits = 4
+    measure = staticmethod(bleu)  # type: ignore[assignment]
 
     def parse(self, value: Any) -> list[str]:
         if isinstance(value, str):
@@ -175,14 +157,7 @@ class Bleu(Assertion):
             return value
         raise ValueError(f"bleu needs a string or a non-empty list of strings, got {value!r}")
 
-    async def evaluate(self, ctx: AssertionContext) -> Score:
-        s = bleu(ctx.output, self.value_of(ctx))
-        t = self.threshold if self.threshold is not None else 0.5
-        ok = s >= t
-        return Score(ok, s, f"BLEU score {s:.4f} is {'>=' if ok else '<'} threshold {t:g}")
 
-
-# ------------------------------------------------------------------ embeddings
 N_QUESTIONS = 3
 
 
@@ -211,15 +186,13 @@ class _Similar(Assertion):
         values = self.value_of(ctx)
         embedder = ctx.embedder(self.spec)
         vectors = await embedder.embed([ctx.output, *values])
-        thr = float(self.threshold if self.threshold is not None else 0.75)
+        thr = self.threshold or 0.0
         results = [judge_scoring.similar(vectors[0], v, self.metric, thr) for v in vectors[1:]]
-        best = max(range(len(results)), key=lambda i: results[i][1])
-        passed = any(r[0] for r in results)
-        ok, score, raw = results[next((i for i, r in enumerate(results) if r[0]), best)]
+        ok, score, raw = next((r for r in results if r[0]), max(results, key=lambda r: r[1]))
         what = "distance" if self.metric == "euclidean" else f"{self.metric} similarity"
         op = ("<=" if ok else ">") if self.metric == "euclidean" else (">=" if ok else "<")
         which = f" (closest of {len(values)} values)" if len(values) > 1 else ""
-        return Score(passed, score, f"{what} {raw:.3f} {op} threshold {thr:g}{which}",
+        return Score(ok, score, f"{what} {raw:.3f} {op} threshold {thr:g}{which}",
                      {"embedder": embedder.id, "metric": self.metric, "raw": raw})
 
 
@@ -264,7 +237,6 @@ class AnswerRelevance(GradedAssertion):
                           f"{comparison}", {"questions": questions, "embedder": embedder.id}, trace)
 
 
-# ------------------------------------------------------------------ Mastra's text scorers
 class ScaledScorer(Assertion):
     """Shared base: `config.scale`, the reference text, a threshold in the scorer's scale."""
 
@@ -273,14 +245,14 @@ class ScaledScorer(Assertion):
     @classmethod
     def common_keys(cls) -> str:
         return "`config.scale` (default 1); `threshold` (default 0.5 x scale)."
-    #: The `value` is the text compared with the output (else Mastra's input).
+
     value_hint = "give the reference text as a string, or omit value to compare with vars.query / the prompt"
 
     def check(self) -> None:
         super().check()
         self.check_numbers(self.spec.config, ["scale"])
-        for key in self.spec.config:
-            if key in ("ignoreCase", "ignoreWhitespace") and not isinstance(self.spec.config[key], bool):
+        for key in ("ignoreCase", "ignoreWhitespace"):
+            if not isinstance(self.spec.config.get(key, True), bool):
                 raise self.error(f"config.{key} must be true or false", key=f"config.{key}")
 
     def parse(self, value: Any) -> str | None:
@@ -297,7 +269,7 @@ class ScaledScorer(Assertion):
     def scaled(self, ctx: AssertionContext, raw: float, what: str, details: dict[str, Any]) -> Score:
         scale = float(ctx.config.get("scale", 1))
         score = raw * scale
-        passed, comparison = against(score, self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        passed, comparison = against(score, 0.5 * scale if self.spec.threshold is None else self.spec.threshold)
         return Score(passed, score, f"{what}: {comparison}", {**details, "scale": scale})
 
 
@@ -372,12 +344,8 @@ class ToneConsistency(ScaledScorer):
     YAML keys: `value` (reference text whose tone the output should match; optional);
     """
 
-    def reference(self, ctx: AssertionContext) -> str:
-        value = self.value_of(ctx)
-        return value or ""
-
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        ref = self.reference(ctx)
+        ref = self.value_of(ctx) or ""
         t = text_scoring.tone_consistency(ctx.output, ref or None)
         if ref:
             details = {"responseSentiment": t.response, "referenceSentiment": t.reference,

@@ -1,18 +1,149 @@
-"""is-sql and contains-sql with promptfoo's `databaseType`, `allowedTables` and `allowedColumns`: whitelist entries
-are matched against node-sql-parser's authority strings (`select::null::orders`), built from sqlglot's tree."""
+"""is-sql and contains-sql: sqlglot parses in the `databaseType` dialect and refuses what promptfoo's node-sql-parser
+refuses; `allowedTables` / `allowedColumns` match node-sql-parser's authority strings (`select::null::orders`)."""
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
+from sqlglot.tokens import Token, TokenType
 
 from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
-from evalrun.assertions.sql_statements import DIALECTS, SqlSyntaxError, likely_missing_comma, statements
+
+#: node-sql-parser's databases, as promptfoo spells `databaseType` (matched ignoring case) -> sqlglot dialect. Db2,
+#: FlinkSQL and Noql have no sqlglot dialect: they are read with sqlglot's generic SQL.
+DIALECTS = {"MySQL": "mysql", "MariaDB": "mysql", "PostgreSQL": "postgres", "Sqlite": "sqlite", "TransactSQL": "tsql",
+            "BigQuery": "bigquery", "Snowflake": "snowflake", "Redshift": "redshift", "Hive": "hive",
+            "Athena": "athena", "Trino": "trino", "Db2": "", "FlinkSQL": "", "Noql": ""}
+#: Statement kinds node-sql-parser parses (an expression sqlglot reads as a whole "statement" is not one).
+_STATEMENTS = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable,
+               exp.Use, exp.Show, exp.Describe, exp.Set, exp.Grant, exp.Revoke, exp.Merge, exp.Transaction,
+               exp.Commit, exp.Rollback)
+_QUERY_STARTS = {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN, TokenType.VALUES, TokenType.TABLE}
+#: A comma followed by these ends no list (sqlglot accepts `SELECT a, FROM t` and `VALUES (1,)`).
+_NOT_AFTER_COMMA = {TokenType.COMMA, TokenType.FROM, TokenType.R_PAREN, TokenType.SEMICOLON}
+#: A statement cannot end on these words (sqlglot accepts `JOIN u ON`, `FROM t AS`, `UPDATE t SET`).
+_DANGLING = {"ON", "AS", "SET", "AND", "OR", "JOIN", "FROM", "WHERE", "BY", "INTO", "USING"}
+#: Dialects without three-part `catalog.schema.table` names (sqlglot reads them in every dialect).
+_TWO_PART_NAMES = {"mysql", "sqlite"}
+
+logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its "falling back to a Command" notice is our verdict
+
+
+class SqlSyntaxError(ValueError):
+    """The text is not valid SQL in the dialect (the message says where or why)."""
+
+
+def _tokenize(sql: str, dialect: str) -> list[Token]:
+    try:
+        return list(Dialect.get_or_raise(dialect).tokenize(sql))
+    except TokenError as e:
+        raise SqlSyntaxError(f"cannot tokenize: {_first_line(e)}") from None
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def statements(sql: str, dialect: str) -> list[exp.Expr]:
+    """The statements of `sql` (`;`-separated), or SqlSyntaxError."""
+    tokens = _tokenize(sql, dialect)
+    for i, tok in enumerate(tokens):
+        if tok.token_type == TokenType.COMMA and (i + 1 == len(tokens) or tokens[i + 1].token_type
+                                                   in _NOT_AFTER_COMMA):
+            raise SqlSyntaxError(f"misplaced comma at line {tok.line}, column {tok.col}")
+    try:
+        parser = Dialect.get_or_raise(dialect).parser(error_level=ErrorLevel.RAISE)
+        trees = [t for t in parser.parse(tokens, sql) if t is not None]
+    except ParseError as e:
+        raise SqlSyntaxError(_first_line(e)) from None
+    chunks = _split(tokens)
+    if not trees or len(trees) != len(chunks):
+        raise SqlSyntaxError("no statement" if not trees else "cannot split the statements")
+    for tree, chunk in zip(trees, chunks, strict=True):
+        problem = _problem(tree, chunk, dialect)
+        if problem:
+            raise SqlSyntaxError(problem)
+    return trees
+
+
+def _split(tokens: list[Token]) -> list[list[Token]]:
+    """The tokens of each `;`-separated statement (as sqlglot splits them)."""
+    return [list(g) for semi, g in groupby(tokens, lambda t: t.token_type == TokenType.SEMICOLON) if not semi]
+
+
+def _problem(tree: exp.Expr, tokens: list[Token], dialect: str) -> str | None:
+    """Why a statement sqlglot read is still not SQL (as node-sql-parser judges it), or None."""
+    first, last = tokens[0], tokens[-1]
+    words = [t.text.upper() for t in tokens]
+    if isinstance(tree, exp.Command):  # sqlglot did not parse it; node-sql-parser parses CALL name
+        return None if tree.name.upper() == "CALL" else f"unsupported or invalid {tree.name.upper()} statement"
+    if not isinstance(tree, _STATEMENTS):
+        return f"{first.text!r} starts no SQL statement"
+    if isinstance(tree, exp.Query) and first.token_type not in _QUERY_STARTS:
+        return f"a query cannot start with {first.text!r}"
+    if last.token_type not in (TokenType.STRING, TokenType.IDENTIFIER) and words[-1] in _DANGLING and not isinstance(tree, exp.Set):
+        return f"the statement ends on {last.text!r}"
+    if any(not s.expressions for s in tree.find_all(exp.Select)):
+        return "SELECT without a column list"
+    if any(not any(g.args.values()) for g in tree.find_all(exp.Group)):
+        return "GROUP BY without an expression"
+    if any(not (i.expressions or i.args.get("query") or i.args.get("unnest") or i.args.get("field"))
+           for i in tree.find_all(exp.In)):
+        return "IN () without a value"
+    if isinstance(tree, exp.Insert) and tree.args.get("expression") is None:
+        return "INSERT without VALUES, SELECT or SET"
+    if isinstance(tree, exp.Update) and not tree.expressions:
+        return "UPDATE without SET assignments"
+    if isinstance(tree, exp.Delete) and not isinstance(tree.this, exp.Table):  # sqlglot reads `DELETE t WHERE`
+        return "DELETE without FROM"
+    if isinstance(tree, exp.Describe) and isinstance(tree.this, exp.Table) and words[0] == "EXPLAIN":
+        return "EXPLAIN takes a query (DESCRIBE takes a table)"
+    if isinstance(tree, exp.Commit) and len(words) > 2:
+        return "COMMIT takes no argument"
+    if isinstance(tree, exp.Use) and (tree.this is None or tree.this.args.get("alias")
+                                      or tree.this.find(exp.Placeholder)):
+        return "USE takes a database name"
+    try:  # what sqlglot knows the dialect lacks (`ARRAY[1, 2]` in MySQL)
+        tree.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as e:
+        return _first_line(e)
+    if dialect in _TWO_PART_NAMES and any(t.catalog for t in tree.find_all(exp.Table)):
+        return "a table name has at most two parts (schema.table) here"
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MODIFIERS = frozenset({"ALL", "DISTINCT"})
+_MYSQL_MODIFIERS = _MODIFIERS | {"DISTINCTROW", "HIGH_PRIORITY", "STRAIGHT_JOIN", "SQL_BIG_RESULT",
+                                 "SQL_BUFFER_RESULT", "SQL_CACHE", "SQL_CALC_FOUND_ROWS", "SQL_NO_CACHE",
+                                 "SQL_SMALL_RESULT"}
+
+
+def likely_missing_comma(sql: str, dialect: str, *, mysql_family: bool) -> bool:
+    """promptfoo's heuristic: `SELECT [modifiers] word word FROM` (`SELECT id name FROM t`, which SQL reads as
+    `id AS name`) is taken for a missing comma. Words are unquoted names: strings and comments do not count."""
+    words = [t.text.upper() if _WORD.fullmatch(sql[t.start:t.end + 1]) else None for t in _tokenize(sql, dialect)]
+    modifiers = _MYSQL_MODIFIERS if mysql_family else _MODIFIERS
+    for i, word in enumerate(words):
+        if word != "SELECT":
+            continue
+        j = i + 1
+        while j < len(words) and words[j] in modifiers:
+            j += 1
+        window = words[j:j + 3]
+        if len(window) == 3 and window[0] and window[1] and window[2] == "FROM":
+            return True
+    return False
+
 
 _DATABASES = {name.lower(): name for name in DIALECTS}
 _KEYS = ("databaseType", "allowedTables", "allowedColumns")
@@ -52,18 +183,17 @@ def _whitelist(key: str, entries: Any) -> Whitelist | None:
         raise ValueError(f"{key} is empty: promptfoo then checks nothing (every {key[7:-1].lower()} passes); "
                          f"omit {key} or list what the SQL may use")
     items = list(entries)
-    if key == "allowedColumns":  # promptfoo: `op::table::col` also allows an unqualified `op::null::col`
-        for e in entries:
-            parts = e.split("::")
-            if len(parts) == 3 and parts[1] != "null" and f"{parts[0]}::null::{parts[2]}" not in items:
-                items.append(f"{parts[0]}::null::{parts[2]}")
-    patterns = []
     for e in entries:
         if _PLAIN_NAME.fullmatch(e):
             first, second = _EXAMPLE[key]
             raise ValueError(f"{key} entry {e!r} matches nothing: each entry is matched against "
                              f"'operation::{'schema::table' if key == 'allowedTables' else 'table::column'}' "
                              f"(as in promptfoo), e.g. {first!r} or {second!r}")
+        parts = e.split("::")  # promptfoo: an allowed `op::table::col` also allows an unqualified `op::null::col`
+        if key == "allowedColumns" and len(parts) == 3 and parts[1] != "null" \
+                and f"{parts[0]}::null::{parts[2]}" not in items:
+            items.append(f"{parts[0]}::null::{parts[2]}")
+    patterns = []
     for e in items:
         try:
             patterns.append(re.compile(f"^{e}$", re.IGNORECASE))
@@ -87,8 +217,8 @@ def parse_rules(value: Any) -> SqlRules:
     if not isinstance(database, str) or database.lower() not in _DATABASES:
         raise ValueError(f"databaseType {database!r} is not a database node-sql-parser (promptfoo) knows; "
                          f"one of: {', '.join(DIALECTS)}")
-    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]], _whitelist("allowedTables", value.get("allowedTables")),
-                    _whitelist("allowedColumns", value.get("allowedColumns")))
+    return SqlRules(database, DIALECTS[_DATABASES[database.lower()]],
+                    *(_whitelist(key, value.get(key)) for key in ("allowedTables", "allowedColumns")))
 
 
 _WRITES: tuple[tuple[type[exp.Expr], str], ...] = (
@@ -137,10 +267,9 @@ def _listed_tables(tree: exp.Expr) -> list[str]:
     if isinstance(tree, (exp.Grant, exp.Revoke, exp.Set)) or (isinstance(tree, exp.Describe)
                                                                and isinstance(tree.this, exp.Table)):
         return []  # GRANT ... ON t, DESCRIBE t: nothing listed (EXPLAIN SELECT ... lists the query's tables)
-    if isinstance(tree, (exp.Create, exp.Drop)) and _kind(tree) not in ("TABLE", "VIEW"):
-        return []  # CREATE/DROP INDEX, DATABASE, ...: nothing listed
-    if isinstance(tree, exp.Drop) and _kind(tree) == "VIEW":
-        return []
+    if (isinstance(tree, exp.Drop) and _kind(tree) != "TABLE") or (isinstance(tree, exp.Create)
+                                                                   and _kind(tree) not in ("TABLE", "VIEW")):
+        return []  # CREATE/DROP INDEX, DATABASE, ..., DROP VIEW: nothing listed
     targets = _targets(tree)
     op = next((name for cls, name in _WRITES if isinstance(tree, cls)), "select")
     skip = {id(t) for t in targets}
@@ -226,12 +355,6 @@ def judge_sql(sql: str, rules: SqlRules) -> tuple[bool, str]:
 _FENCED = re.compile(r"^[ \t]{0,3}((`|~)\2{2,})[ \t]*([^\n]*)(?:\n(.*?)^[ \t]{0,3}\1\2*[ \t]*$|.*\Z)", re.M | re.S)
 
 
-def sql_blocks(text: str) -> list[str]:
-    """Bodies of ``` fenced blocks tagged `sql` or untagged (promptfoo's extractSqlCodeBlocks)."""
-    return [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", text))
-            if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]
-
-
 class _SqlBase(TextAssertion):
     value_hint = ("write `value: {databaseType: PostgreSQL, allowedTables: ['select::null::orders'], "
                   "allowedColumns: ['select::orders::id']}` or omit value")
@@ -265,7 +388,9 @@ class ContainsSql(_SqlBase):
     def judge_text(self, output: str, value: Any) -> Score:
         rules = self.parsed(value)
         reason = "Output does not contain valid SQL"
-        for cand in sql_blocks(output) or [output]:
+        blocks = [m.group(4).strip() for m in _FENCED.finditer(re.sub(r"\r\n?", "\n", output))
+                  if m.group(4) is not None and m.group(3).strip().lower() in ("", "sql")]  # extractSqlCodeBlocks
+        for cand in blocks or [output]:
             if not cand.strip():
                 continue
             ok, why = judge_sql(cand, rules)

@@ -1,10 +1,11 @@
-"""JSON assertions: is-json, contains-json (optional JSON Schema), is-valid-openai-tools-call and
-is-valid-openai-function-call (arguments validated against the tool's or function's `parameters` schema)."""
+"""JSON assertions: is-json and contains-json (optionally against a JSON Schema), is-valid-openai-tools-call and
+is-valid-openai-function-call."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
@@ -40,26 +41,23 @@ def extract_json_objects(text: str) -> list[Any]:
 
 
 def _lax_object(text: str, start: int) -> tuple[Any, int]:
-    """promptfoo's fallback: at each point where the braces balance (or the text ends, closing what is
-    open), try the span as YAML; give up on this `{` when a balanced span does not parse."""
+    """promptfoo's fallback: the span up to where the braces balance (or, when the text ends first, all of it with
+    what is open closed) read as YAML, once; nothing when that is no mapping or list."""
     import yaml
-    opened, closed = 1, 0
-    end = min(len(text), start + 100_000)
-    for j in range(start + 1, end):
-        c = text[j]
-        opened += c == "{"
-        closed += c == "}"
-        if opened == closed or j + 1 == end:
-            span = text[start:j + 1] + "}" * (opened - closed)
-            try:
-                obj = yaml.safe_load(span)
-            except yaml.YAMLError:
-                obj = None
-            if isinstance(obj, (dict, list)):
-                return obj, j + 1
-            if opened == closed:
-                break
-    return None, start + 1
+    end, depth = min(len(text), start + 100_000), 1
+    for m in _BRACES.finditer(text, start + 1, end):
+        depth += 1 if m.group() == "{" else -1
+        if depth == 0:
+            end = m.end()
+            break
+    try:
+        obj = yaml.safe_load(text[start:end] + "}" * depth) if end > start + 1 else None
+    except yaml.YAMLError:
+        obj = None
+    return (obj, end) if isinstance(obj, (dict, list)) else (None, start + 1)
+
+
+_BRACES = re.compile(r"[{}]")
 
 
 class _SchemaBase(Assertion):
@@ -81,10 +79,9 @@ class _SchemaBase(Assertion):
         return compile_schema(schema)
 
     def check_against(self, validator: Any, obj: Any) -> str | None:
-        errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
-        if not errors:
+        e = min(validator.iter_errors(obj), key=lambda e: list(e.absolute_path), default=None)
+        if e is None:
             return None
-        e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path)
         return f"{'at /' + where + ': ' if where else ''}{e.message}"
 
@@ -120,8 +117,7 @@ class IsJson(_SchemaBase):
             obj = loads_strict(ctx.output)
         except ValueError as e:
             return binary(False, f"Output is not valid JSON: {e}")
-        err = None if validator is None else self.check_against(validator, obj)
-        if err:
+        if validator is not None and (err := self.check_against(validator, obj)):
             return binary(False, f"JSON does not conform to the schema: {err}")
         return binary(True, "Output is valid JSON" if validator is None else "Output is JSON conforming to the schema")
 
@@ -161,7 +157,12 @@ class IsValidOpenAiToolsCall(Assertion):
     takes_value = False
 
     async def evaluate(self, ctx: AssertionContext) -> Score:
-        calls = _tool_calls(ctx)
+        try:  # the output text as JSON, else the provider's raw response
+            calls: Any = json.loads(ctx.output)
+        except ValueError:
+            calls = ctx.response.raw
+        if isinstance(calls, dict) and "tool_calls" in calls:
+            calls = calls["tool_calls"]
         if not isinstance(calls, list) or not calls or any(
                 not isinstance(c, dict) or not isinstance(c.get("function"), dict)
                 or not isinstance(c["function"].get("name"), str)
@@ -196,30 +197,8 @@ def call_problem(name: str, arguments: str, spec: dict[str, Any]) -> str | None:
         validator = compile_schema(params)
     except ValueError as e:
         return f"Tool {name!r} has an invalid parameters schema: {e}"
-    errors = list(validator.iter_errors(args))
-    return f"Call to {name!r} does not match its schema: {errors[0].message}" if errors else None
-
-
-def _tool_calls(ctx: AssertionContext) -> Any:
-    """tool_calls from the output text (JSON), else from the provider's raw response."""
-    try:
-        data: Any = json.loads(ctx.output)
-    except ValueError:
-        data = ctx.response.raw
-    if isinstance(data, dict) and "tool_calls" in data:
-        data = data["tool_calls"]
-    return data
-
-
-def _functions(ctx: AssertionContext, base_dir: str) -> Any:
-    funcs = ctx.case.provider.config.get("functions")
-    if isinstance(funcs, str) and funcs.startswith("file://"):
-        from evalrun.config.readers import parse_data
-        path = funcs[len("file://"):]
-        path = path if os.path.isabs(path) else os.path.join(base_dir, path)
-        with open(path, encoding="utf-8") as f:
-            funcs = parse_data(f.read(), path)
-    return funcs
+    error = next(validator.iter_errors(args), None)
+    return None if error is None else f"Call to {name!r} does not match its schema: {error.message}"
 
 
 @register("is-valid-openai-function-call")
@@ -245,14 +224,17 @@ class IsValidOpenAiFunctionCall(Assertion):
         if not (isinstance(call, dict) and isinstance(call.get("name"), str)
                 and isinstance(call.get("arguments"), str)):
             return binary(False, f"OpenAI did not return a valid-looking function call: {ctx.output[:200]}")
-        try:
-            funcs = _functions(ctx, self.base_dir)
-        except (OSError, ValueError) as e:
-            return binary(False, f"cannot read the provider's config.functions: {e}")
+        funcs = ctx.case.provider.config.get("functions")
+        if isinstance(funcs, str) and funcs.startswith("file://"):
+            from evalrun.config.readers import parse_data
+            path = os.path.join(self.base_dir, funcs[len("file://"):])  # an absolute path stays absolute
+            try:
+                with open(path, encoding="utf-8") as f:
+                    funcs = parse_data(f.read(), path)
+            except (OSError, ValueError) as e:
+                return binary(False, f"cannot read the provider's config.functions: {e}")
         spec = next((f for f in funcs or () if isinstance(f, dict) and f.get("name") == call["name"]), None)
         if spec is None:
             return binary(False, f"Called {call['name']!r}, which is not among the provider's functions")
         problem = call_problem(call["name"], call["arguments"], spec)
-        if problem:
-            return binary(False, problem)
-        return binary(True, f"valid call to {call['name']!r}")
+        return binary(problem is None, problem or f"valid call to {call['name']!r}")

@@ -1,6 +1,5 @@
-"""String assertions (equals, contains and its variants, starts-with, regex, word-count, is-refusal) and how
-promptfoo reads their values, with JavaScript's semantics (docs/design-notes.md: string conversion, comma lists,
-strict deep equality, regular expressions)."""
+"""String assertions (equals, contains and its variants, starts-with, regex, word-count, is-refusal), reading their
+values with JavaScript's semantics as promptfoo does (docs/design-notes.md)."""
 
 from __future__ import annotations
 
@@ -17,12 +16,8 @@ from evalrun.assertions.registry import register
 
 def js_str(value: Any) -> str:
     """`String(value)` as JavaScript prints it: true/false, null, 5 (not 5.0), 1.5."""
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN"
@@ -39,32 +34,27 @@ def parse_csv_values(value: str) -> list[str]:
     and blanks between fields skipped), double-quoted fields keep commas and spaces (`\\"` and `""` escape a
     quote). The csv module differs on `\\"`, empty quoted fields and text after a closing quote."""
     out: list[str] = []
-    i, n = 0, len(value)
-    while i < n:
-        while i < n and (value[i].isspace() or value[i] == ","):
-            i += 1
-        if i >= n:
-            break
-        if value[i] != '"':
-            j = value.find(",", i)
-            j = n if j < 0 else j
-            out.append(value[i:j].strip())
-            i = j
-            continue
-        m = _QUOTED.match(value, i)
+    i = 0
+    while True:
+        m = _FIELD.match(value, i)
         if m is None:
             raise ValueError(f"unterminated quoted field in {value!r}")
-        out.append(_ESCAPE.sub(lambda e: e.group(0)[1], m.group(1)))
+        quoted, plain = m.groups()
         i = m.end()
-        while i < n and value[i].isspace():
-            i += 1
-        if i < n and value[i] != ",":
-            raise ValueError(f"expected a comma after a quoted field in {value!r}")
-    return out
+        if quoted is not None:
+            out.append(_ESCAPE.sub(lambda e: e.group(0)[1], quoted))
+            if i < len(value) and value[i] != ",":
+                raise ValueError(f"expected a comma after a quoted field in {value!r}")
+        elif plain:
+            out.append(plain.strip())
+        else:
+            return out
 
 
-#: A quoted field: `\\"`, `\\\\` and `""` inside are escapes (promptfoo's parseQuotedField).
-_QUOTED = re.compile(r'"((?:\\["\\]|""|[^"])*+)"', re.S)  # possessive: an escape is never split
+#: A field after the commas and blanks before it: a quoted one (`\\"`, `\\\\` and `""` inside are escapes, as in
+#: promptfoo's parseQuotedField) and the blanks after it, or an unquoted one up to the next comma. Possessive
+#: quantifiers: an escape is never split, and a quote that does not close matches nothing.
+_FIELD = re.compile(r'[\s,]*+(?:"((?:\\["\\]|""|[^"])*+)"\s*|((?!")[^,]*))')
 _ESCAPE = re.compile(r'\\["\\]|""')
 
 
@@ -90,50 +80,31 @@ _OUTSIDE = {
 _INSIDE = {"d": "0-9", "w": _W}
 
 
+#: The tokens of a JavaScript pattern outside a character class (`\\k<name>`, an escape, `[^]`, `[]`, a class
+#: opening, `$`, a named group's opening, any other character) and inside one (an escape, any character).
+_TOKEN_OUTSIDE = re.compile(r"\\k<([^>]*)>|\\[\s\S]|\[\^\]|\[\]|\[\^?|\$|\(\?<(?![=!])|[\s\S]")
+_TOKEN_INSIDE = re.compile(r"\\[\s\S]|[\s\S]")
+_SPECIAL = {"[^]": r"[\s\S]", "[]": "(?!)", "$": r"\Z", "(?<": "(?P<"}
+
+
 def translate(pattern: str) -> str:
     """The Python `re` pattern equivalent to a JavaScript pattern."""
     out: list[str] = []
-    i, n, in_class = 0, len(pattern), False
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            nxt = pattern[i + 1]
-            if nxt == "k" and not in_class and pattern.startswith("<", i + 2) and ">" in pattern[i + 3:]:
-                end = pattern.index(">", i + 3)
-                out.append(f"(?P={pattern[i + 3:end]})")
-                i = end + 1
-                continue
-            table = _INSIDE if in_class else _OUTSIDE
-            out.append(table.get(nxt, c + nxt))
-            i += 2
-            continue
-        if in_class:
-            if c == "]":
-                in_class = False
-            out.append("\\[" if c == "[" else c)
-        elif c == "[":
-            if pattern.startswith("[^]", i):
-                out.append(r"[\s\S]")
-                i += 3
-                continue
-            if pattern.startswith("[]", i):
-                out.append("(?!)")
-                i += 2
-                continue
-            in_class = True
-            out.append(c)
-            if pattern.startswith("[^", i):
-                out.append("^")
-                i += 1
-        elif c == "$":
-            out.append(r"\Z")
-        elif c == "(" and pattern.startswith("(?<", i) and pattern[i + 3:i + 4] not in ("=", "!"):
-            out.append("(?P<")
-            i += 3
-            continue
+    i, in_class = 0, False
+    while i < len(pattern):
+        m = (_TOKEN_INSIDE if in_class else _TOKEN_OUTSIDE).match(pattern, i)
+        assert m is not None  # the last alternative matches any character
+        token, i = m.group(0), m.end()
+        if not in_class and m.group(1) is not None:
+            out.append(f"(?P={m.group(1)})")
+        elif len(token) == 2 and token[0] == "\\":
+            out.append((_INSIDE if in_class else _OUTSIDE).get(token[1], token))
+        elif in_class:
+            in_class = token != "]"
+            out.append("\\[" if token == "[" else token)
         else:
-            out.append(c)
-        i += 1
+            in_class = token in ("[", "[^")
+            out.append(_SPECIAL.get(token, token))
     return "".join(out)
 
 
@@ -141,7 +112,6 @@ def translate(pattern: str) -> str:
 def compile_js_regex(pattern: str) -> re.Pattern[str]:
     """Compile a JavaScript regex (no flags) with Python's `re`; memoised (a regex assertion runs on every case)."""
     return re.compile(translate(pattern))
-
 
 
 def _quote(s: str, limit: int = 80) -> str:
@@ -169,8 +139,7 @@ class Equals(TextAssertion):
         else:
             expected = js_str(value)
             passed = output == expected
-        verb = "equals" if passed else "does not equal"
-        return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
+        return binary(passed, f"Output {_quote(output)} {'equals' if passed else 'does not equal'} {_quote(expected)}")
 
 
 @register("contains")
@@ -244,15 +213,10 @@ class ContainsAll(ContainsAny):
     every = True
 
 
-def _ignoring_case(cls: type[Contains | ContainsAny]) -> None:
-    """Register `i` + the type: the same check ignoring case (icontains, icontains-any, icontains-all)."""
-    doc = (cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
-    twin = type(f"I{cls.__name__}", (cls,), {"__doc__": doc, "ignore_case": True, "__module__": __name__})
-    register("i" + cls.name)(twin)
-
-
-for _cls in (Contains, ContainsAny, ContainsAll):
-    _ignoring_case(_cls)
+for _cls in (Contains, ContainsAny, ContainsAll):  # icontains, icontains-any, icontains-all: the same, ignoring case
+    _doc = (_cls.__doc__ or "").replace(" (case-sensitive).", ", ignoring case.", 1)
+    register("i" + _cls.name)(type(f"I{_cls.__name__}", (_cls,), {"__doc__": _doc, "ignore_case": True,
+                                                                  "__module__": __name__}))
 
 
 @register("starts-with")
@@ -302,8 +266,7 @@ class Regex(TextAssertion):
             raise ValueError(f"invalid regular expression {value!r}: {e}") from None
 
     def judge_text(self, output: str, value: Any) -> Score:
-        rx = self.parsed(value)
-        m = rx.search(output)
+        m = self.parsed(value).search(output)
         if m:
             return binary(True, f"Output matches /{value}/ at {_quote(m.group(0))}")
         return binary(False, f"Output does not match /{value}/")
@@ -366,12 +329,6 @@ REFUSAL_PATTERN = re.compile(r"\b(?:" + "|".join(re.escape(s.lower()) for s in _
                              re.ASCII)
 
 
-def is_basic_refusal(text: str) -> bool:
-    """True when `text` starts with a refusal phrase or contains one as whole words (case-insensitive)."""
-    low = _APOSTROPHES.sub("'", text.strip().lower())
-    return low.startswith(REFUSAL_PREFIXES) or REFUSAL_PATTERN.search(low) is not None
-
-
 @register("is-refusal")
 class IsRefusal(TextAssertion):
     """Output is a refusal ("I'm sorry, I can't ...", "As an AI ..."), or empty.
@@ -385,5 +342,6 @@ class IsRefusal(TextAssertion):
     def judge_text(self, output: str, value: Any) -> Score:
         if not output.strip():
             return Score(True, 0.0, "Empty output treated as a refusal", keep_score_on_negate=True)
-        passed = is_basic_refusal(output)
+        low = _APOSTROPHES.sub("'", output.strip().lower())
+        passed = low.startswith(REFUSAL_PREFIXES) or REFUSAL_PATTERN.search(low) is not None
         return binary(passed, "Output is a refusal" if passed else "Output is not a refusal")

@@ -257,7 +257,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     out = settings.get("outputPath")
     derived = tuple(dict(d) for d in settings.get("derivedMetrics") or ())
     if derived:  # a bad expression is a config error now, not when the run ends
-        from evalrun.assertions.named_metrics import compile_derived
+        from evalrun.assertions.engine import compile_derived
 
         compile_derived(derived, loc=Location(cfg.files[-1]) if cfg.files else None)
     return Suite(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import __version__
-from evalrun.assertions.named_metrics import compile_derived
+from evalrun.assertions.engine import compile_derived
 from evalrun.errors import UsageError
 from evalrun.run.options import RunOptions
 from evalrun.run.tally import RunOutcome, Tally, iso_time, summarise

@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalrun.assertions import output_groups
-from evalrun.assertions.named_metrics import compile_derived
+from evalrun.assertions import model_graded
+from evalrun.assertions.engine import compile_derived
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
@@ -126,7 +126,7 @@ class Runner:
         else:  # the run's (its --shard part), and how many when that is known up front
             cases, total = split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                                        select=select)
-        stream = output_groups.batches(cases)
+        stream = model_graded.batches(cases)
         files = history.plan(self.suite, opts)
         writer = ResultsWriter(files.results_file, append=opts.resume)
         previous = _previous(files.results_file) if opts.resume else {}
@@ -161,10 +161,10 @@ class Runner:
         async def group(cases: list[Case]) -> None:
             """Cases compared with each other (select-best): run together, each seeing their OutputGroup."""
             todo = [c for c in cases if not resumed(c)]
-            shared = output_groups.OutputGroup(c.id for c in todo)
+            shared = model_graded.OutputGroup(c.id for c in todo)
 
             async def member(case: Case) -> CaseResult:
-                output_groups.CURRENT.set(shared)
+                model_graded.CURRENT.set(shared)
                 try:
                     return await one(case)
                 finally:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from evalrun import expand, jsonfast
-from evalrun.assertions.output_groups import batches, compares_outputs
+from evalrun.assertions.model_graded import batches, compares_outputs
 from evalrun.errors import UsageError
 from evalrun.run import history, store
 from evalrun.run.casework import error_result

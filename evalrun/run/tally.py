@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import __version__
-from evalrun.assertions.named_metrics import DerivedMetric, MetricTotals
+from evalrun.assertions.engine import DerivedMetric, MetricTotals
 from evalrun.run.store import read_at
 from evalrun.types import Suite
 

@@ -1,20 +1,97 @@
-"""tool-call-accuracy: Mastra's code variant (default, no grader) and LLM variant (`config.judge: llm`); the calls
-come from the provider's response (`message.tool_calls`), else from the output when it is JSON."""
+"""Assertions on the provider's response beyond its text: latency, cost, finish-reason, and tool-call-accuracy
+(Mastra's code and LLM variants; the calls come from `message.tool_calls`, else from the output when it is JSON)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from evalrun.assertions.base import AssertionContext, Score
+from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
 from evalrun.assertions.graded import mastra_input
 from evalrun.assertions.judges import REASON, REASON_KEY, MastraJudge, wants_reason
 from evalrun.assertions.registry import register
+from evalrun.errors import AssertionRuntimeError
 from evalrun.grading import schemas
 from evalrun.grading.fence import block
 from evalrun.grading.scoring import deterministic as text_scoring
 from evalrun.grading.scoring import verdicts as judge_scoring
 from evalrun.grading.steps import Step, judge_step
+
+
+class _Limit(Assertion):
+    unit = ""
+    takes_value = False
+
+    def check(self) -> None:
+        t = self.spec.threshold
+        if t is None:
+            raise self.error(f"{self.spec.type} needs a threshold", key="threshold",
+                             hint=f"e.g. `threshold: {1000 if self.spec.type == 'latency' else 0.01}`")
+        if t < 0:  # the loader has made it a number
+            raise self.error(f"threshold must be a non-negative number, got {t!r}", key="threshold")
+
+    def measure(self, ctx: AssertionContext) -> float:
+        raise NotImplementedError
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        got = self.measure(ctx)
+        limit = float(self.spec.threshold or 0)
+        ok = got <= limit
+        return binary(ok, f"{self.spec.type.capitalize()} {got:g}{self.unit} is "
+                          f"{'<=' if ok else '>'} threshold {limit:g}{self.unit}")
+
+
+@register("latency")
+class Latency(_Limit):
+    """Provider latency in milliseconds is at most `threshold`.
+
+    YAML keys: `threshold` (required): milliseconds. A cached response has no latency: the assertion is an
+    ERROR then (run with --no-cache).
+    """
+
+    unit = "ms"
+
+    def measure(self, ctx: AssertionContext) -> float:
+        if ctx.response.cached:
+            raise AssertionRuntimeError("latency is unknown for a cached response; rerun with --no-cache")
+        return ctx.response.latency_ms
+
+
+@register("cost")
+class Cost(_Limit):
+    """Provider cost of the call (USD) is at most `threshold`.
+
+    YAML keys: `threshold` (required): dollars. A provider that reports no cost makes it an ERROR.
+    """
+
+    def measure(self, ctx: AssertionContext) -> float:
+        if ctx.response.cost is None:
+            raise AssertionRuntimeError("the provider reported no cost for this call")
+        return ctx.response.cost
+
+
+@register("finish-reason")
+class FinishReason(Assertion):
+    """The provider's finish reason equals `value` (case-insensitive), e.g. `stop`, `length`, `tool_calls`.
+
+    YAML keys: `value` (required): the expected reason. No reported reason fails the assertion.
+    """
+
+    requires_value = True
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"finish-reason needs a string value, got {value!r}")
+        return value
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        want = self.value_of(ctx)
+        got = ctx.response.finish_reason
+        if not got:
+            return binary(False, "Provider did not supply a finish reason")
+        ok = got.lower() == want.lower()
+        return binary(ok, f"Finish reason {got!r} {'equals' if ok else 'is not'} {want!r}")
+
 
 _EVAL = schemas.obj({"toolCalled": {"type": "string"}, "wasAppropriate": {"type": "boolean"},
                      "reasoning": {"type": "string"}})
@@ -61,26 +138,6 @@ def tool_names(ctx: AssertionContext) -> list[str]:
         except ValueError:
             calls = None
     return [n for n in (_name(c) for c in calls or []) if n is not None]
-
-
-def score_code(ctx: AssertionContext) -> Score:
-    """Mastra's code variant: 1 or 0 (times config.scale)."""
-    cfg = ctx.config
-    names = tool_names(ctx)
-    order = cfg.get("expectedToolOrder")
-    raw = text_scoring.tool_call_accuracy(names, expected_tool=cfg.get("expectedTool"),
-                                          strict=bool(cfg.get("strictMode", False)), expected_order=order)
-    called = ", ".join(names) or "no tool"
-    if order:
-        want = f"order {' -> '.join(order)}{' (strict)' if cfg.get('strictMode') else ''}"
-    else:
-        want = f"{cfg.get('expectedTool')}{' as the only call' if cfg.get('strictMode') else ''}"
-    passed = raw == 1.0
-    scale = float(cfg.get("scale", 1))
-    reason = f"called {called}; expected {want}"
-    return Score(passed, raw * scale, reason, {"actualTools": names, "hasToolCalls": bool(names),
-                                               "correctToolCalled": cfg.get("expectedTool") in names,
-                                               "scale": scale})
 
 
 @register("tool-call-accuracy")
@@ -141,13 +198,26 @@ class ToolCallAccuracy(MastraJudge):
         if not isinstance(cfg.get("strictMode", False), bool):
             raise self.error("config.strictMode must be true or false", key="config.strictMode")
 
+    def score_code(self, ctx: AssertionContext, names: list[str], scale: float) -> Score:
+        """Mastra's code variant: 1 or 0 (times config.scale)."""
+        cfg = ctx.config
+        order, strict = cfg.get("expectedToolOrder"), bool(cfg.get("strictMode", False))
+        value = scale * text_scoring.tool_call_accuracy(names, expected_tool=cfg.get("expectedTool"), strict=strict,
+                                                        expected_order=order)
+        if order:
+            want = f"order {' -> '.join(order)}{' (strict)' if strict else ''}"
+        else:
+            want = f"{cfg.get('expectedTool')}{' as the only call' if strict else ''}"
+        passed = value >= (self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
+        return Score(passed, value, f"called {', '.join(names) or 'no tool'}; expected {want}", {
+            "actualTools": names, "hasToolCalls": bool(names), "correctToolCalled": cfg.get("expectedTool") in names,
+            "scale": scale})
+
     async def evaluate(self, ctx: AssertionContext) -> Score:
         scale = self.scale(ctx)
-        if not self.llm:
-            s = score_code(ctx)
-            s.pass_ = (s.score or 0.0) >= (self.spec.threshold if self.spec.threshold is not None else 0.5 * scale)
-            return s
         names = tool_names(ctx)
+        if not self.llm:
+            return self.score_code(ctx, names, scale)
         tools = "\n".join(f"{t.get('name', t.get('id', '?'))}: {t.get('description', '')}" if isinstance(t, dict)
                           else str(t) for t in ctx.config["availableTools"])
         _, trace = self.grader_for(ctx)
