@@ -181,7 +181,8 @@ def combine(results: Sequence[AssertionResult], threshold: float | None) -> tupl
         return score, False, f"Aggregate score {score} is not a finite number"
     if threshold is not None:
         passed = score >= threshold
-        reason = f"Aggregate score {score:.2f} {'≥' if passed else '<'} {threshold} threshold"
+        sign = "≥" if passed else "<"
+        reason = f"Aggregate score {score:.2f} {sign} {threshold} threshold"
     return score, passed, reason
 
 

@@ -285,7 +285,8 @@ class PromptAlignment(MastraJudge):
         mode = ctx.config.get("evaluationMode", "both")
         user, system = mastra_input(ctx), system_prompt(ctx)
         if mode == "system" and not system:
-            raise AssertionRuntimeError("prompt-alignment evaluationMode: system needs a system message in the prompt")
+            raise AssertionRuntimeError("prompt-alignment evaluationMode: system needs a system message in the "
+                                        "prompt")
         if not ctx.output.strip():
             raise AssertionRuntimeError("prompt-alignment needs a non-empty output")
         _, trace = self.grader_for(ctx)
@@ -297,7 +298,8 @@ class PromptAlignment(MastraJudge):
                 float(a["completeness"]["score"]), float(a["responseAppropriateness"]["score"]))
         value = judge_scoring.prompt_alignment(*dims, mode=mode, scale=self.scale(ctx))
         what = ("intent {:.2f}, requirements {:.2f}, completeness {:.2f}, appropriateness {:.2f}".format(*dims))
-        return await self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace, input_text=user)
+        return await self.judged(ctx, value, what, {"analysis": a, "evaluationMode": mode}, trace,
+                                 input_text=user)
 
 
 _SIM_KEYS = ("semanticThreshold", "exactMatchBonus", "missingPenalty", "contradictionPenalty",

@@ -188,7 +188,8 @@ class _ReferenceClaims(GradedAssertion):
         if not claims:
             raise AssertionRuntimeError(f"{self.spec.type}: the reference answer (`value`) makes no factual "
                                         "claims to attribute")
-        return claims, chunks, await grader.attribute(claims, chunks, trace), trace
+        matrix = await grader.attribute(claims, chunks, trace)
+        return claims, chunks, matrix, trace
 
 
 @register("context-recall")

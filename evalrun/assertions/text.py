@@ -139,7 +139,8 @@ class Equals(TextAssertion):
         else:
             expected = js_str(value)
             passed = output == expected
-        return binary(passed, f"Output {_quote(output)} {'equals' if passed else 'does not equal'} {_quote(expected)}")
+        verb = "equals" if passed else "does not equal"
+        return binary(passed, f"Output {_quote(output)} {verb} {_quote(expected)}")
 
 
 @register("contains")
