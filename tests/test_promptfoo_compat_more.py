@@ -12,7 +12,7 @@ import pytest
 
 from evalrun.config import load
 from evalrun.errors import ConfigError
-from evalrun.usercode import looks_like_js
+from evalrun.pyexpr import looks_like_js
 from tests.fakeserver import FakeOpenAI
 from tests.test_promptfoo_compat_features import run_suite, write
 

@@ -15,8 +15,8 @@ from evalrun.types import GraderTrace
 if TYPE_CHECKING:
     from evalrun.grading.base import Grader
     from evalrun.grading.steps import Step
+    from evalrun.pyexpr import UserCode
     from evalrun.types import AssertionSpec
-    from evalrun.usercode import UserCode
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from evalrun import template_names, templating
-from evalrun.config import lenient
-from evalrun.errors import ConfigError
-from evalrun.suggest import closest
+from evalrun.errors import ConfigError, closest, is_strict, lenient_warn
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
 
 #: Always defined when a template renders.
@@ -129,12 +127,12 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
 def _warn_empty(name: str, what: str, test: TestSpec, err: ConfigError, spec: AssertionSpec | None,
                 prompt: PromptSpec | None) -> None:
     """The warning that an undefined variable renders as empty text (an error under --strict)."""
-    if lenient.is_strict():
+    if is_strict():
         err.hint = f"{err.hint} (promptfoo renders it as empty text; --strict makes it an error)"
         raise err
     loc = (prompt.loc if prompt is not None else None) or (spec.loc if spec is not None else None) or test.loc
     key = err.key if err.file == (loc.file if loc else None) else None
-    lenient.warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
+    lenient_warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
                  f"promptfoo (first used by {_used_by(test)})",
                  f"define `{name}` under the test's `vars:` (or defaultTest.vars) if it should have a value",
                  once=(loc, name, what))

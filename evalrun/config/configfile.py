@@ -16,9 +16,8 @@ from evalrun.config.readers.located import LDict, loc_of
 from evalrun.config.schema import validate
 from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scenario_tests
 from evalrun.config.tests import TestItem, collect, each_part
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError, Location, did_you_mean
 from evalrun.pyexpr import load_function
-from evalrun.suggest import did_you_mean
 from evalrun.types import PromptSpec, ProviderSpec
 
 

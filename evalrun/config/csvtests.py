@@ -13,9 +13,8 @@ from typing import Any
 
 from evalrun import pkgref
 from evalrun.config import files
-from evalrun.config.readers.limits import not_utf8
-from evalrun.errors import ConfigError
-from evalrun.suggest import did_you_mean
+from evalrun.config.readers.located import not_utf8
+from evalrun.errors import ConfigError, did_you_mean
 
 
 class CsvRow:

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import jsnode, pkgref, templating
-from evalrun.config import files, lenient
+from evalrun.config import files
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
-from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location, lenient_warn
 from evalrun.pyexpr import load_function
 from evalrun.types import Messages, PromptSpec
 
@@ -57,7 +57,7 @@ def _as_written(raw: str, label: str, loc: Location | None, key: str) -> str:
     if partial is None:
         return raw
     tag, line = partial
-    lenient.warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
+    lenient_warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
                  "line, so the prompt is sent as written, its variables unfilled, as promptfoo sends it",
                  "close the tag on its line, or wrap literal braces in {% raw %}...{% endraw %} (Handlebars "
                  "`{{#each xs}}` is `{% for x in xs %}` in Nunjucks)")

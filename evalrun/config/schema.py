@@ -7,11 +7,9 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from evalrun.config import lenient
 from evalrun.config.schema_errors import explain_all, key_path, locate, nan_path_of
 from evalrun.config.schema_source import OPTION_KEYS, runtime_schema
-from evalrun.errors import ConfigError, ConfigErrors, Location
-from evalrun.suggest import did_you_mean
+from evalrun.errors import ConfigError, ConfigErrors, Location, did_you_mean, lenient_warn
 
 _PY_TYPES: dict[str, Any] = {"object": dict, "array": list, "string": str, "boolean": bool,
                              "number": (int, float), "integer": int, "null": type(None)}
@@ -154,7 +152,7 @@ def _validator(definition: str | None) -> Any:
 def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str = "", line: int = 0) -> None:
     """Raise the schema violations of `doc` (in file order) as a ConfigError; `line` locates documents built
     outside a tracked file (CSV rows, generator output). An unknown key that is no near-miss of a valid one is
-    dropped with a warning (lenient.warn), as promptfoo drops it, except on a test: promptfoo keeps those
+    dropped with a warning (lenient_warn), as promptfoo drops it, except on a test: promptfoo keeps those
     (`expected` in a JSONL row) for `context.test`, so they stay on the mapping (TestPart.extra)."""
     kept: list[tuple[dict[str, Any], str, Any]] = []
     try:
@@ -199,10 +197,10 @@ def _validate(doc: Any, file: str, definition: str | None, prefix: str, line: in
             if id(mapping) in tests and key in mapping:  # a test's own data: set aside while checking
                 kept.append((mapping, key, mapping.pop(key)))
                 if key in OPTION_KEYS:  # meant for `options:`, where it would act; promptfoo ignores it here
-                    lenient.warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
+                    lenient_warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
                                  "ignores it there too)", "move it under the test's `options:`")
                 continue
-            lenient.warn(loc, e.key or key, f"unknown key {key!r}, ignored", "promptfoo ignores it too; remove it")
+            lenient_warn(loc, e.key or key, f"unknown key {key!r}, ignored", "promptfoo ignores it too; remove it")
             mapping.pop(key, None)
     raise explained[0]
 

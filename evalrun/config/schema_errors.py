@@ -8,8 +8,7 @@ from typing import Any
 
 from evalrun.config.readers.located import key_parts, loc_of_path
 from evalrun.config.schema_source import runtime_schema
-from evalrun.errors import ConfigError, Location
-from evalrun.suggest import did_you_mean
+from evalrun.errors import ConfigError, Location, did_you_mean
 
 
 def key_path(parts: Iterable[Any], prefix: str = "") -> str:

@@ -15,8 +15,7 @@ from evalrun.config import prompts as prompt_parser
 from evalrun.config.configfile import FileConfig
 from evalrun.config.testpart import TestPart
 from evalrun.config.tests import TestFile, TestItem, TestList, iter_specs
-from evalrun.errors import ConfigError, ConfigErrors, Location
-from evalrun.suggest import did_you_mean
+from evalrun.errors import ConfigError, ConfigErrors, Location, did_you_mean
 from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 

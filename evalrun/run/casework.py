@@ -73,7 +73,7 @@ def _where(case: Case) -> str:
 
 
 async def _apply_transform(env: CaseEnv, case: Case, src: str, key: str, output: Any, prompt: str) -> Any:
-    """A transform (Python or JavaScript: evalrun.usercode) of the output; what it returns, as it is (an object
+    """A transform (Python or JavaScript: evalrun.pyexpr) of the output; what it returns, as it is (an object
     stays an object for the next transform and for code assertions, as in promptfoo)."""
     fn = compiled(env.transforms, src, ("output", "context"), case=case, key=key, base_dir=env.base_dir,
                   default_fn="get_transform")

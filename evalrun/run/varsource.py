@@ -38,10 +38,10 @@ def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
 
 def compiled(cache: dict[Any, Any], src: str, params: tuple[str, ...], *, case: Case, key: str, base_dir: str,
              default_fn: str) -> Any:
-    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place."""
+    """User code (Python or JavaScript: evalrun.pyexpr) compiled once per run and place."""
     fn = cache.get((key, src))
     if fn is None:
-        from evalrun.usercode import compile_code
+        from evalrun.pyexpr import compile_code
 
         fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
                                               default_fn=default_fn)

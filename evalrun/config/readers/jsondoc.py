@@ -10,8 +10,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import NUMBER_RE
 from typing import Any
 
-from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth, not_utf8
-from evalrun.config.readers.located import LDict, LList, located
+from evalrun.config.readers.located import MAX_DEPTH, LDict, LList, check_size, json_depth, located, not_utf8
 from evalrun.errors import ConfigError
 from evalrun.jsonfast import loads
 

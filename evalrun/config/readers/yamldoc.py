@@ -8,8 +8,7 @@ from typing import Any
 
 import yaml
 
-from evalrun.config.readers.limits import MAX_DEPTH, AliasBudget, check_size
-from evalrun.config.readers.located import LDict, LList, located
+from evalrun.config.readers.located import MAX_DEPTH, AliasBudget, LDict, LList, check_size, located
 from evalrun.errors import ConfigError
 
 try:  # libyaml: much faster, and from 0.2.5 on it stops at 1,000 nesting levels (older ones crash there)
