@@ -10,8 +10,7 @@ from typing import Any
 from evalrun import pkgref, template_names, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
-from evalrun.config.schema import check_keys
-from evalrun.config.schema_source import PROVIDER_KEYS
+from evalrun.config.schema import PROVIDER_KEYS, check_keys
 from evalrun.errors import ConfigError, Location
 from evalrun.templating import render_env_only
 from evalrun.types import ProviderSpec

@@ -10,7 +10,7 @@ from evalrun import pkgref
 from evalrun.config import asserts, files
 from evalrun.config import providers as provider_parser
 from evalrun.config.readers.located import loc_of
-from evalrun.config.schema_source import TEST_KEYS
+from evalrun.config.schema import TEST_KEYS
 from evalrun.errors import ConfigError, Location
 from evalrun.types import AssertionSpec, ProviderSpec, TestSpec
 
