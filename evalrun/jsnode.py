@@ -108,16 +108,6 @@ _START = threading.Lock()
 _FLAGS: list[str] = []  # Node.js options of the process (node_flags: type stripping or tsx)
 
 
-def use_flags(flags: list[str]) -> None:
-    """Start the Node.js process with `flags` too (a running process without them is replaced at its next use)."""
-    with _START:
-        if not flags or "\0".join(flags) in "\0".join(_FLAGS):
-            return
-        _FLAGS.extend(flags)
-        if _PROC is not None:
-            _PROC.kill()
-
-
 def timeout_s() -> float:
     """Seconds one javascript assertion may run: EVALRUN_JS_TIMEOUT, default 30."""
     try:
@@ -234,17 +224,12 @@ def check_syntax(code: str) -> str | None:
     return _CHECKED[code]
 
 
-TS_EXTS = (".ts", ".mts", ".cts")
-JS_EXTS = (".js", ".cjs", ".mjs", *TS_EXTS)
-#: Node.js versions that strip TypeScript types: on by default, or behind a flag.
-NATIVE = (23, 6)
-FLAGGED = (22, 6)
-HINT = ("use Node.js 22.6 or newer (it strips TypeScript types itself), or install tsx where the config is: "
-        "`npm install --save-dev tsx` (a project with promptfoo installed has it already)")
+_TS_EXTS = (".ts", ".mts", ".cts")
+JS_EXTS = (".js", ".cjs", ".mjs", *_TS_EXTS)
 
 
 def is_typescript(path: str | Path) -> bool:
-    return str(path).lower().endswith(TS_EXTS)
+    return str(path).lower().endswith(_TS_EXTS)
 
 
 @cache
@@ -285,10 +270,10 @@ def find_tsx(start: str | Path) -> Path | None:
 
 def node_flags(start: str | Path) -> list[str] | None:
     """The Node.js flags that let it load TypeScript from `start`'s folder, or None when nothing can."""
-    version = node_version()
-    if version is not None and version >= NATIVE:
+    version = node_version() or ()
+    if version >= (23, 6):  # strips TypeScript types by default
         return []
-    if version is not None and version >= FLAGGED:
+    if version >= (22, 6):
         return ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
     tsx = find_tsx(start)
     return None if tsx is None else ["--import", tsx.as_uri()]
@@ -314,8 +299,15 @@ def require(path: str | Path, *, loc: Location | None, key: str | None) -> None:
     if flags is None:
         version = ".".join(map(str, node_version() or ())) or "?"
         raise ConfigError.at(loc, f"{Path(path).name} is TypeScript, which Node.js {version} cannot run without a "
-                                  "build step, and the tsx package was not found", key=key, hint=HINT)
-    use_flags(flags)
+                                  "build step, and the tsx package was not found", key=key,
+                             hint="use Node.js 22.6 or newer (it strips TypeScript types itself), or install tsx "
+                                  "where the config is: `npm install --save-dev tsx` (a project with promptfoo "
+                                  "installed has it already)")
+    with _START:  # a running process without these flags is replaced at its next use
+        if flags and "\0".join(flags) not in "\0".join(_FLAGS):
+            _FLAGS.extend(flags)
+            if _PROC is not None:
+                _PROC.kill()
 
 
 def shutdown() -> None:

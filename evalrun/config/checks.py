@@ -48,11 +48,7 @@ def _env_error(name: str, what: str, loc: Any, key: str | None) -> ConfigError:
 def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
     raw = prompt.raw
     sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
-    out: frozenset[str] = frozenset()
-    for s in sources:
-        if isinstance(s, str) and templating.has_template(s):
-            out |= needs(s)
-    return out
+    return frozenset().union(*[needs(s) for s in sources if isinstance(s, str) and templating.has_template(s)])
 
 
 def test_name(test: TestSpec) -> str:

@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalrun import pkgref
 from evalrun.config import files
@@ -17,14 +17,11 @@ from evalrun.config.readers.located import not_utf8
 from evalrun.errors import ConfigError, did_you_mean
 
 
-class CsvRow:
+class CsvRow(NamedTuple):
     """One data row: its line in the CSV file and the cells by column name."""
 
-    __slots__ = ("line", "cells")
-
-    def __init__(self, line: int, cells: dict[str, str]) -> None:
-        self.line = line
-        self.cells = cells
+    line: int
+    cells: dict[str, str]
 
 
 def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:

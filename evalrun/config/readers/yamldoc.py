@@ -119,37 +119,37 @@ class _Converter:
         lines: dict[str, int] = {}
         d.key_lines = lines
         self.memo[id(node)] = d
-        merge = False
+        merge_line = 0
         for k_node, _ in node.value:
-            if k_node.tag == _MERGE:
-                merge = True
-                continue
             line = k_node.start_mark.line + 1
+            if k_node.tag == _MERGE:
+                merge_line = line
+                continue
             if not isinstance(k_node, yaml.ScalarNode):
                 raise ConfigError("a mapping key must be a plain value, not a list or mapping", file=self.file,
                                   line=line, hint="quote the key, or check the indentation")
-            k = self.scalar(k_node)
-            k = k if isinstance(k, str) else "null" if k is None else str(k)
+            k = k_node.value if k_node.tag == _STR else self.key(k_node)
             if k in lines:
                 raise ConfigError(f"duplicate key {k!r} (first defined on line {lines[k]})", file=self.file,
                                   line=line, hint="YAML keeps only one of them; remove or rename the other")
             lines[k] = line
-        if not merge:
-            for k_node, v_node in node.value:
-                k = k_node.value if k_node.tag == _STR else str(self.scalar(k_node))
-                d[k] = self.convert(v_node, k_node.start_mark.line + 1)
-            self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
-            return d
-        own = dict(lines)
-        merge_line = next((k.start_mark.line + 1 for k, _ in node.value if k.tag == _MERGE), d.line)
-        self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
+        own = lines  # the keys written here
+        if merge_line:
+            own = dict(lines)
+            self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
         for k_node, v_node in node.value:
-            k = self.scalar(k_node)
-            k = k if isinstance(k, str) else "null" if k is None else str(k)
-            d[k] = self.convert(v_node, own.get(k, merge_line))
-            lines[k] = own.get(k, k_node.start_mark.line + 1)
+            k = k_node.value if k_node.tag == _STR else self.key(k_node)
+            if k in own:
+                d[k] = self.convert(v_node, own[k])
+            else:  # merged from an anchor: its line there; what its aliases add is counted at the `<<:`
+                lines[k] = k_node.start_mark.line + 1
+                d[k] = self.convert(v_node, merge_line)
         self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
         return d
+
+    def key(self, node: yaml.Node) -> str:
+        k = self.scalar(node)
+        return k if isinstance(k, str) else "null" if k is None else str(k)
 
 
 def parse_yaml(text: str, file: str) -> Any:
