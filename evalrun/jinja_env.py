@@ -1,6 +1,5 @@
 """The Jinja2 environments templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined (and a
-lenient twin). Imports nothing of evalrun; template_names imports it at the first template that needs Jinja2.
-"""
+lenient twin); imported by templating at the first template that needs Jinja2."""
 
 from __future__ import annotations
 

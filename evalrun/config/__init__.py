@@ -30,7 +30,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT). `on_progress`, `on_test`: see build_suite."""
     from dataclasses import replace
 
-    from evalrun import template_names, templating
+    from evalrun import templating
     from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
 
@@ -38,9 +38,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         paths = default_paths()
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
-    template_names.reset_custom_filters()
-    template_names.reset_include_dirs()
-    templating.set_config_env({})
+    templating.reset_config()
     reset_lenient(strict)
     try:
         configs = []

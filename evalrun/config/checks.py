@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from evalrun import template_names, templating
+from evalrun import templating
 from evalrun.errors import ConfigError, closest, is_strict, lenient_warn
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
 
@@ -31,9 +31,9 @@ def needs(source: str) -> frozenset[str]:
     """Variables a template needs (`env.NAME` for an unset NAME it reads); raises TemplateSyntaxError (also for
     unknown filters/tests)."""
     # `x | default(...)` and `x is defined` make x optional
-    found = template_names.variables_of(source) - template_names.guarded_names(source)
+    found = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
-        unset = {f"env.{n}" for n in template_names.env_names_of(source) if not templating.env_has(n)}
+        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
         if unset:
             return found | unset
     return found

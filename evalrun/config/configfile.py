@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, template_names, templating
+from evalrun import jsnode, pkgref, templating
 from evalrun.config import files, prompts, providers
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
@@ -116,11 +116,11 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    template_names.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    templating.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
-        template_names.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
+        templating.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
     if doc.get("defaultTest") is not None:

@@ -61,7 +61,7 @@ def _as_written(raw: str, label: str, loc: Location | None, key: str) -> str:
                  "line, so the prompt is sent as written, its variables unfilled, as promptfoo sends it",
                  "close the tag on its line, or wrap literal braces in {% raw %}...{% endraw %} (Handlebars "
                  "`{{#each xs}}` is `{% for x in xs %}` in Nunjucks)")
-    return templating.as_written(raw)
+    return "{% raw %}" + raw + "{% endraw %}"  # renders to the text itself
 
 
 def _spec(raw: str | Messages, label: str | None, id_: str | None, loc: Location | None, key: str) -> PromptSpec:

@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from evalrun import pkgref, template_names, templating
+from evalrun import pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import PROVIDER_KEYS, check_keys
@@ -90,11 +90,11 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
     """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (docs/design-notes.md)."""
     if isinstance(value, str):
-        if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
+        if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
             return value
         names = dict(templating.env_namespace())
         names.update(env)
-        if template_names.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
+        if templating.env_names_of(value) - names.keys() - templating.env_fallbacks(value):
             return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it
         try:
             return templating.render(value, {"env": names}, lenient=True)

@@ -126,9 +126,9 @@ def uses_conversation(prompt: PromptSpec) -> bool:
         return False
     raw = prompt.raw
     sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
-    from evalrun import template_names
+    from evalrun import templating
 
-    return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
+    return any(isinstance(s, str) and NAME in s and NAME in templating.variables_of(s) for s in sources)
 
 
 class Conversations:
