@@ -36,7 +36,7 @@ class _FixedOutput:
 
 def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -> Any:
     from evalrun.config.schema import validate
-    from evalrun.config.testpart import part_from_node
+    from evalrun.config.tests import part_from_node
     from evalrun.types import TestSpec
 
     if isinstance(assertions, Mapping):

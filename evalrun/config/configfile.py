@@ -11,11 +11,10 @@ from typing import Any
 
 from evalrun import jsnode, pkgref, templating
 from evalrun.config import files, prompts, providers
+from evalrun.config import tests as test_sources
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
 from evalrun.config.schema import validate
-from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scenario_tests
-from evalrun.config.tests import TestItem, collect, each_part
 from evalrun.errors import ConfigError, Location, did_you_mean
 from evalrun.pyexpr import load_function
 from evalrun.types import PromptSpec, ProviderSpec
@@ -29,10 +28,10 @@ class FileConfig:
     description: str | None = None
     prompts: list[PromptSpec] = field(default_factory=list)
     providers: list[ProviderSpec] = field(default_factory=list)
-    tests: list[TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
-    scenario_tests: list[TestPart] = field(default_factory=list)
+    tests: list[test_sources.TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
+    scenario_tests: list[test_sources.TestPart] = field(default_factory=list)
     has_scenarios: bool = False
-    default: TestPart | None = None
+    default: test_sources.TestPart | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # evaluateOptions, outputPath, grader, ...
     env: dict[str, str] = field(default_factory=dict)
 
@@ -64,7 +63,7 @@ def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None
     return out
 
 
-def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> TestPart:
+def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> test_sources.TestPart:
     """defaultTest or a scenario entry: inline, or `file://` to a YAML/JSON mapping."""
     if isinstance(node, str):
         found = files.expand(node, base_dir, loc=loc, key=key)[0]
@@ -73,8 +72,8 @@ def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definit
         if not isinstance(data, dict):
             raise ConfigError.at(loc, f"{display} must hold a mapping", key=key)
         validate(data, file=display, definition=definition)
-        return part_from_node(data, str(found.parent), loc=loc_of(data) or Location(display, 1), key=key)
-    return part_from_node(node, base_dir, loc=loc, key=key)
+        return test_sources.part_from_node(data, str(found.parent), loc=loc_of(data) or Location(display, 1), key=key)
+    return test_sources.part_from_node(node, base_dir, loc=loc, key=key)
 
 
 def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> tuple[list[Any], str]:
@@ -91,8 +90,8 @@ def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definit
     return items, str(found.parent)
 
 
-def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[TestPart]:
-    out: list[TestPart] = []
+def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[test_sources.TestPart]:
+    out: list[test_sources.TestPart] = []
     scenarios, sdir = _load_list(node, base_dir, loc, "scenarios", "scenario")
     for i, sc in enumerate(scenarios):
         key = f"scenarios[{i}]"
@@ -104,9 +103,9 @@ def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[TestPart]
                                         "scenarioEntry")
         entries = [_test_node(e, edir, loc_of(entries_node, j) or sloc, f"{key}.config[{j}]", "scenarioEntry")
                    for j, e in enumerate(entries_node)]
-        parts = list(each_part(collect(sc.get("tests"), sdir, key=f"{key}.tests",
+        parts = list(test_sources.each_part(test_sources.collect(sc.get("tests"), sdir, key=f"{key}.tests",
                                                    loc=loc_of(sc, "tests") or sloc)))
-        out.extend(scenario_tests(entries, parts, sc.get("description")))
+        out.extend(test_sources.scenario_tests(entries, parts, sc.get("description")))
     return out
 
 
@@ -125,7 +124,7 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
     if doc.get("defaultTest") is not None:
         cfg.default = _test_node(doc["defaultTest"], base_dir, doc.loc("defaultTest"), "defaultTest", "test")
-    cfg.tests = collect(doc.get("tests"), base_dir, key="tests", loc=doc.loc("tests"))
+    cfg.tests = test_sources.collect(doc.get("tests"), base_dir, key="tests", loc=doc.loc("tests"))
     if doc.get("scenarios") is not None:
         cfg.has_scenarios = True
         cfg.scenario_tests = _scenarios(doc["scenarios"], base_dir, doc.loc("scenarios"))
@@ -186,7 +185,7 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
         out.scenario_tests.extend(c.scenario_tests)
         out.has_scenarios = out.has_scenarios or c.has_scenarios
         if c.default is not None:
-            out.default = merge_tests(out.default, c.default)
+            out.default = test_sources.merge_tests(out.default, c.default)
         for k, v in c.settings.items():  # evaluateOptions merged key by key, other settings replaced
             out.settings[k] = {**out.settings.get(k, {}), **v} if k == "evaluateOptions" else v
         out.env.update(c.env)

@@ -12,8 +12,7 @@ from typing import Any
 from evalrun.config import checks
 from evalrun.config import prompts as prompt_parser
 from evalrun.config.configfile import FileConfig
-from evalrun.config.testpart import TestPart
-from evalrun.config.tests import TestFile, TestItem, TestList, iter_specs
+from evalrun.config.tests import TestFile, TestItem, TestList, TestPart, iter_specs
 from evalrun.errors import ConfigError, ConfigErrors, Location, did_you_mean
 from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
