@@ -131,7 +131,8 @@ class UserFunction:
             msg = f"{type(e).__name__}: {e}" if error else user_exit_message(e)
             if msg is None:  # a real Ctrl-C or a cancellation: it ends the run, not this case
                 raise
-            raise AssertionRuntimeError(f"{msg} (in {self._short()}){_js_note(self.source, e)}") \
+            js = isinstance(e, (AttributeError, NameError)) and looks_like_javascript(self.source)
+            raise AssertionRuntimeError(f"{msg} (in {self._short()}){f'; {_PY_EQUIVALENTS}' if js else ''}") \
                 from (e if error else None)
         return result
 
@@ -163,15 +164,21 @@ def compile_user_code(code: str, params: Sequence[str] = ("output", "context"), 
     if code.strip().startswith(pkgref.PREFIX):  # pkg://PACKAGE/checks.py:fn -> file:///abs/.../checks.py:fn
         code = pkgref.to_file_ref(code.strip(), loc=loc, key=key)
     if is_file_ref(code):
-        return _load_file(code.strip(), tuple(params), loc=loc, key=key, base_dir=base_dir,
-                          default_fn=default_fn)
+        ref = code.strip()
+        path, fn = pkgref.split_ref(ref)
+        if not path.endswith(".py"):
+            raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
+        if not (fn or default_fn):
+            raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
+        full = os.path.join(base_dir or ".", path)  # an absolute path stays itself
+        return UserFunction(load_function(full, fn or default_fn or "", loc=loc, key=key), ref, tuple(params))
     src = _wrap(code, params)
     try:
         compiled = compile(src, f"<{key or 'python'}>", "exec")
     except SyntaxError as e:
         raise ConfigError.at(loc, f"Python code does not compile: {e.msg}", key=key,
                              hint=_syntax_hint(code, e)) from None
-    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # what promptfoo's wrapper imports, and two helpers
+    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # as promptfoo's wrapper, and two helpers
     exec(compiled, namespace)  # noqa: S102 - defining the user's function is the point
     return UserFunction(namespace["__evalrun_main"], code, tuple(params))
 
@@ -200,12 +207,6 @@ def looks_like_javascript(code: str) -> bool:
     return _JS_ONLY.search(_STRINGS.sub("''", code)) is not None
 
 
-def _js_note(code: str, e: BaseException) -> str:
-    if isinstance(e, (AttributeError, NameError)) and looks_like_javascript(code):
-        return f"; {_PY_EQUIVALENTS}"
-    return ""
-
-
 def _syntax_hint(code: str, e: SyntaxError) -> str:
     if looks_like_javascript(code):
         return _PY_EQUIVALENTS
@@ -213,18 +214,6 @@ def _syntax_hint(code: str, e: SyntaxError) -> str:
         return "a one-line value is a Python expression (e.g. `'hello' in output`); " \
                "use several lines with `return` for statements"
     return f"line {e.lineno} of the code: {(e.text or '').strip()}"
-
-
-def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: str | None,
-               base_dir: str | None, default_fn: str | None) -> UserFunction:
-    path, fn = pkgref.split_ref(ref)
-    fn_name = fn or default_fn or ""
-    if not path.endswith(".py"):
-        raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
-    if not fn_name:
-        raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
-    full = path if os.path.isabs(path) else os.path.join(base_dir or ".", path)
-    return UserFunction(load_function(full, fn_name, loc=loc, key=key), ref, params)
 
 
 def load_function(path: str, name: str, *, loc: Location | None = None, key: str | None = None,

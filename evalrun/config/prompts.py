@@ -198,16 +198,12 @@ def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]
     """The `prompts:` value of one config file."""
     if node is None:
         return []
-    out: list[PromptSpec] = []
     if isinstance(node, str):
         return _item(node, None, base_dir, loc, "prompts")
     if isinstance(node, dict):  # {path or text: label}
-        for k, v in node.items():
-            out.extend(_item(k, str(v), base_dir, loc_of(node, k) or loc, f"prompts.{k}"))
-        return out
-    for i, item in enumerate(node):
-        out.extend(_item(item, None, base_dir, loc_of(node, i) or loc, f"prompts[{i}]"))
-    return out
+        return [p for k, v in node.items() for p in _item(k, str(v), base_dir, loc_of(node, k) or loc, f"prompts.{k}")]
+    return [p for i, item in enumerate(node) for p in _item(item, None, base_dir, loc_of(node, i) or loc,
+                                                             f"prompts[{i}]")]
 
 
 def default() -> list[PromptSpec]:

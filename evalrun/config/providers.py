@@ -128,9 +128,9 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
         if files.is_ref(item) and path.lower().endswith(_DATA_EXTS):
             out: list[ProviderSpec] = []
             for p in files.expand(path, base_dir, loc=loc, key=key):
-                data = files.read_value(p, files.display_path(p), loc=loc, key=key)
-                out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(files.display_path(p), 1),
-                                 key=files.display_path(p)))
+                display = files.display_path(p)
+                data = files.read_value(p, display, loc=loc, key=key)
+                out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(display, 1), key=display))
             return out
         return [_keep_written(ProviderSpec(id=_id(item, base_dir, loc, key), loc=loc), item)]
     if isinstance(item, dict):
@@ -170,7 +170,4 @@ def parse(node: Any, base_dir: str, *, loc: Location | None, key: str = "provide
         return []
     if isinstance(node, (str, dict)):
         return _item(node, base_dir, loc, key)
-    out: list[ProviderSpec] = []
-    for i, item in enumerate(node):
-        out.extend(_item(item, base_dir, loc_of(node, i) or loc, f"{key}[{i}]"))
-    return out
+    return [p for i, item in enumerate(node) for p in _item(item, base_dir, loc_of(node, i) or loc, f"{key}[{i}]")]
