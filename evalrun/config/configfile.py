@@ -199,10 +199,6 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
 _MAX_REF_DEPTH = 32
 
 
-def _unescape(part: str) -> str:
-    return part.replace("~1", "/").replace("~0", "~")
-
-
 def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
     if not pointer.startswith("#/"):
         raise ConfigError.at(loc, f"unsupported $ref {pointer!r}", key=key,
@@ -210,7 +206,7 @@ def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
                                   "'#/assertionTemplates/name'")
     node = doc
     for raw in pointer[2:].split("/"):
-        part = _unescape(raw)
+        part = raw.replace("~1", "/").replace("~0", "~")  # JSON Pointer escapes
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):

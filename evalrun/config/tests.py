@@ -10,7 +10,7 @@ import itertools
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from evalrun import pkgref
 from evalrun.config import asserts, csvtests, files
@@ -49,15 +49,11 @@ def _load_var(value: Any, base_dir: str, loc: Location | None, key: str) -> Any:
     path, _ = pkgref.split_ref(value)
     if files.is_code(path):
         return files.absolute_ref(value, base_dir, loc=loc, key=key)
-    found = files.expand(value, base_dir, loc=loc, key=key)
-    loaded = [_read_var_file(p, loc, key) for p in found]
+    loaded = []
+    for p in files.expand(value, base_dir, loc=loc, key=key):  # data parsed, text trimmed as promptfoo reads it
+        v = files.read_value(p, files.display_path(p), loc=loc, key=key)
+        loaded.append(v.strip() if isinstance(v, str) and not files.is_data_file(p) else v)
     return loaded if files.has_glob(path) else loaded[0]
-
-
-def _read_var_file(path: Any, loc: Location | None, key: str) -> Any:
-    """A var file: data files parsed; text trimmed at both ends, as promptfoo reads it."""
-    value = files.read_value(path, files.display_path(path), loc=loc, key=key)
-    return value.strip() if isinstance(value, str) and not files.is_data_file(path) else value
 
 
 def load_vars(node: Any, base_dir: str, loc: Location | None, key: str) -> dict[str, Any]:
@@ -219,19 +215,19 @@ _FORMATS: dict[str, Callable[[Path, str, Location | None, str, int], Iterator[Ra
 _STREAMED = (".jsonl", ".csv")
 
 
+@dataclass(eq=False)
 class TestFile:
     """The tests of one JSONL or CSV file, produced on demand: each pass reads the file again, row by row."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, path: Path, display: str, base_dir: str, *, loc: Location | None, key: str) -> None:
-        self.path = path
-        self.display = display
-        self.base_dir = base_dir
-        self.loc = loc  # where the file was referenced (for "file not found" and the like)
-        self.key = key
-        self.checked = False  # True after one complete, error-free pass (later passes skip the schema check)
-        self.rows: int | None = None  # the number of rows, once a pass has read them all
+    path: Path
+    display: str
+    base_dir: str
+    loc: Location | None  # where the file was referenced (for "file not found" and the like)
+    key: str
+    checked: bool = False  # True after one complete, error-free pass (later passes skip the schema check)
+    rows: int | None = None  # the number of rows, once a pass has read them all
 
     def __iter__(self) -> Iterator[TestPart]:
         """The rows as TestParts (not merged with defaultTest)."""
@@ -390,12 +386,6 @@ class TestList(Sequence[TestSpec]):
 
     def __len__(self) -> int:
         return len(self.case_counts)
-
-    @overload
-    def __getitem__(self, index: int) -> TestSpec: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[TestSpec]: ...
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
