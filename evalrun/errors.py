@@ -52,9 +52,7 @@ class ConfigError(EvalrunError):
     @property
     def where(self) -> str:
         """FILE:LINE (or FILE), or '' when unknown."""
-        if not self.file:
-            return ""
-        return f"{self.file}:{self.line}" if self.line else self.file
+        return str(Location(self.file, self.line)) if self.file else ""
 
     def __str__(self) -> str:
         where = f"{self.where}: " if self.where else ""
@@ -63,12 +61,6 @@ class ConfigError(EvalrunError):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
-
-    def group_key(self) -> tuple[str | None, str, str | None, str | None]:
-        """Errors with equal keys are one mistake repeated (a variable used by 40 rows): file, message, key path
-        with its list indices left out, hint."""
-        key = _INDEX.sub("[]", self.key) if self.key else self.key
-        return self.file, self.message, key, self.hint
 
 
 class ConfigErrors(ConfigError):
@@ -82,22 +74,19 @@ class ConfigErrors(ConfigError):
     @classmethod
     def of(cls, errors: list[ConfigError]) -> ConfigError:
         """The one error, or all of them (duplicates dropped) as a ConfigErrors."""
-        unique: list[ConfigError] = []
-        seen: set[str] = set()
+        unique: dict[str, ConfigError] = {}
         for e in errors:
             for one in (e.errors if isinstance(e, ConfigErrors) else [e]):
-                text = str(one)
-                if text not in seen:
-                    seen.add(text)
-                    unique.append(one)
-        return unique[0] if len(unique) == 1 else cls(unique)
+                unique.setdefault(str(one), one)
+        found = list(unique.values())
+        return found[0] if len(found) == 1 else cls(found)
 
     def __str__(self) -> str:
         """Each error once: a mistake repeated in several tests (same file, message, key path but for its list
         indices, and hint) is shown at its first place, then `and N more tests: FILE:LINE, ...`."""
-        groups: dict[tuple[str | None, str, str | None, str | None], list[ConfigError]] = {}
-        for e in self.errors:
-            groups.setdefault(e.group_key(), []).append(e)
+        groups: dict[tuple[str | None, ...], list[ConfigError]] = {}
+        for e in self.errors:  # one mistake repeated (a variable used by 40 rows) agrees on all but list indices
+            groups.setdefault((e.file, e.message, _INDEX.sub("[]", e.key or ""), e.hint), []).append(e)
         lines = []
         for same in groups.values():
             lines.append(str(same[0]))
