@@ -51,9 +51,8 @@ def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def credential_fingerprint(params: Mapping[str, Any]) -> str:
-    """sha256 hex of exactly what key_params leaves out (credentials and credential headers), or "" for none:
-    appended to the key of an in-flight request, so providers with different credentials never share one
-    request (which would go out with the other provider's key)."""
+    """sha256 hex of what key_params leaves out (credentials), or "": in an in-flight request's key, so providers
+    with different credentials never share a request (it would go out with the other provider's key)."""
     secret = _split(params, secret=True)
     if not any(secret.values()):
         return ""
@@ -158,9 +157,8 @@ class ResponseCache:
 
 
 def _enable_wal(conn: sqlite3.Connection, attempts: int = 300) -> None:
-    """Switch the database to WAL. Two connections opening a new file at once race for that switch, and SQLite
-    answers the loser "database is locked" at once, without waiting for its busy timeout: retry briefly, and
-    accept the mode another connection has already set."""
+    """Switch to WAL: two connections opening a new file race for it, and SQLite answers the loser "database is
+    locked" at once, without its busy timeout; so retry briefly, and accept the mode another connection set."""
     for _ in range(attempts):
         try:
             conn.execute("PRAGMA journal_mode=WAL")

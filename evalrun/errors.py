@@ -202,8 +202,7 @@ def _rank(word: str, words: list[str], choice: str) -> float:
 
 
 def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The choice closest in meaning to `word` (its words read through SYNONYMS), then in spelling; None when
-    nothing is close."""
+    """The choice closest in meaning to `word` (its words read through SYNONYMS), then in spelling, or None."""
     import difflib  # only when there is a mistake to word (~1.5 ms of every start-up otherwise)
 
     options = list(choices)

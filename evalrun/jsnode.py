@@ -174,8 +174,7 @@ async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: 
 
 async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript",
                        params: list[str] | None = None) -> Any:
-    """Call a JavaScript function (`file://x.js[:fn]`, or inline code over `params`, default `output, context`)
-    with `args`."""
+    """Call `file://x.js[:fn]`, or inline code over `params` (default `output, context`), with `args`."""
     payload: dict[str, Any] = {"code": code, "args": args, "base_dir": base_dir}
     if params:
         payload["params"] = params
@@ -195,15 +194,13 @@ async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, cont
 
 
 def load_js_provider(path: str, options: dict[str, Any]) -> Any:
-    """Import the provider file and construct its class now (config time); its `id()` or None.
-    AssertionRuntimeError when the file cannot be loaded or exports no provider class."""
+    """Construct the provider class the file exports (config time): its `id()` or None; AssertionRuntimeError."""
     value = _ask_sync({"provider": path, "options": options, "describe": True}, os.path.basename(path))
     return value.get("id") if isinstance(value, dict) else None
 
 
 def check_export(ref: str) -> None:
-    """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
-    does not export that function."""
+    """Load `file:///abs/x.js[:fn]` now: AssertionRuntimeError when it cannot, or lacks that export."""
     _ask_sync({"code": ref, "exports": True, "base_dir": "."}, ref.rsplit("/", 1)[-1])
 
 

@@ -27,9 +27,8 @@ _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
 
 def user_exit_message(e: BaseException) -> str | None:
-    """What to report when user code raised a BaseException that is not an Exception (sys.exit(), exit(),
-    KeyboardInterrupt, ...), so that it ends one case only. None when it must propagate: cancellation
-    (a timeout or Ctrl-C under asyncio) or a KeyboardInterrupt from a real Ctrl-C."""
+    """The report of a non-Exception user code raised (sys.exit(), KeyboardInterrupt, ...): it ends one case only.
+    None when it must propagate: cancellation (a timeout, Ctrl-C under asyncio) or a real Ctrl-C."""
     aio = sys.modules.get("asyncio")  # not imported: nothing can have raised its CancelledError (import is slow)
     if isinstance(e, Exception) or (aio is not None and isinstance(e, aio.CancelledError)):
         return None
@@ -107,8 +106,7 @@ def js_like(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class UserFunction:
-    """A compiled piece of user code. Call with the positional params it was compiled for; inline code gets
-    its mapping arguments as `js_like` objects."""
+    """Compiled user code, called with its params positionally (inline code gets them as `js_like` objects)."""
 
     fn: Callable[..., Any]
     source: str  # the code as written, or the file:// reference
@@ -218,9 +216,8 @@ def _syntax_hint(code: str, e: SyntaxError) -> str:
 
 def load_function(path: str, name: str, *, loc: Location | None = None, key: str | None = None,
                   hint: str | None = None) -> Callable[..., Any]:
-    """Function `name` of the user's Python file at `path` (imported once, its folder on sys.path so it can import
-    its neighbours). ConfigError at `loc` when the file cannot be imported or has no such function (`hint`, else
-    the closest name it has)."""
+    """Function `name` of the user's Python file (imported once, its folder on sys.path); ConfigError at `loc` when
+    it cannot be imported or lacks the function (`hint`, else the closest name)."""
     if not os.path.isfile(path):
         raise ConfigError.at(loc, f"python file not found: {path}", key=key,
                              hint="paths are relative to the config file's folder")

@@ -37,8 +37,7 @@ def environment(*, lenient: bool = False) -> Any:
 
 
 def reset_config() -> None:
-    """Forget what a previously loaded config added: its `nunjucksFilters` (a built-in filter's name one took comes
-    back), `{% include %}` folders and `env:`."""
+    """Forget a previously loaded config's `nunjucksFilters` (built-ins come back), include folders and `env:`."""
     _custom_filters.clear()
     _include_dirs.clear()
     _config_env.clear()
@@ -57,8 +56,7 @@ def include_dirs() -> list[str]:
 
 
 def add_include_dir(folder: str) -> None:
-    """A loaded config's folder, where `{% include "partial.njk" %}` looks first (then the current folder, where
-    promptfoo's Nunjucks looks)."""
+    """A config's folder: `{% include %}` looks there first, then where promptfoo looks (the current folder)."""
     folder = os.path.abspath(folder)
     if folder not in _include_dirs:
         _include_dirs.append(folder)
@@ -204,9 +202,8 @@ def env_names_of(source: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def env_fallbacks(source: str) -> frozenset[str]:
-    """`env.NAME`s whose absence the template handles: the left side of an `or`, the test of an `if` or of an
-    inline `x if c else y`, a `| default(...)`'s input or an `is defined` test (promptfoo renders such a
-    template with the variable undefined)."""
+    """`env.NAME`s whose absence the template handles (promptfoo renders it then): the left of an `or`, an `if`'s
+    test (inline too), a `| default(...)`'s input, an `is defined` test."""
     if simple_names(source) is not None or "env" not in source:
         return frozenset()
     from jinja2 import nodes

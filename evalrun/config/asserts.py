@@ -75,9 +75,8 @@ _NO_VALUE = ("no string value",)
 
 
 def _key(raw: dict[str, Any], base_dir: str) -> Any:
-    """The cache key of an assertion mapping, None when it reads files or is an assert-set: (its shape, its string
-    `value`) for a mapping of scalars (the shape: the other items with their class: 1, 1.0 and True differ), else
-    its repr."""
+    """The cache key of an assertion mapping (None when it reads files or is an assert-set): for scalars (its shape:
+    the other items with their class, as 1, 1.0 and True differ; its string `value`), else its repr."""
     items: list[Any] = []
     value: Any = _NO_VALUE
     scalar = True

@@ -92,9 +92,8 @@ class Suspects:
 def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
                prompt: PromptSpec | None = None, suspects: Suspects | None = None,
                reads: Collection[str] = ()) -> None:
-    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see
-    docs/design-notes.md for `suspects` and `reads`, the variables the test's templates read), else a warning (an
-    error under --strict): promptfoo renders it as empty text."""
+    """A variable the test does not define: a ConfigError when close to a defined one (a typo; `suspects`, `reads`:
+    docs/design-notes.md), else a warning (an error under --strict): promptfoo renders it as empty text."""
     near = closest(name, defined - BUILTIN_VARS)
     deferred = near is not None and near in reads and suspects is not None
     if deferred and suspects is not None and name in suspects.defined:
@@ -202,9 +201,8 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
 
 
 def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
-    """An error at each graded assertion of this test that can never have context (no `vars.context` in the
-    test or defaultTest, no contextTransform, no chunks; see assertions/graded.py). `stored`: the vars earlier
-    tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
+    """An error at each graded assertion of this test that can never have context (assertions/graded.py); `stored`:
+    vars earlier tests store (options.storeOutputAs); a test with transformVars is not judged."""
     if test.options.get("transformVars"):
         return []
     from evalrun.assertions.graded import CONTEXT_HINT, missing_context
@@ -238,9 +236,8 @@ CONTEXT_VAR = "context"
 
 
 def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = None) -> list[str]:
-    """One warning per test whose `context` list var expands (promptfoo's rule: one case per item) while a graded
-    assertion reads it: faithfulness over 6 chunks becomes 6 one-chunk cases. `tests`: the suite's tests that
-    have a graded assertion, when the caller knows them (no pass over the suite)."""
+    """One warning per test whose `context` list var expands (one case per item) under a graded assertion: 6 chunks
+    become 6 one-chunk cases. `tests`: the suite's tests with a graded assertion, when the caller knows them."""
     out: list[str] = []
     if tests is None and getattr(suite.tests, "graded", True) is False:  # streamed, no graded test: no pass
         return out

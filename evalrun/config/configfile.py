@@ -77,8 +77,7 @@ def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definit
 
 
 def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> tuple[list[Any], str]:
-    """A list given inline or as `file://list.yaml` (validated item by item against `definition`), and the folder
-    its relative paths start from."""
+    """A list inline or in `file://list.yaml` (its items validated against `definition`), and its paths' folder."""
     if not isinstance(node, str):
         return list(node or []), base_dir
     found = files.expand(node, base_dir, loc=loc, key=key)[0]
@@ -140,8 +139,7 @@ def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
 
 
 def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[..., Any]]:
-    """`nunjucksFilters` -> {name: callable}: `file://f.js[:fn]` runs in evalrun's Node.js process, `file://f.py[:fn]`
-    is called (default `fn`: the filter's name)."""
+    """`nunjucksFilters` -> {name: callable} (`file://f.js[:fn]` or `f.py[:fn]`; default `fn`: the filter's name)."""
     out: dict[str, Callable[..., Any]] = {}
     for name, ref in (node or {}).items():
         key = f"nunjucksFilters.{name}"

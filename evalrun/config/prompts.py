@@ -211,8 +211,7 @@ def default() -> list[PromptSpec]:
 
 
 def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, key: str) -> str:
-    """A prompt function (`prompts: [file://prompts.js:fn]`, .py, .ts, ...) as `file:///abs/path[:fn]`, after
-    checking that it can be loaded (ConfigError otherwise)."""
+    """A prompt function (.js, .py, .ts, ...) as `file:///abs/path[:fn]`, checked to load (else ConfigError)."""
     suffix = path.suffix.lower()
     ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
     if suffix == ".py":

@@ -24,8 +24,7 @@ PROVIDER_KEYS = tuple(_DEFS["providerObject"]["properties"])
 
 
 def build_schema(type_names: Sequence[str] | None = None) -> dict[str, Any]:
-    """The config schema; `type_names`: the assertion types of its `type` enum (with their `not-` forms), or None
-    for any string."""
+    """The config schema, its assertion `type` an enum of `type_names` (and their `not-` forms), or any string."""
     schema = copy.deepcopy(_FILE_SCHEMA)
     type_schema = schema["$defs"]["assertion"]["properties"]["type"]
     type_schema.pop("enum", None)
