@@ -102,11 +102,8 @@ def make_envs() -> tuple[SandboxedEnvironment, SandboxedEnvironment]:
     variable renders as empty text; filters shared)."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=as_text, extensions=[_StrictEquality])
-    env.globals["null"] = None  # Nunjucks literals
-    env.globals["undefined"] = None
-    env.filters["dump"] = _dump
-    env.filters["tojson"] = _dump
-    env.filters["load"] = _load
+    env.globals.update(null=None, undefined=None)  # Nunjucks literals
+    env.filters.update(dump=_dump, tojson=_dump, load=_load)
     for name in _FAIL_ON_UNDEFINED:
         env.filters[name] = _failing_on_undefined(name, env.filters[name])
     return env, env.overlay(undefined=_EmptyUndefined)

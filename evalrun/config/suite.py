@@ -250,17 +250,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         from evalrun.assertions.named_metrics import compile_derived
 
         compile_derived(derived, loc=Location(cfg.files[-1]) if cfg.files else None)
-    return Suite(
-        description=cfg.description,
-        prompts=tuple(prompts),
-        providers=tuple(providers),
-        tests=tests,
-        files=tuple(cfg.files),
-        evaluate_options=dict(settings.get("evaluateOptions") or {}),
-        output_paths=tuple([out] if isinstance(out, str) else out or ()),
-        derived_metrics=derived,
-        grader=settings.get("grader"),
-        env=cfg.env,
-        disable_var_expansion=no_expansion,
-        base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".",
-    )
+    return Suite(description=cfg.description, prompts=tuple(prompts), providers=tuple(providers), tests=tests,
+                 files=tuple(cfg.files), evaluate_options=dict(settings.get("evaluateOptions") or {}),
+                 output_paths=tuple([out] if isinstance(out, str) else out or ()), derived_metrics=derived,
+                 grader=settings.get("grader"), env=cfg.env, disable_var_expansion=no_expansion,
+                 base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".")

@@ -110,37 +110,23 @@ def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None,
         if "postprocess" in options:  # promptfoo's deprecated name of transform
             options.setdefault("transform", options.pop("postprocess"))
     return TestPart(
-        description=node.get("description"),
+        description=node.get("description"), asserts=specs, options=options, loc=loc, key_path=key, provider=provider,
         vars=load_vars(node.get("vars"), base_dir, loc_of(node, "vars") or loc, join(key, "vars")),
-        asserts=specs,
-        options=options,
-        threshold=float(threshold) if threshold is not None else None,
-        metadata=dict(node.get("metadata") or {}),
-        providers=_names(node.get("providers")),
-        prompts=_names(node.get("prompts")),
-        loc=loc,
-        key_path=key,
-        extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {},
-        provider=provider,
-    )
+        threshold=float(threshold) if threshold is not None else None, metadata=dict(node.get("metadata") or {}),
+        providers=_names(node.get("providers")), prompts=_names(node.get("prompts")),
+        extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {})
 
 
 def merge_tests(base: TestPart | None, test: TestPart) -> TestPart:
     """`base` (defaultTest or scenario entry) under `test`."""
     if base is None:
         return test
-    return replace(
-        test,
-        description=test.description if test.description is not None else base.description,
-        vars={**base.vars, **test.vars},
-        asserts=[*base.asserts, *test.asserts],
-        options={**base.options, **test.options},
-        threshold=test.threshold if test.threshold is not None else base.threshold,
-        metadata={**base.metadata, **test.metadata},
-        providers=test.providers if test.providers is not None else base.providers,
-        prompts=test.prompts if test.prompts is not None else base.prompts,
-        provider=test.provider if test.provider is not None else base.provider,
-    )
+    merged = replace(test, vars={**base.vars, **test.vars}, asserts=[*base.asserts, *test.asserts],
+                     options={**base.options, **test.options}, metadata={**base.metadata, **test.metadata})
+    for name in ("description", "threshold", "providers", "prompts", "provider"):  # unset on the test: the base's
+        if getattr(merged, name) is None:
+            setattr(merged, name, getattr(base, name))
+    return merged
 
 
 def scenario_tests(entries: list[TestPart], tests: list[TestPart], description: str | None) -> list[TestPart]:

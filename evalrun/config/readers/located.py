@@ -97,23 +97,6 @@ def json_depth(value: Any) -> int:
     return best
 
 
-class AliasBudget:
-    """Counts the values YAML aliases add once expanded; past MAX_ALIAS_VALUES it is a ConfigError there."""
-
-    def __init__(self, file: str, limit: int = MAX_ALIAS_VALUES) -> None:
-        self.file = file
-        self.limit = limit
-        self.spent = 0
-
-    def spend(self, values: int, line: int) -> None:
-        self.spent += values
-        if self.spent > self.limit:
-            raise ConfigError(f"YAML aliases (*name) expand to more than {self.limit:,} values", file=self.file,
-                              line=line, key=None,
-                              hint="an alias copies its whole anchored value: nested aliases multiply "
-                                   "(an 'alias bomb'); write the data out, or reuse less")
-
-
 def check_size(chars: int, file: str) -> None:
     """ConfigError when a YAML/JSON document of `chars` characters is too large to read whole."""
     if chars > MAX_DOC_CHARS:

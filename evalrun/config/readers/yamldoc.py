@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from evalrun.config.readers.located import MAX_DEPTH, AliasBudget, LDict, LList, check_size, located
+from evalrun.config.readers.located import MAX_ALIAS_VALUES, MAX_DEPTH, LDict, LList, check_size, located
 from evalrun.errors import ConfigError
 
 try:  # libyaml: much faster, and from 0.2.5 on it stops at 1,000 nesting levels (older ones crash there)
@@ -59,14 +59,14 @@ _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "fl
 
 class _Converter:
     """A composed node tree -> LDict/LList/scalars. An alias shares the value already converted and counts what it
-    adds once expanded against an AliasBudget; an alias inside its own anchor is an error (it never ends)."""
+    adds once expanded (past MAX_ALIAS_VALUES: an alias bomb); an alias inside its own anchor is an error."""
 
     def __init__(self, loader: Any, file: str) -> None:
         self.loader = loader
         self.file = file
         self.memo: dict[int, Any] = {}
         self.sizes: dict[int, int] = {}  # id(node) -> number of values once expanded
-        self.budget = AliasBudget(file)
+        self.alias_values = 0
         self.depth = 0
 
     def scalar(self, node: yaml.Node) -> Any:
@@ -96,7 +96,12 @@ class _Converter:
                 raise ConfigError("an alias (*name) is used inside the value its anchor (&name) names",
                                   file=self.file, line=line or node.start_mark.line + 1,
                                   hint="such a value would contain itself forever; copy the data instead")
-            self.budget.spend(self.sizes[key], line or node.start_mark.line + 1)
+            self.alias_values += self.sizes[key]
+            if self.alias_values > MAX_ALIAS_VALUES:
+                raise ConfigError(f"YAML aliases (*name) expand to more than {MAX_ALIAS_VALUES:,} values",
+                                  file=self.file, line=line or node.start_mark.line + 1,
+                                  hint="an alias copies its whole anchored value: nested aliases multiply "
+                                       "(an 'alias bomb'); write the data out, or reuse less")
             return self.memo[key]
         own_line = node.start_mark.line + 1
         if self.depth == MAX_DEPTH:
