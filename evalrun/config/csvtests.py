@@ -85,13 +85,6 @@ def _check_config_column(h: str, display: str) -> None:
                           hint=f"allowed: {', '.join(_CONFIG_KEYS)}")
 
 
-def _config_target(col: str) -> int:
-    """`__config:__expected:threshold` -> 0, `__config:__expected3:threshold` -> 2 (promptfoo's numbering)."""
-    m = _CONFIG.match(col)
-    assert m is not None  # checked with the header
-    return int(m.group(2)) - 1 if m.group(2) else 0
-
-
 def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[str, Any]:
     """A CSV row -> a test mapping (vars, assert, description, options, threshold, metadata)."""
     test: dict[str, Any] = {"vars": {}}
@@ -120,7 +113,9 @@ def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[
             except ValueError:
                 raise ConfigError(f"{col} must be a number, got {cell!r}", file=display, line=row.line,
                                   key=col) from None
-            configs.setdefault(_config_target(col), {})[col.rsplit(":", 1)[1]] = value
+            m = _CONFIG.match(col)
+            assert m is not None  # checked with the header; `__expected3` is the third assertion (promptfoo)
+            configs.setdefault(int(m.group(2)) - 1 if m.group(2) else 0, {})[m.group(3)] = value
         elif col.startswith("__metadata:") and cell.strip():
             name = col[len("__metadata:"):]
             if name.endswith("[]"):
@@ -191,12 +186,9 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
     for prefix, type_ in _CODE_PREFIXES.items():
         if s.startswith(prefix):
             return {"type": type_, "value": s[len(prefix):].strip()}
-    if files.is_ref(s):
-        path, _ = pkgref.split_ref(s)
-        if path.endswith(".py"):
-            return {"type": "python", "value": s}
-        if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")):
-            return {"type": "javascript", "value": s}
+    path = pkgref.split_ref(s)[0].lower() if files.is_ref(s) else ""
+    if files.is_code(path):
+        return {"type": "python" if path.endswith(".py") else "javascript", "value": s}
     m = _shorthand_regex(type_names).match(s) if type_names else None
     if not m:
         _unsupported_prefix(s, type_names, file=file, line=line, key=key)

@@ -107,7 +107,7 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = pkgref.split_ref(ref)
-    if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
+    if files.is_code(path_s):
         path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
         target = load_prompt_function(path, fn, loc=loc, key=key)
         return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]
