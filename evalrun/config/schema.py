@@ -320,9 +320,37 @@ def validate(doc: Any, *, file: str, definition: str | None = None, prefix: str 
     outside a tracked file (CSV rows, generator output). An unknown key that is no near-miss of a valid one is
     dropped with a warning (lenient_warn), as promptfoo drops it, except on a test: promptfoo keeps those
     (`expected` in a JSONL row) for `context.test`, so they stay on the mapping (TestPart.extra)."""
-    kept: list[tuple[dict[str, Any], str, Any]] = []
+    kept: list[tuple[dict[str, Any], str, Any]] = []  # a test's own keys, set aside while checking
+    tests: set[int] | None = None
     try:
-        _validate(doc, file, definition, prefix, line, kept)
+        for _ in range(200):  # each round drops the unknown keys promptfoo ignores, then checks again
+            if _runtime_check(definition)(doc):
+                return
+            errors = list(_validator(definition).iter_errors(doc))
+            if not errors:
+                nan_path = nan_path_of(doc)  # jsonschema accepts NaN where a range is required (NaN < 0 is False)
+                if nan_path is not None:
+                    raise ConfigError.at(locate(doc, nan_path, file, line), "NaN is not a valid number here",
+                                         key=key_path(nan_path, prefix) or None, hint="give a finite number")
+                return
+            explained = sorted((x for e in errors for x in explain_all(e, doc, file, prefix, line)),
+                               key=lambda e: e.line or 10**9)
+            droppable = [e for e in explained if getattr(e, "droppable", None)]
+            if len(droppable) < len(explained):  # real errors: report them all (a dropped key only warns)
+                raise ConfigErrors.of([e for e in explained if not getattr(e, "droppable", None)])
+            for e in droppable:
+                mapping, key, loc = e.droppable  # type: ignore[attr-defined]
+                if tests is None:
+                    tests = _test_nodes(doc, definition)
+                if id(mapping) in tests and key in mapping:  # a test's own data (TestPart.extra)
+                    kept.append((mapping, key, mapping.pop(key)))
+                    if key in OPTION_KEYS:  # meant for `options:`, where it would act; promptfoo ignores it here
+                        lenient_warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
+                                     "ignores it there too)", "move it under the test's `options:`")
+                    continue
+                lenient_warn(loc, e.key or key, f"unknown key {key!r}, ignored", "promptfoo ignores it too; remove it")
+                mapping.pop(key, None)
+        raise explained[0]
     finally:
         for mapping, key, value in kept:
             mapping[key] = value
@@ -336,39 +364,6 @@ def _test_nodes(doc: Any, definition: str | None) -> set[int]:
         return set()
     lists = [doc.get("tests")] + [sc.get("tests") for sc in doc.get("scenarios") or () if isinstance(sc, dict)]
     return {id(t) for tests in lists if isinstance(tests, list) for t in tests if isinstance(t, dict)}
-
-
-def _validate(doc: Any, file: str, definition: str | None, prefix: str, line: int,
-              kept: list[tuple[dict[str, Any], str, Any]]) -> None:
-    tests: set[int] | None = None
-    for _ in range(200):  # each round drops the unknown keys promptfoo ignores, then checks again
-        if _runtime_check(definition)(doc):
-            return
-        errors = list(_validator(definition).iter_errors(doc))
-        if not errors:
-            nan_path = nan_path_of(doc)  # jsonschema accepts NaN where a range is required (NaN < 0 is False)
-            if nan_path is not None:
-                raise ConfigError.at(locate(doc, nan_path, file, line), "NaN is not a valid number here",
-                                     key=key_path(nan_path, prefix) or None, hint="give a finite number")
-            return
-        explained = sorted((x for e in errors for x in explain_all(e, doc, file, prefix, line)),
-                           key=lambda e: e.line or 10**9)
-        droppable = [e for e in explained if getattr(e, "droppable", None)]
-        if len(droppable) < len(explained):  # real errors: report them all (a dropped key only warns)
-            raise ConfigErrors.of([e for e in explained if not getattr(e, "droppable", None)])
-        for e in droppable:
-            mapping, key, loc = e.droppable  # type: ignore[attr-defined]
-            if tests is None:
-                tests = _test_nodes(doc, definition)
-            if id(mapping) in tests and key in mapping:  # a test's own data: set aside while checking
-                kept.append((mapping, key, mapping.pop(key)))
-                if key in OPTION_KEYS:  # meant for `options:`, where it would act; promptfoo ignores it here
-                    lenient_warn(loc, e.key or key, f"{key!r} directly on a test is not applied (promptfoo "
-                                 "ignores it there too)", "move it under the test's `options:`")
-                continue
-            lenient_warn(loc, e.key or key, f"unknown key {key!r}, ignored", "promptfoo ignores it too; remove it")
-            mapping.pop(key, None)
-    raise explained[0]
 
 
 def check_keys(node: Any, allowed: Sequence[str], *, what: str, key: str, loc: Location | None) -> None:
