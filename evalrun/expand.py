@@ -136,9 +136,4 @@ def test_case_counts(suite: Suite, *, repeat: int | None = None) -> array[int]:
 
 def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
     """Number of cases iter_cases yields, computed without building them."""
-    reps = _repeat(suite, repeat)
-    known = getattr(suite.tests, "cases_per_repeat", None)  # streamed tests: counted when they were checked
-    if isinstance(known, int):
-        return known * reps
-    count = case_counter(suite)
-    return sum(count(test)[1] for test in suite.tests) * reps
+    return sum(test_case_counts(suite, repeat=repeat))

@@ -74,10 +74,6 @@ class PromptSpec:
     #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/suite.py).
     group: str | None = None
 
-    @property
-    def is_chat(self) -> bool:
-        return isinstance(self.raw, list)
-
 
 @dataclass(frozen=True)
 class ProviderSpec:
