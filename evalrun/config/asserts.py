@@ -291,7 +291,7 @@ def _with_handler(spec: AssertionSpec, raw: Any, key: str) -> AssertionSpec:
         spec.__dict__["handler"] = engine.build(spec)
     except ConfigError as err:
         if err.key and err.key.startswith(f"{key}."):
-            found, _ = loc_of_path(raw, err.key[len(key) + 1:])
+            found = loc_of_path(raw, err.key[len(key) + 1:])
             if found is not None and found.line and (err.file is None or found.file == err.file):
                 err.file, err.line = found.file, found.line
         raise

@@ -55,7 +55,7 @@ def key_path(parts: Iterable[Any], prefix: str = "") -> str:
 
 def locate(doc: Any, path: Sequence[Any], file: str, line: int = 0) -> Location:
     """Line of the deepest node on `path` that knows its location (`line` for untracked documents)."""
-    return loc_of_path(doc, path)[0] or Location(file, getattr(doc, "line", line))
+    return loc_of_path(doc, path) or Location(file, getattr(doc, "line", line))
 
 
 _JSON_TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",

@@ -59,22 +59,18 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
 _KEY_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
-def key_parts(path: str) -> list[str | int]:
-    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x']."""
-    return [int(m.group(1)) if m.group(1) is not None else m.group(2) for m in _KEY_PART.finditer(path)]
-
-
-def loc_of_path(node: Any, path: str | Sequence[str | int]) -> tuple[Location | None, int]:
-    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value", or its parts) found in
-    `node`, how many parts were found); (None, 0) when not even the first is there."""
-    found, depth = None, 0
-    for part in key_parts(path) if isinstance(path, str) else path:
+def loc_of_path(node: Any, path: str | Sequence[str | int]) -> Location | None:
+    """Location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value", or its parts) found in
+    `node`; None when not even the first is there."""
+    found = None
+    if isinstance(path, str):  # 'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x']
+        path = [int(m[1]) if m[1] is not None else m[2] for m in _KEY_PART.finditer(path)]
+    for part in path:
         in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
         if not (in_dict or isinstance(node, LList) and isinstance(part, int) and part < len(node)):
             break
         found, node = node.loc(part), node[part]
-        depth += 1
-    return found, depth
+    return found
 
 #: Deepest nesting of lists/mappings a config may hold (promptfoo configs rarely exceed 10).
 MAX_DEPTH = 100
