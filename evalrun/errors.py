@@ -113,8 +113,7 @@ class ProviderError(EvalrunError):
 
 
 class GraderError(EvalrunError):
-    """A grader reply could not be used (after retries and one repair): the assertion is an ERROR; `raw` keeps the
-    grader's last reply for the audit trail."""
+    """A grader reply could not be used (after retries and one repair): an ERROR; `raw`: its last reply (audit)."""
 
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         super().__init__(message)

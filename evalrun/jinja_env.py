@@ -98,8 +98,7 @@ def _failing_on_undefined(name: str, fn: Any) -> Any:
 
 
 def make_envs() -> tuple[SandboxedEnvironment, SandboxedEnvironment]:
-    """A new sandboxed environment printing values as Nunjucks prints them, and its lenient overlay (an undefined
-    variable renders as empty text; filters shared)."""
+    """A new sandboxed environment printing values as Nunjucks does, and its lenient overlay (filters shared)."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=as_text, extensions=[_StrictEquality])
     env.globals.update(null=None, undefined=None)  # Nunjucks literals

@@ -42,12 +42,10 @@ def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> f
     v = raw.get(name)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            raise ConfigError.at(loc, f"{name} must be a number, got {v!r}", key=f"{key}.{name}") from None
-    return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ConfigError.at(loc, f"{name} must be a number, got {v!r}", key=f"{key}.{name}") from None
 
 
 def _check_threshold(type_: str, threshold: float | None, config: dict[str, Any], loc: Location | None,

@@ -28,8 +28,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def needs(source: str) -> frozenset[str]:
-    """Variables a template needs (`env.NAME` for an unset NAME it reads); raises TemplateSyntaxError (also for
-    unknown filters/tests)."""
+    """Variables a template needs (and `env.NAME` for an unset NAME it reads); raises TemplateSyntaxError."""
     # `x | default(...)` and `x is defined` make x optional
     found = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
@@ -106,8 +105,7 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
         err.used_by = _used_by(test)
         err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
-    default_prompt = prompt is not None and prompt.loc is None and name == "prompt"
-    if default_prompt:  # no `prompts:` and no `prompt` var: promptfoo has no prompt to run either
+    if prompt is not None and prompt.loc is None and name == "prompt":  # no `prompts:`, no `prompt` var: no prompt
         err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
         raise err
     warning = (name, what, test, err, spec, prompt)
@@ -169,8 +167,6 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str], sus
                 raise _env_error(name, f"the {field} of {spec.full_type}", spec.loc, spec.key_path or None)
             _undefined(name, f"the {field} of {spec.full_type}", test, defined, spec, suspects=suspects,
                        reads=reads)
-    for child in spec.children:
-        _check_assertion(child, test, defined, suspects, reads)
 
 
 def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
@@ -190,7 +186,7 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt, suspects=suspects,
                        reads=reads)
-    for spec in test.asserts:
+    for spec in _walk(test.asserts):
         _check_assertion(spec, test, defined, suspects, reads)
 
 
@@ -220,8 +216,7 @@ def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigEr
 
 
 def _check_rubric_values(test: TestSpec) -> None:
-    """llm-rubric takes no `value` only under a custom `rubricPrompt` (the assertion's or the test's), which
-    then holds the whole rubric, as in promptfoo; otherwise the value is required."""
+    """llm-rubric needs a `value` unless a custom `rubricPrompt` (the assertion's or test's) holds the rubric."""
     if test.options.get("rubricPrompt"):
         return
     for spec in test.asserts:
