@@ -157,7 +157,7 @@ def _checked(raw: Raw, base_dir: str) -> TestPart:
     node, loc, key = raw
     if not isinstance(node, dict):
         raise ConfigError.at(loc, f"expected a test mapping, got {type(node).__name__}", key=key or None,
-                             hint="a tests file holds a list of {vars, assert, ...} mappings")
+                             hint="each test is a {vars, assert, ...} mapping")
     validate(node, file=loc.file, definition="test", prefix=key, line=loc.line)
     return part_from_node(node, base_dir, loc=loc_of(node) or loc, key=key)
 
@@ -266,13 +266,7 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
         raise ConfigError.at(loc, f"test generator must return a list of tests, got {type(result).__name__}",
                              key=key)
     where = loc or Location(str(path))
-    out = []
-    for i, item in enumerate(result):
-        ikey = f"{key}[{i}]"
-        if not isinstance(item, dict):
-            raise ConfigError.at(loc, "a generated test is not a mapping", key=ikey)
-        out.append(_checked((item, where, ikey), base_dir))
-    return out
+    return [_checked((item, where, f"{key}[{i}]"), base_dir) for i, item in enumerate(result)]
 
 
 def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> list[TestItem]:
