@@ -66,23 +66,19 @@ def check_header(header: list[str], display: str) -> None:
             raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
                               hint="every column needs a header (a var name or __expected ...)")
         if h.startswith("__config:"):
-            _check_config_column(h, display)
+            m = _CONFIG.match(h)
+            if m is None or (m.group(2) and int(m.group(2)) < 1):
+                raise ConfigError(f"bad __config column {h!r}", file=display, line=1, hint="write "
+                                  "__config:__expected:threshold or __config:__expectedN:threshold (N >= 1)")
+            if m.group(3) not in _CONFIG_KEYS:
+                raise ConfigError(f"unknown config key {m.group(3)!r} in column {h!r}", file=display, line=1,
+                                  hint=f"allowed: {', '.join(_CONFIG_KEYS)}")
         elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):
             raise ConfigError(f"unknown special column {h!r}", file=display, line=1,
                               hint=did_you_mean(h, _SPECIAL) or f"allowed: {', '.join(_SPECIAL)}")
     dupes = {h for h in header if header.count(h) > 1}
     if dupes:
         raise ConfigError(f"duplicate column {sorted(dupes)[0]!r}", file=display, line=1)
-
-
-def _check_config_column(h: str, display: str) -> None:
-    m = _CONFIG.match(h)
-    if m is None or (m.group(2) and int(m.group(2)) < 1):
-        raise ConfigError(f"bad __config column {h!r}", file=display, line=1,
-                          hint="write __config:__expected:threshold or __config:__expectedN:threshold (N >= 1)")
-    if m.group(3) not in _CONFIG_KEYS:
-        raise ConfigError(f"unknown config key {m.group(3)!r} in column {h!r}", file=display, line=1,
-                          hint=f"allowed: {', '.join(_CONFIG_KEYS)}")
 
 
 def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[str, Any]:

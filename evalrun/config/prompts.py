@@ -206,10 +206,6 @@ def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]
                                                              f"prompts[{i}]")]
 
 
-def default() -> list[PromptSpec]:
-    return [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]
-
-
 def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, key: str) -> str:
     """A prompt function (.js, .py, .ts, ...) as `file:///abs/path[:fn]`, checked to load (else ConfigError)."""
     suffix = path.suffix.lower()

@@ -83,8 +83,8 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
     if not isinstance(env, dict):
         raise ConfigError.at(loc, "a provider's `env` must be a mapping of NAME: value", key=f"{key}.env",
                              hint="e.g. env: {OPENAI_API_KEY: '{{ env.TEAM_KEY }}'}")
-    out = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()}
-    return {k: _render_env(v, {}, loc, f"{key}.env.{k}") for k, v in out.items()}  # `{{ env.TEAM_KEY }}` values
+    return {str(k): _render_env(str(v).lower() if isinstance(v, bool) else str(v), {}, loc, f"{key}.env.{k}")
+            for k, v in env.items()}  # `{{ env.TEAM_KEY }}` values rendered
 
 
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:

@@ -10,8 +10,8 @@ from dataclasses import replace
 from typing import Any
 
 from evalrun.config import checks
-from evalrun.config import prompts as prompt_parser
 from evalrun.config.configfile import FileConfig
+from evalrun.config.prompts import DEFAULT_PROMPT
 from evalrun.config.tests import TestFile, TestItem, TestList, TestPart, iter_specs
 from evalrun.errors import ConfigError, ConfigErrors, Location, did_you_mean
 from evalrun.templating import has_template
@@ -144,7 +144,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests). `on_test(test,
     pairs, expand)` sees each test in the checking pass: its provider x prompt pairs, whether its list vars expand."""
     first = Location(cfg.files[0], 0) if cfg.files else None
-    prompts = cfg.prompts or prompt_parser.default()
+    prompts = cfg.prompts or [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]
     providers = cfg.providers
     if not providers:
         raise ConfigError.at(first, "no providers: nothing to evaluate", key="providers",
