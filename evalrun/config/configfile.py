@@ -102,9 +102,8 @@ def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[test_sour
                                         "scenarioEntry")
         entries = [_test_node(e, edir, loc_of(entries_node, j) or sloc, f"{key}.config[{j}]", "scenarioEntry")
                    for j, e in enumerate(entries_node)]
-        parts = list(test_sources.each_part(test_sources.collect(sc.get("tests"), sdir, key=f"{key}.tests",
-                                                   loc=loc_of(sc, "tests") or sloc)))
-        out.extend(test_sources.scenario_tests(entries, parts, sc.get("description")))
+        items = test_sources.collect(sc.get("tests"), sdir, key=f"{key}.tests", loc=loc_of(sc, "tests") or sloc)
+        out.extend(test_sources.scenario_tests(entries, items, sc.get("description")))
     return out
 
 

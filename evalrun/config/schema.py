@@ -263,7 +263,6 @@ class _Compiler:
             return None
         if len(checks) == 1:
             return checks[0]
-
         if len(checks) == 2:
             first, second = checks
             return lambda v: first(v) and second(v)

@@ -129,8 +129,9 @@ def merge_tests(base: TestPart | None, test: TestPart) -> TestPart:
     return merged
 
 
-def scenario_tests(entries: list[TestPart], tests: list[TestPart], description: str | None) -> list[TestPart]:
-    """Every entry x every test (entry-major, as promptfoo). Without tests, each entry is a test."""
+def scenario_tests(entries: list[TestPart], items: list[TestItem], description: str | None) -> list[TestPart]:
+    """Every entry x every test (entry-major, as promptfoo; files' rows read); without tests, each entry is one."""
+    tests = [part for item in items for part in (item if isinstance(item, TestFile) else [item])]
     out = []
     for entry in entries:
         if description and entry.description is None:
@@ -308,15 +309,6 @@ def collect(node: Any, base_dir: str, *, key: str, loc: Location | None) -> list
         else:  # inline: checked with the config
             out.append(part_from_node(item, base_dir, loc=iloc, key=ikey))
     return out
-
-
-def each_part(items: list[TestItem]) -> Iterator[TestPart]:
-    """The TestParts of `items` in order, streamed files read row by row."""
-    for item in items:
-        if isinstance(item, TestFile):
-            yield from item
-        else:
-            yield item
 
 
 def iter_specs(items: list[TestItem], default: TestPart | None, lo: int = 0,
