@@ -27,10 +27,6 @@ class CodeTimeout(AssertionRuntimeError):
     """User JavaScript ran past EVALRUN_JS_TIMEOUT: no verdict (an ERROR, never a FAIL)."""
 
 
-_MISSING = ("Node.js is required for `javascript` assertions but `node` was not found on PATH; "
-            "install Node.js (https://nodejs.org) or use a `python` assertion")
-
-
 class _NodeProcess:
     """The running node process with id-matched pending requests, each a concurrent Future that a reader thread
     resolves: one process serves any number of event loops and synchronous callers."""
@@ -127,7 +123,8 @@ def _process() -> _NodeProcess:
             return _PROC
         node = node_path()
         if node is None:
-            raise AssertionRuntimeError(_MISSING)
+            raise AssertionRuntimeError("Node.js is required for `javascript` assertions but `node` was not found on "
+                                        "PATH; install Node.js (https://nodejs.org) or use a `python` assertion")
         _PROC = _NodeProcess(node, tuple(_FLAGS))
         return _PROC
 

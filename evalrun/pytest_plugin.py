@@ -170,8 +170,7 @@ class EvalrunItem(pytest.Item):
         assert isinstance(parent, EvalrunFile)
         rec = parent.record_for(self)
         self.record = rec
-        self.user_properties.append(("evalrun_status", rec.get("status")))
-        self.user_properties.append(("evalrun_score", rec.get("score")))
+        self.user_properties += [("evalrun_status", rec.get("status")), ("evalrun_score", rec.get("score"))]
         self.add_report_section("setup", "evalrun", console.details_text(rec))
         if rec.get("status") == "error":
             pytest.fail(console.failure_text(rec), pytrace=False)

@@ -41,14 +41,11 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     templating.reset_config()
     reset_lenient(strict)
     try:
-        configs = []
-        seen: set[str] = set()
+        configs: dict[str, Any] = {}
         for p in paths:
             for cfg in read(Path(p)):
-                if cfg.files[0] not in seen:  # a file reached twice (diamond `extends`) counts once
-                    seen.add(cfg.files[0])
-                    configs.append(cfg)
-        merged = merge_configs(configs)
+                configs.setdefault(cfg.files[0], cfg)  # a file reached twice (diamond `extends`) counts once
+        merged = merge_configs(list(configs.values()))
         templating.set_config_env(merged.env)
         suite = build_suite(merged, cli_vars, on_progress, on_test)
         return replace(suite, warnings=lenient_warnings(), undefined_renders_empty=not is_strict())

@@ -78,12 +78,10 @@ class Suspects:
 
     def settle(self) -> list[ConfigError]:
         """Warn of each suspect whose name some test defines; the others are errors, returned."""
-        errors = []
-        for name, err, warning in self.found:
+        for name, _, warning in self.found:
             if name in self.defined:
                 _warn_empty(*warning)
-            else:
-                errors.append(err)
+        errors = [err for name, err, _ in self.found if name not in self.defined]
         self.found.clear()
         return errors
 

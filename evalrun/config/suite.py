@@ -27,10 +27,7 @@ def _match(pattern: str, names: Sequence[str | None]) -> bool:
 def prompt_matches(ref: str, prompt: PromptSpec) -> bool:
     """promptfoo's doesPromptRefMatch: label or id, equal, by `*` prefix, or as the `REF:` group of a label."""
     names = (prompt.label, prompt.id)
-    if _match(ref, names) or ref == prompt.group:
-        return True
-    group = ref + ":"
-    return any(n.startswith(group) for n in names)
+    return _match(ref, names) or ref == prompt.group or any(n.startswith(ref + ":") for n in names)
 
 
 _FILE = "file://"
