@@ -205,8 +205,7 @@ _CHECKED: dict[str, str | None] = {}
 
 
 def check_syntax(code: str) -> str | None:
-    """Compile inline code in the shared node process (config time); the error message, or None when it
-    compiles, when it is a file:// reference, or when node is absent (the run then reports that)."""
+    """Compile inline code in the node process (config time): the error, or None (it compiles, a file://, no node)."""
     if code.startswith("file://") or node_path() is None:
         return None
     if code not in _CHECKED:

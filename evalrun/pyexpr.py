@@ -265,8 +265,7 @@ class UserCode(Protocol):
 
 
 class JsCode:
-    """A function a JavaScript file exports (`file://x.js:fn`), or inline JavaScript (an expression, or a body with
-    `return`) over `params`: called in evalrun's Node.js process."""
+    """A JavaScript file's exported function, or inline JavaScript over `params`, called in evalrun's Node.js process."""
 
     def __init__(self, code: str, base_dir: str, what: str, params: Sequence[str] | None = None) -> None:
         self.code, self.base_dir, self.what = code, base_dir, what
