@@ -265,7 +265,7 @@ class UserCode(Protocol):
 
 
 class JsCode:
-    """A JavaScript file's exported function, or inline JavaScript over `params`, called in evalrun's Node.js process."""
+    """A JavaScript file's exported function, or inline JavaScript over `params`, run in evalrun's Node.js process."""
 
     def __init__(self, code: str, base_dir: str, what: str, params: Sequence[str] | None = None) -> None:
         self.code, self.base_dir, self.what = code, base_dir, what
