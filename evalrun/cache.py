@@ -31,9 +31,7 @@ def default_cache_dir() -> Path:
     """$EVALRUN_CACHE_DIR, else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun."""
     if os.environ.get("EVALRUN_CACHE_DIR"):
         return Path(os.environ["EVALRUN_CACHE_DIR"]).expanduser()
-    if os.environ.get("XDG_CACHE_HOME"):
-        return Path(os.environ["XDG_CACHE_HOME"]).expanduser() / "evalrun"
-    return Path.home() / ".cache" / "evalrun"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "evalrun"
 
 
 def _split(params: Mapping[str, Any], secret: bool) -> dict[str, Any]:
@@ -53,9 +51,8 @@ def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def credential_fingerprint(params: Mapping[str, Any]) -> str:
-    """sha256 hex of exactly what key_params leaves out (credentials and credential headers), or "" for none:
-    appended to the key of an in-flight request, so providers with different credentials never share one
-    request (which would go out with the other provider's key)."""
+    """sha256 hex of what key_params leaves out (credentials), or "": in an in-flight request's key, so providers
+    with different credentials never share a request (it would go out with the other provider's key)."""
     secret = _split(params, secret=True)
     if not any(secret.values()):
         return ""
@@ -88,7 +85,6 @@ class ResponseCache:
             self._path = default_cache_dir() / FILE_NAME
         return self._path
 
-    # ------------------------------------------------------------ connection
     def _connect(self, create: bool) -> sqlite3.Connection | None:
         if self._conn is not None:
             return self._conn
@@ -98,11 +94,8 @@ class ResponseCache:
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
         _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL, created REAL NOT NULL,"
-            " hits INTEGER NOT NULL DEFAULT 0)"
-        )
+        conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL,"
+                     " created REAL NOT NULL, hits INTEGER NOT NULL DEFAULT 0)")
         self._conn = conn
         return conn
 
@@ -112,7 +105,6 @@ class ResponseCache:
                 self._conn.close()
                 self._conn = None
 
-    # ------------------------------------------------------------ API
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored value, or None (also when the cache file does not exist or the entry is unreadable)."""
         with self._lock:
@@ -135,10 +127,8 @@ class ResponseCache:
         with self._lock:
             conn = self._connect(create=True)
             assert conn is not None
-            conn.execute(
-                "INSERT OR REPLACE INTO responses (key, model, value, created, hits) VALUES (?, ?, ?, ?, 0)",
-                (key, model, text, time.time()),
-            )
+            conn.execute("INSERT OR REPLACE INTO responses (key, model, value, created, hits) VALUES (?, ?, ?, ?, 0)",
+                         (key, model, text, time.time()))
 
     def stats(self) -> dict[str, Any]:
         """path, exists, entries, hits (lifetime cache hits), bytes on disk, per-model entry counts."""
@@ -148,9 +138,8 @@ class ResponseCache:
             if conn is None:
                 return {"path": str(path), "exists": False, "entries": 0, "hits": 0, "bytes": 0, "models": {}}
             entries, hits = conn.execute("SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM responses").fetchone()
-            models = dict(conn.execute(
-                "SELECT COALESCE(model, '?'), COUNT(*) FROM responses GROUP BY model ORDER BY 2 DESC"
-            ).fetchall())
+            models = dict(conn.execute("SELECT COALESCE(model, '?'), COUNT(*) FROM responses GROUP BY model"
+                                       " ORDER BY 2 DESC").fetchall())
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
         return {"path": str(path), "exists": True, "entries": int(entries), "hits": int(hits), "bytes": size,
                 "models": models}
@@ -168,9 +157,8 @@ class ResponseCache:
 
 
 def _enable_wal(conn: sqlite3.Connection, attempts: int = 300) -> None:
-    """Switch the database to WAL. Two connections opening a new file at once race for that switch, and SQLite
-    answers the loser "database is locked" at once, without waiting for its busy timeout: retry briefly, and
-    accept the mode another connection has already set."""
+    """Switch to WAL: two connections opening a new file race for it, and SQLite answers the loser "database is
+    locked" at once, without its busy timeout; so retry briefly, and accept the mode another connection set."""
     for _ in range(attempts):
         try:
             conn.execute("PRAGMA journal_mode=WAL")

@@ -153,8 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: command -> its module in evalrun/commands/ and the function there
-_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"),
-             "report": ("evaluate", "rebuild_reports"), "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
+_COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "report": ("evaluate", "rebuild_reports"),
+             "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
              "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
              "view": ("runs", "view")}
 
@@ -184,18 +184,14 @@ def _command(argv: Sequence[str] | None) -> int:
             import traceback  # only with --debug: not on every start-up
 
             traceback.print_exc()
+        from evalrun.run.store import Scrubber
+
         user = isinstance(e, ConfigError)
-        print(f"evalrun: {'' if user else 'error: '}{_redact(str(e))}", file=sys.stderr)
+        print(f"evalrun: {'' if user else 'error: '}{Scrubber.for_run().text(str(e))}", file=sys.stderr)
         return EXIT_USAGE if user else EXIT_INTERNAL
     except KeyboardInterrupt:  # a second Ctrl-C during the run
         print("evalrun: interrupted", file=sys.stderr)
         return 130
-
-
-def _redact(text: str) -> str:
-    from evalrun.run.store import Scrubber
-
-    return Scrubber.for_run().text(text)
 
 
 class _GuardedStdout:
@@ -214,21 +210,19 @@ class _GuardedStdout:
             os.close(devnull)
 
     def write(self, text: str) -> int:
-        if self._broken:
-            return len(text)
-        try:
-            return self._stream.write(text)
-        except BrokenPipeError:
-            self._divert()
-            return len(text)
+        if not self._broken:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._divert()
+        return len(text)
 
     def flush(self) -> None:
-        if self._broken:
-            return
-        try:
-            self._stream.flush()
-        except BrokenPipeError:
-            self._divert()
+        if not self._broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._divert()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

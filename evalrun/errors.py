@@ -1,8 +1,11 @@
-"""Error types. User mistakes are `ConfigError`s: one message, file:line, key path, hint; exit code 2."""
+"""Error types (user mistakes are `ConfigError`s: file:line, key path, message, hint; exit code 2), the did-you-mean
+hints they carry, and the warnings of what promptfoo lets pass silently (errors under `--strict`)."""
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _INDEX = re.compile(r"\[\d+\]")
@@ -49,9 +52,7 @@ class ConfigError(EvalrunError):
     @property
     def where(self) -> str:
         """FILE:LINE (or FILE), or '' when unknown."""
-        if not self.file:
-            return ""
-        return f"{self.file}:{self.line}" if self.line else self.file
+        return str(Location(self.file, self.line)) if self.file else ""
 
     def __str__(self) -> str:
         where = f"{self.where}: " if self.where else ""
@@ -60,12 +61,6 @@ class ConfigError(EvalrunError):
         if self.hint:
             text += f"\n  hint: {self.hint}"
         return text
-
-    def group_key(self) -> tuple[str | None, str, str | None, str | None]:
-        """Errors with equal keys are one mistake repeated (a variable used by 40 rows): file, message, key path
-        with its list indices left out, hint."""
-        key = _INDEX.sub("[]", self.key) if self.key else self.key
-        return self.file, self.message, key, self.hint
 
 
 class ConfigErrors(ConfigError):
@@ -79,22 +74,19 @@ class ConfigErrors(ConfigError):
     @classmethod
     def of(cls, errors: list[ConfigError]) -> ConfigError:
         """The one error, or all of them (duplicates dropped) as a ConfigErrors."""
-        unique: list[ConfigError] = []
-        seen: set[str] = set()
+        unique: dict[str, ConfigError] = {}
         for e in errors:
             for one in (e.errors if isinstance(e, ConfigErrors) else [e]):
-                text = str(one)
-                if text not in seen:
-                    seen.add(text)
-                    unique.append(one)
-        return unique[0] if len(unique) == 1 else cls(unique)
+                unique.setdefault(str(one), one)
+        found = list(unique.values())
+        return found[0] if len(found) == 1 else cls(found)
 
     def __str__(self) -> str:
         """Each error once: a mistake repeated in several tests (same file, message, key path but for its list
         indices, and hint) is shown at its first place, then `and N more tests: FILE:LINE, ...`."""
-        groups: dict[tuple[str | None, str, str | None, str | None], list[ConfigError]] = {}
-        for e in self.errors:
-            groups.setdefault(e.group_key(), []).append(e)
+        groups: dict[tuple[str | None, ...], list[ConfigError]] = {}
+        for e in self.errors:  # one mistake repeated (a variable used by 40 rows) agrees on all but list indices
+            groups.setdefault((e.file, e.message, _INDEX.sub("[]", e.key or ""), e.hint), []).append(e)
         lines = []
         for same in groups.values():
             lines.append(str(same[0]))
@@ -121,8 +113,7 @@ class ProviderError(EvalrunError):
 
 
 class GraderError(EvalrunError):
-    """A grader reply could not be used (after retries and one repair): the assertion is an ERROR; `raw` keeps the
-    grader's last reply for the audit trail."""
+    """A grader reply could not be used (after retries and one repair): an ERROR; `raw`: its last reply (audit)."""
 
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         super().__init__(message)
@@ -151,3 +142,82 @@ def one_line(message: str, limit: int = SHORT_ERROR) -> str:
 class ConfigWarning(UserWarning):
     """What promptfoo lets pass in a config and evalrun warns of (a key it drops, an undefined template variable
     that renders as empty text), as `FILE:LINE: ...`; the API and the pytest plugin issue Suite.warnings as these."""
+
+
+_strict = [False]
+_warnings: list[str] = []
+_seen: set[object] = set()
+
+
+def reset_lenient(strict: bool | None = None) -> None:
+    """At the start of a config load; `strict=None` reads EVALRUN_STRICT."""
+    if strict is None:
+        strict = os.environ.get("EVALRUN_STRICT", "").strip().lower() in ("1", "true", "yes")
+    _strict[0] = strict
+    _warnings.clear()
+    _seen.clear()
+
+
+def is_strict() -> bool:
+    return _strict[0]
+
+
+def lenient_warn(loc: Location | None, key: str | None, message: str, hint: str, *, once: object = None) -> None:
+    """Record `message` at `loc` as a warning of this load, the first time for `once` (default: the text); raise it
+    as a ConfigError with `hint` under --strict (an unknown key near a valid one stays an error: config/schema.py)."""
+    if is_strict():
+        raise ConfigError.at(loc, message, key=key, hint=f"{hint} (--strict makes this an error)")
+    where = f"{loc.file}:{loc.line}: " if loc and loc.file and loc.line else (f"{loc.file}: " if loc else "")
+    text = f"{where}{key + ': ' if key else ''}{message}; {hint} (--strict makes it an error)"
+    marker = text if once is None else once
+    if marker not in _seen:
+        _seen.add(marker)
+        _warnings.append(text)
+
+
+def lenient_warnings() -> tuple[str, ...]:
+    """The warnings of this load, in order."""
+    return tuple(_warnings)
+
+
+#: Words users write for the ones evalrun's names use.
+SYNONYMS = {"every": "all", "each": "all", "some": "any", "include": "contains",
+            "includes": "contains", "contain": "contains", "equal": "equals",
+            "match": "matches", "regexp": "regex"}
+_SPLIT = re.compile(r"[-_]")
+
+
+def _words(name: str) -> list[str]:
+    return [SYNONYMS.get(w, w) for w in _SPLIT.split(name.lower())]
+
+
+def _rank(word: str, words: list[str], choice: str) -> float:
+    import difflib
+
+    theirs = _SPLIT.split(choice.lower())
+    shared = sum(w in theirs for w in words)
+    ratio = difflib.SequenceMatcher(None, word, choice).ratio()
+    return ratio + 0.05 * shared / max(len(words), len(theirs)) + 0.05 * (len(words) == len(theirs))
+
+
+def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice closest in meaning to `word` (its words read through SYNONYMS), then in spelling, or None."""
+    import difflib  # only when there is a mistake to word (~1.5 ms of every start-up otherwise)
+
+    options = list(choices)
+    words = _words(word)
+    meant = "-".join(words)
+    for c in options:  # a synonym spelled out: `contains-every` -> `contains-all`
+        if c.lower() == meant or "-".join(_words(c)) == meant:
+            return c
+    near = difflib.get_close_matches(meant, options, n=6, cutoff=cutoff) + \
+        difflib.get_close_matches(word, options, n=6, cutoff=cutoff)
+    if not near:
+        return None
+    return max(dict.fromkeys(near), key=lambda c: _rank(meant, words, c))
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """'did you mean `x`?' for the closest choice, or None when nothing is close."""
+    match = closest(word, choices)
+    return f"did you mean `{match}`?" if match else None

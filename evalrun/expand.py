@@ -28,7 +28,8 @@ def var_combinations(vars: dict[str, Any], expand: bool = True) -> Iterable[dict
     """Cartesian product of the vars' values, the first key varying slowest (lazily when there is one)."""
     if not expand or not _expanding(vars):
         return (dict(vars),)  # one combination (the common flat test): what the product below would give
-    return _product(vars, expand)
+    keys = list(vars)
+    return (dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(var_values(vars[k]) for k in keys)))
 
 
 def _expanding(vars: dict[str, Any]) -> bool:
@@ -36,12 +37,6 @@ def _expanding(vars: dict[str, Any]) -> bool:
         if isinstance(v, list) and v and isinstance(v[0], str):
             return True
     return False
-
-
-def _product(vars: dict[str, Any], expand: bool) -> Iterator[dict[str, Any]]:
-    keys = list(vars)
-    for combo in itertools.product(*(var_values(vars[k], expand) for k in keys)):
-        yield dict(zip(keys, combo, strict=True))
 
 
 def _with_affixes(prompt: PromptSpec, prefix: str, suffix: str) -> PromptSpec:
@@ -136,9 +131,4 @@ def test_case_counts(suite: Suite, *, repeat: int | None = None) -> array[int]:
 
 def count_cases(suite: Suite, *, repeat: int | None = None) -> int:
     """Number of cases iter_cases yields, computed without building them."""
-    reps = _repeat(suite, repeat)
-    known = getattr(suite.tests, "cases_per_repeat", None)  # streamed tests: counted when they were checked
-    if isinstance(known, int):
-        return known * reps
-    count = case_counter(suite)
-    return sum(count(test)[1] for test in suite.tests) * reps
+    return sum(test_case_counts(suite, repeat=repeat))

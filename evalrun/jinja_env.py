@@ -1,6 +1,5 @@
 """The Jinja2 environments templates render with: Nunjucks spellings, promptfoo's filters, StrictUndefined (and a
-lenient twin). Imports nothing of evalrun; template_names imports it at the first template that needs Jinja2.
-"""
+lenient twin); imported by templating at the first template that needs Jinja2."""
 
 from __future__ import annotations
 
@@ -99,15 +98,11 @@ def _failing_on_undefined(name: str, fn: Any) -> Any:
 
 
 def make_envs() -> tuple[SandboxedEnvironment, SandboxedEnvironment]:
-    """A new sandboxed environment printing values as Nunjucks prints them, and its lenient overlay (an undefined
-    variable renders as empty text; filters shared)."""
+    """A new sandboxed environment printing values as Nunjucks does, and its lenient overlay (filters shared)."""
     env = _NunjucksCompatEnv(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=as_text, extensions=[_StrictEquality])
-    env.globals["null"] = None  # Nunjucks literals
-    env.globals["undefined"] = None
-    env.filters["dump"] = _dump
-    env.filters["tojson"] = _dump
-    env.filters["load"] = _load
+    env.globals.update(null=None, undefined=None)  # Nunjucks literals
+    env.filters.update(dump=_dump, tojson=_dump, load=_load)
     for name in _FAIL_ON_UNDEFINED:
         env.filters[name] = _failing_on_undefined(name, env.filters[name])
     return env, env.overlay(undefined=_EmptyUndefined)

@@ -27,10 +27,6 @@ class CodeTimeout(AssertionRuntimeError):
     """User JavaScript ran past EVALRUN_JS_TIMEOUT: no verdict (an ERROR, never a FAIL)."""
 
 
-_MISSING = ("Node.js is required for `javascript` assertions but `node` was not found on PATH; "
-            "install Node.js (https://nodejs.org) or use a `python` assertion")
-
-
 class _NodeProcess:
     """The running node process with id-matched pending requests, each a concurrent Future that a reader thread
     resolves: one process serves any number of event loops and synchronous callers."""
@@ -108,16 +104,6 @@ _START = threading.Lock()
 _FLAGS: list[str] = []  # Node.js options of the process (node_flags: type stripping or tsx)
 
 
-def use_flags(flags: list[str]) -> None:
-    """Start the Node.js process with `flags` too (a running process without them is replaced at its next use)."""
-    with _START:
-        if not flags or "\0".join(flags) in "\0".join(_FLAGS):
-            return
-        _FLAGS.extend(flags)
-        if _PROC is not None:
-            _PROC.kill()
-
-
 def timeout_s() -> float:
     """Seconds one javascript assertion may run: EVALRUN_JS_TIMEOUT, default 30."""
     try:
@@ -137,7 +123,8 @@ def _process() -> _NodeProcess:
             return _PROC
         node = node_path()
         if node is None:
-            raise AssertionRuntimeError(_MISSING)
+            raise AssertionRuntimeError("Node.js is required for `javascript` assertions but `node` was not found on "
+                                        "PATH; install Node.js (https://nodejs.org) or use a `python` assertion")
         _PROC = _NodeProcess(node, tuple(_FLAGS))
         return _PROC
 
@@ -184,8 +171,7 @@ async def call_js(code: str, output: str, context: dict[str, Any], *, base_dir: 
 
 async def call_js_args(code: str, args: list[Any], *, base_dir: str = ".", what: str = "JavaScript",
                        params: list[str] | None = None) -> Any:
-    """Call a JavaScript function (`file://x.js[:fn]`, or inline code over `params`, default `output, context`)
-    with `args`."""
+    """Call `file://x.js[:fn]`, or inline code over `params` (default `output, context`), with `args`."""
     payload: dict[str, Any] = {"code": code, "args": args, "base_dir": base_dir}
     if params:
         payload["params"] = params
@@ -205,15 +191,13 @@ async def call_js_provider(path: str, options: dict[str, Any], prompt: Any, cont
 
 
 def load_js_provider(path: str, options: dict[str, Any]) -> Any:
-    """Import the provider file and construct its class now (config time); its `id()` or None.
-    AssertionRuntimeError when the file cannot be loaded or exports no provider class."""
+    """Construct the provider class the file exports (config time): its `id()` or None; AssertionRuntimeError."""
     value = _ask_sync({"provider": path, "options": options, "describe": True}, os.path.basename(path))
     return value.get("id") if isinstance(value, dict) else None
 
 
 def check_export(ref: str) -> None:
-    """Load `file:///abs/x.js[:fn]` now (config time): AssertionRuntimeError when the file cannot be loaded or
-    does not export that function."""
+    """Load `file:///abs/x.js[:fn]` now: AssertionRuntimeError when it cannot, or lacks that export."""
     _ask_sync({"code": ref, "exports": True, "base_dir": "."}, ref.rsplit("/", 1)[-1])
 
 
@@ -221,8 +205,7 @@ _CHECKED: dict[str, str | None] = {}
 
 
 def check_syntax(code: str) -> str | None:
-    """Compile inline code in the shared node process (config time); the error message, or None when it
-    compiles, when it is a file:// reference, or when node is absent (the run then reports that)."""
+    """Compile inline code in the node process (config time): the error, or None (it compiles, a file://, no node)."""
     if code.startswith("file://") or node_path() is None:
         return None
     if code not in _CHECKED:
@@ -234,17 +217,12 @@ def check_syntax(code: str) -> str | None:
     return _CHECKED[code]
 
 
-TS_EXTS = (".ts", ".mts", ".cts")
-JS_EXTS = (".js", ".cjs", ".mjs", *TS_EXTS)
-#: Node.js versions that strip TypeScript types: on by default, or behind a flag.
-NATIVE = (23, 6)
-FLAGGED = (22, 6)
-HINT = ("use Node.js 22.6 or newer (it strips TypeScript types itself), or install tsx where the config is: "
-        "`npm install --save-dev tsx` (a project with promptfoo installed has it already)")
+_TS_EXTS = (".ts", ".mts", ".cts")
+JS_EXTS = (".js", ".cjs", ".mjs", *_TS_EXTS)
 
 
 def is_typescript(path: str | Path) -> bool:
-    return str(path).lower().endswith(TS_EXTS)
+    return str(path).lower().endswith(_TS_EXTS)
 
 
 @cache
@@ -285,10 +263,10 @@ def find_tsx(start: str | Path) -> Path | None:
 
 def node_flags(start: str | Path) -> list[str] | None:
     """The Node.js flags that let it load TypeScript from `start`'s folder, or None when nothing can."""
-    version = node_version()
-    if version is not None and version >= NATIVE:
+    version = node_version() or ()
+    if version >= (23, 6):  # strips TypeScript types by default
         return []
-    if version is not None and version >= FLAGGED:
+    if version >= (22, 6):
         return ["--experimental-strip-types", "--disable-warning=ExperimentalWarning"]
     tsx = find_tsx(start)
     return None if tsx is None else ["--import", tsx.as_uri()]
@@ -314,8 +292,15 @@ def require(path: str | Path, *, loc: Location | None, key: str | None) -> None:
     if flags is None:
         version = ".".join(map(str, node_version() or ())) or "?"
         raise ConfigError.at(loc, f"{Path(path).name} is TypeScript, which Node.js {version} cannot run without a "
-                                  "build step, and the tsx package was not found", key=key, hint=HINT)
-    use_flags(flags)
+                                  "build step, and the tsx package was not found", key=key,
+                             hint="use Node.js 22.6 or newer (it strips TypeScript types itself), or install tsx "
+                                  "where the config is: `npm install --save-dev tsx` (a project with promptfoo "
+                                  "installed has it already)")
+    with _START:  # a running process without these flags is replaced at its next use
+        if flags and "\0".join(flags) not in "\0".join(_FLAGS):
+            _FLAGS.extend(flags)
+            if _PROC is not None:
+                _PROC.kill()
 
 
 def shutdown() -> None:

@@ -51,8 +51,7 @@ def package_root(package: str, *, loc: Location | None = None, key: str | None =
 
 
 def to_path(ref: str, *, loc: Location | None = None, key: str | None = None) -> str:
-    """`pkg://PACKAGE/inner[:fn]` -> `/abs/…/PACKAGE/inner[:fn]` (the file's existence is checked by the caller,
-    which knows about globs)."""
+    """`pkg://PACKAGE/inner[:fn]` -> `/abs/…/PACKAGE/inner[:fn]` (the caller, who knows globs, checks the file)."""
     package, _, inner = ref[len(PREFIX):].partition("/")
     if not package or not inner.strip("/"):
         raise ConfigError.at(loc, f"{ref!r} names no file inside a package", key=key,

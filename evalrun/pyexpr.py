@@ -1,6 +1,7 @@
-"""User Python code in configs, in promptfoo's forms: one line is an expression, several lines a function body
-(with `return`), `file://x.py[:fn]` a function of that file. What user code raises at run time (sys.exit() too)
-ends that case as an ERROR; cancellation and a real Ctrl-C (`watch_sigint`) still propagate."""
+"""User code in configs: Python in promptfoo's forms (one line an expression, several a function body with `return`,
+`file://x.py[:fn]` a function of that file), and JavaScript (`file://x.js[:fn]`, TypeScript, inline code that only
+JavaScript can mean: `looks_like_js`) run in jsnode's process (`compile_code` picks). What user code raises at run
+time (sys.exit() too) ends that case as an ERROR; cancellation and a real Ctrl-C (`watch_sigint`) propagate."""
 
 from __future__ import annotations
 
@@ -16,19 +17,18 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from evalrun import pkgref
-from evalrun.errors import AssertionRuntimeError, ConfigError, Location
-from evalrun.suggest import did_you_mean
+from evalrun import jsnode, pkgref
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location, did_you_mean
 
 _REAL_SIGINTS = [0]  # SIGINTs received while `watch_sigint` is active
 
 
 def user_exit_message(e: BaseException) -> str | None:
-    """What to report when user code raised a BaseException that is not an Exception (sys.exit(), exit(),
-    KeyboardInterrupt, ...), so that it ends one case only. None when it must propagate: cancellation
-    (a timeout or Ctrl-C under asyncio) or a KeyboardInterrupt from a real Ctrl-C."""
+    """The report of a non-Exception user code raised (sys.exit(), KeyboardInterrupt, ...): it ends one case only.
+    None when it must propagate: cancellation (a timeout, Ctrl-C under asyncio) or a real Ctrl-C."""
     aio = sys.modules.get("asyncio")  # not imported: nothing can have raised its CancelledError (import is slow)
     if isinstance(e, Exception) or (aio is not None and isinstance(e, aio.CancelledError)):
         return None
@@ -106,8 +106,7 @@ def js_like(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class UserFunction:
-    """A compiled piece of user code. Call with the positional params it was compiled for; inline code gets
-    its mapping arguments as `js_like` objects."""
+    """Compiled user code, called with its params positionally (inline code gets them as `js_like` objects)."""
 
     fn: Callable[..., Any]
     source: str  # the code as written, or the file:// reference
@@ -130,7 +129,8 @@ class UserFunction:
             msg = f"{type(e).__name__}: {e}" if error else user_exit_message(e)
             if msg is None:  # a real Ctrl-C or a cancellation: it ends the run, not this case
                 raise
-            raise AssertionRuntimeError(f"{msg} (in {self._short()}){_js_note(self.source, e)}") \
+            js = isinstance(e, (AttributeError, NameError)) and looks_like_javascript(self.source)
+            raise AssertionRuntimeError(f"{msg} (in {self._short()}){f'; {_PY_EQUIVALENTS}' if js else ''}") \
                 from (e if error else None)
         return result
 
@@ -162,15 +162,21 @@ def compile_user_code(code: str, params: Sequence[str] = ("output", "context"), 
     if code.strip().startswith(pkgref.PREFIX):  # pkg://PACKAGE/checks.py:fn -> file:///abs/.../checks.py:fn
         code = pkgref.to_file_ref(code.strip(), loc=loc, key=key)
     if is_file_ref(code):
-        return _load_file(code.strip(), tuple(params), loc=loc, key=key, base_dir=base_dir,
-                          default_fn=default_fn)
+        ref = code.strip()
+        path, fn = pkgref.split_ref(ref)
+        if not path.endswith(".py"):
+            raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
+        if not (fn or default_fn):
+            raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
+        full = os.path.join(base_dir or ".", path)  # an absolute path stays itself
+        return UserFunction(load_function(full, fn or default_fn or "", loc=loc, key=key), ref, tuple(params))
     src = _wrap(code, params)
     try:
         compiled = compile(src, f"<{key or 'python'}>", "exec")
     except SyntaxError as e:
         raise ConfigError.at(loc, f"Python code does not compile: {e.msg}", key=key,
                              hint=_syntax_hint(code, e)) from None
-    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # what promptfoo's wrapper imports, and two helpers
+    namespace: dict[str, Any] = {"json": json, "re": re, "math": math}  # as promptfoo's wrapper, and two helpers
     exec(compiled, namespace)  # noqa: S102 - defining the user's function is the point
     return UserFunction(namespace["__evalrun_main"], code, tuple(params))
 
@@ -199,12 +205,6 @@ def looks_like_javascript(code: str) -> bool:
     return _JS_ONLY.search(_STRINGS.sub("''", code)) is not None
 
 
-def _js_note(code: str, e: BaseException) -> str:
-    if isinstance(e, (AttributeError, NameError)) and looks_like_javascript(code):
-        return f"; {_PY_EQUIVALENTS}"
-    return ""
-
-
 def _syntax_hint(code: str, e: SyntaxError) -> str:
     if looks_like_javascript(code):
         return _PY_EQUIVALENTS
@@ -214,23 +214,10 @@ def _syntax_hint(code: str, e: SyntaxError) -> str:
     return f"line {e.lineno} of the code: {(e.text or '').strip()}"
 
 
-def _load_file(ref: str, params: tuple[str, ...], *, loc: Location | None, key: str | None,
-               base_dir: str | None, default_fn: str | None) -> UserFunction:
-    path, fn = pkgref.split_ref(ref)
-    fn_name = fn or default_fn or ""
-    if not path.endswith(".py"):
-        raise ConfigError.at(loc, f"{ref}: expected a .py file", key=key, hint="write file://path.py:function")
-    if not fn_name:
-        raise ConfigError.at(loc, f"{ref}: no function named", key=key, hint=f"write {ref}:function_name")
-    full = path if os.path.isabs(path) else os.path.join(base_dir or ".", path)
-    return UserFunction(load_function(full, fn_name, loc=loc, key=key), ref, params)
-
-
 def load_function(path: str, name: str, *, loc: Location | None = None, key: str | None = None,
                   hint: str | None = None) -> Callable[..., Any]:
-    """Function `name` of the user's Python file at `path` (imported once, its folder on sys.path so it can import
-    its neighbours). ConfigError at `loc` when the file cannot be imported or has no such function (`hint`, else
-    the closest name it has)."""
+    """Function `name` of the user's Python file (imported once, its folder on sys.path); ConfigError at `loc` when
+    it cannot be imported or lacks the function (`hint`, else the closest name)."""
     if not os.path.isfile(path):
         raise ConfigError.at(loc, f"python file not found: {path}", key=key,
                              hint="paths are relative to the config file's folder")
@@ -271,3 +258,73 @@ def _import_file(full: str, *, loc: Location | None, key: str | None) -> Any:
         raise ConfigError.at(loc, f"importing {full} failed: {msg}", key=key) from None
     _MODULES[full] = module
     return module
+
+
+class UserCode(Protocol):
+    async def call(self, *args: Any) -> Any: ...
+
+
+class JsCode:
+    """A JavaScript file's exported function, or inline JavaScript over `params`, run in evalrun's Node.js process."""
+
+    def __init__(self, code: str, base_dir: str, what: str, params: Sequence[str] | None = None) -> None:
+        self.code, self.base_dir, self.what = code, base_dir, what
+        self.params = list(params) if params is not None else None
+
+    async def call(self, *args: Any) -> Any:
+        return await jsnode.call_js_args(self.code, list(args), base_dir=self.base_dir, what=self.what,
+                                         params=self.params)
+
+
+def _compiles_as_python(code: str) -> bool:
+    try:
+        compile(_wrap(code, ()), "<inline>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def looks_like_js(code: Any) -> bool:
+    """Inline code a promptfoo user wrote as JavaScript (see the module docstring for the rule)."""
+    if not isinstance(code, str) or not code.strip() or code.strip().startswith((pkgref.FILE, pkgref.PREFIX)):
+        return False
+    if looks_like_javascript(code):
+        return True
+    if _compiles_as_python(code):
+        return False
+    return jsnode.node_path() is not None and jsnode.check_syntax(code) is None
+
+
+def _ref_path(code: Any) -> str:
+    """The lower-cased path of a `file://path[:fn]` reference, or ''."""
+    return pkgref.split_ref(code.strip())[0].lower() if is_file_ref(code) else ""
+
+
+def is_script_ref(value: Any) -> bool:
+    """`file://x.{js,ts,mjs,cjs,py}[:fn]`: a reference to a function in either language."""
+    return _ref_path(value).endswith((*jsnode.JS_EXTS, ".py"))
+
+
+def compile_code(code: str, params: Sequence[str], *, loc: Location | None, key: str | None,
+                 base_dir: str | None, default_fn: str | None = None) -> UserCode:
+    """Python code or a JavaScript file reference -> something to `await .call(*args)`."""
+    if _ref_path(code).endswith(jsnode.JS_EXTS):
+        path, fn = pkgref.split_ref(code.strip())
+        full = Path(base_dir or ".", path)  # an absolute path stays itself
+        if not full.is_file():
+            raise ConfigError.at(loc, f"file not found: {full}", key=key,
+                                 hint="paths are relative to the config file's directory")
+        target = jsnode.require_js(full, fn, loc=loc, key=key, what=f"{full.name} (JavaScript)",
+                                   instead="write this in Python (file://x.py:fn)")
+        return JsCode(target, str(full.parent), f"{key or 'JavaScript'} ({full.name})")
+    if looks_like_js(code):
+        if jsnode.node_path() is None:
+            raise ConfigError.at(loc, "this code is JavaScript but `node` was not found on PATH", key=key,
+                                 hint="install Node.js, or write it in Python (evalrun reads inline code as "
+                                      "Python unless it is JavaScript; see docs/config.md)")
+        error = jsnode.check_syntax(code)
+        if error:
+            raise ConfigError.at(loc, f"JavaScript syntax error: {error}", key=key,
+                                 hint="inline JavaScript is an expression, or a body that uses `return`")
+        return JsCode(code, base_dir or ".", key or "inline JavaScript", params)
+    return compile_user_code(code, params, loc=loc, key=key, base_dir=base_dir, default_fn=default_fn)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,12 +60,9 @@ def case_names(cases: list[Case], suite: Suite) -> list[str]:
     """Readable, unique item names: `description[provider]`, plus the prompt label when the suite has several
     prompts, the vars when a test expands into several combinations, and `#N` for repeats."""
     several_prompts = len({c.prompt.label for c in cases}) > 1
-    combos: dict[tuple[int, str, str, int], int] = {}
-    for c in cases:
-        k = (c.test.index, c.provider.name, c.prompt.label, c.repeat)
-        combos[k] = combos.get(k, 0) + 1
+    combos = Counter((c.test.index, c.provider.name, c.prompt.label, c.repeat) for c in cases)
     names: list[str] = []
-    seen: dict[str, int] = {}
+    seen: Counter[str] = Counter()
     for c in cases:
         base = _clean(c.test.description) if c.test.description else f"tests[{c.test.index}]"
         params = [_clean(c.provider.name, 40)]
@@ -75,9 +73,8 @@ def case_names(cases: list[Case], suite: Suite) -> list[str]:
         if c.repeat:
             params.append(f"#{c.repeat}")  # the record's `repeat` (0-based), as in JUnit names
         name = f"{base}[{'-'.join(params)}]"
-        n = seen.get(name, 0) + 1
-        seen[name] = n
-        names.append(name if n == 1 else f"{name} ({n})")
+        seen[name] += 1
+        names.append(name if seen[name] == 1 else f"{name} ({seen[name]})")
     return names
 
 
@@ -173,8 +170,7 @@ class EvalrunItem(pytest.Item):
         assert isinstance(parent, EvalrunFile)
         rec = parent.record_for(self)
         self.record = rec
-        self.user_properties.append(("evalrun_status", rec.get("status")))
-        self.user_properties.append(("evalrun_score", rec.get("score")))
+        self.user_properties += [("evalrun_status", rec.get("status")), ("evalrun_score", rec.get("score"))]
         self.add_report_section("setup", "evalrun", console.details_text(rec))
         if rec.get("status") == "error":
             pytest.fail(console.failure_text(rec), pytrace=False)

@@ -79,8 +79,7 @@ class RetryPolicy:
             return cls()
         attempts = int(raw) if raw.lstrip("+-").isdigit() else 0
         if attempts < 1:
-            raise ConfigError(f"EVALRUN_MAX_RETRIES={raw!r} is not a whole number >= 1",
-                              key="EVALRUN_MAX_RETRIES",
+            raise ConfigError(f"EVALRUN_MAX_RETRIES={raw!r} is not a whole number >= 1", key="EVALRUN_MAX_RETRIES",
                               hint="it is the total number of attempts per request, e.g. 5; 1 disables retries")
         return cls(attempts=attempts)
 

@@ -1,15 +1,219 @@
-"""Rendering templates (prompts, assertion values, configs) in the one sandboxed Jinja2 environment; `lenient=True`
-renders a variable no test defines as empty text, as promptfoo's Nunjucks does."""
+"""Templates (prompts, assertion values, configs): the one sandboxed Jinja2 environment with what a loaded config adds
+(`nunjucksFilters`, `{% include %}` folders; every cache here is cleared when those change), what a template reads,
+found before it renders, and rendering; `lenient=True` renders a variable no test defines as empty text, as
+promptfoo's Nunjucks does."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from evalrun import template_names
 from evalrun.errors import ConfigError
+
+if TYPE_CHECKING:
+    import jinja2
+    import jinja2.nodes
+
+_envs: Any = None  # (strict, lenient) Jinja2 environments (jinja_env.make_envs)
+_builtin_filters: dict[str, Any] = {}  # their own filters, as made
+_custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
+_include_dirs: list[str] = []
+_config_env: dict[str, str] = {}  # the config's `env:`, read before os.environ by `{{ env.NAME }}`
+
+
+def environment(*, lenient: bool = False) -> Any:
+    """The Jinja2 environment, or its twin where an undefined variable renders as empty text."""
+    global _envs
+    if _envs is None:
+        from evalrun.jinja_env import make_envs
+
+        _envs = make_envs()  # jinja_env imports nothing of evalrun: no cycle
+        _builtin_filters.update(_envs[0].filters)
+        _changed()
+    return _envs[1] if lenient else _envs[0]
+
+
+def reset_config() -> None:
+    """Forget a previously loaded config's `nunjucksFilters` (built-ins come back), include folders and `env:`."""
+    _custom_filters.clear()
+    _include_dirs.clear()
+    _config_env.clear()
+    _changed()
+
+
+def add_custom_filters(filters: dict[str, Any]) -> None:
+    """Add a config's `nunjucksFilters` (name -> callable)."""
+    _custom_filters.update(filters)
+    _changed()
+
+
+def include_dirs() -> list[str]:
+    """The folders `{% include %}` looks in, in order."""
+    return [*_include_dirs, os.getcwd()]
+
+
+def add_include_dir(folder: str) -> None:
+    """A config's folder: `{% include %}` looks there first, then where promptfoo looks (the current folder)."""
+    folder = os.path.abspath(folder)
+    if folder not in _include_dirs:
+        _include_dirs.append(folder)
+        _changed()
+
+
+def _changed() -> None:
+    """The filters or include folders changed: the environments follow, every cache is dropped."""
+    if _envs is not None:
+        import jinja2
+
+        _envs[0].filters.clear()  # the lenient twin shares them
+        _envs[0].filters.update(_builtin_filters)
+        _envs[0].filters.update(_custom_filters)
+        for env in _envs:
+            env.loader = jinja2.FileSystemLoader(include_dirs())
+    for cached in (compile_template, parse, variables_of, included, guarded_names, env_names_of, env_fallbacks):
+        cached.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def compile_template(source: str, lenient: bool = False) -> jinja2.Template:
+    return environment(lenient=lenient).from_string(source)
+
+
+#: `{{ name }}` with nothing else inside (whitespace around the name allowed).
+_PLAIN_VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: Names Jinja2 reads as something else than a variable (constants, operators), or that are globals of the
+#: environment or special in Jinja2: templates using them are left to Jinja2.
+_NOT_PLAIN = frozenset({
+    "true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if", "else", "elif",
+    "for", "endfor", "recursive", "with", "without", "context", "import", "from", "as", "set", "block",
+    "extends", "include", "macro", "call", "filter", "raw", "loop", "self", "caller", "varargs", "kwargs",
+    "super", "range", "dict", "lipsum", "cycler", "joiner", "namespace", "null", "undefined", "env",
+})
+
+
+@lru_cache(maxsize=4096)
+def plain_parts(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(literal pieces, variable names) of a template of plain text and `{{ name }}` only (the common prompt), found
+    without Jinja2; the pieces are what Jinja2 prints around the names. None for any other template (a brace
+    outside the substitutions, a name in _NOT_PLAIN, a carriage return: Jinja2 rewrites line ends)."""
+    split = _PLAIN_VAR.split(source)
+    literals, names = tuple(split[0::2]), tuple(split[1::2])
+    if not _NOT_PLAIN.isdisjoint(names) or any("{" in t or "}" in t or "\r" in t for t in literals):
+        return None
+    return literals, names
+
+
+def simple_names(source: str) -> frozenset[str] | None:
+    """The variables of a plain template (see plain_parts): what Jinja2 finds in it (it parses, reads those names,
+    guards none, reads no `env`); None for any other template."""
+    parts = plain_parts(source)
+    return None if parts is None else frozenset(parts[1])
+
+
+@lru_cache(maxsize=4096)
+def parse(source: str) -> jinja2.nodes.Template:
+    """Parse (cached), every filter and test checked to exist, without compiling (4x cheaper); TemplateSyntaxError."""
+    import jinja2
+    from jinja2 import nodes
+
+    env = environment()
+    tree = env.parse(source)
+    for node in tree.find_all(nodes.Filter):
+        if node.name not in env.filters:
+            raise jinja2.TemplateAssertionError(f"No filter named {node.name!r}.", node.lineno)
+    for test in tree.find_all(nodes.Test):
+        if test.name not in env.tests:
+            raise jinja2.TemplateAssertionError(f"No test named {test.name!r}.", test.lineno)
+    return tree
+
+
+@lru_cache(maxsize=4096)
+def variables_of(source: str) -> frozenset[str]:
+    """Top-level variable names a template (and what it includes) reads."""
+    simple = simple_names(source)
+    if simple is not None:
+        return simple
+    from jinja2 import meta
+
+    found = frozenset(meta.find_undeclared_variables(parse(source)))
+    for _, text in included(source):
+        found |= variables_of(text)
+    return found
+
+
+@lru_cache(maxsize=1024)
+def included(source: str) -> tuple[tuple[str, str], ...]:
+    """(name, text) of each template `source` includes, imports or extends, read from the include folders; raises
+    jinja2.TemplateNotFound for a missing one, TemplateSyntaxError for one that does not parse."""
+    if "{%" not in source:
+        return ()
+    import jinja2
+    from jinja2 import meta
+
+    out = []
+    for name in meta.find_referenced_templates(parse(source)):
+        if name is None:  # a name computed at render time: found (or not) then
+            continue
+        text, _, _ = environment().loader.get_source(environment(), name)
+        try:
+            parse(text)  # its syntax, now
+        except jinja2.TemplateSyntaxError as e:
+            e.name = name
+            raise
+        out.append((name, text))
+        out.extend(included(text))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def guarded_names(source: str) -> frozenset[str]:
+    """Variables the template treats as optional: `x | default(...)` or `x is defined` / `is undefined`."""
+    if simple_names(source) is not None:
+        return frozenset()
+    from jinja2 import nodes
+
+    return frozenset(n.name for n in _guarded(parse(source)) if isinstance(n, nodes.Name))
+
+
+def _guarded(tree: jinja2.nodes.Template) -> list[Any]:
+    """The inputs of `| default(...)` filters and of `is defined` / `is undefined` tests."""
+    from jinja2 import nodes
+
+    return [f.node for f in tree.find_all(nodes.Filter) if f.name in ("default", "d")] + \
+        [t.node for t in tree.find_all(nodes.Test) if t.name in ("defined", "undefined")]
+
+
+@lru_cache(maxsize=4096)
+def env_names_of(source: str) -> frozenset[str]:
+    """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
+    if simple_names(source) is not None:
+        return frozenset()
+    from jinja2 import nodes
+
+    tree = parse(source)
+    out = {g.attr for g in tree.find_all(nodes.Getattr) if isinstance(g.node, nodes.Name) and g.node.name == "env"}
+    out |= {i.arg.value for i in tree.find_all(nodes.Getitem) if isinstance(i.node, nodes.Name)
+            and i.node.name == "env" and isinstance(i.arg, nodes.Const) and isinstance(i.arg.value, str)}
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1024)
+def env_fallbacks(source: str) -> frozenset[str]:
+    """`env.NAME`s whose absence the template handles (promptfoo renders it then): the left of an `or`, an `if`'s
+    test (inline too), a `| default(...)`'s input, an `is defined` test."""
+    if simple_names(source) is not None or "env" not in source:
+        return frozenset()
+    from jinja2 import nodes
+
+    tree = parse(source)
+    guarded: list[Any] = [o.left for o in tree.find_all(nodes.Or)]
+    guarded += [getattr(n, "test", None) for n in tree.find_all((nodes.If, nodes.CondExpr))] + _guarded(tree)
+    return frozenset(g.attr for node in guarded if node is not None for g in [node, *node.find_all(nodes.Getattr)]
+                     if isinstance(g, nodes.Getattr) and isinstance(g.node, nodes.Name) and g.node.name == "env")
+
 
 _SINGLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
 
@@ -24,9 +228,6 @@ class _Env(dict[str, str]):
             import jinja2
 
             raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
-
-
-_config_env: dict[str, str] = {}
 
 
 def set_config_env(env: dict[str, str], *, add: bool = False) -> None:
@@ -50,7 +251,7 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
     import jinja2
 
     try:
-        if template_names.variables_of(text) - {"env"}:
+        if variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
         env = env_namespace()
         env.update(extra or {})
@@ -81,11 +282,6 @@ def partial_tag(source: str) -> tuple[str, int] | None:
     return None if m is None else (m.group(1)[:2], source.count("\n", 0, m.start()) + 1)
 
 
-def as_written(source: str) -> str:
-    """A template that renders to `source` itself (promptfoo's `{% raw %}` wrapping)."""
-    return "{% raw %}" + source + "{% endraw %}"
-
-
 def env_has(name: str) -> bool:
     """Whether `{{ env.NAME }}` would find NAME (config `env:` or the process environment)."""
     return name in _config_env or name in os.environ
@@ -93,18 +289,18 @@ def env_has(name: str) -> bool:
 
 def check_syntax(source: str) -> str | None:
     """None when the template parses and uses only known filters and tests, else the error message."""
-    if template_names.simple_names(source) is not None:
+    if simple_names(source) is not None:
         return None
     import jinja2
 
     try:
-        template_names.parse(source)
+        parse(source)
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error: {e.message} (template line {e.lineno})"
     try:
-        template_names.included(source)
+        included(source)
     except jinja2.TemplateNotFound as e:
-        return f"included template {e.name!r} not found (looked in {', '.join(template_names.include_dirs())})"
+        return f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None
@@ -129,22 +325,22 @@ def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:
     undefined variable renders as empty text (an unset `env.NAME` still raises)."""
     if not has_template(source):
         return source
-    parts = template_names.plain_parts(source)
+    parts = plain_parts(source)
     if parts is not None:  # the common prompt: no Jinja2 context per render (same text: tests check it)
         text = _fill(parts, vars)
         if text is not None:
             return text
     ns = dict(vars)
-    if "env" not in ns and "env" in template_names.variables_of(source):  # copying os.environ per render is costly
+    if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
         ns["env"] = env_namespace()
     if not lenient:
-        return template_names.compile_template(source).render(ns)
+        return compile_template(source).render(ns)
     import jinja2
 
     try:
-        return template_names.compile_template(source).render(ns)
+        return compile_template(source).render(ns)
     except jinja2.UndefinedError:
-        return template_names.compile_template(source, True).render(ns)
+        return compile_template(source, True).render(ns)
 
 
 def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> Any:
@@ -156,8 +352,10 @@ def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> 
             return value
         m = _SINGLE_VAR.match(value)
         if m:
-            found, native = _lookup(m.group(1), vars)
-            if found and isinstance(native, (list, tuple, dict)):
+            native: Any = vars
+            for part in m.group(1).split("."):
+                native = native.get(part) if isinstance(native, dict) else None
+            if isinstance(native, (list, tuple, dict)):
                 return native
         return render(value, vars, lenient=lenient)
     if isinstance(value, list):
@@ -165,16 +363,6 @@ def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> 
     if isinstance(value, dict):
         return {k: render_value(v, vars, lenient=lenient) for k, v in value.items()}
     return value
-
-
-def _lookup(dotted: str, vars: dict[str, Any]) -> tuple[bool, Any]:
-    cur: Any = vars
-    for part in dotted.split("."):
-        if isinstance(cur, dict) and part in cur:
-            cur = cur[part]
-        else:
-            return False, None
-    return True, cur
 
 
 def as_chat(value: Any) -> list[dict[str, Any]] | None:

@@ -36,8 +36,7 @@ class _FixedOutput:
 
 def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -> Any:
     from evalrun.config.schema import validate
-    from evalrun.config.testpart import part_from_node
-    from evalrun.types import TestSpec
+    from evalrun.config.tests import part_from_node, to_spec
 
     if isinstance(assertions, Mapping):
         assertions = [assertions]
@@ -49,8 +48,8 @@ def _test_spec(assertions: Any, vars: Mapping[str, Any] | None, base_dir: str) -
         node["vars"] = dict(vars)
     validate(node, file="check()", definition="test")
     part = part_from_node(node, base_dir, loc=None, key="")
-    return TestSpec(index=0, description="check()", vars=part.vars, asserts=tuple(part.asserts),
-                    options=part.options, key_path="")
+    part.description = "check()"
+    return to_spec(part, 0)
 
 
 async def check_async(output: Any, assertions: Any, *, vars: Mapping[str, Any] | None = None,

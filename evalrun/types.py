@@ -4,16 +4,57 @@ module boundary."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Literal, TypeVar
 
 from evalrun.errors import Location
-from evalrun.frozen_init import fast_init
 
 Messages = list[dict[str, Any]]
 VerdictLabel = Literal["supported", "contradicted", "unsupported"]
 RelevanceLevel = Literal["high", "medium", "low", "none"]
 Status = Literal["pass", "fail", "error"]
+T = TypeVar("T")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<factory default>"
+
+
+_MISSING = _Missing()
+
+
+def fast_init(cls: type[T]) -> type[T]:
+    """Give the frozen dataclass `cls`, made per case, an `__init__` that sets its `__dict__` in one go instead of an
+    `object.__setattr__` per field (same signature and defaults): 13% of a run's instructions (docs/design-notes.md)."""
+    params = getattr(cls, "__dataclass_params__", None)
+    found = fields(cls)  # type: ignore[arg-type]
+    if (params is None or not params.frozen or "__slots__" in cls.__dict__ or hasattr(cls, "__post_init__")
+            or any(not f.init or f.kw_only for f in found)):
+        return cls
+    ns: dict[str, Any] = {"_set": object.__setattr__, "_MISSING": _MISSING}
+    args: list[str] = []
+    lines: list[str] = []
+    for f in found:
+        if f.default is not MISSING:
+            ns[f"_d_{f.name}"] = f.default
+            args.append(f"{f.name}=_d_{f.name}")
+        elif f.default_factory is not MISSING:
+            ns[f"_f_{f.name}"] = f.default_factory
+            args.append(f"{f.name}=_MISSING")
+            lines.append(f"    if {f.name} is _MISSING: {f.name} = _f_{f.name}()")
+        else:
+            args.append(f.name)
+    items = ", ".join(f"{f.name!r}: {f.name}" for f in found)
+    src = (f"def __init__(self, {', '.join(args)}):\n" + "".join(line + "\n" for line in lines)
+           + f"    _set(self, '__dict__', {{{items}}})\n")
+    exec(src, ns)  # noqa: S102 - generated from the class's own field names, as dataclasses itself does
+    init = ns["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
 
 
 @dataclass(frozen=True)
@@ -32,10 +73,6 @@ class PromptSpec:
     #: The label (or path) shared by the prompts of one multi-prompt file: a provider's or test's `prompts` entry
     #: naming it selects them all, as promptfoo's `LABEL: ...` labels of such files do (config/suite.py).
     group: str | None = None
-
-    @property
-    def is_chat(self) -> bool:
-        return isinstance(self.raw, list)
 
 
 @dataclass(frozen=True)
@@ -59,7 +96,7 @@ class ProviderSpec:
         return self.label or self.id
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class AssertionSpec:
     """One assertion as configured: `type` without the `not-` prefix (`negate` says it was there), `value` may hold
@@ -87,7 +124,7 @@ class AssertionSpec:
         return f"not-{self.type}" if self.negate else self.type
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class TestSpec:
     """One test after defaultTest (and scenario) merge."""
@@ -127,13 +164,13 @@ class Suite:
     env: dict[str, str] = field(default_factory=dict)
     disable_var_expansion: bool = False
     base_dir: str = "."
-    warnings: tuple[str, ...] = ()  # what promptfoo lets pass and evalrun warns of (config/lenient.py)
+    warnings: tuple[str, ...] = ()  # what promptfoo lets pass and evalrun warns of (errors.lenient_warn)
     #: An undefined template variable renders as empty text, as in promptfoo (the loader has warned of each, or
     #: refused a likely typo); False: it is an error (--strict, or a suite built in code).
     undefined_renders_empty: bool = False
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class Case:
     """One cell of the test matrix: a test, one var combination, one provider, one prompt, one repeat."""
@@ -147,7 +184,7 @@ class Case:
     repeat: int = 0
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class TokenUsage:
     prompt: int = 0
@@ -164,7 +201,7 @@ class TokenUsage:
 NO_TOKENS = TokenUsage()
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class Output:
     """What a provider returned for one case."""
@@ -234,7 +271,7 @@ class GraderTrace:
         return sum(c.cost or 0.0 for c in self.calls)
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class AssertionResult:
     type: str  # with `not-` prefix when negated
@@ -255,7 +292,7 @@ class AssertionResult:
     lower_is_better: bool = False
 
 
-@fast_init  # made per case: one __dict__ assignment instead of a setattr per field
+@fast_init
 @dataclass(frozen=True)
 class CaseResult:
     case_id: str

@@ -25,7 +25,7 @@ def builtin_types() -> list[str]:
 
 def render() -> str:
     """The schema file's exact text for the built-in assertion types."""
-    from evalrun.config.schema_source import build_schema
+    from evalrun.config.schema import build_schema
 
     return json.dumps(build_schema(builtin_types()), indent=2, ensure_ascii=False) + "\n"
 

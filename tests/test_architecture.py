@@ -22,10 +22,10 @@ PACKAGE = ROOT / "evalrun"
 #: Bottom to top: a module imports from its own layer and the layers below it, never from a layer above.
 #: A name ending in "." is a package (all its modules); other names are single modules.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("evalrun", "evalrun.errors", "evalrun.types", "evalrun.jsonfast", "evalrun.suggest",
-                    "evalrun.pkgref", "evalrun.frozen_init", "evalrun.signals")),
-    ("support", ("evalrun.templating", "evalrun.template_names", "evalrun.jinja_env",
-                 "evalrun.jsnode", "evalrun.pyexpr", "evalrun.usercode",
+    ("foundation", ("evalrun", "evalrun.errors", "evalrun.types", "evalrun.jsonfast",
+                    "evalrun.pkgref", "evalrun.signals")),
+    ("support", ("evalrun.templating", "evalrun.jinja_env",
+                 "evalrun.jsnode", "evalrun.pyexpr",
                  "evalrun.retry", "evalrun.cache",
                  "evalrun.config.readers.")),  # located YAML/JSON/CSV: a leaf package (config/ uses it, so may others)
     ("providers", ("evalrun.providers.",)),

@@ -102,7 +102,7 @@ def test_a_bad_value_in_a_later_yaml_test_names_its_line(tmp_path: Path) -> None
 
 
 def test_to_spec_copies_every_field_of_a_part() -> None:
-    from evalrun.config.testpart import TestPart, to_spec
+    from evalrun.config.tests import TestPart, to_spec
     from evalrun.types import TestSpec
 
     part = TestPart(description="d", vars={"a": 1}, options={"x": 1}, threshold=0.5, metadata={"m": 2},
@@ -158,7 +158,7 @@ def test_inline_tests_collected_are_part_from_node_of_each(plain: bool, tmp_path
 
     from evalrun.config import tests as test_sources
     from evalrun.config.readers.yamldoc import parse_yaml
-    from evalrun.config.testpart import part_from_node
+    from evalrun.config.tests import part_from_node
 
     (tmp_path / "v.txt").write_text("from the file", encoding="utf-8")
     doc = parse_yaml(INLINE, "c.yaml")

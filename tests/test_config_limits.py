@@ -18,7 +18,7 @@ import pytest
 from evalrun.config import load
 from evalrun.config.readers import parse_data
 from evalrun.config.readers.jsondoc import parse_jsonl
-from evalrun.config.readers.limits import MAX_DEPTH
+from evalrun.config.readers.located import MAX_DEPTH
 from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError
 
@@ -197,9 +197,9 @@ def test_any_parser_error_is_a_config_error_at_its_line_whatever_the_words(monke
 
 def test_a_yaml_or_json_document_too_large_to_hold_names_the_file_and_the_streamed_formats(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalrun.config.readers import limits
+    from evalrun.config.readers import located
 
-    monkeypatch.setattr(limits, "MAX_DOC_CHARS", 2000)
+    monkeypatch.setattr(located, "MAX_DOC_CHARS", 2000)
     rows = "".join(f"  - vars: {{x: 'question {i}'}}\n" for i in range(200))
     for name, text in (("t.yaml", rows), ("t.json", json.dumps([{"vars": {"x": i}} for i in range(200)]))):
         (tmp_path / name).write_text(text)

@@ -84,7 +84,7 @@ def test_prompt_forms(tmp_path: Path) -> None:
     assert raws[2][1] == {"role": "user", "content": "{{x}}"}  # chat.json (sorted glob)
     assert raws[3] == [{"role": "user", "content": "Y {{x}}"}]
     assert suite.prompts[4].label == "rawl" and raws[4] == "Raw {{x}}"
-    assert raws[5] == [{"role": "user", "content": "J {{x}}"}] and suite.prompts[5].is_chat
+    assert raws[5] == [{"role": "user", "content": "J {{x}}"}] and isinstance(suite.prompts[5].raw, list)
     assert raws[6] == [{"role": "user", "content": "inline {{x}}"}]
     assert count_cases(suite) == 7
 

@@ -14,7 +14,7 @@ import pytest
 from evalrun.assertions import registry
 from evalrun.config import schema
 from evalrun.config.readers.yamldoc import parse_yaml
-from evalrun.config.schema_source import build_schema
+from evalrun.config.schema import build_schema
 from evalrun.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent

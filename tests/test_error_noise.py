@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.suggest import did_you_mean
+from evalrun.errors import did_you_mean
 
 
 def _rows(tmp_path: Path, n: int, assertion: dict[str, object]) -> Path:

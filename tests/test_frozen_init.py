@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from evalrun.frozen_init import fast_init
-from evalrun.types import AssertionResult, Case, CaseResult, TokenUsage
+from evalrun.types import AssertionResult, Case, CaseResult, TokenUsage, fast_init
 
 
 @dataclass(frozen=True)

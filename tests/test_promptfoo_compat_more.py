@@ -12,7 +12,7 @@ import pytest
 
 from evalrun.config import load
 from evalrun.errors import ConfigError
-from evalrun.usercode import looks_like_js
+from evalrun.pyexpr import looks_like_js
 from tests.fakeserver import FakeOpenAI
 from tests.test_promptfoo_compat_features import run_suite, write
 
@@ -114,7 +114,7 @@ def test_csv_prompt_file_with_header_labels_and_a_chat_row(tmp_path: Path) -> No
                        '"[{""role"":""user"",""content"":""Explain {{t}}""}]",Chat\n'})
     suite = load([str(cfg)])
     assert [p.label for p in suite.prompts] == ["Basic", "Chat"]
-    assert suite.prompts[1].is_chat
+    assert isinstance(suite.prompts[1].raw, list)  # a chat
     cfg2 = write(tmp_path, {"promptfooconfig.yaml": "prompts: [file://p.csv]\nproviders: [echo]\n",
                             "p.csv": "one\ntwo\n"})
     assert [p.raw for p in load([str(cfg2)]).prompts] == ["one", "two"]

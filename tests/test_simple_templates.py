@@ -1,4 +1,4 @@
-"""template_names.plain_parts: templates of text and `{{ name }}` are checked and rendered without Jinja2, with Jinja2's
+"""templating.plain_parts: templates of text and `{{ name }}` are checked and rendered without Jinja2, with Jinja2's
 answers."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import jinja2
 import pytest
 from jinja2 import meta, nodes
 
-from evalrun import template_names, templating
+from evalrun import templating
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _jinja(source: str) -> tuple[str | None, frozenset[str], frozenset[str], frozenset[str]]:
     """(syntax error, variables, guarded names, env names) as the Jinja2 path finds them."""
-    env = template_names.environment()
+    env = templating.environment()
     try:
         tree = env.parse(source)
     except jinja2.TemplateSyntaxError as e:
@@ -61,7 +61,7 @@ def _templates(n: int, seed: int) -> list[str]:
     "{{ q['r'] }}", "json {\"a\": \"{{q}}\"}", "{{q}}}}", "{{q}} {%",
 ])
 def test_simple_templates_answer_as_jinja2(source: str) -> None:
-    simple = template_names.simple_names(source)
+    simple = templating.simple_names(source)
     if simple is None:
         return
     error, variables, guarded, env_names = _jinja(source)
@@ -72,7 +72,7 @@ def test_random_templates_answer_as_jinja2() -> None:
     """Whatever simple_names accepts, Jinja2 parses with exactly those variables (and no guard, no env)."""
     accepted = 0
     for source in _templates(3000, 14):
-        simple = template_names.simple_names(source)
+        simple = templating.simple_names(source)
         if simple is None:
             continue
         accepted += 1
@@ -84,20 +84,20 @@ def test_random_templates_answer_as_jinja2() -> None:
 def test_the_checks_give_jinja2s_answers_either_way() -> None:
     """variables_of / guarded_names / env_names_of / check_syntax through the fast path equal their Jinja2 path
     (the fast path switched off)."""
-    sources = [s for s in _templates(400, 7) if template_names.simple_names(s) is not None]
+    sources = [s for s in _templates(400, 7) if templating.simple_names(s) is not None]
     assert sources
-    fast = [(templating.check_syntax(s), template_names.variables_of(s), template_names.guarded_names(s),
-             template_names.env_names_of(s)) for s in sources]
-    original = template_names.simple_names
+    fast = [(templating.check_syntax(s), templating.variables_of(s), templating.guarded_names(s),
+             templating.env_names_of(s)) for s in sources]
+    original = templating.simple_names
     try:
-        template_names.simple_names = lambda source: None  # type: ignore[assignment]
-        for cache in (template_names.variables_of, template_names.guarded_names, template_names.env_names_of):
+        templating.simple_names = lambda source: None  # type: ignore[assignment]
+        for cache in (templating.variables_of, templating.guarded_names, templating.env_names_of):
             cache.cache_clear()
-        slow = [(templating.check_syntax(s), template_names.variables_of(s), template_names.guarded_names(s),
-                 template_names.env_names_of(s)) for s in sources]
+        slow = [(templating.check_syntax(s), templating.variables_of(s), templating.guarded_names(s),
+                 templating.env_names_of(s)) for s in sources]
     finally:
-        template_names.simple_names = original  # type: ignore[assignment]
-        for cache in (template_names.variables_of, template_names.guarded_names, template_names.env_names_of):
+        templating.simple_names = original  # type: ignore[assignment]
+        for cache in (templating.variables_of, templating.guarded_names, templating.env_names_of):
             cache.cache_clear()
     assert fast == slow
 
@@ -106,14 +106,15 @@ def test_a_custom_filter_named_like_a_builtin_is_forgotten_with_its_config() -> 
     """`nunjucksFilters` of one config do not outlive it, even one that took a built-in filter's name (it used
     to stay in place of the built-in after the reset)."""
     try:
-        template_names.add_custom_filters({"upper": lambda v: "custom", "mine": lambda v: "mine"}, replace=True)
+        templating.reset_config()
+        templating.add_custom_filters({"upper": lambda v: "custom", "mine": lambda v: "mine"})
         assert templating.render("{{ 'a' | upper }} {{ 'a' | mine }}", {}) == "custom mine"
-        template_names.reset_custom_filters()
+        templating.reset_config()
         assert templating.render("{{ 'a' | upper }}", {}) == "A"
         assert templating.check_syntax("{{ 'a' | mine }}") == \
             "template syntax error: No filter named 'mine'. (template line 1)"
     finally:
-        template_names.reset_custom_filters()
+        templating.reset_config()
 
 
 def test_validating_plain_templates_imports_no_jinja2(tmp_path: Path) -> None:
@@ -150,13 +151,13 @@ VARS = {"q": "what is <b>2</b> & 3?", "topic": "math\n", "n": 3, "items": ["a", 
 ])
 def test_plain_rendering_is_what_jinja2_renders(source: str) -> None:
     """The plain path (joining the pieces) gives Jinja2's text, and leaves everything else to Jinja2."""
-    assert templating.render(source, VARS) == template_names.compile_template(source).render(VARS)
+    assert templating.render(source, VARS) == templating.compile_template(source).render(VARS)
 
 
 def test_plain_parts_only_for_text_and_plain_placeholders() -> None:
-    assert template_names.plain_parts("a {{x}} b {{ y }}") == (("a ", " b ", ""), ("x", "y"))
+    assert templating.plain_parts("a {{x}} b {{ y }}") == (("a ", " b ", ""), ("x", "y"))
     for source in ("{{ x.y }}", "{{ x|e }}", "{% raw %}", "{{ x }}}", "a\r\n{{x}}", "{{ true }}"):
-        assert template_names.plain_parts(source) is None, source
+        assert templating.plain_parts(source) is None, source
 
 
 def test_a_missing_variable_still_raises_jinja2s_error() -> None:

@@ -6,7 +6,7 @@ import jinja2
 import pytest
 from jinja2.sandbox import SecurityError
 
-from evalrun import template_names, templating
+from evalrun import templating
 from evalrun.errors import ConfigError
 
 
@@ -62,7 +62,7 @@ def test_chat_prompt_renders_each_message() -> None:
 
 
 def test_variables_of_and_syntax_check() -> None:
-    assert template_names.variables_of("{{ a }} {% for x in items %}{{ x.b }}{% endfor %}") == {"a", "items"}
+    assert templating.variables_of("{{ a }} {% for x in items %}{{ x.b }}{% endfor %}") == {"a", "items"}
     assert templating.check_syntax("{{ ok }}") is None
     msg = templating.check_syntax("{{ broken }")
     assert msg is not None and "syntax error" in msg
@@ -70,7 +70,7 @@ def test_variables_of_and_syntax_check() -> None:
 
 
 def test_compiled_templates_are_cached() -> None:
-    assert template_names.compile_template("{{ z }}") is template_names.compile_template("{{ z }}")
+    assert templating.compile_template("{{ z }}") is templating.compile_template("{{ z }}")
 
 
 def test_sandbox_blocks_attribute_escapes() -> None:
@@ -90,7 +90,7 @@ def test_dump_filter_and_describe_errors() -> None:
 
 def test_env_names_of() -> None:
     src = "{{ env.A }} {{ env['B'] }} {{ other.C }} {% if env.D %}x{% endif %} {{ env[name] }}"
-    assert template_names.env_names_of(src) == {"A", "B", "D"}
+    assert templating.env_names_of(src) == {"A", "B", "D"}
 
 
 def test_values_print_as_promptfoo_prints_them() -> None:
@@ -104,4 +104,4 @@ def test_values_print_as_promptfoo_prints_them() -> None:
 
 def test_guarded_names() -> None:
     src = "{{ a | default('x') }}{{ b | d(1) }}{% if c is defined %}{{ c }}{% endif %}{{ e }}{{ f.g | default(1) }}"
-    assert template_names.guarded_names(src) == {"a", "b", "c"}
+    assert templating.guarded_names(src) == {"a", "b", "c"}

@@ -12,7 +12,7 @@ from evalrun.types import AssertionSpec, Case, GraderTrace, Output
 
 if TYPE_CHECKING:
     from evalrun.grading.steps import Grader
-    from evalrun.usercode import UserCode
+    from evalrun.pyexpr import UserCode
 
 
 class ItemError(ValueError):
@@ -118,21 +118,21 @@ class Assertion:
         if self.config_keys is not None:
             for k in spec.config:
                 if k not in self.config_keys:
-                    from evalrun.suggest import did_you_mean
+                    from evalrun.errors import did_you_mean
                     raise self.error(f"unknown config key {k!r} for {spec.type}", key=f"config.{k}",
                                      hint=did_you_mean(k, self.config_keys) or
                                      f"allowed: {', '.join(sorted(self.config_keys)) or 'none'}")
         if spec.transform:
             self.transform_fn = self.compile(spec.transform, "transform", "get_transform")
         if not self.raw_value and isinstance(spec.value, str) and spec.value.startswith("file://"):
-            from evalrun.usercode import is_script_ref
+            from evalrun.pyexpr import is_script_ref
             if is_script_ref(spec.value):
                 self.value_script = self.compile(spec.value, "value", "get_assert")
         self.check()
 
     def compile(self, code: str, key: str, default_fn: str) -> UserCode:
         """The user code at `key` over (output, context), Python or JavaScript; a ConfigError if it does not compile."""
-        from evalrun.usercode import compile_code
+        from evalrun.pyexpr import compile_code
         return compile_code(code, ("output", "context"), loc=self.spec.loc, key=self.key_path(key),
                             base_dir=self.base_dir, default_fn=default_fn)
 

@@ -24,7 +24,7 @@ def build(spec: AssertionSpec) -> Assertion:
     """Look up spec.type in the registry and construct its handler (which validates its arguments)."""
     cls = registry.get(spec.type)
     if cls is None:
-        from evalrun.suggest import did_you_mean
+        from evalrun.errors import did_you_mean
         names = registry.names()
         typed = spec.full_type
         hint = did_you_mean(typed, names + [f"not-{n}" for n in names])

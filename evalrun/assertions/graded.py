@@ -14,8 +14,8 @@ from evalrun.types import GraderTrace
 
 if TYPE_CHECKING:
     from evalrun.grading.steps import Grader, Step
+    from evalrun.pyexpr import UserCode
     from evalrun.types import AssertionSpec
-    from evalrun.usercode import UserCode
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ def parse_rules(value: Any) -> SqlRules:
         raise ValueError(f"the value must be a mapping, got {value!r}")
     unknown = sorted(set(value) - set(_KEYS))
     if unknown:
-        from evalrun.suggest import did_you_mean
+        from evalrun.errors import did_you_mean
         hint = did_you_mean(unknown[0], _KEYS)
         raise ValueError(f"unknown keys {unknown}; allowed: {', '.join(_KEYS)}" + (f" ({hint})" if hint else ""))
     database = value.get("databaseType") or "MySQL"  # promptfoo: `value.databaseType || 'MySQL'`

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalrun.errors import ConfigError, UsageError
+from evalrun.errors import ConfigError, UsageError, is_strict, lenient_warnings, reset_lenient
 from evalrun.types import Suite
 
 #: Looked for in the current folder when no config is given.
@@ -30,8 +30,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT). `on_progress`, `on_test`: see build_suite."""
     from dataclasses import replace
 
-    from evalrun import template_names, templating
-    from evalrun.config import lenient
+    from evalrun import templating
     from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
 
@@ -39,23 +38,18 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         paths = default_paths()
     was_enabled = gc.isenabled()
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
-    template_names.reset_custom_filters()
-    template_names.reset_include_dirs()
-    templating.set_config_env({})
-    lenient.reset(strict)
+    templating.reset_config()
+    reset_lenient(strict)
     try:
-        configs = []
-        seen: set[str] = set()
+        configs: dict[str, Any] = {}
         for p in paths:
             for cfg in read(Path(p)):
-                if cfg.files[0] not in seen:  # a file reached twice (diamond `extends`) counts once
-                    seen.add(cfg.files[0])
-                    configs.append(cfg)
-        merged = merge_configs(configs)
+                configs.setdefault(cfg.files[0], cfg)  # a file reached twice (diamond `extends`) counts once
+        merged = merge_configs(list(configs.values()))
         templating.set_config_env(merged.env)
         suite = build_suite(merged, cli_vars, on_progress, on_test)
-        return replace(suite, warnings=lenient.take(), undefined_renders_empty=not lenient.is_strict())
-    except RecursionError:  # a safety net behind the depth limit (readers/limits.py): never a traceback
+        return replace(suite, warnings=lenient_warnings(), undefined_renders_empty=not is_strict())
+    except RecursionError:  # a safety net behind the depth limit (readers/located.py): never a traceback
         raise ConfigError("the config is nested too deeply to load", file=str(paths[-1]), line=1,
                           hint="flatten its lists and mappings") from None
     finally:

@@ -25,12 +25,6 @@ UNIT_SCORE_TYPES = frozenset({
 CODE_TYPES = frozenset({"python", "javascript"})
 
 
-def _build_handler(spec: AssertionSpec) -> Any:
-    from evalrun.assertions import engine  # a later stage: imported when the first assertion is built
-
-    return engine.build(spec)
-
-
 def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location | None, key: str) -> Any:
     """`file://` in an assertion value: code stays a (checked, absolute) reference, other files are loaded."""
     if not files.is_ref(value):
@@ -48,12 +42,10 @@ def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> f
     v = raw.get(name)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        try:
-            return float(v)
-        except (TypeError, ValueError):
-            raise ConfigError.at(loc, f"{name} must be a number, got {v!r}", key=f"{key}.{name}") from None
-    return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ConfigError.at(loc, f"{name} must be a number, got {v!r}", key=f"{key}.{name}") from None
 
 
 def _check_threshold(type_: str, threshold: float | None, config: dict[str, Any], loc: Location | None,
@@ -81,9 +73,8 @@ _NO_VALUE = ("no string value",)
 
 
 def _key(raw: dict[str, Any], base_dir: str) -> Any:
-    """The cache key of an assertion mapping, None when it reads files or is an assert-set: (its shape, its string
-    `value`) for a mapping of scalars (the shape: the other items with their class: 1, 1.0 and True differ), else
-    its repr."""
+    """The cache key of an assertion mapping (None when it reads files or is an assert-set): for scalars (its shape:
+    the other items with their class, as 1, 1.0 and True differ; its string `value`), else its repr."""
     items: list[Any] = []
     value: Any = _NO_VALUE
     scalar = True
@@ -225,13 +216,7 @@ def _with_value(shaped: AssertionSpec, raw: dict[str, Any], loc: Location | None
     """A spec of `shaped`'s shape with `raw`'s string value, and its own handler (which checks that value)."""
     spec = _located(shaped, loc, key)
     spec.__dict__["value"] = raw["value"]
-    try:
-        handler = _build_handler(spec)
-    except ConfigError as e:
-        _relocate(e, raw, key)
-        raise
-    spec.__dict__["handler"] = handler
-    return spec
+    return _with_handler(spec, raw, key)
 
 
 def build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str) -> AssertionSpec:
@@ -292,20 +277,20 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
         provider=raw.get("provider"), config=config, rubric_prompt=rubric,
         context_transform=raw.get("contextTransform"), children=tuple(children), loc=loc, key_path=key,
     )
+    return _with_handler(spec, raw, key)
+
+
+def _with_handler(spec: AssertionSpec, raw: Any, key: str) -> AssertionSpec:
+    """`spec` with its handler (frozen: attached once, here); a handler's ConfigError points at the line of the key
+    it names (`value`, `config.mode`, ...), the line the user must edit, not the assertion's first line."""
+    from evalrun.assertions import engine  # a later stage: imported when the first assertion is built
+
     try:
-        handler = _build_handler(spec)
-    except ConfigError as e:
-        _relocate(e, raw, key)
+        spec.__dict__["handler"] = engine.build(spec)
+    except ConfigError as err:
+        if err.key and err.key.startswith(f"{key}."):
+            found = loc_of_path(raw, err.key[len(key) + 1:])
+            if found is not None and found.line and (err.file is None or found.file == err.file):
+                err.file, err.line = found.file, found.line
         raise
-    object.__setattr__(spec, "handler", handler)  # frozen: the handler is attached once, here
     return spec
-
-
-def _relocate(err: ConfigError, raw: Any, key: str) -> None:
-    """Point a handler's error at the line of the key it names (`value`, `config.mode`, ...), not at the
-    assertion's first line: the line named is the line the user must edit."""
-    if not err.key or not err.key.startswith(f"{key}."):
-        return
-    found, _ = loc_of_path(raw, err.key[len(key) + 1:])
-    if found is not None and found.line and (err.file is None or found.file == err.file):
-        err.file, err.line = found.file, found.line

@@ -7,10 +7,8 @@ import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from evalrun import template_names, templating
-from evalrun.config import lenient
-from evalrun.errors import ConfigError
-from evalrun.suggest import closest
+from evalrun import templating
+from evalrun.errors import ConfigError, closest, is_strict, lenient_warn
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
 
 #: Always defined when a template renders.
@@ -30,12 +28,11 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def needs(source: str) -> frozenset[str]:
-    """Variables a template needs (`env.NAME` for an unset NAME it reads); raises TemplateSyntaxError (also for
-    unknown filters/tests)."""
+    """Variables a template needs (and `env.NAME` for an unset NAME it reads); raises TemplateSyntaxError."""
     # `x | default(...)` and `x is defined` make x optional
-    found = template_names.variables_of(source) - template_names.guarded_names(source)
+    found = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
-        unset = {f"env.{n}" for n in template_names.env_names_of(source) if not templating.env_has(n)}
+        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
         if unset:
             return found | unset
     return found
@@ -50,11 +47,7 @@ def _env_error(name: str, what: str, loc: Any, key: str | None) -> ConfigError:
 def prompt_needs(prompt: PromptSpec) -> frozenset[str]:
     raw = prompt.raw
     sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
-    out: frozenset[str] = frozenset()
-    for s in sources:
-        if isinstance(s, str) and templating.has_template(s):
-            out |= needs(s)
-    return out
+    return frozenset().union(*[needs(s) for s in sources if isinstance(s, str) and templating.has_template(s)])
 
 
 def test_name(test: TestSpec) -> str:
@@ -85,12 +78,10 @@ class Suspects:
 
     def settle(self) -> list[ConfigError]:
         """Warn of each suspect whose name some test defines; the others are errors, returned."""
-        errors = []
-        for name, err, warning in self.found:
+        for name, _, warning in self.found:
             if name in self.defined:
                 _warn_empty(*warning)
-            else:
-                errors.append(err)
+        errors = [err for name, err, _ in self.found if name not in self.defined]
         self.found.clear()
         return errors
 
@@ -98,9 +89,8 @@ class Suspects:
 def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
                prompt: PromptSpec | None = None, suspects: Suspects | None = None,
                reads: Collection[str] = ()) -> None:
-    """A variable the test does not define: a ConfigError when it is close to a defined one (a typo; see
-    docs/design-notes.md for `suspects` and `reads`, the variables the test's templates read), else a warning (an
-    error under --strict): promptfoo renders it as empty text."""
+    """A variable the test does not define: a ConfigError when close to a defined one (a typo; `suspects`, `reads`:
+    docs/design-notes.md), else a warning (an error under --strict): promptfoo renders it as empty text."""
     near = closest(name, defined - BUILTIN_VARS)
     deferred = near is not None and near in reads and suspects is not None
     if deferred and suspects is not None and name in suspects.defined:
@@ -113,8 +103,7 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
     if prompt is not None and prompt.loc is not None and prompt.loc.line:  # the line that reads it; names the test
         err.used_by = _used_by(test)
         err.file, err.line, err.key = prompt.loc.file, prompt.loc.line, None
-    default_prompt = prompt is not None and prompt.loc is None and name == "prompt"
-    if default_prompt:  # no `prompts:` and no `prompt` var: promptfoo has no prompt to run either
+    if prompt is not None and prompt.loc is None and name == "prompt":  # no `prompts:`, no `prompt` var: no prompt
         err.hint = "no `prompts:` given, so the prompt is `{{prompt}}`: add `prompts:` or a `prompt` var"
         raise err
     warning = (name, what, test, err, spec, prompt)
@@ -129,12 +118,12 @@ def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: As
 def _warn_empty(name: str, what: str, test: TestSpec, err: ConfigError, spec: AssertionSpec | None,
                 prompt: PromptSpec | None) -> None:
     """The warning that an undefined variable renders as empty text (an error under --strict)."""
-    if lenient.is_strict():
+    if is_strict():
         err.hint = f"{err.hint} (promptfoo renders it as empty text; --strict makes it an error)"
         raise err
     loc = (prompt.loc if prompt is not None else None) or (spec.loc if spec is not None else None) or test.loc
     key = err.key if err.file == (loc.file if loc else None) else None
-    lenient.warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
+    lenient_warn(loc, key, f"undefined template variable {name!r} in {what} renders as empty text, as in "
                  f"promptfoo (first used by {_used_by(test)})",
                  f"define `{name}` under the test's `vars:` (or defaultTest.vars) if it should have a value",
                  once=(loc, name, what))
@@ -176,8 +165,6 @@ def _check_assertion(spec: AssertionSpec, test: TestSpec, defined: set[str], sus
                 raise _env_error(name, f"the {field} of {spec.full_type}", spec.loc, spec.key_path or None)
             _undefined(name, f"the {field} of {spec.full_type}", test, defined, spec, suspects=suspects,
                        reads=reads)
-    for child in spec.children:
-        _check_assertion(child, test, defined, suspects, reads)
 
 
 def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
@@ -197,7 +184,7 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt, suspects=suspects,
                        reads=reads)
-    for spec in test.asserts:
+    for spec in _walk(test.asserts):
         _check_assertion(spec, test, defined, suspects, reads)
 
 
@@ -208,9 +195,8 @@ def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
 
 
 def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
-    """An error at each graded assertion of this test that can never have context (no `vars.context` in the
-    test or defaultTest, no contextTransform, no chunks; see assertions/graded.py). `stored`: the vars earlier
-    tests store with `options.storeOutputAs` (defined at run time); a test with transformVars is not judged."""
+    """An error at each graded assertion of this test that can never have context (assertions/graded.py); `stored`:
+    vars earlier tests store (options.storeOutputAs); a test with transformVars is not judged."""
     if test.options.get("transformVars"):
         return []
     from evalrun.assertions.graded import CONTEXT_HINT, missing_context
@@ -228,8 +214,7 @@ def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigEr
 
 
 def _check_rubric_values(test: TestSpec) -> None:
-    """llm-rubric takes no `value` only under a custom `rubricPrompt` (the assertion's or the test's), which
-    then holds the whole rubric, as in promptfoo; otherwise the value is required."""
+    """llm-rubric needs a `value` unless a custom `rubricPrompt` (the assertion's or test's) holds the rubric."""
     if test.options.get("rubricPrompt"):
         return
     for spec in test.asserts:
@@ -244,9 +229,8 @@ CONTEXT_VAR = "context"
 
 
 def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = None) -> list[str]:
-    """One warning per test whose `context` list var expands (promptfoo's rule: one case per item) while a graded
-    assertion reads it: faithfulness over 6 chunks becomes 6 one-chunk cases. `tests`: the suite's tests that
-    have a graded assertion, when the caller knows them (no pass over the suite)."""
+    """One warning per test whose `context` list var expands (one case per item) under a graded assertion: 6 chunks
+    become 6 one-chunk cases. `tests`: the suite's tests with a graded assertion, when the caller knows them."""
     out: list[str] = []
     if tests is None and getattr(suite.tests, "graded", True) is False:  # streamed, no graded test: no pass
         return out

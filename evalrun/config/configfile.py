@@ -9,16 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, template_names, templating
+from evalrun import jsnode, pkgref, templating
 from evalrun.config import files, prompts, providers
+from evalrun.config import tests as test_sources
 from evalrun.config.readers import load_config_file
 from evalrun.config.readers.located import LDict, loc_of
 from evalrun.config.schema import validate
-from evalrun.config.testpart import TestPart, merge_tests, part_from_node, scenario_tests
-from evalrun.config.tests import TestItem, collect, each_part
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError, Location, did_you_mean
 from evalrun.pyexpr import load_function
-from evalrun.suggest import did_you_mean
 from evalrun.types import PromptSpec, ProviderSpec
 
 
@@ -30,10 +28,10 @@ class FileConfig:
     description: str | None = None
     prompts: list[PromptSpec] = field(default_factory=list)
     providers: list[ProviderSpec] = field(default_factory=list)
-    tests: list[TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
-    scenario_tests: list[TestPart] = field(default_factory=list)
+    tests: list[test_sources.TestItem] = field(default_factory=list)  # JSONL/CSV files stay streams
+    scenario_tests: list[test_sources.TestPart] = field(default_factory=list)
     has_scenarios: bool = False
-    default: TestPart | None = None
+    default: test_sources.TestPart | None = None
     settings: dict[str, Any] = field(default_factory=dict)  # evaluateOptions, outputPath, grader, ...
     env: dict[str, str] = field(default_factory=dict)
 
@@ -65,7 +63,7 @@ def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None
     return out
 
 
-def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> TestPart:
+def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> test_sources.TestPart:
     """defaultTest or a scenario entry: inline, or `file://` to a YAML/JSON mapping."""
     if isinstance(node, str):
         found = files.expand(node, base_dir, loc=loc, key=key)[0]
@@ -74,13 +72,12 @@ def _test_node(node: Any, base_dir: str, loc: Location | None, key: str, definit
         if not isinstance(data, dict):
             raise ConfigError.at(loc, f"{display} must hold a mapping", key=key)
         validate(data, file=display, definition=definition)
-        return part_from_node(data, str(found.parent), loc=loc_of(data) or Location(display, 1), key=key)
-    return part_from_node(node, base_dir, loc=loc, key=key)
+        return test_sources.part_from_node(data, str(found.parent), loc=loc_of(data) or Location(display, 1), key=key)
+    return test_sources.part_from_node(node, base_dir, loc=loc, key=key)
 
 
 def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definition: str) -> tuple[list[Any], str]:
-    """A list given inline or as `file://list.yaml` (validated item by item against `definition`), and the folder
-    its relative paths start from."""
+    """A list inline or in `file://list.yaml` (its items validated against `definition`), and its paths' folder."""
     if not isinstance(node, str):
         return list(node or []), base_dir
     found = files.expand(node, base_dir, loc=loc, key=key)[0]
@@ -92,8 +89,8 @@ def _load_list(node: Any, base_dir: str, loc: Location | None, key: str, definit
     return items, str(found.parent)
 
 
-def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[TestPart]:
-    out: list[TestPart] = []
+def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[test_sources.TestPart]:
+    out: list[test_sources.TestPart] = []
     scenarios, sdir = _load_list(node, base_dir, loc, "scenarios", "scenario")
     for i, sc in enumerate(scenarios):
         key = f"scenarios[{i}]"
@@ -105,9 +102,8 @@ def _scenarios(node: Any, base_dir: str, loc: Location | None) -> list[TestPart]
                                         "scenarioEntry")
         entries = [_test_node(e, edir, loc_of(entries_node, j) or sloc, f"{key}.config[{j}]", "scenarioEntry")
                    for j, e in enumerate(entries_node)]
-        parts = list(each_part(collect(sc.get("tests"), sdir, key=f"{key}.tests",
-                                                   loc=loc_of(sc, "tests") or sloc)))
-        out.extend(scenario_tests(entries, parts, sc.get("description")))
+        items = test_sources.collect(sc.get("tests"), sdir, key=f"{key}.tests", loc=loc_of(sc, "tests") or sloc)
+        out.extend(test_sources.scenario_tests(entries, items, sc.get("description")))
     return out
 
 
@@ -117,16 +113,16 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
                              hint="`targets` is an alias of `providers`")
     pkey = "targets" if "targets" in doc else "providers"
     cfg = FileConfig(files=[display], description=doc.get("description"))
-    template_names.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
+    templating.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
     templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
-        template_names.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
+        templating.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))
     cfg.providers = providers.parse(doc.get(pkey), base_dir, loc=doc.loc(pkey), key=pkey)
     if doc.get("defaultTest") is not None:
         cfg.default = _test_node(doc["defaultTest"], base_dir, doc.loc("defaultTest"), "defaultTest", "test")
-    cfg.tests = collect(doc.get("tests"), base_dir, key="tests", loc=doc.loc("tests"))
+    cfg.tests = test_sources.collect(doc.get("tests"), base_dir, key="tests", loc=doc.loc("tests"))
     if doc.get("scenarios") is not None:
         cfg.has_scenarios = True
         cfg.scenario_tests = _scenarios(doc["scenarios"], base_dir, doc.loc("scenarios"))
@@ -142,8 +138,7 @@ def _js_filter(ref: str, name: str, base_dir: str) -> Callable[..., Any]:
 
 
 def _filters(node: Any, base_dir: str, loc: Location | None) -> dict[str, Callable[..., Any]]:
-    """`nunjucksFilters` -> {name: callable}: `file://f.js[:fn]` runs in evalrun's Node.js process, `file://f.py[:fn]`
-    is called (default `fn`: the filter's name)."""
+    """`nunjucksFilters` -> {name: callable} (`file://f.js[:fn]` or `f.py[:fn]`; default `fn`: the filter's name)."""
     out: dict[str, Callable[..., Any]] = {}
     for name, ref in (node or {}).items():
         key = f"nunjucksFilters.{name}"
@@ -187,7 +182,7 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
         out.scenario_tests.extend(c.scenario_tests)
         out.has_scenarios = out.has_scenarios or c.has_scenarios
         if c.default is not None:
-            out.default = merge_tests(out.default, c.default)
+            out.default = test_sources.merge_tests(out.default, c.default)
         for k, v in c.settings.items():  # evaluateOptions merged key by key, other settings replaced
             out.settings[k] = {**out.settings.get(k, {}), **v} if k == "evaluateOptions" else v
         out.env.update(c.env)
@@ -201,10 +196,6 @@ def merge_configs(configs: list[FileConfig]) -> FileConfig:
 _MAX_REF_DEPTH = 32
 
 
-def _unescape(part: str) -> str:
-    return part.replace("~1", "/").replace("~0", "~")
-
-
 def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
     if not pointer.startswith("#/"):
         raise ConfigError.at(loc, f"unsupported $ref {pointer!r}", key=key,
@@ -212,7 +203,7 @@ def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
                                   "'#/assertionTemplates/name'")
     node = doc
     for raw in pointer[2:].split("/"):
-        part = _unescape(raw)
+        part = raw.replace("~1", "/").replace("~0", "~")  # JSON Pointer escapes
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):

@@ -9,23 +9,19 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from evalrun import pkgref
 from evalrun.config import files
-from evalrun.config.readers.limits import not_utf8
-from evalrun.errors import ConfigError
-from evalrun.suggest import did_you_mean
+from evalrun.config.readers.located import not_utf8
+from evalrun.errors import ConfigError, did_you_mean
 
 
-class CsvRow:
+class CsvRow(NamedTuple):
     """One data row: its line in the CSV file and the cells by column name."""
 
-    __slots__ = ("line", "cells")
-
-    def __init__(self, line: int, cells: dict[str, str]) -> None:
-        self.line = line
-        self.cells = cells
+    line: int
+    cells: dict[str, str]
 
 
 def iter_rows(f: Iterable[str], display: str) -> Iterator[CsvRow]:
@@ -70,30 +66,19 @@ def check_header(header: list[str], display: str) -> None:
             raise ConfigError(f"column {i + 1} has no name", file=display, line=1,
                               hint="every column needs a header (a var name or __expected ...)")
         if h.startswith("__config:"):
-            _check_config_column(h, display)
+            m = _CONFIG.match(h)
+            if m is None or (m.group(2) and int(m.group(2)) < 1):
+                raise ConfigError(f"bad __config column {h!r}", file=display, line=1, hint="write "
+                                  "__config:__expected:threshold or __config:__expectedN:threshold (N >= 1)")
+            if m.group(3) not in _CONFIG_KEYS:
+                raise ConfigError(f"unknown config key {m.group(3)!r} in column {h!r}", file=display, line=1,
+                                  hint=f"allowed: {', '.join(_CONFIG_KEYS)}")
         elif h.startswith("__") and not (_EXPECTED.match(h) or h in _SPECIAL or h.startswith("__metadata:")):
             raise ConfigError(f"unknown special column {h!r}", file=display, line=1,
                               hint=did_you_mean(h, _SPECIAL) or f"allowed: {', '.join(_SPECIAL)}")
     dupes = {h for h in header if header.count(h) > 1}
     if dupes:
         raise ConfigError(f"duplicate column {sorted(dupes)[0]!r}", file=display, line=1)
-
-
-def _check_config_column(h: str, display: str) -> None:
-    m = _CONFIG.match(h)
-    if m is None or (m.group(2) and int(m.group(2)) < 1):
-        raise ConfigError(f"bad __config column {h!r}", file=display, line=1,
-                          hint="write __config:__expected:threshold or __config:__expectedN:threshold (N >= 1)")
-    if m.group(3) not in _CONFIG_KEYS:
-        raise ConfigError(f"unknown config key {m.group(3)!r} in column {h!r}", file=display, line=1,
-                          hint=f"allowed: {', '.join(_CONFIG_KEYS)}")
-
-
-def _config_target(col: str) -> int:
-    """`__config:__expected:threshold` -> 0, `__config:__expected3:threshold` -> 2 (promptfoo's numbering)."""
-    m = _CONFIG.match(col)
-    assert m is not None  # checked with the header
-    return int(m.group(2)) - 1 if m.group(2) else 0
 
 
 def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[str, Any]:
@@ -124,7 +109,9 @@ def row_to_test(row: CsvRow, display: str, type_names: tuple[str, ...]) -> dict[
             except ValueError:
                 raise ConfigError(f"{col} must be a number, got {cell!r}", file=display, line=row.line,
                                   key=col) from None
-            configs.setdefault(_config_target(col), {})[col.rsplit(":", 1)[1]] = value
+            m = _CONFIG.match(col)
+            assert m is not None  # checked with the header; `__expected3` is the third assertion (promptfoo)
+            configs.setdefault(int(m.group(2)) - 1 if m.group(2) else 0, {})[m.group(3)] = value
         elif col.startswith("__metadata:") and cell.strip():
             name = col[len("__metadata:"):]
             if name.endswith("[]"):
@@ -195,12 +182,9 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
     for prefix, type_ in _CODE_PREFIXES.items():
         if s.startswith(prefix):
             return {"type": type_, "value": s[len(prefix):].strip()}
-    if files.is_ref(s):
-        path, _ = pkgref.split_ref(s)
-        if path.endswith(".py"):
-            return {"type": "python", "value": s}
-        if path.endswith((".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")):
-            return {"type": "javascript", "value": s}
+    path = pkgref.split_ref(s)[0].lower() if files.is_ref(s) else ""
+    if files.is_code(path):
+        return {"type": "python" if path.endswith(".py") else "javascript", "value": s}
     m = _shorthand_regex(type_names).match(s) if type_names else None
     if not m:
         _unsupported_prefix(s, type_names, file=file, line=line, key=key)

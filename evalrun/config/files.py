@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import pkgref
-from evalrun.config import lenient
 from evalrun.config.readers import read_data, read_text
-from evalrun.errors import ConfigError, Location
+from evalrun.errors import ConfigError, Location, lenient_warn
 
 PREFIX = pkgref.FILE
 _CODE_EXTS = (".py", ".js", ".ts", ".mjs", ".cjs", ".mts", ".cts")
@@ -75,7 +74,7 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
     if not found and relative and own is not None:
         found = _matches(Path(own, path).expanduser(), has_glob(path))
         if found:
-            lenient.warn(loc, key, f"{path} is not in the config's folder ({base_dir}) but next to the test file "
+            lenient_warn(loc, key, f"{path} is not in the config's folder ({base_dir}) but next to the test file "
                          f"({own}): evalrun reads it there, promptfoo would not find it",
                          f"write the path relative to the config's folder: "
                          f"file://{os.path.relpath(found[0], base_dir) if not has_glob(path) else path}")

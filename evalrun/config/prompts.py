@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import jsnode, pkgref, templating
-from evalrun.config import files, lenient
+from evalrun.config import files
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
-from evalrun.errors import AssertionRuntimeError, ConfigError, Location
+from evalrun.errors import AssertionRuntimeError, ConfigError, Location, lenient_warn
 from evalrun.pyexpr import load_function
 from evalrun.types import Messages, PromptSpec
 
@@ -57,11 +57,11 @@ def _as_written(raw: str, label: str, loc: Location | None, key: str) -> str:
     if partial is None:
         return raw
     tag, line = partial
-    lenient.warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
+    lenient_warn(loc, key, f"prompt {label[:60]!r}: `{tag}` on its template line {line} is not closed on that "
                  "line, so the prompt is sent as written, its variables unfilled, as promptfoo sends it",
                  "close the tag on its line, or wrap literal braces in {% raw %}...{% endraw %} (Handlebars "
                  "`{{#each xs}}` is `{% for x in xs %}` in Nunjucks)")
-    return templating.as_written(raw)
+    return "{% raw %}" + raw + "{% endraw %}"  # renders to the text itself
 
 
 def _spec(raw: str | Messages, label: str | None, id_: str | None, loc: Location | None, key: str) -> PromptSpec:
@@ -107,7 +107,7 @@ def _read_prompt_file(path: Any, display: str, loc: Location | None, key: str) -
 
 def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None, key: str) -> list[PromptSpec]:
     path_s, fn = pkgref.split_ref(ref)
-    if files.is_code(path_s) or path_s.lower().endswith((".cjs", ".mjs")):
+    if files.is_code(path_s):
         path = files.expand(path_s, base_dir, loc=loc, key=key)[0]
         target = load_prompt_function(path, fn, loc=loc, key=key)
         return [PromptSpec(raw=ref, label=label or ref, id=label or ref, loc=loc, function=target)]
@@ -198,25 +198,16 @@ def parse(node: Any, base_dir: str, *, loc: Location | None) -> list[PromptSpec]
     """The `prompts:` value of one config file."""
     if node is None:
         return []
-    out: list[PromptSpec] = []
     if isinstance(node, str):
         return _item(node, None, base_dir, loc, "prompts")
     if isinstance(node, dict):  # {path or text: label}
-        for k, v in node.items():
-            out.extend(_item(k, str(v), base_dir, loc_of(node, k) or loc, f"prompts.{k}"))
-        return out
-    for i, item in enumerate(node):
-        out.extend(_item(item, None, base_dir, loc_of(node, i) or loc, f"prompts[{i}]"))
-    return out
-
-
-def default() -> list[PromptSpec]:
-    return [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]
+        return [p for k, v in node.items() for p in _item(k, str(v), base_dir, loc_of(node, k) or loc, f"prompts.{k}")]
+    return [p for i, item in enumerate(node) for p in _item(item, None, base_dir, loc_of(node, i) or loc,
+                                                             f"prompts[{i}]")]
 
 
 def load_prompt_function(path: Path, fn: str | None, *, loc: Location | None, key: str) -> str:
-    """A prompt function (`prompts: [file://prompts.js:fn]`, .py, .ts, ...) as `file:///abs/path[:fn]`, after
-    checking that it can be loaded (ConfigError otherwise)."""
+    """A prompt function (.js, .py, .ts, ...) as `file:///abs/path[:fn]`, checked to load (else ConfigError)."""
     suffix = path.suffix.lower()
     ref = "file://" + str(path.resolve()) + (f":{fn}" if fn else "")
     if suffix == ".py":

@@ -7,11 +7,10 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from evalrun import pkgref, template_names, templating
+from evalrun import pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
-from evalrun.config.schema import check_keys
-from evalrun.config.schema_source import PROVIDER_KEYS
+from evalrun.config.schema import PROVIDER_KEYS, check_keys
 from evalrun.errors import ConfigError, Location
 from evalrun.templating import render_env_only
 from evalrun.types import ProviderSpec
@@ -84,18 +83,18 @@ def _env_of(opts: dict[str, Any], loc: Location | None, key: str) -> dict[str, s
     if not isinstance(env, dict):
         raise ConfigError.at(loc, "a provider's `env` must be a mapping of NAME: value", key=f"{key}.env",
                              hint="e.g. env: {OPENAI_API_KEY: '{{ env.TEAM_KEY }}'}")
-    out = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()}
-    return {k: _render_env(v, {}, loc, f"{key}.env.{k}") for k, v in out.items()}  # `{{ env.TEAM_KEY }}` values
+    return {str(k): _render_env(str(v).lower() if isinstance(v, bool) else str(v), {}, loc, f"{key}.env.{k}")
+            for k, v in env.items()}  # `{{ env.TEAM_KEY }}` values rendered
 
 
 def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str) -> Any:
     """`value` with `{{ env.NAME }}` rendered in every string that reads nothing but `env` (docs/design-notes.md)."""
     if isinstance(value, str):
-        if not templating.has_template(value) or "env" not in value or template_names.variables_of(value) != {"env"}:
+        if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
             return value
         names = dict(templating.env_namespace())
         names.update(env)
-        if template_names.env_names_of(value) - names.keys() - template_names.env_fallbacks(value):
+        if templating.env_names_of(value) - names.keys() - templating.env_fallbacks(value):
             return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it
         try:
             return templating.render(value, {"env": names}, lenient=True)
@@ -129,9 +128,9 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
         if files.is_ref(item) and path.lower().endswith(_DATA_EXTS):
             out: list[ProviderSpec] = []
             for p in files.expand(path, base_dir, loc=loc, key=key):
-                data = files.read_value(p, files.display_path(p), loc=loc, key=key)
-                out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(files.display_path(p), 1),
-                                 key=files.display_path(p)))
+                display = files.display_path(p)
+                data = files.read_value(p, display, loc=loc, key=key)
+                out.extend(parse(data, str(p.parent), loc=loc_of(data) or Location(display, 1), key=display))
             return out
         return [_keep_written(ProviderSpec(id=_id(item, base_dir, loc, key), loc=loc), item)]
     if isinstance(item, dict):
@@ -171,7 +170,4 @@ def parse(node: Any, base_dir: str, *, loc: Location | None, key: str = "provide
         return []
     if isinstance(node, (str, dict)):
         return _item(node, base_dir, loc, key)
-    out: list[ProviderSpec] = []
-    for i, item in enumerate(node):
-        out.extend(_item(item, base_dir, loc_of(node, i) or loc, f"{key}[{i}]"))
-    return out
+    return [p for i, item in enumerate(node) for p in _item(item, base_dir, loc_of(node, i) or loc, f"{key}[{i}]")]

@@ -1,6 +1,5 @@
-"""Merged FileConfig -> Suite: defaultTest merged into each test, filters and templates checked; and what a test
-runs: the prompts and providers it selects (promptfoo's matching rules) and its var combinations, counted here and
-expanded by expand.py."""
+"""Merged FileConfig -> Suite (defaultTest merged into each test, filters and templates checked), and what a test runs:
+the prompts and providers it selects (promptfoo's rules) and its var combinations (counted; expand.py expands)."""
 
 from __future__ import annotations
 
@@ -11,12 +10,10 @@ from dataclasses import replace
 from typing import Any
 
 from evalrun.config import checks
-from evalrun.config import prompts as prompt_parser
 from evalrun.config.configfile import FileConfig
-from evalrun.config.testpart import TestPart
-from evalrun.config.tests import TestFile, TestItem, TestList, iter_specs
-from evalrun.errors import ConfigError, ConfigErrors, Location
-from evalrun.suggest import did_you_mean
+from evalrun.config.prompts import DEFAULT_PROMPT
+from evalrun.config.tests import TestFile, TestItem, TestList, TestPart, iter_specs
+from evalrun.errors import ConfigError, ConfigErrors, Location, did_you_mean
 from evalrun.templating import has_template
 from evalrun.types import AssertionSpec, PromptSpec, ProviderSpec, Suite, TestSpec
 
@@ -30,14 +27,7 @@ def _match(pattern: str, names: Sequence[str | None]) -> bool:
 def prompt_matches(ref: str, prompt: PromptSpec) -> bool:
     """promptfoo's doesPromptRefMatch: label or id, equal, by `*` prefix, or as the `REF:` group of a label."""
     names = (prompt.label, prompt.id)
-    if _match(ref, names) or ref == prompt.group:
-        return True
-    group = ref + ":"
-    return any(n.startswith(group) for n in names)
-
-
-def prompt_allowed(filters: Sequence[str] | None, prompt: PromptSpec) -> bool:
-    return filters is None or any(prompt_matches(f, prompt) for f in filters)
+    return _match(ref, names) or ref == prompt.group or any(n.startswith(ref + ":") for n in names)
 
 
 _FILE = "file://"
@@ -57,24 +47,21 @@ def _provider_match(pattern: str, provider: ProviderSpec) -> bool:
     return want in (_norm_ref(provider.id), _norm_ref(written) if written else None)
 
 
-def provider_allowed(filters: Sequence[str] | None, provider: ProviderSpec) -> bool:
-    return filters is None or any(_provider_match(f, provider) for f in filters)
+def _allowed(filters: Sequence[str] | None, item: Any, match: Callable[[str, Any], bool]) -> bool:
+    return filters is None or any(match(f, item) for f in filters)
 
 
-def unknown_prompt(filters: Sequence[str] | None, prompts: Sequence[PromptSpec]) -> str | None:
-    """The first filter entry that matches no prompt."""
-    return next((f for f in filters or () if not any(prompt_matches(f, p) for p in prompts)), None)
-
-
-def unknown_provider(filters: Sequence[str] | None, providers: Sequence[ProviderSpec]) -> str | None:
-    return next((f for f in filters or () if not any(_provider_match(f, p) for p in providers)), None)
+def _unknown(filters: Sequence[str] | None, items: Sequence[Any], match: Callable[[str, Any], bool]) -> str | None:
+    """The first filter entry that matches none of `items`."""
+    return next((f for f in filters or () if not any(match(f, x) for x in items)), None)
 
 
 def pairs(test: TestSpec, providers: Sequence[ProviderSpec],
           prompts: Sequence[PromptSpec]) -> list[tuple[ProviderSpec, PromptSpec]]:
     """(provider, prompt) pairs the test runs, providers outer, prompts inner, filters applied."""
-    return [(prov, prompt) for prov in providers if provider_allowed(test.providers, prov) for prompt in prompts
-            if prompt_allowed(prov.prompts, prompt) and prompt_allowed(test.prompts, prompt)]
+    return [(prov, prompt) for prov in providers if _allowed(test.providers, prov, _provider_match)
+            for prompt in prompts if _allowed(prov.prompts, prompt, prompt_matches)
+            and _allowed(test.prompts, prompt, prompt_matches)]
 
 
 def var_values(value: Any, expand: bool = True) -> list[Any]:
@@ -100,7 +87,7 @@ def _known(bad: str, names: list[str], what: str) -> str:
 
 def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
     for i, prov in enumerate(providers):
-        bad = unknown_prompt(prov.prompts, prompts)
+        bad = _unknown(prov.prompts, prompts, prompt_matches)
         if bad is not None:
             raise ConfigError.at(prov.loc, f"provider {prov.name!r} lists prompt {bad!r}, which is not defined",
                                  key=f"providers[{i}].prompts", hint=_known(bad, [p.label for p in prompts],
@@ -108,11 +95,11 @@ def _check_filters(prompts: list[PromptSpec], providers: list[ProviderSpec]) -> 
 
 
 def _check_test_filters(test: TestSpec, prompts: list[PromptSpec], providers: list[ProviderSpec]) -> None:
-    bad = unknown_prompt(test.prompts, prompts)
+    bad = _unknown(test.prompts, prompts, prompt_matches)
     if bad is not None:
         raise ConfigError.at(test.loc, f"prompt {bad!r} is not defined", key=f"{test.key_path}.prompts",
                              hint=_known(bad, [p.label for p in prompts], "prompt labels"))
-    bad = unknown_provider(test.providers, providers)
+    bad = _unknown(test.providers, providers, _provider_match)
     if bad is not None:
         raise ConfigError.at(test.loc, f"provider {bad!r} is not defined", key=f"{test.key_path}.providers",
                              hint=_known(bad, [p.name for p in providers], "providers"))
@@ -154,7 +141,7 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
     """Finish loading: defaults, checks, TestSpecs in promptfoo's order (tests, then scenario tests). `on_test(test,
     pairs, expand)` sees each test in the checking pass: its provider x prompt pairs, whether its list vars expand."""
     first = Location(cfg.files[0], 0) if cfg.files else None
-    prompts = cfg.prompts or prompt_parser.default()
+    prompts = cfg.prompts or [PromptSpec(raw=DEFAULT_PROMPT, label=DEFAULT_PROMPT, id=DEFAULT_PROMPT)]
     providers = cfg.providers
     if not providers:
         raise ConfigError.at(first, "no providers: nothing to evaluate", key="providers",
@@ -260,17 +247,8 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
         from evalrun.assertions.engine import compile_derived
 
         compile_derived(derived, loc=Location(cfg.files[-1]) if cfg.files else None)
-    return Suite(
-        description=cfg.description,
-        prompts=tuple(prompts),
-        providers=tuple(providers),
-        tests=tests,
-        files=tuple(cfg.files),
-        evaluate_options=dict(settings.get("evaluateOptions") or {}),
-        output_paths=tuple([out] if isinstance(out, str) else out or ()),
-        derived_metrics=derived,
-        grader=settings.get("grader"),
-        env=cfg.env,
-        disable_var_expansion=no_expansion,
-        base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".",
-    )
+    return Suite(description=cfg.description, prompts=tuple(prompts), providers=tuple(providers), tests=tests,
+                 files=tuple(cfg.files), evaluate_options=dict(settings.get("evaluateOptions") or {}),
+                 output_paths=tuple([out] if isinstance(out, str) else out or ()), derived_metrics=derived,
+                 grader=settings.get("grader"), env=cfg.env, disable_var_expansion=no_expansion,
+                 base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".")

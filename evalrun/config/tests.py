@@ -1,23 +1,154 @@
-"""The tests of a config: inline mappings, test files and globs, Python generators (`file://gen.py[:fn]` or
-`{path, config}`). YAML/JSON files are read whole, JSONL/CSV row by row on every pass (`TestFile`, flat memory)."""
+"""The tests of a config: one test mapping -> TestPart -> TestSpec with promptfoo's merge rules (defaultTest and
+scenario entries under the test: `assert` concatenated, `vars`/`options`/`metadata` shallow-merged, the rest falls
+back to the base), and every source of tests: inline mappings, test files and globs, Python generators
+(`file://gen.py[:fn]` or `{path, config}`); YAML/JSON files are read whole, JSONL/CSV row by row on every pass
+(`TestFile`, flat memory)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from evalrun import pkgref
-from evalrun.config import csvtests, files
+from evalrun.config import asserts, csvtests, files
+from evalrun.config import providers as provider_parser
 from evalrun.config.readers import open_text
 from evalrun.config.readers.jsondoc import iter_jsonl
 from evalrun.config.readers.located import LList, loc_of
-from evalrun.config.schema import validate
-from evalrun.config.testpart import TestPart, merge_tests, part_from_node, to_spec
+from evalrun.config.schema import TEST_KEYS, validate
 from evalrun.errors import ConfigError, Location
 from evalrun.pyexpr import load_function
-from evalrun.types import TestSpec
+from evalrun.types import AssertionSpec, ProviderSpec, TestSpec
+
+
+@dataclass
+class TestPart:
+    """A test (or defaultTest / scenario entry) before merging."""
+
+    __test__ = False  # not a pytest test class
+
+    description: str | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+    asserts: list[AssertionSpec] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    providers: tuple[str, ...] | None = None
+    prompts: tuple[str, ...] | None = None
+    loc: Location | None = None
+    key_path: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)  # keys beyond evalrun's, kept for context.test
+    provider: ProviderSpec | None = None  # the test's own provider (TestSpec.provider)
+
+
+def _load_var(value: Any, base_dir: str, loc: Location | None, key: str) -> Any:
+    """`file://` var values: text or parsed data; a glob gives a list (which then expands); code stays a ref."""
+    path, _ = pkgref.split_ref(value)
+    if files.is_code(path):
+        return files.absolute_ref(value, base_dir, loc=loc, key=key)
+    loaded = []
+    for p in files.expand(value, base_dir, loc=loc, key=key):  # data parsed, text trimmed as promptfoo reads it
+        v = files.read_value(p, files.display_path(p), loc=loc, key=key)
+        loaded.append(v.strip() if isinstance(v, str) and not files.is_data_file(p) else v)
+    return loaded if files.has_glob(path) else loaded[0]
+
+
+def load_vars(node: Any, base_dir: str, loc: Location | None, key: str) -> dict[str, Any]:
+    """A test's `vars`: a mapping (file:// values loaded) or `file://vars.yaml` (a glob merges the files)."""
+    if node is None:
+        return {}
+    if isinstance(node, str):
+        data = _load_var(node if files.is_ref(node) else files.PREFIX + node, base_dir, loc, key)
+        if files.has_glob(node) and isinstance(data, list):
+            merged: dict[str, Any] = {}
+            for part in data:
+                if not isinstance(part, dict):
+                    raise ConfigError.at(loc, f"every file matching {node} must hold a mapping of vars", key=key)
+                merged.update(part)
+            data = merged
+        if not isinstance(data, dict):
+            raise ConfigError.at(loc, f"{node} must hold a mapping of vars", key=key,
+                                 hint="a vars file holds `name: value` lines (YAML) or a JSON object")
+        node = data
+    if not isinstance(node, dict):
+        raise ConfigError.at(loc, "vars must be a mapping of name: value", key=key)
+    is_ref = files.is_ref  # most values are plain: their location and key path are never needed
+    return {str(k): _load_var(v, base_dir, loc_of(node, str(k)) or loc, f"{key}.{k}") if is_ref(v) else v
+            for k, v in node.items()}
+
+
+def join(key: str, sub: str) -> str:
+    """Key path join: ('tests[1]', 'vars') -> 'tests[1].vars'; ('', 'vars') -> 'vars'."""
+    return f"{key}.{sub}" if key and not sub.startswith("[") else f"{key}{sub}"
+
+
+#: A test's own keys; any other key stays on the test as data (TestPart.extra), as promptfoo keeps it.
+_TEST_KEYS = frozenset(TEST_KEYS)
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(v) for v in value)
+
+
+def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None, key: str) -> TestPart:
+    """One test mapping (already schema-checked) -> TestPart: assertions built, file:// vars loaded."""
+    provider = None
+    if node.get("provider") is not None:
+        provider = provider_parser.one(node["provider"], base_dir, loc=loc_of(node, "provider") or loc,
+                                       key=join(key, "provider"))
+    specs = asserts.build_list(node.get("assert") or [], base_dir=base_dir, loc=loc, key=key)
+    threshold = node.get("threshold")
+    options = dict(node.get("options") or {})
+    if options:
+        store = options.get("storeOutputAs")
+        if store is not None and not (isinstance(store, str) and store.isidentifier()):
+            raise ConfigError.at(loc_of(node, "options") or loc, f"storeOutputAs must be a var name, got {store!r}",
+                                 key=join(key, "options.storeOutputAs"), hint="e.g. storeOutputAs: favoriteFruit")
+        if "postprocess" in options:  # promptfoo's deprecated name of transform
+            options.setdefault("transform", options.pop("postprocess"))
+    return TestPart(
+        description=node.get("description"), asserts=specs, options=options, loc=loc, key_path=key, provider=provider,
+        vars=load_vars(node.get("vars"), base_dir, loc_of(node, "vars") or loc, join(key, "vars")),
+        threshold=float(threshold) if threshold is not None else None, metadata=dict(node.get("metadata") or {}),
+        providers=_names(node.get("providers")), prompts=_names(node.get("prompts")),
+        extra={k: v for k, v in node.items() if k not in _TEST_KEYS} if not _TEST_KEYS.issuperset(node) else {})
+
+
+def merge_tests(base: TestPart | None, test: TestPart) -> TestPart:
+    """`base` (defaultTest or scenario entry) under `test`."""
+    if base is None:
+        return test
+    merged = replace(test, vars={**base.vars, **test.vars}, asserts=[*base.asserts, *test.asserts],
+                     options={**base.options, **test.options}, metadata={**base.metadata, **test.metadata})
+    for name in ("description", "threshold", "providers", "prompts", "provider"):  # unset on the test: the base's
+        if getattr(merged, name) is None:
+            setattr(merged, name, getattr(base, name))
+    return merged
+
+
+def scenario_tests(entries: list[TestPart], items: list[TestItem], description: str | None) -> list[TestPart]:
+    """Every entry x every test (entry-major, as promptfoo; files' rows read); without tests, each entry is one."""
+    tests = [part for item in items for part in (item if isinstance(item, TestFile) else [item])]
+    out = []
+    for entry in entries:
+        if description and entry.description is None:
+            entry = replace(entry, description=description)
+        for test in tests or [TestPart(loc=entry.loc, key_path=entry.key_path)]:
+            merged = merge_tests(entry, test)
+            out.append(replace(merged, loc=test.loc or entry.loc, key_path=test.key_path or entry.key_path))
+    return out
+
+
+def to_spec(part: TestPart, index: int) -> TestSpec:
+    """The TestSpec of a (merged) TestPart."""
+    return TestSpec(index=index, description=part.description, vars=part.vars, asserts=tuple(part.asserts),
+                    options=part.options, threshold=part.threshold, metadata=part.metadata,
+                    providers=part.providers, prompts=part.prompts, loc=part.loc, key_path=part.key_path,
+                    extra=part.extra, provider=part.provider)
+
 
 #: A test mapping as a format reads it: (mapping, its location, its key path).
 Raw = tuple[Any, Location, str]
@@ -27,7 +158,7 @@ def _checked(raw: Raw, base_dir: str) -> TestPart:
     node, loc, key = raw
     if not isinstance(node, dict):
         raise ConfigError.at(loc, f"expected a test mapping, got {type(node).__name__}", key=key or None,
-                             hint="a tests file holds a list of {vars, assert, ...} mappings")
+                             hint="each test is a {vars, assert, ...} mapping")
     validate(node, file=loc.file, definition="test", prefix=key, line=loc.line)
     return part_from_node(node, base_dir, loc=loc_of(node) or loc, key=key)
 
@@ -71,19 +202,19 @@ _FORMATS: dict[str, Callable[[Path, str, Location | None, str, int], Iterator[Ra
 _STREAMED = (".jsonl", ".csv")
 
 
+@dataclass(eq=False)
 class TestFile:
     """The tests of one JSONL or CSV file, produced on demand: each pass reads the file again, row by row."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, path: Path, display: str, base_dir: str, *, loc: Location | None, key: str) -> None:
-        self.path = path
-        self.display = display
-        self.base_dir = base_dir
-        self.loc = loc  # where the file was referenced (for "file not found" and the like)
-        self.key = key
-        self.checked = False  # True after one complete, error-free pass (later passes skip the schema check)
-        self.rows: int | None = None  # the number of rows, once a pass has read them all
+    path: Path
+    display: str
+    base_dir: str
+    loc: Location | None  # where the file was referenced (for "file not found" and the like)
+    key: str
+    checked: bool = False  # True after one complete, error-free pass (later passes skip the schema check)
+    rows: int | None = None  # the number of rows, once a pass has read them all
 
     def __iter__(self) -> Iterator[TestPart]:
         """The rows as TestParts (not merged with defaultTest)."""
@@ -136,13 +267,7 @@ def _from_generator(ref: str, config: Any, base_dir: str, loc: Location | None, 
         raise ConfigError.at(loc, f"test generator must return a list of tests, got {type(result).__name__}",
                              key=key)
     where = loc or Location(str(path))
-    out = []
-    for i, item in enumerate(result):
-        ikey = f"{key}[{i}]"
-        if not isinstance(item, dict):
-            raise ConfigError.at(loc, "a generated test is not a mapping", key=ikey)
-        out.append(_checked((item, where, ikey), base_dir))
-    return out
+    return [_checked((item, where, f"{key}[{i}]"), base_dir) for i, item in enumerate(result)]
 
 
 def _from_source(ref: str, base_dir: str, loc: Location | None, key: str) -> list[TestItem]:
@@ -184,15 +309,6 @@ def collect(node: Any, base_dir: str, *, key: str, loc: Location | None) -> list
         else:  # inline: checked with the config
             out.append(part_from_node(item, base_dir, loc=iloc, key=ikey))
     return out
-
-
-def each_part(items: list[TestItem]) -> Iterator[TestPart]:
-    """The TestParts of `items` in order, streamed files read row by row."""
-    for item in items:
-        if isinstance(item, TestFile):
-            yield from item
-        else:
-            yield item
 
 
 def iter_specs(items: list[TestItem], default: TestPart | None, lo: int = 0,
@@ -242,12 +358,6 @@ class TestList(Sequence[TestSpec]):
 
     def __len__(self) -> int:
         return len(self.case_counts)
-
-    @overload
-    def __getitem__(self, index: int) -> TestSpec: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[TestSpec]: ...
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):

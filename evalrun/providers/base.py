@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evalrun.errors import ProviderError
-from evalrun.frozen_init import fast_init
-from evalrun.types import Messages, Output, TokenUsage
+from evalrun.types import Messages, Output, TokenUsage, fast_init
 
 
 @fast_init  # made per case

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from evalrun import templating
-from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
+from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError, did_you_mean
 from evalrun.providers.base import CallContext, as_text
 from evalrun.retry import (
     RetryPolicy,
@@ -23,7 +23,6 @@ from evalrun.retry import (
     is_retryable_status,
     parse_retry_after,
 )
-from evalrun.suggest import did_you_mean
 from evalrun.types import Messages, Output, ProviderSpec
 
 _PATH_TOKEN = re.compile(r"\.?([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[[\"']([^\"']+)[\"']\]")

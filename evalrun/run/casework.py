@@ -52,11 +52,11 @@ def prompt_text(prompt: str | list[dict[str, Any]]) -> str:
 
 async def run_code(cache: dict[Any, Any], src: str, params: tuple[str, ...], args: tuple[Any, ...], *, case: Case,
                    key: str, base_dir: str, default_fn: str, what: str = "") -> Any:
-    """User code (Python or JavaScript: evalrun.usercode) compiled once per run and place, called with `args`; its
+    """User code (Python or JavaScript: evalrun.pyexpr) compiled once per run and place, called with `args`; its
     failure ends the case (`{what or key} failed: ...`)."""
     fn = cache.get((key, src))
     if fn is None:
-        from evalrun.usercode import compile_code
+        from evalrun.pyexpr import compile_code
 
         fn = cache[(key, src)] = compile_code(src, params, loc=case.test.loc, key=key, base_dir=base_dir,
                                               default_fn=default_fn)
@@ -131,9 +131,9 @@ def uses_conversation(prompt: PromptSpec) -> bool:
         return False
     raw = prompt.raw
     sources = [raw] if isinstance(raw, str) else [m.get("content") for m in raw]
-    from evalrun import template_names
+    from evalrun import templating
 
-    return any(isinstance(s, str) and NAME in s and NAME in template_names.variables_of(s) for s in sources)
+    return any(isinstance(s, str) and NAME in s and NAME in templating.variables_of(s) for s in sources)
 
 
 class Conversations:

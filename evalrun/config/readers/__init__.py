@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalrun.config.readers.jsondoc import parse_json, parse_jsonl
-from evalrun.config.readers.limits import bad_byte, check_size
-from evalrun.config.readers.located import LDict
+from evalrun.config.readers.located import LDict, bad_byte, check_size
 from evalrun.config.readers.yamldoc import parse_yaml
 from evalrun.errors import ConfigError, Location
 

@@ -10,8 +10,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from json.scanner import NUMBER_RE
 from typing import Any
 
-from evalrun.config.readers.limits import MAX_DEPTH, check_size, json_depth, not_utf8
-from evalrun.config.readers.located import LDict, LList, located
+from evalrun.config.readers.located import MAX_DEPTH, LDict, LList, check_size, json_depth, located, not_utf8
 from evalrun.errors import ConfigError
 from evalrun.jsonfast import loads
 
@@ -145,9 +144,12 @@ def iter_jsonl(lines: Iterable[str], file: str, skip: int = 0) -> Iterator[tuple
                 # nesting deeper than MAX_DEPTH needs more than MAX_DEPTH opening brackets (counted at C speed)
                 too_deep = line.count("[") + line.count("{") > MAX_DEPTH and json_depth(value) > MAX_DEPTH
             except json.JSONDecodeError:
-                e = _decode_error(line)
-                raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=file, line=n,
-                                  hint="JSONL needs one complete JSON object per line") from None
+                try:  # again without the line break, for the column the user sees
+                    json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as e:
+                    raise ConfigError(f"invalid JSON on this line: {e.msg} (column {e.colno})", file=file, line=n,
+                                      hint="JSONL needs one complete JSON object per line") from None
+                raise  # pragma: no cover - it failed above
             except RecursionError:
                 too_deep = True
             if too_deep:
@@ -156,15 +158,6 @@ def iter_jsonl(lines: Iterable[str], file: str, skip: int = 0) -> Iterator[tuple
             yield value, n
     except UnicodeDecodeError:
         raise not_utf8(getattr(lines, "name", None), file) from None
-
-
-def _decode_error(line: str) -> json.JSONDecodeError:
-    """The JSON error of a bad line, its column counted without the line break."""
-    try:
-        json.loads(line.rstrip("\r\n"))
-    except json.JSONDecodeError as e:
-        return e
-    return json.JSONDecodeError("invalid JSON", line, len(line))  # pragma: no cover - loads failed above
 
 
 def parse_jsonl(text: str, file: str) -> LList:

@@ -1,12 +1,14 @@
-"""Located data: mappings and lists that remember the file and line they came from (a leaf module)."""
+"""Located data (mappings and lists that remember the file and line they came from), and what the readers refuse:
+nesting depth, alias expansion, the size of a document read whole, text that is not UTF-8 (a ConfigError each)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
-from evalrun.errors import Location
+from evalrun.errors import ConfigError, Location
 
 T = TypeVar("T")
 
@@ -57,19 +59,63 @@ def loc_of(node: Any, key: str | int | None = None) -> Location | None:
 _KEY_PART = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
 
 
-def key_parts(path: str) -> list[str | int]:
-    """'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x']."""
-    return [int(m.group(1)) if m.group(1) is not None else m.group(2) for m in _KEY_PART.finditer(path)]
-
-
-def loc_of_path(node: Any, path: str | Sequence[str | int]) -> tuple[Location | None, int]:
-    """(location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value", or its parts) found in
-    `node`, how many parts were found); (None, 0) when not even the first is there."""
-    found, depth = None, 0
-    for part in key_parts(path) if isinstance(path, str) else path:
+def loc_of_path(node: Any, path: str | Sequence[str | int]) -> Location | None:
+    """Location of the deepest part of the key path `path` ("vars.q", "[3].assert[0].value", or its parts) found in
+    `node`; None when not even the first is there."""
+    found = None
+    if isinstance(path, str):  # 'tests[2].assert[0].x' -> ['tests', 2, 'assert', 0, 'x']
+        path = [int(m[1]) if m[1] is not None else m[2] for m in _KEY_PART.finditer(path)]
+    for part in path:
         in_dict = isinstance(node, LDict) and isinstance(part, str) and part in node
         if not (in_dict or isinstance(node, LList) and isinstance(part, int) and part < len(node)):
             break
         found, node = node.loc(part), node[part]
-        depth += 1
-    return found, depth
+    return found
+
+#: Deepest nesting of lists/mappings a config may hold (promptfoo configs rarely exceed 10).
+MAX_DEPTH = 100
+#: Characters of a YAML/JSON document read whole (memory: docs/design-notes.md, "config/"); past this, a suite
+#: belongs in a JSONL or CSV file, read row by row.
+MAX_DOC_CHARS = 32 * 1024 * 1024
+#: Values that YAML aliases (`*name`) may add to a document once expanded (the anchored copies are free).
+MAX_ALIAS_VALUES = 1_000_000
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of plain JSON data, walked without recursion."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            best = max(best, depth)
+            stack.extend((x, depth + 1) for x in (item.values() if isinstance(item, dict) else item))
+    return best
+
+
+def check_size(chars: int, file: str) -> None:
+    """ConfigError when a YAML/JSON document of `chars` characters is too large to read whole."""
+    if chars > MAX_DOC_CHARS:
+        raise ConfigError(f"this YAML/JSON file has {chars / 2**20:,.0f} MB: too large to read whole "
+                          f"(the limit is {MAX_DOC_CHARS // 2**20} MB)", file=file, line=1,
+                          hint="put a large test suite in a JSONL file (one test per line) or a CSV file, "
+                               "referenced as `tests: file://tests.jsonl`: they are read row by row")
+
+
+def bad_byte(data: bytes, start: int, display: str) -> ConfigError:
+    """The error for the undecodable byte at `data[start]`."""
+    return ConfigError(f"not UTF-8 text: byte 0x{data[start]:02x} cannot be decoded", file=display,
+                       line=data[:start].count(b"\n") + 1,
+                       hint="save the file as UTF-8 (binary files cannot be read as config or text)")
+
+
+def not_utf8(path: str | Path | None, display: str) -> ConfigError:
+    """The error for a stream that is not UTF-8: its decoder fails a buffer ahead of the bad byte, so the file is
+    read again whole to find that byte's line (without a path, the error names no line)."""
+    if path is not None:
+        data = Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf")
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            return bad_byte(data, e.start, display)
+    return ConfigError(f"not UTF-8 text: {display}", file=display, hint="save the file as UTF-8")

@@ -8,8 +8,7 @@ from typing import Any
 
 import yaml
 
-from evalrun.config.readers.limits import MAX_DEPTH, AliasBudget, check_size
-from evalrun.config.readers.located import LDict, LList, located
+from evalrun.config.readers.located import MAX_ALIAS_VALUES, MAX_DEPTH, LDict, LList, check_size, located
 from evalrun.errors import ConfigError
 
 try:  # libyaml: much faster, and from 0.2.5 on it stops at 1,000 nesting levels (older ones crash there)
@@ -60,14 +59,14 @@ _KNOWN = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "fl
 
 class _Converter:
     """A composed node tree -> LDict/LList/scalars. An alias shares the value already converted and counts what it
-    adds once expanded against an AliasBudget; an alias inside its own anchor is an error (it never ends)."""
+    adds once expanded (past MAX_ALIAS_VALUES: an alias bomb); an alias inside its own anchor is an error."""
 
     def __init__(self, loader: Any, file: str) -> None:
         self.loader = loader
         self.file = file
         self.memo: dict[int, Any] = {}
         self.sizes: dict[int, int] = {}  # id(node) -> number of values once expanded
-        self.budget = AliasBudget(file)
+        self.alias_values = 0
         self.depth = 0
 
     def scalar(self, node: yaml.Node) -> Any:
@@ -97,7 +96,12 @@ class _Converter:
                 raise ConfigError("an alias (*name) is used inside the value its anchor (&name) names",
                                   file=self.file, line=line or node.start_mark.line + 1,
                                   hint="such a value would contain itself forever; copy the data instead")
-            self.budget.spend(self.sizes[key], line or node.start_mark.line + 1)
+            self.alias_values += self.sizes[key]
+            if self.alias_values > MAX_ALIAS_VALUES:
+                raise ConfigError(f"YAML aliases (*name) expand to more than {MAX_ALIAS_VALUES:,} values",
+                                  file=self.file, line=line or node.start_mark.line + 1,
+                                  hint="an alias copies its whole anchored value: nested aliases multiply "
+                                       "(an 'alias bomb'); write the data out, or reuse less")
             return self.memo[key]
         own_line = node.start_mark.line + 1
         if self.depth == MAX_DEPTH:
@@ -120,37 +124,37 @@ class _Converter:
         lines: dict[str, int] = {}
         d.key_lines = lines
         self.memo[id(node)] = d
-        merge = False
+        merge_line = 0
         for k_node, _ in node.value:
-            if k_node.tag == _MERGE:
-                merge = True
-                continue
             line = k_node.start_mark.line + 1
+            if k_node.tag == _MERGE:
+                merge_line = line
+                continue
             if not isinstance(k_node, yaml.ScalarNode):
                 raise ConfigError("a mapping key must be a plain value, not a list or mapping", file=self.file,
                                   line=line, hint="quote the key, or check the indentation")
-            k = self.scalar(k_node)
-            k = k if isinstance(k, str) else "null" if k is None else str(k)
+            k = k_node.value if k_node.tag == _STR else self.key(k_node)
             if k in lines:
                 raise ConfigError(f"duplicate key {k!r} (first defined on line {lines[k]})", file=self.file,
                                   line=line, hint="YAML keeps only one of them; remove or rename the other")
             lines[k] = line
-        if not merge:
-            for k_node, v_node in node.value:
-                k = k_node.value if k_node.tag == _STR else str(self.scalar(k_node))
-                d[k] = self.convert(v_node, k_node.start_mark.line + 1)
-            self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
-            return d
-        own = dict(lines)
-        merge_line = next((k.start_mark.line + 1 for k, _ in node.value if k.tag == _MERGE), d.line)
-        self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
+        own = lines  # the keys written here
+        if merge_line:
+            own = dict(lines)
+            self.loader.flatten_mapping(node)  # resolves `<<: *anchor` merge keys (explicit keys win)
         for k_node, v_node in node.value:
-            k = self.scalar(k_node)
-            k = k if isinstance(k, str) else "null" if k is None else str(k)
-            d[k] = self.convert(v_node, own.get(k, merge_line))
-            lines[k] = own.get(k, k_node.start_mark.line + 1)
+            k = k_node.value if k_node.tag == _STR else self.key(k_node)
+            if k in own:
+                d[k] = self.convert(v_node, own[k])
+            else:  # merged from an anchor: its line there; what its aliases add is counted at the `<<:`
+                lines[k] = k_node.start_mark.line + 1
+                d[k] = self.convert(v_node, merge_line)
         self.sizes[id(node)] = 1 + sum(1 + self.size(v) for _, v in node.value)
         return d
+
+    def key(self, node: yaml.Node) -> str:
+        k = self.scalar(node)
+        return k if isinstance(k, str) else "null" if k is None else str(k)
 
 
 def parse_yaml(text: str, file: str) -> Any:
