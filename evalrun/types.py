@@ -3,7 +3,7 @@ module boundary."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
@@ -122,6 +122,13 @@ class AssertionSpec:
     @property
     def full_type(self) -> str:
         return f"not-{self.type}" if self.negate else self.type
+
+
+def every_assertion(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
+    """Every assertion of `specs`, an assert-set's children after it (depth first)."""
+    for spec in specs:
+        yield spec
+        yield from every_assertion(spec.children)
 
 
 @fast_init

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import config, report, templating
-from evalrun.commands.validate import parse_vars, walk
+from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
 from evalrun.errors import UsageError
 from evalrun.report import console
@@ -24,7 +24,7 @@ from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
-from evalrun.types import Suite
+from evalrun.types import Suite, every_assertion
 
 EXIT_FAILED = 100
 ASSUMED_COMPLETION_TOKENS = 256  # --dry-run's cost estimate, for a provider without max_tokens
@@ -189,7 +189,7 @@ def _dry_run(suite: Suite, opts: RunOptions) -> int:
         mt = case.provider.config.get("max_tokens") or case.provider.config.get("maxTokens")
         if isinstance(mt, int):
             max_tokens[pid] = mt
-        for spec in walk(case.test.asserts):
+        for spec in every_assertion(case.test.asserts):
             if getattr(spec.handler, "graded", False):
                 grader_calls[spec.full_type] += int(getattr(spec.handler, "grader_calls", 0) or 0)
     n_cases = sum(calls.values())

@@ -15,7 +15,7 @@ from evalrun.assertions import registry
 from evalrun.config.suite import count_combinations
 from evalrun.errors import ConfigError, Location, UsageError
 from evalrun.expand import count_cases, pairs
-from evalrun.types import AssertionSpec, Suite, TestSpec
+from evalrun.types import AssertionSpec, Suite, TestSpec, every_assertion
 
 
 def parse_vars(items: Iterable[str]) -> dict[str, str]:
@@ -27,13 +27,6 @@ def parse_vars(items: Iterable[str]) -> dict[str, str]:
             raise UsageError(f"--var {item!r} is not KEY=VALUE", key="--var", hint="write e.g. --var topic=cats")
         out[key.strip()] = value
     return out
-
-
-def walk(specs: Iterable[AssertionSpec]) -> Iterable[AssertionSpec]:
-    """The specs and their children (assert-set), depth first."""
-    for s in specs:
-        yield s
-        yield from walk(s.children)
 
 
 def _build_grader(resolver: Any, spec: AssertionSpec, test: TestSpec, origin: str, suite: Suite) -> None:
@@ -70,7 +63,7 @@ class Tally:
             self.no_case.append(f"{where}{test_name(test)} runs no case "
                                 "(its providers/prompts filters exclude every provider x prompt pair)")
         relevant = False  # graded, embedding or classifier assertions
-        for spec in walk(test.asserts):  # an assert-set's children counted too
+        for spec in every_assertion(test.asserts):  # an assert-set's children counted too
             self.counts[spec.full_type] = self.counts.get(spec.full_type, 0) + 1
             self.assertions += 1
             relevant = relevant or spec.type == "classifier" or bool(
@@ -87,7 +80,7 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
     graded = graded_evals = 0
     checked = [test for test, _ in tally.relevant]
     for test, n_cases in tally.relevant:
-        for spec in walk(test.asserts):
+        for spec in every_assertion(test.asserts):
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases * reps

@@ -9,7 +9,7 @@ from typing import Any
 
 from evalrun import templating
 from evalrun.errors import ConfigError, closest, is_strict, lenient_warn
-from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec
+from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec, every_assertion
 
 #: Always defined when a template renders.
 BUILTIN_VARS = frozenset({"env", "_conversation"})
@@ -138,7 +138,7 @@ def _sources(spec: AssertionSpec) -> list[tuple[str, str]]:
 def _assertion_reads(specs: Iterable[AssertionSpec]) -> set[str]:
     """The variables assertions' templates read (a template that does not parse is reported when checked)."""
     out: set[str] = set()
-    for spec in _walk(specs):
+    for spec in every_assertion(specs):
         for src, _ in _sources(spec):
             try:
                 out |= needs(src)
@@ -184,14 +184,8 @@ def check_test(test: TestSpec, prompts: list[tuple[PromptSpec, frozenset[str]]],
                 raise _env_error(name, f"prompt {prompt.label[:60]!r}", prompt.loc, None)
             _undefined(name, f"prompt {prompt.label[:60]!r}", test, defined, prompt=prompt, suspects=suspects,
                        reads=reads)
-    for spec in _walk(test.asserts):
+    for spec in every_assertion(test.asserts):
         _check_assertion(spec, test, defined, suspects, reads)
-
-
-def _walk(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
-    for s in specs:
-        yield s
-        yield from _walk(s.children)
 
 
 def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigError]:
@@ -203,7 +197,7 @@ def check_context(test: TestSpec, stored: Collection[str] = ()) -> list[ConfigEr
 
     names = set(test.vars).union(stored) if stored else test.vars
     out = []
-    for spec in _walk(test.asserts):
+    for spec in every_assertion(test.asserts):
         if not getattr(spec.handler, "uses_context", False):
             continue
         why = missing_context(spec, names)
@@ -240,7 +234,7 @@ def context_expansion_warnings(suite: Suite, tests: Iterable[TestSpec] | None = 
         value = test.vars.get(CONTEXT_VAR)
         if not isinstance(value, list) or len(value) < 2 or not all(isinstance(v, str) for v in value):
             continue
-        graded = [s for s in _walk(test.asserts)
+        graded = [s for s in every_assertion(test.asserts)
                   if getattr(s.handler, "graded", False) and not s.context_transform]
         if not graded:
             continue

@@ -192,7 +192,7 @@ def _token_scores(data: Any, who: str) -> Scores:
 def check_suite(tests: Iterable[TestSpec]) -> None:
     """`validate`: every classifier assertion has a classification provider (well-formed; a Python file with
     its function); a ConfigError at the assertion otherwise. Nothing is called."""
-    from evalrun.grading.select import every_assertion
+    from evalrun.types import every_assertion
 
     for test in tests:
         for spec in (s for s in every_assertion(test.asserts) if s.type == "classifier"):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import ConfigError, GraderError, Location, UsageError
 from evalrun.grading.llm import LLMGrader, ProviderTransport, Transport
-from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec
+from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec, every_assertion
 
 if TYPE_CHECKING:
     from evalrun.grading.embeddings import Embedder
@@ -248,13 +248,6 @@ class GraderResolver:
 
 def _key(spec: AssertionSpec, name: str) -> str:
     return f"{spec.key_path}.{name}" if spec.key_path else name
-
-
-def every_assertion(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
-    """Every assertion, assert-set children included."""
-    for spec in specs:
-        yield spec
-        yield from every_assertion(spec.children)
 
 
 def _graded(specs: Iterable[AssertionSpec]) -> Iterator[AssertionSpec]:
