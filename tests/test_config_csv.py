@@ -31,6 +31,8 @@ NAMES = ("contains", "icontains", "contains-any", "regex", "rouge-n", "llm-rubri
     ("fn: output.length > 2", {"type": "javascript", "value": "output.length > 2"}),
     ("file://check.py:fn", {"type": "python", "value": "file://check.py:fn"}),
     ("file://check.js", {"type": "javascript", "value": "file://check.js"}),
+    ("file://check.MJS", {"type": "javascript", "value": "file://check.MJS"}),  # promptfoo: any case for JS
+    ("file://check.PY", {"type": "equals", "value": "file://check.PY"}),  # ... `.py` in lower case only
     ("is-json", {"type": "is-json"}),
     ("Paris", {"type": "equals", "value": "Paris"}),
     ("Paris: the capital", {"type": "equals", "value": "Paris: the capital"}),

@@ -182,9 +182,11 @@ def from_shorthand(expected: str, type_names: tuple[str, ...], *, file: str | No
     for prefix, type_ in _CODE_PREFIXES.items():
         if s.startswith(prefix):
             return {"type": type_, "value": s[len(prefix):].strip()}
-    path = pkgref.split_ref(s)[0].lower() if files.is_ref(s) else ""
-    if files.is_code(path):
-        return {"type": "python" if path.endswith(".py") else "javascript", "value": s}
+    path = pkgref.split_ref(s)[0] if files.is_ref(s) else ""
+    if path.endswith(".py"):  # as promptfoo: `.py` in lower case only, JavaScript's extensions in any case
+        return {"type": "python", "value": s}
+    if files.is_code(path) and not path.lower().endswith(".py"):
+        return {"type": "javascript", "value": s}
     m = _shorthand_regex(type_names).match(s) if type_names else None
     if not m:
         _unsupported_prefix(s, type_names, file=file, line=line, key=key)
