@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from evalrun.grading.builtin import attributes, judge, support_score
 from evalrun.grading.builtin.grader import CONTRADICTED_MAX, SUPPORT_THRESHOLD
@@ -92,13 +95,86 @@ def test_score_orders_supported_above_unsupported_above_contradicted() -> None:
     assert 1.0 >= good > added > wrong >= 0.0
 
 
-def test_question_words_are_given_not_verified() -> None:
-    """A short answer is read as the answer to the question: the question's words are not checked again."""
+def test_short_answer_read_with_its_question_and_every_claim_word_verified() -> None:
+    """A short answer is checked for what it says; a full sentence has every word checked, question or not."""
     context = ["The Oberoi Group is a hotel company with its head office in Delhi."]
-    question = "The Oberoi family is part of a hotel company that has a head office in what city?"
-    assert judge("Delhi", context, question).verdict == "supported"
-    j = judge("The Oberoi family's hotel company is based in Mumbai.", context, question)
-    assert j.verdict == "unsupported" and "Mumbai" in j.reason
+    assert judge("Delhi", context).verdict == "supported"
+    j = judge("The Oberoi family's hotel company is based in Mumbai.", context)
+    assert j.verdict == "unsupported" and j.reason.startswith("Mumbai, ") and "not in the context" in j.reason
+
+
+WARRANTY = ("All electronics come with a one-year limited warranty that covers manufacturing defects. "
+            "Accidental damage is not covered by the warranty.")
+
+
+@pytest.mark.parametrize("query", [None, "Does the warranty cover accidental damage to electronics?"])
+def test_question_is_not_evidence_a_flip_fails_when_the_question_names_it(tmp_path: Path,
+                                                                         query: str | None) -> None:
+    """Issue 34: with a query naming exactly what the policy negates, the flipped answer passed (0.77, "every
+    asserted word is in" a sentence that says nothing about accidental damage). Through the engine."""
+    from evalrun.api import evaluate
+
+    cfg = tmp_path / "evalrun.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "prompts": ["{{answer}}"], "providers": ["echo"],
+        "tests": [{"vars": {"answer": "Accidental damage is covered by the one-year limited warranty.",
+                            "context": WARRANTY, **({"query": query} if query else {})},
+                   "assert": [{"type": "faithfulness"}]}]}))
+    [row] = list(evaluate(cfg, results_file=tmp_path / "r.jsonl").iter_results())
+    assert row["status"] == "fail"
+    [claim] = row["assertions"][0]["details"]["claims"]
+    assert claim["verdict"] == "contradicted"
+    assert "Accidental damage is not covered by the warranty." in claim["reason"]
+
+
+@pytest.mark.parametrize("claim, evidence", [
+    # the claim restates the negated clause with detail from elsewhere
+    ("Accidental damage is covered by the one-year limited warranty.", WARRANTY),
+    ("You must return the damaged item before we send a replacement.",
+     "You do not need to return the damaged item. We will send a replacement at no cost."),
+])
+def test_a_flipped_clause_the_claim_restates_is_a_contradiction(claim: str, evidence: str) -> None:
+    j = judge(claim, [evidence])
+    assert j.verdict == "contradicted" and j.score <= CONTRADICTED_MAX
+
+
+def test_same_polarity_in_other_negations_is_not_a_contradiction() -> None:
+    j = judge("Anything marked final sale isn't eligible for a return or an exchange.",
+              ["Final-sale items cannot be returned or exchanged."])
+    assert j.verdict != "contradicted"
+
+
+def test_a_universal_claim_needs_universal_evidence() -> None:
+    """"for all returns" where the evidence says "for defective or incorrect items": not supported."""
+    evidence = ["We provide a prepaid return label for defective or incorrect items."]
+    j = judge("We provide a prepaid return label for all returns.", evidence)
+    assert j.verdict == "unsupported" and "all not in the context" in j.reason
+    assert judge("We provide a prepaid return label for every return.",
+                 ["We provide a prepaid return label for all returns."]).verdict == "supported"
+
+
+def test_a_supported_reason_quotes_a_sentence_that_carries_the_claim_alone() -> None:
+    """The quoted sentence is the one that decided: a claim judged supported is supported by that sentence alone,
+    and when the reason says "every asserted word is in" it, that sentence alone verifies every word (the
+    support-bot dev answers, each claim against its policy; the question is never evidence)."""
+    from benchmarks.grading import supportbot
+    from evalrun.grading.builtin.segment import claims as split_claims
+    from evalrun.grading.builtin.segment import resolved_sentences
+
+    checked = 0
+    for item in supportbot.items("dev"):
+        for claim in split_claims(item["answer"], item["question"]):
+            j = judge(claim, [item["context"]])
+            if j.verdict != "supported" or j.reason.startswith("the evidence says it verbatim"):
+                continue
+            quoted = j.reason.split('"')[1].rstrip("\u2026")
+            sentence = next(s for s in resolved_sentences(item["context"]) if s.startswith(quoted))
+            alone = judge(claim, [sentence])
+            assert alone.verdict == "supported", (claim, j.reason)
+            if j.reason.startswith("every asserted word is in"):
+                assert alone.reason.startswith("every asserted word is in"), (claim, alone.reason)
+                checked += 1
+    assert checked >= 5
 
 
 def test_empty_claim_and_empty_evidence() -> None:

@@ -14,8 +14,7 @@ def test_names_and_word_order_do_not_make_false_contradictions() -> None:
     assert judge("Lisa Brennan-Jobs is the daughter of Chrisann Brennan.", ctx).verdict == "supported"
     # was: "the claim has mall before and Royal after 'Sacramento'"
     ctx = ["Arden Fair Mall is a shopping mall in Sacramento, California, near the Royal Oaks neighbourhood."]
-    q = "What mall in Sacramento is located near Royal Oaks?"
-    assert judge("Arden Fair Mall", ctx, q).verdict == "supported"
+    assert judge("Arden Fair Mall", ctx).verdict == "supported"
     # was: "the claim names Bob where the evidence names American, Court"
     ctx = ["Robert Norman Ross, known as Bob Ross, was an American lawyer and judge of the Court of Appeals."]
     assert judge("Bob Ross was a lawyer.", ctx).verdict == "supported"

@@ -18,7 +18,7 @@ from evalrun.grading.builtin import conflicts, support
 from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, Unit, claim_terms, prepare, weighted_coverage
 from evalrun.grading.builtin.lexicon import base_stem, stem
 from evalrun.grading.builtin.segment import claims as split_claims
-from evalrun.grading.builtin.support import CONTRADICTED_MAX, question_keys
+from evalrun.grading.builtin.support import CONTRADICTED_MAX
 from evalrun.grading.builtin.terms import analyse, content_words, short, surface, tokenize
 from evalrun.grading.steps import BUILTIN, Step
 from evalrun.types import ChunkJudgement, ChunkRelevance, GraderCall, GraderTrace, Verdict
@@ -45,9 +45,10 @@ class Judgement:
     items: tuple[int, ...] = ()  # evidence texts the best sentences came from
 
 
-def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | None = None) -> Judgement:
-    """Verdict, support score and reason for one claim against the evidence texts; `question` is what the claim
-    answers (its words are given, not verified)."""
+def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
+    """Verdict, support score and reason for one claim against the evidence texts. The question is never
+    evidence: every word the claim asserts must be in the evidence. The reason quotes the sentence that decided
+    and names what decided it (the words it lacks there or anywhere, or the conflict)."""
     ev_texts = tuple(evidence)
     ev = prepare(ev_texts)
     plain = _plain(claim)
@@ -55,7 +56,7 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
     if verbatim is not None:  # the evidence says exactly this (also where words are not space-separated: CJK)
         return Judgement("supported", 1.0, 1.0, f"the evidence says it verbatim: \"{short(verbatim.text)}\"",
                          (verbatim.item,))
-    a = support.analyse(claim, ev_texts, question_keys(question))
+    a = support.analyse(claim, ev_texts)
     if a is None:
         return Judgement("unsupported", 0.0, 0.0, "the claim has no content words to check")
     total = sum(a.weights.values())
@@ -64,13 +65,22 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str], question: str | Non
     items = tuple(sorted({ev.sentences[i].item for i in a.best}))
     if a.conflict:
         return Judgement("contradicted", min(score, CONTRADICTED_MAX), coverage, a.conflict, items)
-    where = f"\"{short(ev.sentences[a.best[0]].text)}\"" if a.best else "nothing"
+    where = f"\"{short(ev.sentences[a.best[0]].text)}\"" if a.best else None
     if not a.unverified:
         why = f"every asserted word is in {where}"
     else:
-        shown = surface(tokenize(claim), list(a.unverified[:4])) + (["..."] if len(a.unverified) > 4 else [])
-        why = f"{', '.join(shown)} not in the closest evidence ({where})"
-    return Judgement("supported" if score >= SUPPORT_THRESHOLD else "unsupported", score, coverage, why, items)
+        toks = tokenize(claim)
+        missing = [k for k in a.unverified if k in a.nowhere][:4]
+        apart = [k for k in a.unverified if k not in a.nowhere][:4]
+        said = [f"{', '.join(surface(toks, keys))} not in the {place}"
+                for keys, place in ((missing, "context"), (apart, "closest sentence")) if keys]
+        why = "; ".join(said) + (f"; closest sentence: {where}" if where else "")
+    # supported only by a sentence that carries the claim: a word it lacks (other than a modifier merely added
+    # between its words) leaves the claim unsupported, whatever the score (which still ranks: faithfulness is
+    # the mean score)
+    carried = all(k in a.inserted for k in a.unverified)
+    label: VerdictLabel = "supported" if score >= SUPPORT_THRESHOLD and carried else "unsupported"
+    return Judgement(label, score, coverage, why, items)
 
 
 def _plain(text: str) -> str:
@@ -92,10 +102,10 @@ def clear_caches() -> None:
         cached.cache_clear()
 
 
-def support_score(claim: str, evidence: str | list[str] | tuple[str, ...], question: str | None = None) -> float:
+def support_score(claim: str, evidence: str | list[str] | tuple[str, ...]) -> float:
     """The support score in [0, 1] of one claim (higher = better supported)."""
     ev = (evidence,) if isinstance(evidence, str) else tuple(evidence)
-    return judge(claim, ev, question).score
+    return judge(claim, ev).score
 
 
 def attributes(claim: str, chunk: str) -> bool:
@@ -199,7 +209,7 @@ def faithfulness(answer: str, context: str | list[str], question: str | None = N
     if not found:
         return None
     evidence = (context,) if isinstance(context, str) else tuple(context)
-    return sum(judge(c, evidence, question).score for c in found) / len(found)
+    return sum(judge(c, evidence).score for c in found) / len(found)
 
 
 class BuiltinGrader:
@@ -225,7 +235,7 @@ class BuiltinGrader:
                      question: str | None = None) -> list[Verdict]:
         started = time.perf_counter()
         ev = tuple(evidence)
-        judged = [judge(c, ev, question) for c in claims]
+        judged = [judge(c, ev) for c in claims]
         raw = [{"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason} for j in judged]
         _record(trace, "verify", {"verdicts": raw}, started)
         return [Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items, support=j.score) for j in judged]

@@ -19,8 +19,6 @@ from evalrun.grading.builtin.terms import sequence, tokenize
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS), and their keys.
 LIGHT_WEIGHT = 0.5
 LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
-#: Factor on the weight of a key the question already contains.
-GIVEN_FACTOR = 0.25
 #: Adjacent claim keys count as a phrase of the evidence when at most this many keys apart in one sentence.
 PHRASE_WINDOW = 3
 #: Words that open a trailing qualifier ("... at any one place").
@@ -47,6 +45,8 @@ class Analysis:
     features: dict[str, float]
     best: tuple[int, ...]  # evidence sentence ids, best first
     unverified: tuple[str, ...]  # asserted keys absent from the best sentence (weightiest first)
+    nowhere: frozenset[str]  # those of them absent from the whole evidence
+    inserted: frozenset[str]  # those of them merely added between words the evidence has (`_inserted`)
     conflict: str | None  # the reason of a precise contradiction
 
     @property
@@ -54,16 +54,6 @@ class Analysis:
         z = BIAS + sum(WEIGHTS[f] * self.features[f] for f in FEATURES)
         p = 1.0 / (1.0 + math.exp(-z))
         return min(p, CONTRADICTED_MAX) if self.conflict else p
-
-
-def question_keys(question: str | None) -> frozenset[str]:
-    """Content keys of the question (numbers as "#value"), empty without one."""
-    return _keys_of(question) if question else frozenset()
-
-
-@lru_cache(maxsize=4096)
-def _keys_of(text: str) -> frozenset[str]:
-    return frozenset(k for k in sequence(tokenize(text)) if not k.startswith("~"))
 
 
 @lru_cache(maxsize=256)
@@ -78,22 +68,24 @@ def phrase_pairs(evidence: tuple[str, ...]) -> frozenset[tuple[str, str]]:
     return frozenset(pairs)
 
 
-def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = frozenset()) -> Analysis | None:
-    """The claim's features, score inputs and conflict against the evidence; None without content keys."""
+def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
+    """The claim's features, score inputs and conflict against the evidence; None without content keys. Every
+    word of the claim is checked against the evidence: the question is never evidence (issue 34: a question that
+    names what the policy negates made the flipped answer pass)."""
     ev = prepare(evidence)
     t = claim_terms(claim, ev)
     if not t.keys:
         return None
     material = {k for k in t.keys if k in t.entities or k.startswith("#") or k in t.months}
     w = {k: (MATERIAL_WEIGHT if k in material else LIGHT_WEIGHT if k in LIGHT_KEYS else 1.0)
-         * (GIVEN_FACTOR if k in given else 1.0) for k in t.keys}  # each key's weight in the claim
+         for k in t.keys}  # each key's weight in the claim
     total = sum(w.values())
     ranked = best_units(ev.sentence_index, w, total, limit=NEAR)
     near = tuple(i for _, i in ranked)
     best = near[:2]
     best_keys = ev.sentences[best[0]].keys if best else frozenset()
-    asserted = [k for k in t.keys if k not in given and k not in LIGHT_KEYS] or \
-        [k for k in t.keys if k not in given] or list(t.keys)  # light words only when nothing else is asserted
+    # light words only when nothing else is asserted
+    asserted = [k for k in t.keys if k not in LIGHT_KEYS] or list(t.keys)
     numbers_ok = conflicts.verified_numbers(
         [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
@@ -109,7 +101,7 @@ def analyse(claim: str, evidence: tuple[str, ...], given: frozenset[str] = froze
         "phrases": _phrase_share(claim, evidence, inserted),
         "conflict": 1.0 if conflict else 0.0,
     }
-    return Analysis(w, features, best, tuple(local), conflict)
+    return Analysis(w, features, best, tuple(local), frozenset(nowhere), frozenset(inserted), conflict)
 
 
 def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -> set[str]:

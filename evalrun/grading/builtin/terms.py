@@ -171,6 +171,10 @@ def tokenize(text: str) -> tuple[Token, ...]:
             out.append(Token(tok, lower[:3], "month", capital, initial))
         elif lower in UNITS and out and out[-1].kind == "num":
             out.append(Token(tok, stem(UNITS[lower]), "word", capital, initial))
+        elif lower in UNIVERSALS and (lower != "all" or (i + 1 < n and raw[i + 1].isalpha()
+                                                        and raw[i + 1].lower() not in STOPWORDS)):
+            # "for all returns" asserts more than "for defective items": one key, verified ("all or part": no)
+            out.append(Token(tok, "all", "word", capital, initial))
         elif lower in STOPWORDS or (len(lower) < 2 and not (capital and not initial)):
             out.append(Token(tok, lower, "stop", capital, initial))
         else:
@@ -179,6 +183,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
     return tuple(out)
 
 
+#: Universal quantifiers: one content key ("all"), so a claim about all of something needs evidence about all of it.
+UNIVERSALS = frozenset({"all", "every", "each", "everyone", "everybody", "everything"})
 _CURRENCY = {"$": stem("dollar"), "€": stem("euro"), "£": stem("pound")}
 _PERCENT = stem("percent")
 
