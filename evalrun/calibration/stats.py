@@ -149,15 +149,19 @@ class CrossValidated:
 
 
 def cross_validated_threshold(scores: Sequence[float], human: Sequence[bool], higher: bool = True,
-                              k: int = FOLDS, seed: int = 0) -> CrossValidated | None:
-    """The balanced-accuracy threshold and its out-of-fold figure by stratified k-fold (k capped by the smaller
-    class); None when a class has fewer than 2 labels."""
+                              k: int = FOLDS, seed: int = 0,
+                              fold_of: Sequence[int] | None = None) -> CrossValidated | None:
+    """The balanced-accuracy threshold and its out-of-fold figure by stratified k-fold (`folds`; k capped by the
+    smaller class, or the given `fold_of`); None when a class has fewer than 2 labels."""
     s, h = np.asarray(scores, dtype=float), np.asarray(human, dtype=bool)
+    if fold_of is not None:
+        k = max(fold_of) + 1
     k = min(k, int(h.sum()), int((~h).sum()))
     whole = best_threshold(s, h, higher)
     if whole is None or k < 2:
         return None
-    fold_of = folds(h.tolist(), k, seed)
+    if fold_of is None:
+        fold_of = folds(h.tolist(), k, seed)
     f = np.asarray(fold_of)
     predicted = np.zeros(len(s), dtype=bool)
     chosen = []

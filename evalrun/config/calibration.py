@@ -63,9 +63,17 @@ def document(metrics: Iterable[Mapping[str, Any]], identities: Mapping[str, Mapp
                          "n_human_fail": m["n_human_fail"], "note": m.get("note")} for m in metrics]}
 
 
+#: (path, mtime, size) -> the file's content: every assertion of a suite may name the same file.
+_LOADED: dict[tuple[str, int, int], Any] = {}
+
+
 def _read(path: Path, loc: Location | None, key: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        st = path.stat()
+        stamp = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+        data = _LOADED.get(stamp)
+        if data is None:
+            data = _LOADED[stamp] = json.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise ConfigError.at(loc, f"cannot read calibration {str(path)!r}: {e.strerror or e}", key=key,
                              hint=HINT) from None
