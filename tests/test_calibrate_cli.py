@@ -219,3 +219,38 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
     capsys.readouterr()
     assert main(["calibrate", "a.jsonl", "b.jsonl"]) == 0
     assert "2 disagreement(s), largest score gap first" in capsys.readouterr().out
+
+
+def test_view_shows_the_runs_calibration_and_threshold_sources(folder: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from evalrun.run.history import last_run
+    from tests.viewserver import get, serving
+
+    _suite(folder)
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table"]) in (0, 100)
+    run_file = last_run(folder / ".evalrun")
+    assert run_file is not None
+    assert main(["calibrate", "--template", ".evalrun/last-run.jsonl", "-o", "labels.csv"]) == 0
+    rows = list(csv.DictReader((folder / "labels.csv").open()))
+    for r in rows:
+        r["human"] = "pass" if "faithful" in r["description"] else "fail"
+    with (folder / "labels.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    data = _calibrate(capsys, ".evalrun/last-run.jsonl", "--labels", "labels.csv", "-o", "calibration.json")
+    _suite(folder, assertion="", default="defaultTest: {assert: [{type: faithfulness, threshold: calibrated}]}")
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table"]) in (0, 100)
+    second = last_run(folder / ".evalrun")
+    assert second is not None and second != run_file
+    with serving(folder / ".evalrun") as srv:
+        first_page = get(srv, f"/api/runs/{run_file.stem}")["view"]["calibration"]
+        second_page = get(srv, f"/api/runs/{second.stem}")["view"]["calibration"]
+    [m] = first_page["agreement"]
+    want = data["metrics"][0]
+    assert (m["metric"], m["n"], m["balanced_accuracy"], m["auroc"], m["oof_balanced_accuracy"]) == (
+        "faithfulness", 48, want["balanced_accuracy"], want["auroc"], want["oof_balanced_accuracy"])
+    assert first_page["threshold_sources"] == [] and second_page["agreement"] == []
+    [src] = second_page["threshold_sources"]
+    assert src["file"] == "calibration.json" and src["threshold"] == want["suggested_yaml_threshold"]
+    assert src["oof_balanced_accuracy"] == want["oof_balanced_accuracy"] and src["n"] == 48

@@ -94,7 +94,7 @@ def _write(outputs: list[str], data: dict[str, Any], calibration: dict[str, Any]
 
 
 def _with_labels(args: argparse.Namespace) -> int:
-    from evalrun.calibration import analysis, labels, text
+    from evalrun.calibration import analysis, labels, stored, text
     from evalrun.config.calibration import document
     from evalrun.grading.select import grader_identity
 
@@ -112,6 +112,9 @@ def _with_labels(args: argparse.Namespace) -> int:
                            results=results, labels=args.labels, labels_sha256=digest,
                            created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text.labels_text(data))
+    kept = stored.keep(Path(results), data)
+    if kept is not None:
+        print(f"Kept for `evalrun view`: {kept}", file=sys.stderr)
     _write(args.output, data, calibration)
     return 0
 
