@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalrun.calibration import stats
-from evalrun.calibration.labels import Match, claims_text, graded_assertions
+from evalrun.calibration.labels import Match, claims_text, deciding_claim, graded_assertions
 
 #: Fewer labels than this in either class: no figure is printed as if it were known.
 MIN_PER_CLASS = 20
@@ -46,10 +46,11 @@ def _ci(stat: Any, n: int, seed: int) -> list[float] | None:
 
 def _item(m: Match) -> dict[str, Any]:
     assert m.record is not None and m.assertion is not None
-    claims, evidence = claims_text(m.assertion)
+    claims, _ = claims_text(m.assertion)
+    claim, evidence = deciding_claim(m.assertion)
     return {"case": m.record["id"], "description": m.record.get("description"), "score": float(m.assertion["score"]),
             "verdict": bool(m.assertion.get("pass")), "human": m.label.human, "note": m.label.note,
-            "threshold": m.assertion.get("threshold"), "claims": claims, "evidence": evidence,
+            "threshold": m.assertion.get("threshold"), "claim": claim, "evidence": evidence, "claims": claims,
             "reason": m.assertion.get("reason"), "where": m.label.where, "matched_by": m.how,
             "higher": higher_passes(m.assertion),
             "assertion": m.assertion}

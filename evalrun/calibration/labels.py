@@ -77,6 +77,24 @@ def claims_text(a: dict[str, Any]) -> tuple[str, str]:
     return ("\n".join(lines) or str(a.get("reason") or "")), evidence
 
 
+def deciding_claim(a: dict[str, Any]) -> tuple[str, str]:
+    """(the claim that weighed most on a graded verdict: the least supported one; the evidence it was judged
+    against), or the reason and "" when the grader recorded no claims."""
+    details = a.get("details") or {}
+    context = details.get("context") or []
+    claims = [c for c in details.get("claims") or [] if isinstance(c, dict)]
+    if not claims:
+        return str(a.get("reason") or ""), ""
+    rank = {"contradicted": 0, "unsupported": 1}
+    c = min(claims, key=lambda c: (rank.get(str(c.get("verdict")), 2),
+                                   c["support"] if isinstance(c.get("support"), (int, float)) else 1.0))
+    support = c.get("support")
+    text = f"[{c.get('verdict', '?')}{'' if support is None else f' {support:.2f}'}] {c.get('text', '')}" + \
+        (f" ({c['reason']})" if c.get("reason") else "")
+    cited = [context[i] for i in c.get("evidence") or [] if isinstance(i, int) and 0 <= i < len(context)]
+    return text, " | ".join(map(str, cited))
+
+
 def template_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per graded assertion of each (first-repeat) result, `human` and `note` empty."""
     rows = []

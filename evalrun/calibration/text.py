@@ -52,9 +52,8 @@ def labels_text(data: dict[str, Any], shown: int = 5) -> str:
                              f"{'PASS' if d['verdict'] else 'FAIL'} {d['score']:.2f}, human "
                              f"{'PASS' if d['human'] else 'FAIL'}" + (f" ({_short(d['note'], 60)})" if d['note']
                                                                       else ""))
-                first = str(d["claims"] or "").split("\n")
-                if first and first[0]:
-                    lines.append(f"      claim: {_short(first[0])}")
+                if d["claim"]:
+                    lines.append(f"      claim: {_short(d['claim'])}")
                 if d["evidence"]:
                     lines.append(f"      evidence: {_short(d['evidence'])}")
     if data["unmatched"]:

@@ -114,7 +114,9 @@ def _with_labels(args: argparse.Namespace) -> int:
     print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text.labels_text(data))
     kept = stored.keep(Path(results), data)
     if kept is not None:
-        print(f"Kept for `evalrun view`: {kept}", file=sys.stderr)
+        from evalrun.config.files import display_path
+
+        print(f"Kept for `evalrun view`: {display_path(kept)}", file=sys.stderr)
     _write(args.output, data, calibration)
     return 0
 
