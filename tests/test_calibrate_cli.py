@@ -70,9 +70,18 @@ def check_figures(m: dict[str, Any], records: list[dict[str, Any]], human: dict[
     assert m["n"] == len(ids)
     assert m["balanced_accuracy"] == pytest.approx(metrics.balanced_accuracy(verdicts, labels), abs=1e-4)
     assert m["auroc"] == pytest.approx(metrics.auroc(scores, labels), abs=1e-4)
-    fails = [not v for v in verdicts]
-    assert m["recall_fail"] == pytest.approx(sum(f and not h for f, h in zip(fails, labels, strict=True))
-                                             / labels.count(False), abs=1e-4)
+    both_fail = sum(not v and not h for v, h in zip(verdicts, labels, strict=True))
+    assert m["recall_fail"] == pytest.approx(both_fail / labels.count(False), abs=1e-4)
+    assert m["precision_fail"] == pytest.approx(both_fail / verdicts.count(False), abs=1e-4)
+    n = len(ids)
+    observed = sum(v == h for v, h in zip(verdicts, labels, strict=True)) / n
+    chance = (verdicts.count(True) * labels.count(True) + verdicts.count(False) * labels.count(False)) / n ** 2
+    assert m["kappa"] == pytest.approx((observed - chance) / (1 - chance), abs=1e-4)
+    assert m["confusion"] == {
+        "human_pass": {"grader_pass": sum(v and h for v, h in zip(verdicts, labels, strict=True)),
+                       "grader_fail": sum(h and not v for v, h in zip(verdicts, labels, strict=True))},
+        "human_fail": {"grader_pass": sum(v and not h for v, h in zip(verdicts, labels, strict=True)),
+                       "grader_fail": both_fail}}
     for key in ("balanced_accuracy", "kappa", "auroc", "precision_fail", "recall_fail"):
         lo, hi = m[f"{key}_ci"]
         assert lo <= m[key] + 1e-9 and m[key] <= hi + 1e-9
@@ -217,8 +226,39 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
     assert [d["case"] for d in m["disagreements"]] == ["c4", "c1"]
     assert m["confusion"] == {"a_pass": {"b_pass": 3, "b_fail": 1}, "a_fail": {"b_pass": 1, "b_fail": 1}}
     capsys.readouterr()
-    assert main(["calibrate", "a.jsonl", "b.jsonl"]) == 0
+    assert main(["calibrate", "a.jsonl", "b.jsonl", "-o", "graders.html"]) == 0
     assert "2 disagreement(s), largest score gap first" in capsys.readouterr().out
+    page = (folder / "graders.html").read_text()
+    assert "builtin (A) vs openai:gpt-4o-mini (B)" in page and "verdicts agree 0.67" in page
+
+
+def _fill(path: Path, passes: str) -> None:
+    rows = list(csv.DictReader(path.open()))
+    for r in rows:
+        r["human"] = "pass" if passes in r["description"] else "fail"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_a_negated_metric_calibrates_in_its_own_direction(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """not-faithfulness records 1 - score and passes below its threshold: the threshold written to the suite is
+    the one that reproduces, in a new run, the verdicts the calibration chose."""
+    _suite(folder, assertion="{type: not-faithfulness}")
+    _eval("r1.jsonl")
+    assert main(["calibrate", "--template", "r1.jsonl", "-o", "labels.csv"]) == 0
+    _fill(folder / "labels.csv", "wrong")  # the person passes the answers that are NOT faithful
+    data = _calibrate(capsys, "r1.jsonl", "--labels", "labels.csv", "--min-labels", "10", "-o", "calibration.json")
+    [m] = data["metrics"]
+    assert m["metric"] == "not-faithfulness" and m["direction"] == "higher passes"
+    assert m["suggested_yaml_threshold"] == pytest.approx(1 - m["suggested_threshold"], abs=1e-6)
+    _suite(folder, assertion="", default="defaultTest: {assert: [{type: not-faithfulness, threshold: calibrated}]}")
+    _eval("r2.jsonl")
+    for r in _records(folder / "r2.jsonl"):
+        a = r["assertions"][0]
+        assert a["threshold"] == pytest.approx(m["suggested_yaml_threshold"])
+        assert a["pass"] == (a["score"] >= m["suggested_threshold"]), r["description"]
 
 
 def test_view_shows_the_runs_calibration_and_threshold_sources(folder: Path,
