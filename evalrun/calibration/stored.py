@@ -4,6 +4,7 @@ from (a calibration file, as each graded result records it)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -42,10 +43,24 @@ def keep(results: Path, data: dict[str, Any]) -> Path | None:
     return path
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return 0, -1
+    return st.st_mtime_ns, st.st_size
+
+
 def for_run(state: Path, run_id: str, results_file: Path) -> dict[str, Any]:
-    """{"agreement": [per-metric summaries] or [], "labels": ..., "threshold_sources": [...]} of one run."""
-    out: dict[str, Any] = {"agreement": [], "labels": None, "threshold_sources": []}
+    """{"agreement": [per-metric summaries] or [], "labels": ..., "threshold_sources": [...]} of one run (read
+    again only when its files change: the view polls a live run's page)."""
     kept = state / FOLDER / f"{run_id}.json"
+    return _for_run(kept, results_file, _stamp(kept), _stamp(results_file))
+
+
+@functools.lru_cache(maxsize=64)
+def _for_run(kept: Path, results_file: Path, *_stamps: tuple[int, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"agreement": [], "labels": None, "threshold_sources": []}
     try:
         data = json.loads(kept.read_text(encoding="utf-8"))
         out["agreement"] = [{k: m.get(k) for k in SUMMARY_KEYS} for m in data.get("metrics", [])]
