@@ -253,6 +253,10 @@ def test_a_negated_metric_calibrates_in_its_own_direction(folder: Path, capsys: 
     [m] = data["metrics"]
     assert m["metric"] == "not-faithfulness" and m["direction"] == "higher passes"
     assert m["suggested_yaml_threshold"] == pytest.approx(1 - m["suggested_threshold"], abs=1e-6)
+    # worst first: farthest from the run's threshold on the recorded scale (1 - 0.7 for a negated metric)
+    gaps = [abs(d["score"] - (1 - d["threshold"])) for d in m["disagreements"]]
+    assert gaps and gaps == sorted(gaps, reverse=True)
+    assert all(d["verdict"] != d["human"] for d in m["disagreements"])
     _suite(folder, assertion="", default="defaultTest: {assert: [{type: not-faithfulness, threshold: calibrated}]}")
     _eval("r2.jsonl")
     for r in _records(folder / "r2.jsonl"):

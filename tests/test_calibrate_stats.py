@@ -113,3 +113,18 @@ def test_too_few_labels_says_so_and_keeps_the_counts() -> None:
     enough = metric_figures("faithfulness", "builtin", _items(20, 25))
     assert enough["note"] is None and enough["balanced_accuracy"] == 1.0 and enough["auroc"] == 1.0
     assert enough["oof_balanced_accuracy"] == 1.0 and 0.44 < enough["suggested_threshold"] < 0.6
+
+
+def test_disagreements_worst_first_on_the_recorded_scale() -> None:
+    """A negated metric records 1 - score and passes above 1 - threshold: 0.9 is the surer wrong PASS than 0.35
+    (0.6 and 0.05 past 0.3), though 0.35 lies farther from the written threshold 0.7."""
+    from evalrun.calibration.analysis import calibrate
+    from evalrun.calibration.labels import Label, Match
+
+    matches = []
+    for n, score in enumerate([0.35, 0.9, 0.1]):
+        a = {"type": "not-faithfulness", "score": score, "pass": score > 0.3, "threshold": 0.7, "grader": "builtin"}
+        rec = {"id": f"c{n}", "description": f"d{n}", "assertions": [a]}
+        matches.append(Match(Label(f"l:{n}", False, "not-faithfulness", case=f"c{n}"), rec, a, "id"))
+    [m] = calibrate(matches)["metrics"]
+    assert [d["case"] for d in m["disagreements"]] == ["c1", "c0"]

@@ -104,10 +104,14 @@ def metric_figures(metric: str, grader: str, items: Sequence[dict[str, Any]], *,
 
 
 def _worst_first(items: Sequence[dict[str, Any]], threshold: float | None) -> list[dict[str, Any]]:
-    """Items whose verdict differs from the label, the most confidently wrong (farthest from the threshold) first."""
-    wrong = [i for i in items if i["verdict"] != i["human"]]
-    return sorted(wrong, key=lambda i: -abs(i["score"] - (i["threshold"] if i["threshold"] is not None
-                                                          else threshold or 0.0)))
+    """Items whose verdict differs from the label, the most confidently wrong (farthest from the run's threshold,
+    on the scores as recorded: `yaml_threshold` maps either way) first."""
+    def distance(i: dict[str, Any]) -> float:
+        t = i["threshold"]
+        boundary = yaml_threshold(i["assertion"], float(t)) if t is not None else threshold or 0.0
+        return abs(i["score"] - boundary)
+
+    return sorted((i for i in items if i["verdict"] != i["human"]), key=lambda i: -distance(i))
 
 
 def calibrate(matches: Sequence[Match], *, seed: int = 0, min_per_class: int = MIN_PER_CLASS) -> dict[str, Any]:
