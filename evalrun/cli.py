@@ -1,4 +1,4 @@
-"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`, each a function in
+"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view|calibrate`, each a function in
 evalrun/commands/ imported only when chosen (`evalrun validate` never imports litellm)."""
 
 from __future__ import annotations
@@ -144,6 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
     vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                     help="address to listen on (default 127.0.0.1: this machine only)")
 
+    cb = sub.add_parser("calibrate", help="how often a grader agrees with your labels (or another grader), "
+                                         "and the threshold that fits them (docs/calibrate.md)")
+    cb.add_argument("results", nargs="+", metavar="RESULTS",
+                    help="results file of a run; two files: compare the graders of two runs of one suite")
+    cb.add_argument("--template", action="store_true",
+                    help="write a labels file to fill in (-o FILE.csv or .jsonl) from RESULTS' graded assertions")
+    cb.add_argument("--labels", metavar="FILE", help="your labels (CSV or JSONL: case, assertion, human, note)")
+    cb.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
+                    help="with --template: the labels file; else .json: a calibration file for "
+                         "`threshold: calibrated`, .html: a page of the figures")
+    cb.add_argument("--sample", type=int, default=None, metavar="N",
+                    help="with --template: N rows, stratified by the grader's score (default: all)")
+    cb.add_argument("--seed", type=int, default=0, metavar="S", help="seed of sampling, folds and bootstrap")
+    cb.add_argument("--min-labels", type=int, default=20, metavar="N",
+                    help="labels of each class (pass, fail) needed before a figure is printed (default 20)")
+    cb.add_argument("--json", action="store_true", help="print as JSON")
+
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
     for name, p in sub.choices.items():
@@ -156,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
 _COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "report": ("evaluate", "rebuild_reports"),
              "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
              "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
-             "view": ("runs", "view")}
+             "view": ("runs", "view"), "calibrate": ("calibrate", "run")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

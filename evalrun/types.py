@@ -118,6 +118,8 @@ class AssertionSpec:
     key_path: str = ""  # e.g. "tests[2].assert[0]"
     #: The built handler (an assertions.base.Assertion), set by the config loader via assertions.engine.build.
     handler: Any = field(default=None, compare=False, repr=False)
+    #: Where `threshold` came from when a calibration file set it (a config.calibration.Calibrated), else None.
+    calibration: Any = field(default=None, compare=False, repr=False)
 
     @property
     def full_type(self) -> str:

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("config", ("evalrun.config.",)),
     ("expand", ("evalrun.expand",)),
     ("run", ("evalrun.run.",)),
-    ("report", ("evalrun.report.", "evalrun.compare.", "evalrun.view.")),
+    ("report", ("evalrun.report.", "evalrun.compare.", "evalrun.view.", "evalrun.calibration.")),
     ("entry points", ("evalrun.commands.", "evalrun.cli", "evalrun.api", "evalrun.testing",
                       "evalrun.pytest_plugin", "evalrun.__main__")),
 ]

@@ -93,7 +93,8 @@ def test_a_runs_page_is_the_reports_data(runs: tuple[Path, str, str], tmp_path: 
     assert head["meta"]["description"] == "baseline" and head["meta"]["run_id"] == a
     assert head["view"] == {"status": "finished", "live": False, "version": head["view"]["version"],
                             "git_commit": head["view"]["git_commit"], "options": head["view"]["options"],
-                            "problems": {}}
+                            "problems": {}, "calibration": {"agreement": [], "labels": None,
+                                                            "threshold_sources": []}}
 
 
 def test_cases_that_finished_out_of_order_are_listed_as_the_report_lists_them(

@@ -120,6 +120,10 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         details["calls"] = [{"step": c.step, "cached": c.cached, "latency_ms": c.latency_ms, "cost": c.cost,
                              "tokens": dataclasses.asdict(c.tokens)} for c in s.trace.calls]
         details["raw_replies"] = [c.raw for c in s.trace.calls]
+    if spec.calibration is not None:  # the threshold came from a calibration file (config/calibration.py)
+        c = spec.calibration
+        details["threshold_source"] = {"file": c.file, "metric": c.metric, "threshold": c.threshold,
+                                       "oof_balanced_accuracy": c.figure, "n": c.n, "grader": c.grader.get("id")}
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
     failed = next((c for c in children if c.error), None)
     error = None if failed is None else f"{failed.type}: {failed.error}"

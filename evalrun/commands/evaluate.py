@@ -119,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
         report.check_path(path)
     if opts.resume and opts.results_file is not None and not opts.results_file.exists():
         raise UsageError(f"--resume: no results file {str(opts.results_file)!r} to continue", hint=_RESUME_HINT)
+    from evalrun.config.calibration import mismatches
+
+    for warning in mismatches(suite.tests, opts.grader, suite):  # a threshold calibrated with another grader
+        sys.stderr.write(f"warning: {warning}\n")
     if args.dry_run:
         return _dry_run(suite, opts)
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:

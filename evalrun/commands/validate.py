@@ -72,8 +72,10 @@ class Tally:
             self.relevant.append((test, n_cases))
 
 
-def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int) -> tuple[int, int]:
-    """Graders built (not called) and checked; (graded assertions, graded evaluations); `graders` filled."""
+def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: int,
+                   thresholds: dict[str, int]) -> tuple[int, int]:
+    """Graders built (not called) and checked; (graded assertions, graded evaluations); `graders` and
+    `thresholds` (where each graded threshold comes from -> assertions) filled."""
     from evalrun.grading.select import GraderResolver
 
     resolver = GraderResolver(suite, None, None)
@@ -84,6 +86,9 @@ def _check_grading(suite: Suite, tally: Tally, graders: dict[str, str], reps: in
             if getattr(spec.handler, "graded", False):
                 graded += 1
                 graded_evals += n_cases * reps
+                source = (f"{spec.full_type}: {spec.calibration.describe()}" if spec.calibration is not None else
+                          "written in the suite, or the metric's default")
+                thresholds[source] = thresholds.get(source, 0) + 1
                 chosen, origin = resolver.spec_for(spec, test)  # ConfigError for a malformed grader spec
                 name = chosen if isinstance(chosen, str) else chosen.get("label") or chosen["id"]
                 if name not in graders:
@@ -106,15 +111,17 @@ def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
             expand = not (suite.disable_var_expansion or test.options.get("disableVarExpansion"))
             tally.add(test, len(pairs(suite, test)), expand)
     graders: dict[str, str] = {}
+    thresholds: dict[str, int] = {}
     graded = graded_evals = 0
     reps = max(1, int(suite.evaluate_options.get("repeat") or 1))
     checked = [test for test, _ in tally.relevant]  # the checks below
     warnings = list(tally.no_case)
     if checked:  # graded, embedding or classifier assertions: the grading modules are imported only then
-        graded, graded_evals = _check_grading(suite, tally, graders, reps)
+        graded, graded_evals = _check_grading(suite, tally, graders, reps, thresholds)
+        from evalrun.config.calibration import mismatches
         from evalrun.config.checks import context_expansion_warnings
 
-        warnings += context_expansion_warnings(suite, checked)
+        warnings += context_expansion_warnings(suite, checked) + mismatches(checked, None, suite)
     return {
         "files": list(suite.files), "description": suite.description, "prompts": len(suite.prompts),
         "providers": len(suite.providers), "tests": len(suite.tests),
@@ -122,6 +129,7 @@ def summarize(suite: Suite, tally: Tally | None = None) -> dict[str, Any]:
         "assertions": tally.assertions, "assertions_by_type": dict(sorted(tally.counts.items())),
         "graded_assertions": graded, "graded_evaluations": graded_evals,
         "graders": [f"{name} ({origin})" for name, origin in graders.items()],
+        "graded_thresholds": thresholds,
         "provider_ids": [p.name for p in suite.providers], "prompt_labels": [p.label[:80] for p in suite.prompts],
         "repeat": reps, "warnings": warnings,
     }
@@ -144,6 +152,8 @@ def _human(s: dict[str, Any]) -> str:
         f"  graded      {s['graded_assertions']:>8}  assertions, {s['graded_evaluations']} graded evaluations "
         f"(graders: {grader})",
     ]
+    if any(k != "written in the suite, or the metric's default" for k in s["graded_thresholds"]):
+        lines += [f"  thresholds  {n:>8}  {source}" for source, n in s["graded_thresholds"].items()]
     lines += [f"  warning: {w}" for w in s["warnings"]]
     return "\n".join(lines)
 

@@ -81,7 +81,7 @@ def _key(raw: dict[str, Any], base_dir: str) -> Any:
     for k, v in raw.items():
         cls = v.__class__
         if cls is str:
-            if v.startswith("file://"):
+            if v.startswith("file://") or k == "threshold" and v == "calibrated":  # reads a file
                 return None
             if k == "value":
                 value = v
@@ -266,7 +266,15 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
     if files.is_ref(rubric):
         rubric = resolve_file_value(rubric, type_="", base_dir=base_dir, loc=loc, key=f"{key}.rubricPrompt")
     weight = _number(raw, "weight", loc, key)
-    threshold = _number(raw, "threshold", loc, key)
+    calibrated = None
+    threshold: float | None
+    if raw.get("threshold") == "calibrated" or raw.get("calibration") is not None:
+        from evalrun.config.calibration import threshold_from
+
+        threshold, calibrated = threshold_from(raw, str(raw.get("metric") or full_type), base_dir,
+                                               loc_of(raw, "calibration") or loc_of(raw, "threshold") or loc, key)
+    else:
+        threshold = _number(raw, "threshold", loc, key)
     _check_threshold(type_, threshold, config, loc_of(raw, "threshold") or loc, f"{key}.threshold")
     if weight is not None and not (math.isfinite(weight) and 0 <= weight <= MAX_WEIGHT):
         raise ConfigError.at(loc_of(raw, "weight") or loc, f"weight {weight:g} is out of range: must be between "
@@ -276,6 +284,7 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
         weight=1.0 if weight is None else weight, metric=raw.get("metric"), transform=raw.get("transform"),
         provider=raw.get("provider"), config=config, rubric_prompt=rubric,
         context_transform=raw.get("contextTransform"), children=tuple(children), loc=loc, key_path=key,
+        calibration=calibrated,
     )
     return _with_handler(spec, raw, key)
 

@@ -153,7 +153,8 @@ def _explain(err: Any, doc: Any, file: str, prefix: str, line: int = 0) -> Confi
         return ConfigError.at(loc, f"{err.instance!r} is out of range: must be {rng}", key=where)
     if v == "enum":
         close = did_you_mean(str(err.instance), [str(x) for x in err.validator_value])
-        return ConfigError.at(loc, f"{err.instance!r} is not one of the allowed values", key=where, hint=close)
+        return ConfigError.at(loc, f"{err.instance!r} is not one of the allowed values", key=where,
+                              hint=close or err.schema.get("description"))
     if v in ("minProperties", "maxProperties"):
         return ConfigError.at(loc, "expected a mapping with exactly one key", key=where,
                               hint=err.schema.get("description"))

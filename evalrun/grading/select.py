@@ -9,11 +9,14 @@ that provider; any other id is a litellm model.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalrun import __version__
 from evalrun.errors import ConfigError, GraderError, Location, UsageError
 from evalrun.grading.llm import LLMGrader, ProviderTransport, Transport
 from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec, every_assertion
@@ -23,6 +26,9 @@ if TYPE_CHECKING:
     from evalrun.grading.steps import Grader
 
 BUILTIN = "builtin"
+#: The builtin grader's version: it ships with evalrun, so evalrun's. `builtin_model_hash` tells apart two builds
+#: of one version (its code, word tables and embedding model), which is what a calibration must match.
+BUILTIN_VERSION = __version__
 #: promptfoo 0.121.20's default grading provider by the key found in the environment, in its order of preference
 PROMPTFOO_DEFAULT_GRADERS = (("OPENAI_API_KEY", "openai:gpt-5.5-2026-04-23"),
                              ("ANTHROPIC_API_KEY", "anthropic:messages:claude-sonnet-4-6"))
@@ -73,6 +79,39 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
         return out
     raise ConfigError.at(loc, f"a grader provider must be an id string or an object, not {type(spec).__name__}",
                          key=key, hint="e.g. `provider: openai:gpt-4o-mini` or `provider: builtin`")
+
+
+@functools.cache
+def builtin_model_hash() -> str:
+    """16 hex digits of what decides the builtin grader's scores: the source of grading/builtin/, its word tables
+    (data/lexicon.json) and the offline embedding model's package version. Read only, never imported."""
+    from importlib import metadata, resources
+
+    from evalrun.grading.embeddings import PACKAGE
+
+    h = hashlib.sha256()
+    folder = resources.files("evalrun.grading").joinpath("builtin")
+    for item in sorted((f for f in folder.iterdir() if f.name.endswith(".py")), key=lambda f: f.name):
+        h.update(item.name.encode() + b"\0" + item.read_bytes())
+    h.update(resources.files("evalrun").joinpath("data/lexicon.json").read_bytes())
+    try:
+        h.update(f"{PACKAGE}=={metadata.version(PACKAGE.replace('_', '-'))}".encode())
+    except metadata.PackageNotFoundError:
+        h.update(b"no embedding model")
+    return h.hexdigest()[:16]
+
+
+def grader_identity(grader_id: str) -> dict[str, str | None]:
+    """{id, version, model_hash} of a grader by its id: version and hash are known for the builtin grader only
+    (an LLM grader's id is all evalrun can see of it)."""
+    if grader_id == BUILTIN:
+        return {"id": BUILTIN, "version": BUILTIN_VERSION, "model_hash": builtin_model_hash()}
+    return {"id": grader_id, "version": None, "model_hash": None}
+
+
+def grader_id_of(chosen: str | dict[str, Any]) -> str:
+    """The id a grader spec's grader reports (as results record it): its label, else its id."""
+    return chosen if isinstance(chosen, str) else str(chosen.get("label") or chosen["id"])
 
 
 class _NoTransport:

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from evalrun import jsonfast
+from evalrun.calibration import stored
 from evalrun.compare import diff, match
 from evalrun.errors import UsageError
 from evalrun.report import html
@@ -187,6 +188,7 @@ class Catalogue:
             page["view"] = {"status": h["status"], "live": run.live, "version": idx.version,
                             "git_commit": h.get("git_commit"), "options": h.get("options"),
                             "problems": idx.problems(growing=run.live)}
+        page["view"]["calibration"] = stored.for_run(self.state, run.id, run.results_file)
         return page
 
     def compare(self, a_id: str, b_id: str) -> Compared:

@@ -53,12 +53,19 @@ function runsPage(n){
  load();}
 
 // ------------------------------------------------------------------ one run
+function calibration(c){  // what `evalrun calibrate` measured on this run, and where its thresholds came from
+ if(!c||(!c.agreement.length&&!c.threshold_sources.length))return '';
+ const f=x=>x==null?'–':Number(x).toFixed(2),ci=x=>x?` [${f(x[0])}, ${f(x[1])}]`:'';
+ const rows=c.agreement.map(m=>`<li><b>${esc(m.metric)}</b> graded by ${esc(m.grader)}: ${m.n} labels (${m.n_human_pass} pass, ${m.n_human_fail} fail)`
+  +(m.note?` · ${esc(m.note)}`:` · balanced accuracy ${f(m.balanced_accuracy)}${ci(m.balanced_accuracy_ci)} · kappa ${f(m.kappa)}${ci(m.kappa_ci)} · AUROC ${f(m.auroc)}${ci(m.auroc_ci)} · suggested threshold ${m.suggested_yaml_threshold==null?'–':Number(m.suggested_yaml_threshold).toFixed(4)} (out-of-fold balanced accuracy ${f(m.oof_balanced_accuracy)})`)+'</li>').join('');
+ const src=c.threshold_sources.map(s=>`<li><b>${esc(s.metric)}</b> threshold ${Number(s.threshold).toFixed(4)} from ${esc(s.file)} (${s.n} labels, out-of-fold balanced accuracy ${f(s.oof_balanced_accuracy)}, grader ${esc(s.grader)})</li>`).join('');
+ return `<section class="banner" id="calibration">${rows?`<b>Agreement with your labels</b> (${esc(c.labels&&c.labels.file||'')})<ul>${rows}</ul>`:''}${src?`<b>Thresholds from a calibration</b><ul>${src}</ul>`:''}</section>`;}
 function runPage(n,id,caseId){
  setNav(`<a href="#/">← all runs</a><span class="sep">·</span><span>run <b>${esc(id)}</b></span>`);
  app.innerHTML='<p class="muted" style="padding:24px">reading the results file…</p>';
  const base=`/api/runs/${enc(id)}`;
  api(base).then(D=>{if(n!==route)return;
-  app.innerHTML='<div id="banner"></div><div id="report"></div>';
+  app.innerHTML=`<div id="banner"></div>${calibration(D.view.calibration)}<div id="report"></div>`;
   const view=Evalrun.mount(document.getElementById('report'),D,remote(base,{},n),{openKey:caseId,debounce:200});
   let version=D.view.version,status=D.view.status;
   function chrome(D){const v=D.view,p=v.problems;
