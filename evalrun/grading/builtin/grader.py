@@ -66,20 +66,22 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     if a.conflict:
         return Judgement("contradicted", min(score, CONTRADICTED_MAX), coverage, a.conflict, items)
     where = f"\"{short(ev.sentences[a.best[0]].text)}\"" if a.best else None
-    if not a.unverified:
-        why = f"every asserted word is in {where}"
-    else:
-        toks = tokenize(claim)
-        missing = [k for k in a.unverified if k in a.nowhere][:4]
-        apart = [k for k in a.unverified if k not in a.nowhere][:4]
-        said = [f"{', '.join(surface(toks, keys))} not in the {place}"
-                for keys, place in ((missing, "context"), (apart, "closest sentence")) if keys]
-        why = "; ".join(said) + (f"; closest sentence: {where}" if where else "")
     # supported only by a sentence that carries the claim: a word it lacks (other than a modifier merely added
     # between its words) leaves the claim unsupported, whatever the score (which still ranks: faithfulness is
     # the mean score)
     carried = all(k in a.inserted for k in a.unverified)
     label: VerdictLabel = "supported" if score >= SUPPORT_THRESHOLD and carried else "unsupported"
+    toks = tokenize(claim)
+    if not a.unverified:
+        why = f"every asserted word is in {where}"
+    elif carried:
+        why = f"{where} says it without the added {', '.join(surface(toks, list(a.unverified[:4])))}"
+    else:
+        missing = [k for k in a.unverified if k in a.nowhere][:4]
+        apart = [k for k in a.unverified if k not in a.nowhere][:4]
+        said = [f"{', '.join(surface(toks, keys))} not in the {place}"
+                for keys, place in ((missing, "context"), (apart, "closest sentence")) if keys]
+        why = "; ".join(said) + (f"; closest sentence: {where}" if where else "")
     return Judgement(label, score, coverage, why, items)
 
 
