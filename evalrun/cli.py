@@ -143,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="port (default 15500, or a free one when that is taken; 0: any free port)")
     vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                     help="address to listen on (default 127.0.0.1: this machine only)")
+    vw.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="also answer requests whose Host is NAME (a DNS name that points here; repeatable). "
+                         "Other names are refused on every address, 0.0.0.0 too (DNS rebinding)")
 
     ca = sub.add_parser("cache", help="inspect or clear the response cache")
     ca.add_argument("action", choices=["stats", "clear"])
@@ -184,7 +187,7 @@ def _command(argv: Sequence[str] | None) -> int:
             import traceback  # only with --debug: not on every start-up
 
             traceback.print_exc()
-        from evalrun.run.store import Scrubber
+        from evalrun.credentials import Scrubber
 
         user = isinstance(e, ConfigError)
         print(f"evalrun: {'' if user else 'error: '}{Scrubber.for_run().text(str(e))}", file=sys.stderr)

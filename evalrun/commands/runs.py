@@ -25,7 +25,10 @@ def state_of(args: argparse.Namespace) -> Path:
 
 def list_runs(args: argparse.Namespace) -> int:
     """id, when, status, results, grader, git commit of each run."""
-    runs = history.History(state_of(args)).list(args.limit or None)
+    store = history.History(state_of(args))
+    runs = store.list(args.limit or None)
+    for run_id, why in store.malformed.items():
+        print(f"evalrun: run {run_id!r} left out: {why}", file=sys.stderr)
     if args.json:
         print(json.dumps([r.as_dict() for r in runs], indent=2, ensure_ascii=False))
         return 0
@@ -99,14 +102,15 @@ def view(args: argparse.Namespace) -> int:
         raise UsageError(f"no runs in {args.dir!r}: it has no {history.STATE_DIR} folder", key="DIR",
                          hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
     state = state.resolve()
-    srv, note = server.start(state, args.host, args.port)
+    srv, note = server.start(state, args.host, args.port, args.allow_host or ())
     with interrupt_raises():  # Ctrl-C ends serving: exit 0
         try:
             if note:
                 print(f"evalrun view: {note}", file=sys.stderr)
             if args.host not in server.LOOPBACK:
                 print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these "
-                      "results", file=sys.stderr)
+                      "results; requests must name this machine (its names or an address) or an --allow-host NAME",
+                      file=sys.stderr)
             print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
             srv.serve_forever()
         except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from evalrun import pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import PROVIDER_KEYS, check_keys
+from evalrun.credentials import strip_userinfo
 from evalrun.errors import ConfigError, Location
 from evalrun.templating import render_env_only
 from evalrun.types import ProviderSpec
@@ -70,6 +71,8 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, 
 
 
 def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
+    if spec.label is None and strip_userinfo(spec.id) != spec.id:  # `http://user:pw@host/x`: named without pw
+        spec = replace(spec, label=strip_userinfo(spec.id))
     if isinstance(raw, str) and raw != spec.id:
         return replace(spec, written_id=raw)
     return spec
