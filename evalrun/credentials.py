@@ -4,6 +4,7 @@ redact the values (docs/security.md). Also fixes non-finite numbers in a result 
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 import os
@@ -87,8 +88,9 @@ def userinfo_secrets(text: str) -> list[str]:
     for m in re.finditer(r"(?i)[a-z][a-z0-9+.-]*://[^\s'\"]+", text):
         with_info = urllib.parse.urlsplit(m.group(0)).netloc.rpartition("@")[0]
         if with_info:
-            out.append(with_info)
-            out.append(urllib.parse.unquote(with_info.partition(":")[2]))
+            plain = urllib.parse.unquote(with_info)
+            out += [with_info, plain.partition(":")[2],
+                    base64.b64encode(plain.encode("utf-8")).decode("ascii")]  # as Basic auth sends it
     return [s for s in out if s]
 
 
