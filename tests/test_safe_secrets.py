@@ -122,3 +122,25 @@ def test_what_a_credential_is() -> None:
     assert strip_userinfo("provider http://u:p@h:8/x failed; see https://h/y@z") == \
         "provider http://h:8/x failed; see https://h/y@z"
     assert Scrubber().text("GET http://bob:pw@host/x") == "GET http://host/x"
+
+
+@pytest.mark.parametrize("template", ["{{ env }}", "{{ env | tojson }}", "{% for k, v in env.items() %}{{v}}{% endfor %}"])
+def test_the_whole_environment_is_refused_in_a_template(tmp_path: Path, template: str,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MYDB_PASSWORD", DB_PASSWORD)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"description: x\nprompts:\n  - 'hi {template} {{{{ env.HOME }}}}'\nproviders: [echo]\n")
+    assert main(["eval", str(cfg), "--no-progress-bar", "--no-history", "-o", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}:3:" in err and "use env.NAME" in err and "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_env_never_renders_whole_where_no_check_ran() -> None:
+    import jinja2
+
+    from evalrun import templating
+
+    with pytest.raises(jinja2.UndefinedError, match="env.NAME"):
+        templating.render("{{ env }}", {"env": templating.env_namespace()})
