@@ -32,6 +32,9 @@ def _configs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--strict", action="store_true",
                    help="keys promptfoo ignores (warnings by default) are errors")
+    p.add_argument("--confine", action="store_true",
+                   help="refuse file:// paths outside the config's folder tree (also EVALRUN_CONFINE=1; "
+                        "docs/security.md)")
 
 
 def _results(p: argparse.ArgumentParser) -> None:
@@ -176,6 +179,8 @@ def _command(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    if getattr(args, "confine", False):  # through the environment: --workers' processes load the config too
+        os.environ["EVALRUN_CONFINE"] = "1"
     # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
     from evalrun.errors import ConfigError, EvalrunError
     guard_stdout()
