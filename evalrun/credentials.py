@@ -23,7 +23,7 @@ SECRET_PARAMS = frozenset({
 })
 #: A parameter or environment variable ending in one of these (any case) is a credential.
 SECRET_SUFFIXES = ("_api_key", "_apikey", "_secret", "_password", "_passwd", "_credentials", "_token", "_key_id",
-                   "_access_key", "_secret_key", "_auth")
+                   "_access_key", "_secret_key")
 #: Header names whose values are credentials (compared lower-case).
 SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie",
                             "x-auth-token", "x-goog-api-key", "ocp-apim-subscription-key"})
