@@ -6,6 +6,7 @@ files 0600 (docs/security.md)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -115,7 +116,7 @@ class ResponseCache:
             params: Mapping[str, Any] | None = None) -> None:
         """Store (or replace) a JSON-serialisable value, scrubbed of the credentials in `params` (the request's)
         and the environment's: a server that echoes a key never puts it on disk."""
-        scrub = Scrubber([*env_secrets(), *param_secrets(params or {})])
+        scrub = _scrubber(tuple(sorted({*env_secrets(), *param_secrets(params or {})})))
         text = json.dumps(scrub.walk(dict(value)), ensure_ascii=False, default=str)
         with self._lock:
             conn = self._connect(create=True)
@@ -147,6 +148,12 @@ class ResponseCache:
             conn.execute("DELETE FROM responses")
             conn.execute("VACUUM")
         return int(count)
+
+
+@functools.lru_cache(maxsize=32)
+def _scrubber(secrets: tuple[str, ...]) -> Scrubber:
+    """One Scrubber (its compiled pattern) per set of credentials, not one per stored reply."""
+    return Scrubber(secrets)
 
 
 def _private_dir(folder: Path) -> None:
