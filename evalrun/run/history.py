@@ -135,17 +135,27 @@ class History:
         conn.execute("PRAGMA busy_timeout=30000")
         return conn
 
+    def _unreadable(self, e: sqlite3.Error) -> UsageError:
+        return UsageError(f"cannot read the run history {str(self.path)!r}: {e}",
+                          hint="is it an evalrun history.sqlite? `evalrun eval` writes a new one if you move this "
+                               "one away")
+
     def list(self, limit: int | None = None) -> list[RunRecord]:
         """Runs, newest first (read only); an unreadable database is a UsageError naming it."""
-        try:
-            with contextlib.closing(self._connect(create=False)) as conn:
-                conn.row_factory = sqlite3.Row
-                sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
-                rows = [dict(row) for row in conn.execute(sql, (limit,) if limit else ())]
-        except sqlite3.Error as e:
-            raise UsageError(f"cannot read the run history {str(self.path)!r}: {e}",
-                             hint="is it an evalrun history.sqlite? `evalrun eval` writes a new one if you move "
-                                  "this one away") from None
+        sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
+        for attempt in range(3):  # an immutable read takes no lock: a run checkpointing that moment can tear it
+            try:
+                with contextlib.closing(self._connect(create=False)) as conn:
+                    conn.row_factory = sqlite3.Row
+                    rows = [dict(row) for row in conn.execute(sql, (limit,) if limit else ())]
+                break
+            except sqlite3.DatabaseError as e:
+                if attempt < 2 and not isinstance(e, sqlite3.OperationalError):
+                    time.sleep(0.05)
+                    continue
+                raise self._unreadable(e) from None
+            except sqlite3.Error as e:
+                raise self._unreadable(e) from None
         out = []
         self.malformed = {}
         for row in rows:
