@@ -33,8 +33,9 @@ HEADER_PARAMS = ("headers", "extra_headers")
 REDACTED = "[REDACTED]"
 #: Shorter values are never redacted (a 3-letter password would blank every word it appears in).
 MIN_SECRET_LEN = 8
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s'\"]*@")
-_USERINFO_BYTES = re.compile(rb"://[^/@\s'\"]*@")
+#: `scheme://user:password@`: userinfo with a password (a bare `ssh://git@host` names no secret and is kept).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s:'\"]*:[^/@\s'\"]*@")
+_USERINFO_BYTES = re.compile(rb"://[^/@\s:'\"]*:[^/@\s'\"]*@")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -95,7 +96,7 @@ def userinfo_secrets(text: str) -> list[str]:
 
 
 def strip_userinfo(text: str) -> str:
-    """`http://user:pw@host/x` -> `http://host/x` in a provider name or a message."""
+    """`http://user:pw@host/x` -> `http://host/x` in a provider name or a message (`ssh://git@host` is kept)."""
     return _USERINFO.sub(r"\1", text) if "@" in text else text
 
 

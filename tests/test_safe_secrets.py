@@ -144,3 +144,9 @@ def test_env_never_renders_whole_where_no_check_ran() -> None:
 
     with pytest.raises(jinja2.UndefinedError, match="env.NAME"):
         templating.render("{{ env }}", {"env": templating.env_namespace()})
+
+
+def test_userinfo_without_a_password_is_kept() -> None:
+    assert strip_userinfo("clone ssh://git@github.com/x or mail me@x.org") == \
+        "clone ssh://git@github.com/x or mail me@x.org"
+    assert Scrubber().encoded({"output": "ssh://git@host/r"})[0] == {"output": "ssh://git@host/r"}
