@@ -150,3 +150,12 @@ def test_userinfo_without_a_password_is_kept() -> None:
     assert strip_userinfo("clone ssh://git@github.com/x or mail me@x.org") == \
         "clone ssh://git@github.com/x or mail me@x.org"
     assert Scrubber().encoded({"output": "ssh://git@host/r"})[0] == {"output": "ssh://git@host/r"}
+
+
+def test_the_whole_environment_is_refused_in_a_provider_config(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("prompts: [hi]\nproviders:\n  - id: echo\n    config: {x: '{{ env }}'}\n")
+    assert main(["eval", str(cfg), "--no-progress-bar", "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}:" in err and "providers[0].config.x" in err and "use env.NAME" in err

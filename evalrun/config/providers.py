@@ -95,6 +95,10 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
     if isinstance(value, str):
         if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
             return value
+        if templating.reads_whole_env(value):
+            raise ConfigError.at(loc, f"{value[:60]!r} reads the whole environment (`env`): every variable, "
+                                 "credentials too, would go to the provider", key=key,
+                                 hint="use env.NAME for the one variable you need (docs/security.md)")
         names = dict(templating.env_namespace())
         names.update(env)
         if templating.env_names_of(value) - names.keys() - templating.env_fallbacks(value):
