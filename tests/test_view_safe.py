@@ -171,3 +171,15 @@ def test_bad_query_values_are_400(runs: tuple[Path, str, str], query: str) -> No
         bad_case = request(srv, f"/api/compare/cases/{quote('²')}?a={runs[1]}&b={runs[2]}")
     assert status == 400 and body["kind"] == "bad_request" and len(body["error"]) < 200
     assert bad_case[0] == 400
+
+
+def test_runs_prints_no_escape_sequence_from_a_row(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = folder / ".evalrun"
+    conn = sqlite3.connect(state / "history.sqlite")
+    conn.execute("UPDATE runs SET description = ? WHERE seq = (SELECT MAX(seq) FROM runs)",
+                 ("\x1b]0;owned\x07\x1b[2Jcleared",))
+    conn.commit()
+    conn.close()
+    assert main(["runs", "--dir", str(state)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "cleared" in out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from evalrun.run import history
 from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
+#: Control characters a history row (shared or forged) could use to drive the terminal (escape sequences).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 OUTPUTS = (".json", ".md", ".html")
 
 
@@ -45,9 +48,9 @@ def list_runs(args: argparse.Namespace) -> int:
         what = ", ".join(r.graders) or "no grader"
         if r.description:
             what += f" · {r.description}"
-        print(f"{r.id:<23} {r.started_at.replace('T', ' ').rstrip('Z'):<20} {r.status:<11} "
+        print(_CONTROL.sub("?", f"{r.id:<23} {r.started_at.replace('T', ' ').rstrip('Z'):<20} {r.status:<11} "
               f"{s.get('passed', '–'):>6} {s.get('failed', '–'):>5} {s.get('errors', '–'):>4} {rate:>7}  "
-              f"{(r.git_commit or '–'):<13} {what}{flaky}")
+              f"{(r.git_commit or '–'):<13} {what}{flaky}"))
     return 0
 
 
