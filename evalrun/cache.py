@@ -1,8 +1,12 @@
 """The response cache: SQLite (WAL), successes only, keyed by the sha256 of the canonical request without its
-secrets, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun)/responses.sqlite."""
+secrets, in $EVALRUN_CACHE_DIR (else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun)/responses.sqlite.
+What is stored is scrubbed of the request's credentials (and the environment's); the folder is made 0700, the
+files 0600 (docs/security.md)."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -13,19 +17,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalrun.credentials import Scrubber, env_secrets, param_secrets, split_params
+
 #: Bumped when the key recipe or the stored value changes, so old entries are simply never hit.
 KEY_VERSION = 1
 FILE_NAME = "responses.sqlite"
-
-#: Request parameters that never enter the key: credentials differ between people, not the answer.
-SECRET_PARAMS = frozenset({
-    "api_key", "azure_ad_token", "aws_access_key_id", "aws_secret_access_key", "aws_session_token",
-    "vertex_credentials", "password", "client_secret", "token",
-})
-_SECRET_SUFFIXES = ("_api_key", "_secret", "_password", "_credentials", "_token")
-#: Header names whose values are credentials (compared lower-case).
-SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
-
 
 def default_cache_dir() -> Path:
     """$EVALRUN_CACHE_DIR, else $XDG_CACHE_HOME/evalrun, else ~/.cache/evalrun."""
@@ -34,26 +30,15 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "evalrun"
 
 
-def _split(params: Mapping[str, Any], secret: bool) -> dict[str, Any]:
-    """The parameters without their credentials (secret=False), or only those (secret=True)."""
-    out: dict[str, Any] = {}
-    for name, value in params.items():
-        if name in ("headers", "extra_headers") and isinstance(value, Mapping):
-            out[name] = {k: v for k, v in value.items() if (str(k).lower() in SECRET_HEADERS) == secret}
-        elif (name.lower() in SECRET_PARAMS or name.lower().endswith(_SECRET_SUFFIXES)) == secret:
-            out[name] = value
-    return out
-
-
 def key_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters that enter the cache key: all but secrets; credential headers dropped."""
-    return _split(params, secret=False)
+    return split_params(params, secret=False)
 
 
 def credential_fingerprint(params: Mapping[str, Any]) -> str:
     """sha256 hex of what key_params leaves out (credentials), or "": in an in-flight request's key, so providers
     with different credentials never share a request (it would go out with the other provider's key)."""
-    secret = _split(params, secret=True)
+    secret = split_params(params, secret=True)
     if not any(secret.values()):
         return ""
     return hashlib.sha256(canonical_json(secret).encode("utf-8")).hexdigest()
@@ -90,12 +75,18 @@ class ResponseCache:
             return self._conn
         if not create and not self.path.exists():
             return None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dir(self.path.parent)
+        fresh = not self.path.exists()
+        if fresh:  # made 0600 before SQLite opens it: its -wal and -shm files take the database's mode
+            with contextlib.suppress(OSError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
         conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
         _enable_wal(conn)
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, value TEXT NOT NULL,"
                      " created REAL NOT NULL, hits INTEGER NOT NULL DEFAULT 0)")
+        if fresh:
+            _private_files(self.path)
         self._conn = conn
         return conn
 
@@ -121,9 +112,12 @@ class ResponseCache:
             return None
         return value if isinstance(value, dict) else None
 
-    def put(self, key: str, value: Mapping[str, Any], *, model: str | None = None) -> None:
-        """Store (or replace) a JSON-serialisable value."""
-        text = json.dumps(value, ensure_ascii=False, default=str)
+    def put(self, key: str, value: Mapping[str, Any], *, model: str | None = None,
+            params: Mapping[str, Any] | None = None) -> None:
+        """Store (or replace) a JSON-serialisable value, scrubbed of the credentials in `params` (the request's)
+        and the environment's: a server that echoes a key never puts it on disk."""
+        scrub = _scrubber(tuple(sorted({*env_secrets(), *param_secrets(params or {})})))
+        text = json.dumps(scrub.walk(dict(value)), ensure_ascii=False, default=str)
         with self._lock:
             conn = self._connect(create=True)
             assert conn is not None
@@ -154,6 +148,27 @@ class ResponseCache:
             conn.execute("DELETE FROM responses")
             conn.execute("VACUUM")
         return int(count)
+
+
+@functools.lru_cache(maxsize=32)
+def _scrubber(secrets: tuple[str, ...]) -> Scrubber:
+    """One Scrubber (its compiled pattern) per set of credentials, not one per stored reply."""
+    return Scrubber(secrets)
+
+
+def _private_dir(folder: Path) -> None:
+    """Create the cache folder 0700 (an existing one is left as the user set it)."""
+    if not folder.exists():
+        folder.mkdir(parents=True, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            folder.chmod(0o700)  # mkdir's mode is cut by the umask
+
+
+def _private_files(path: Path) -> None:
+    """The database and its -wal / -shm files 0600: replies may hold what the provider was sent."""
+    for p in (path, *path.parent.glob(path.name + "-*")):
+        with contextlib.suppress(OSError):
+            p.chmod(0o600)
 
 
 def _enable_wal(conn: sqlite3.Connection, attempts: int = 300) -> None:

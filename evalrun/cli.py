@@ -32,6 +32,9 @@ def _configs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--strict", action="store_true",
                    help="keys promptfoo ignores (warnings by default) are errors")
+    p.add_argument("--confine", action="store_true",
+                   help="refuse file:// paths outside the config's folder tree (also EVALRUN_CONFINE=1; "
+                        "docs/security.md)")
 
 
 def _results(p: argparse.ArgumentParser) -> None:
@@ -143,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="port (default 15500, or a free one when that is taken; 0: any free port)")
     vw.add_argument("--host", default="127.0.0.1", metavar="ADDR",
                     help="address to listen on (default 127.0.0.1: this machine only)")
+    vw.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="also answer requests whose Host is NAME (a DNS name that points here; repeatable). "
+                         "Other names are refused on every address, 0.0.0.0 too (DNS rebinding)")
 
     cb = sub.add_parser("calibrate", help="how often a grader agrees with your labels (or another grader), "
                                          "and the threshold that fits them (docs/calibrate.md)")
@@ -190,6 +196,8 @@ def _command(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    if getattr(args, "confine", False):  # through the environment: --workers' processes load the config too
+        os.environ["EVALRUN_CONFINE"] = "1"
     # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
     from evalrun.errors import ConfigError, EvalrunError
     guard_stdout()
@@ -201,7 +209,7 @@ def _command(argv: Sequence[str] | None) -> int:
             import traceback  # only with --debug: not on every start-up
 
             traceback.print_exc()
-        from evalrun.run.store import Scrubber
+        from evalrun.credentials import Scrubber
 
         user = isinstance(e, ConfigError)
         print(f"evalrun: {'' if user else 'error: '}{Scrubber.for_run().text(str(e))}", file=sys.stderr)

@@ -41,8 +41,16 @@ class _StrictEquality(jinja2.ext.Extension):
             yield pending
 
 
+def _refused(value: Any) -> None:
+    """A value whose class says `render_refused` (templating's whole `env`) is never printed or dumped."""
+    why = getattr(type(value), "render_refused", None)
+    if why:
+        raise jinja2.UndefinedError(why)
+
+
 def _dump(value: Any, indent: int | None = None) -> str:
     """Nunjucks' `dump` (JSON.stringify): compact, or indented by `indent` spaces."""
+    _refused(value)
     return json.dumps(value, ensure_ascii=False, indent=indent or None, separators=None if indent else (",", ":"),
                       default=str)
 
@@ -62,6 +70,7 @@ def as_text(value: Any) -> Any:
     lists joined with commas; mappings as JSON (not "[object Object]"); anything else unchanged."""
     if value is None:
         return ""
+    _refused(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:

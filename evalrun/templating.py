@@ -187,6 +187,26 @@ def _guarded(tree: jinja2.nodes.Template) -> list[Any]:
 
 
 @lru_cache(maxsize=4096)
+def reads_whole_env(source: str) -> bool:
+    """The template uses `env` otherwise than as `env.NAME` / `env['NAME']` (`{{ env }}`, `env | tojson`,
+    `env.items()`...): evalrun refuses it (docs/security.md), since it renders every environment variable."""
+    if simple_names(source) is not None:
+        return False
+    from jinja2 import nodes
+
+    tree = parse(source)
+    named = {id(n.node) for n in tree.find_all(nodes.Getattr) if isinstance(n.node, nodes.Name)
+             and n.node.name == "env" and n.attr not in _DICT_METHODS}
+    named |= {id(i.node) for i in tree.find_all(nodes.Getitem) if isinstance(i.node, nodes.Name)
+              and isinstance(i.arg, nodes.Const) and isinstance(i.arg.value, str)}
+    return any(n.name == "env" and n.ctx == "load" and id(n) not in named for n in tree.find_all(nodes.Name))
+
+
+#: Mapping methods: `env.items()` reads every variable, `env.get('X')` is refused too (write env.X).
+_DICT_METHODS = frozenset({"items", "keys", "values", "get", "copy", "pop", "setdefault", "update", "__iter__"})
+
+
+@lru_cache(maxsize=4096)
 def env_names_of(source: str) -> frozenset[str]:
     """Names a template reads as `env.NAME` or `env['NAME']` (checked against the environment at load time)."""
     if simple_names(source) is not None:
@@ -219,7 +239,11 @@ _SINGLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za
 
 
 class _Env(dict[str, str]):
-    """`{{ env.NAME }}`: the config's `env:` over the process environment; a missing name is an error."""
+    """`{{ env.NAME }}`: the config's `env:` over the process environment; a missing name is an error. The whole
+    object never renders as text (`{{ env }}` is refused at load time; this holds where no check ran)."""
+
+    #: jinja_env's finalize and `dump` refuse to print an object of a class that says this
+    render_refused = "`env` is the whole environment and is not rendered: use env.NAME"
 
     def __getattr__(self, name: str) -> str:
         try:

@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "evalrun.pkgref", "evalrun.signals")),
     ("support", ("evalrun.templating", "evalrun.jinja_env",
                  "evalrun.jsnode", "evalrun.pyexpr",
-                 "evalrun.retry", "evalrun.cache",
+                 "evalrun.retry", "evalrun.cache", "evalrun.credentials",
                  "evalrun.config.readers.")),  # located YAML/JSON/CSV: a leaf package (config/ uses it, so may others)
     ("providers", ("evalrun.providers.",)),
     ("grading", ("evalrun.grading.",)),

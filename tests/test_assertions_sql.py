@@ -221,3 +221,21 @@ def test_bad_arguments(type_: str, value: object, needle: str) -> None:
 def test_templated_value_is_checked_per_case() -> None:
     r = run("is-sql", "SELECT 1", "{{ rules }}")   # rendered to a non-mapping: an ERROR, never a pass
     assert r.error is not None and not r.pass_
+
+
+@pytest.mark.parametrize(("dialect", "sql", "ok"), [
+    ("mysql", 'SELECT * FROM "a"', False),  # a string in MySQL: node-sql-parser (promptfoo) fails it
+    ("mysql", "SELECT * FROM `a` JOIN b ON a.x = b.x", True),
+    ("mysql", 'SELECT "a" FROM t', True),  # a string value is fine
+    ("postgres", 'SELECT * FROM "a"', True),
+    ("postgres", "SELECT * FROM t LIMIT 2, 5", False),  # MySQL's LIMIT form
+    ("postgres", "SELECT * FROM t LIMIT 5 OFFSET 2", True),
+    ("mysql", "SELECT * FROM t LIMIT 2, 5", True),
+    ("postgres", "SELECT f(a, b) FROM t LIMIT 5", True),
+])
+def test_each_dialect_is_strict(dialect: str, sql: str, ok: bool) -> None:
+    if ok:
+        statements(sql, dialect)
+    else:
+        with pytest.raises(ValueError):
+            statements(sql, dialect)

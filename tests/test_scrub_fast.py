@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from evalrun.run.store import REDACTED, Scrubber
+from evalrun.credentials import REDACTED, Scrubber
 
 
 def test_clean_record_is_returned_as_is_and_dirty_ones_are_walked() -> None:

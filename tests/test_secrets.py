@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalrun.cli import main
-from evalrun.run.store import REDACTED, Scrubber, env_secrets
+from evalrun.credentials import REDACTED, Scrubber, env_secrets
 from tests.fakeserver import FakeOpenAI
 
 CONFIG_KEY = "sk-config-secret-0123456789"

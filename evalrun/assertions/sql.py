@@ -17,12 +17,8 @@ from sqlglot.tokens import Token, TokenType
 
 from evalrun.assertions.base import Score, TextAssertion, binary
 from evalrun.assertions.registry import register
+from evalrun.assertions.sql_dialects import DIALECTS, dialect_problem
 
-#: node-sql-parser's databases, as promptfoo spells `databaseType` (matched ignoring case) -> sqlglot dialect. Db2,
-#: FlinkSQL and Noql have no sqlglot dialect: they are read with sqlglot's generic SQL.
-DIALECTS = {"MySQL": "mysql", "MariaDB": "mysql", "PostgreSQL": "postgres", "Sqlite": "sqlite", "TransactSQL": "tsql",
-            "BigQuery": "bigquery", "Snowflake": "snowflake", "Redshift": "redshift", "Hive": "hive",
-            "Athena": "athena", "Trino": "trino", "Db2": "", "FlinkSQL": "", "Noql": ""}
 #: Statement kinds node-sql-parser parses (an expression sqlglot reads as a whole "statement" is not one).
 _STATEMENTS = (exp.Query, exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.TruncateTable,
                exp.Use, exp.Show, exp.Describe, exp.Set, exp.Grant, exp.Revoke, exp.Merge, exp.Transaction,
@@ -112,6 +108,9 @@ def _problem(tree: exp.Expr, tokens: list[Token], dialect: str) -> str | None:
     if isinstance(tree, exp.Use) and (tree.this is None or tree.this.args.get("alias")
                                       or tree.this.find(exp.Placeholder)):
         return "USE takes a database name"
+    problem = dialect_problem(tokens, dialect)
+    if problem:
+        return problem
     try:  # what sqlglot knows the dialect lacks (`ARRAY[1, 2]` in MySQL)
         tree.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
     except UnsupportedError as e:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from evalrun.run import history
 from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
+#: Control characters a history row (shared or forged) could use to drive the terminal (escape sequences).
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 OUTPUTS = (".json", ".md", ".html")
 
 
@@ -25,7 +28,10 @@ def state_of(args: argparse.Namespace) -> Path:
 
 def list_runs(args: argparse.Namespace) -> int:
     """id, when, status, results, grader, git commit of each run."""
-    runs = history.History(state_of(args)).list(args.limit or None)
+    store = history.History(state_of(args))
+    runs = store.list(args.limit or None)
+    for run_id, why in store.malformed.items():
+        print(f"evalrun: run {run_id!r} left out: {why}", file=sys.stderr)
     if args.json:
         print(json.dumps([r.as_dict() for r in runs], indent=2, ensure_ascii=False))
         return 0
@@ -42,9 +48,9 @@ def list_runs(args: argparse.Namespace) -> int:
         what = ", ".join(r.graders) or "no grader"
         if r.description:
             what += f" · {r.description}"
-        print(f"{r.id:<23} {r.started_at.replace('T', ' ').rstrip('Z'):<20} {r.status:<11} "
+        print(_CONTROL.sub("?", f"{r.id:<23} {r.started_at.replace('T', ' ').rstrip('Z'):<20} {r.status:<11} "
               f"{s.get('passed', '–'):>6} {s.get('failed', '–'):>5} {s.get('errors', '–'):>4} {rate:>7}  "
-              f"{(r.git_commit or '–'):<13} {what}{flaky}")
+              f"{(r.git_commit or '–'):<13} {what}{flaky}"))
     return 0
 
 
@@ -99,14 +105,15 @@ def view(args: argparse.Namespace) -> int:
         raise UsageError(f"no runs in {args.dir!r}: it has no {history.STATE_DIR} folder", key="DIR",
                          hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")
     state = state.resolve()
-    srv, note = server.start(state, args.host, args.port)
+    srv, note = server.start(state, args.host, args.port, args.allow_host or ())
     with interrupt_raises():  # Ctrl-C ends serving: exit 0
         try:
             if note:
                 print(f"evalrun view: {note}", file=sys.stderr)
             if args.host not in server.LOOPBACK:
                 print(f"evalrun view: listening on {args.host}: anyone who can reach this address can read these "
-                      "results", file=sys.stderr)
+                      "results; requests must name this machine (its names or an address) or an --allow-host NAME",
+                      file=sys.stderr)
             print(f"evalrun view: the runs in {state} at {srv.url} (read-only; Ctrl-C to stop)", flush=True)
             srv.serve_forever()
         except KeyboardInterrupt:

@@ -4,6 +4,7 @@ templates; the first user mistake is a ConfigError (file, line, key path, hint).
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,14 @@ def default_paths() -> list[str]:
 
 def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict: bool | None = None,
          on_progress: Callable[[int], None] | None = None,
-         on_test: Callable[[Any, int, bool], None] | None = None) -> Suite:
+         on_test: Callable[[Any, int, bool], None] | None = None, confine: bool | None = None) -> Suite:
     """Load, merge and check the config file(s) at `paths` into a Suite; keys promptfoo ignores become
-    `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT). `on_progress`, `on_test`: see build_suite."""
+    `Suite.warnings` (errors when `strict`, default: EVALRUN_STRICT). `on_progress`, `on_test`: see build_suite.
+    `confine` (default: EVALRUN_CONFINE=1): `file://` paths must lie in the first config's folder tree."""
     from dataclasses import replace
 
     from evalrun import templating
+    from evalrun.config import files
     from evalrun.config.configfile import merge_configs, read
     from evalrun.config.suite import build_suite
 
@@ -40,6 +43,9 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     gc.disable()  # loading allocates many small acyclic objects: cyclic GC passes would only cost time
     templating.reset_config()
     reset_lenient(strict)
+    if confine is None:
+        confine = os.environ.get("EVALRUN_CONFINE", "") not in ("", "0", "false")
+    files.confine(Path(paths[0]).expanduser().absolute().parent if confine else None)
     try:
         configs: dict[str, Any] = {}
         for p in paths:

@@ -33,12 +33,22 @@ def needs(source: str) -> frozenset[str]:
     found = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
         unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
+        if templating.reads_whole_env(source):
+            unset.add(WHOLE_ENV)
         if unset:
             return found | unset
     return found
 
 
+#: What `needs` adds for a template that reads the bare `env` object (`{{ env }}`, `env | tojson`): refused.
+WHOLE_ENV = "env.*"
+
+
 def _env_error(name: str, what: str, loc: Any, key: str | None) -> ConfigError:
+    if name == WHOLE_ENV:
+        return ConfigError.at(loc, f"{what} reads the whole environment (`env`): it would send every environment "
+                              "variable, credentials too, to the provider and into the results", key=key,
+                              hint="use env.NAME for the one variable you need (docs/security.md)")
     var = name[len("env."):]
     return ConfigError.at(loc, f"environment variable {var!r} used in {what} is not set", key=key,
                           hint=f"export {var}=... before running, or set it under the config's `env:` key")

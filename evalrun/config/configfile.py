@@ -42,7 +42,7 @@ _SETTINGS = ("evaluateOptions", "outputPath", "derivedMetrics", "grader", "metad
 def read(path: Path, *, stack: tuple[str, ...] = (), loc: Location | None = None) -> list[FileConfig]:
     """The config at `path` preceded by the configs it extends."""
     display = files.display_path(path)
-    if not path.exists():
+    if not files.exists(path, loc=loc):
         raise ConfigError.at(loc, f"config file not found: {display}",
                              hint="give the path of a YAML or JSON config" if loc is None else
                              "`extends` paths are relative to the config file's folder")

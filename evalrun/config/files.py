@@ -55,10 +55,42 @@ class TestFileDir(str):
         return hash((str(self), self.own))
 
 
-def _matches(full: Path, globbed: bool) -> list[Path]:
+#: --confine (or EVALRUN_CONFINE=1): the folder tree every `file://` path must resolve inside; None: anywhere, as
+#: promptfoo reads them (docs/security.md). Set by config.load for the whole process (streamed tests read later).
+_confined: list[Path] = []
+
+
+def confine(root: Path | None) -> None:
+    """Confine `file://` paths to `root`'s tree (None: lift it)."""
+    _confined[:] = [root.resolve()] if root is not None else []
+
+
+def _check_confined(found: list[Path], ref: str, loc: Location | None, key: str | None) -> None:
+    if not _confined:
+        return
+    root = _confined[0]
+    for p in found:
+        if not p.resolve().is_relative_to(root):
+            raise ConfigError.at(loc, f"{ref} resolves to {p.resolve()}, outside the config's folder {root}", key=key,
+                                 hint="--confine (EVALRUN_CONFINE) reads files inside the config's folder tree only: "
+                                      "move the file there, or run without --confine")
+
+
+def exists(path: Path, *, loc: Location | None = None, key: str | None = None) -> bool:
+    """path.exists(), with a path the system refuses (a name over 255 bytes, a NUL) a ConfigError naming it."""
+    try:
+        return path.exists()
+    except (OSError, ValueError) as e:
+        shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:60]}…{str(path)[-16:]}"
+        why = getattr(e, "strerror", None) or str(e)
+        raise ConfigError.at(loc, f"cannot use the path {shown!r}: {why}", key=key,
+                             hint="shorten the file name (at most 255 bytes a name on most systems)") from None
+
+
+def _matches(full: Path, globbed: bool, loc: Location | None = None, key: str | None = None) -> list[Path]:
     if globbed:
         return sorted(Path(p) for p in _glob.glob(str(full), recursive=True) if Path(p).is_file())
-    return [full] if full.exists() else []
+    return [full] if exists(full, loc=loc, key=key) else []
 
 
 def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | None = None) -> list[Path]:
@@ -69,10 +101,10 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
         written, path = path, pkgref.to_path(path, loc=loc, key=key)
         hint = f"{written} resolves to {path}: check the path inside the package"
     relative = not Path(path).is_absolute()
-    found = _matches(Path(base_dir, path).expanduser() if relative else Path(path), has_glob(path))
+    found = _matches(Path(base_dir, path).expanduser() if relative else Path(path), has_glob(path), loc, key)
     own = getattr(base_dir, "own", None)
     if not found and relative and own is not None:
-        found = _matches(Path(own, path).expanduser(), has_glob(path))
+        found = _matches(Path(own, path).expanduser(), has_glob(path), loc, key)
         if found:
             lenient_warn(loc, key, f"{path} is not in the config's folder ({base_dir}) but next to the test file "
                          f"({own}): evalrun reads it there, promptfoo would not find it",
@@ -81,6 +113,7 @@ def expand(ref: str, base_dir: str, *, loc: Location | None = None, key: str | N
     if not found:
         what = f"no file matches the glob {path!r}" if has_glob(path) else f"file not found: {path}"
         raise ConfigError.at(loc, what, key=key, hint=hint)
+    _check_confined(found, ref if len(ref) <= 120 else ref[:100] + "…", loc, key)
     return found
 
 

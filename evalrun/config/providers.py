@@ -11,6 +11,7 @@ from evalrun import pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import PROVIDER_KEYS, check_keys
+from evalrun.credentials import strip_userinfo
 from evalrun.errors import ConfigError, Location
 from evalrun.templating import render_env_only
 from evalrun.types import ProviderSpec
@@ -70,6 +71,8 @@ def _id(raw: Any, base_dir: str, loc: Location | None, key: str, env: dict[str, 
 
 
 def _keep_written(spec: ProviderSpec, raw: Any) -> ProviderSpec:
+    if spec.label is None and strip_userinfo(spec.id) != spec.id:  # `http://user:pw@host/x`: named without pw
+        spec = replace(spec, label=strip_userinfo(spec.id))
     if isinstance(raw, str) and raw != spec.id:
         return replace(spec, written_id=raw)
     return spec
@@ -92,6 +95,10 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
     if isinstance(value, str):
         if not templating.has_template(value) or "env" not in value or templating.variables_of(value) != {"env"}:
             return value
+        if templating.reads_whole_env(value):
+            raise ConfigError.at(loc, f"{value[:60]!r} reads the whole environment (`env`): every variable, "
+                                 "credentials too, would go to the provider", key=key,
+                                 hint="use env.NAME for the one variable you need (docs/security.md)")
         names = dict(templating.env_namespace())
         names.update(env)
         if templating.env_names_of(value) - names.keys() - templating.env_fallbacks(value):

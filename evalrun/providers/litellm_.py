@@ -152,7 +152,7 @@ class LLMTransport:
 
         out: list[list[float]] = await self._retried(model, params, send)
         if key is not None:
-            self.cache.put(key, {"embeddings": out}, model=model)
+            self.cache.put(key, {"embeddings": out}, model=model, params=params)
         return out
 
     def _landed(self, key: str, task: asyncio.Task[Output]) -> None:
@@ -181,7 +181,7 @@ class LLMTransport:
 
         out: Output = await self._retried(model, params, send)
         if key is not None:
-            self.cache.put(key, _value_from_output(out), model=model)
+            self.cache.put(key, _value_from_output(out), model=model, params=params)
         return out
 
     async def _retried(self, model: str, params: dict[str, Any], send: Callable[[], Awaitable[Any]]) -> Any:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -32,6 +34,19 @@ def dumps(obj: Any) -> str:
     return str(htmlsafe_json_dumps(obj, ensure_ascii=False, default=str, separators=(",", ":")))
 
 
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.S)
+
+
+def csp_meta(page: str) -> str:
+    """A meta Content-Security-Policy for a static page: its own inline scripts by their sha256 (the JSON data
+    block is not a script that runs), nothing loaded from anywhere: the line `evalrun view` holds in its headers."""
+    hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(m.encode('utf-8')).digest()).decode()}'"
+                      for m in _INLINE_SCRIPT.findall(page))
+    policy = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; img-src data:; "
+              "base-uri 'none'; form-action 'none'")
+    return f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+
+
 def write_page(path: Path, head: dict[str, Any], cases: Iterable[Any], title: str = "evalrun report") -> None:
     """The page (styles and renderer inlined) with `head`, then `cases` streamed one at a time into its `cases`."""
     files = resources.files("evalrun.report")
@@ -40,8 +55,9 @@ def write_page(path: Path, head: dict[str, Any], cases: Iterable[Any], title: st
         asset = files.joinpath(name).read_text(encoding="utf-8")
         assert "</script" not in asset.lower() and "</style" not in asset.lower(), name  # inlined in the page
         text = text.replace(slot, asset)
-    page_head, page_tail = text.replace("<title>evalrun report</title>", f"<title>{title}</title>").split(
-        "/*__EVALRUN_DATA__*/", 1)
+    text = text.replace("<title>evalrun report</title>", f"<title>{title}</title>")
+    text = text.replace("<head>", f"<head>{csp_meta(text)}", 1)
+    page_head, page_tail = text.split("/*__EVALRUN_DATA__*/", 1)
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         f.write(page_head + dumps(head)[:-1] + ',"cases":[')
         for n, case in enumerate(cases):

@@ -87,6 +87,8 @@ class History:
     def __init__(self, state: Path) -> None:
         self.state = state
         self.path = state / DB_NAME
+        #: run id -> why its row was left out, from the last list()
+        self.malformed: dict[str, str] = {}
 
     def _connect(self, *, create: bool) -> sqlite3.Connection:
         if create:
@@ -95,6 +97,8 @@ class History:
             raise UsageError(f"no run history in {str(self.state)!r}",
                              hint="run `evalrun eval` first (without --no-history), or pass --dir / -c CONFIG "
                                   "to say which folder's history to read")
+        if not create:
+            return self._reader()
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         conn.execute("PRAGMA busy_timeout=30000")
         if create:
@@ -122,12 +126,44 @@ class History:
             conn.execute("UPDATE runs SET status=?, finished_at=?, summary=?, graders=? WHERE id=?",
                          (status, iso_time(), json.dumps(summary, default=str), json.dumps(list(graders)), run_id))
 
+    def _reader(self) -> sqlite3.Connection:
+        """A read-only connection that writes nothing: `mode=ro`, and `immutable=1` unless a run is writing now (a
+        -wal file beside the database) in a folder we may write (SQLite then shares its -shm file)."""
+        live = Path(f"{self.path}-wal").exists() and os.access(self.state, os.W_OK)
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if live else "?mode=ro&immutable=1")
+        conn = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout=30000")
+        return conn
+
+    def _unreadable(self, e: sqlite3.Error) -> UsageError:
+        return UsageError(f"cannot read the run history {str(self.path)!r}: {e}",
+                          hint="is it an evalrun history.sqlite? `evalrun eval` writes a new one if you move this "
+                               "one away")
+
     def list(self, limit: int | None = None) -> list[RunRecord]:
-        """Runs, newest first."""
-        with contextlib.closing(self._connect(create=False)) as conn:
-            conn.row_factory = sqlite3.Row
-            sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
-            return [self._record(dict(row)) for row in conn.execute(sql, (limit,) if limit else ())]
+        """Runs, newest first (read only); an unreadable database is a UsageError naming it."""
+        sql = "SELECT * FROM runs ORDER BY seq DESC" + (" LIMIT ?" if limit else "")
+        for attempt in range(3):  # an immutable read takes no lock: a run checkpointing that moment can tear it
+            try:
+                with contextlib.closing(self._connect(create=False)) as conn:
+                    conn.row_factory = sqlite3.Row
+                    rows = [dict(row) for row in conn.execute(sql, (limit,) if limit else ())]
+                break
+            except sqlite3.DatabaseError as e:
+                if attempt < 2 and not isinstance(e, sqlite3.OperationalError):
+                    time.sleep(0.05)
+                    continue
+                raise self._unreadable(e) from None
+            except sqlite3.Error as e:
+                raise self._unreadable(e) from None
+        out = []
+        self.malformed = {}
+        for row in rows:
+            try:
+                out.append(self._record(dict(row)))
+            except (KeyError, TypeError, ValueError, AttributeError) as e:  # a forged or damaged row: left out
+                self.malformed[str(row.get("id"))] = f"its row in {str(self.path)!r} is malformed ({e})"
+        return out
 
     def resolve(self, ref: str) -> RunRecord:
         """`latest`, `latest~N` (N ended runs before the latest: a run still going is never compared) or a run id
@@ -152,15 +188,53 @@ class History:
         raise UsageError(f"{ref!r} matches {len(matches)} runs", hint="give more of the run id")
 
     def _record(self, row: dict[str, Any]) -> RunRecord:
+        """The row as a RunRecord, every field's type checked (ValueError naming the first that is wrong): a
+        history file can be shared or forged, and what it holds ends up in pages and terminals."""
         del row["evalrun_version"]
         for name in ("config_files", "graders", "options", "summary"):  # stored as JSON
             row[name] = json.loads(row[name]) if row[name] else None
         row["graders"] = row["graders"] or []
+        row["options"] = row["options"] or {}
+        _check_row(row)
         if row["status"] == "running" and _gone(row["options"].get("process")):
             row["status"] = "died"
         stored = Path(row["results_file"])
         row["results_file"] = stored if stored.is_absolute() else self.state / stored
         return RunRecord(**row)
+
+
+_TEXT = ("id", "status", "started_at", "config_digest", "results_file")
+_MAYBE_TEXT = ("finished_at", "description", "git_commit")
+#: Summary fields the list and pages show: numbers (or absent).
+_COUNTS = ("total", "passed", "failed", "errors", "pass_rate", "duration_s")
+
+
+def _check_row(row: dict[str, Any]) -> None:
+    """ValueError naming the first field of a history row whose type is not what evalrun writes."""
+    def bad(name: str, want: str) -> ValueError:
+        return ValueError(f"`{name}` is not {want}")
+
+    if not isinstance(row.get("seq"), int):
+        raise bad("seq", "an integer")
+    for name in _TEXT:
+        if not isinstance(row.get(name), str) or not row[name]:
+            raise bad(name, "text")
+    for name in _MAYBE_TEXT:
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise bad(name, "text")
+    for name in ("config_files", "graders"):
+        if not isinstance(row[name], list) or not all(isinstance(x, str) for x in row[name]):
+            raise bad(name, "a list of text")
+    if not isinstance(row["options"], dict):
+        raise bad("options", "a mapping")
+    summary = row["summary"]
+    if summary is not None:
+        if not isinstance(summary, dict):
+            raise bad("summary", "a mapping")
+        for name in _COUNTS:
+            v = summary.get(name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise bad(f"summary.{name}", "a number")
 
 
 def _gone(process: Any) -> bool:

@@ -6,16 +6,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
-import os
-import re
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from evalrun import jsonfast
+from evalrun.credentials import Scrubber
 from evalrun.errors import UsageError
 from evalrun.types import AssertionResult, CaseResult, PromptSpec, Suite, TokenUsage
 
@@ -62,7 +60,7 @@ class Records:
     """A run's results as the results file holds them: the prompt's position and digest added, scrubbed."""
 
     def __init__(self, suite: Suite) -> None:
-        self.scrub = Scrubber.for_run(spec.config for spec in suite.providers)
+        self.scrub = Scrubber.for_run(suite.providers)
         self._positions = {p.id: i for i, p in enumerate(suite.prompts)}
         self._prompts: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
 
@@ -77,89 +75,6 @@ class Records:
                                                hashlib.sha1(raw.encode("utf-8")).hexdigest()[:12])
         rec["prompt_index"], rec["prompt_sha"] = meta
         return self.scrub.encoded(rec)
-
-
-# ------------------------------------------------------------------ secrets and non-finite numbers
-REDACTED = "[REDACTED]"
-MIN_SECRET_LEN = 8
-_SECRET_ENV = re.compile(r"(?:_API_KEY|_TOKEN|_SECRET|^API_KEY|^TOKEN|^SECRET)$", re.I)
-_CONFIG_KEYS = ("apiKey", "api_key", "apikey")
-
-
-def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if environ is None else environ
-    return [v for k, v in env.items() if _SECRET_ENV.search(k) and v]
-
-
-class Scrubber:
-    """Redacts a fixed set of secret values; a Scrubber with none only fixes non-finite numbers."""
-
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
-        #: Every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped).
-        self.plain_bytes = all(_verbatim_utf8(s) for s in found)
-        self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
-                              if found and self.plain_bytes else None)
-
-    @classmethod
-    def for_run(cls, provider_configs: Iterable[Mapping[str, Any]] = ()) -> Scrubber:
-        configs = [c for c in provider_configs if isinstance(c, Mapping)]  # and each provider's `apiKey`
-        return cls([*env_secrets(), *(c[k] for c in configs for k in _CONFIG_KEYS if isinstance(c.get(k), str))])
-
-    def text(self, value: str) -> str:
-        return value if self.pattern is None else self.pattern.sub(REDACTED, value)
-
-    def encoded(self, value: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
-        """The record scrubbed (for the tally) and its line (no line break). A clean record is encoded once, its
-        bytes searched for secrets; it is walked only for a secret or a non-finite number (`finite_fields`)."""
-        # Kept (issue 24): a walk costs ~72 µs a record, this ~16 µs: +7 s on 100k JSONL rows (13 of 15 s)
-        if self.plain_bytes:
-            data = jsonfast.dumps(value)
-            if (self.bytes_pattern is None or self.bytes_pattern.search(data) is None) and finite_fields(value):
-                return value, data
-        clean = self._walk(value)
-        return clean, jsonfast.dumps(clean)
-
-    def _walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, float):
-            return value if math.isfinite(value) else None
-        if isinstance(value, dict):
-            return {self.text(k) if isinstance(k, str) else k: self._walk(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self._walk(v) for v in value]
-        return value
-
-
-def _verbatim_utf8(secret: str) -> bool:
-    """The secret appears in jsonfast's output as its own UTF-8 bytes (nothing escaped, encodable)."""
-    try:
-        return jsonfast.dumps(secret)[1:-1] == secret.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (an undecodable environment value): never searched in bytes
-        return False
-
-
-#: The numbers the results contract defines on a record and on each assertion result.
-_NUMBERS = ("score", "latency_ms", "cost", "threshold", "weight")
-
-
-def finite_fields(rec: Mapping[str, Any]) -> bool:
-    """Every number the results contract defines is finite or absent, in the record and its assertion results
-    (plain loops: this runs per record; `x - x` is truthy only for NaN and +-inf)."""
-    get = rec.get
-    for name in _NUMBERS:
-        v = get(name)
-        if v.__class__ is float and v - v:
-            return False
-    for v in (get("tokens") or {}).values():
-        if v.__class__ is float and v - v:
-            return False
-    for a in get("assertions") or get("children") or ():  # noqa: SIM110 - a loop: 6 µs a record, all(): 8
-        if not finite_fields(a):
-            return False
-    return True
 
 
 # ------------------------------------------------------------------ the results file

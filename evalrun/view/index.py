@@ -4,6 +4,7 @@ for the table's filters and pages (report.js's rules); and ViewError, what the v
 from __future__ import annotations
 
 import calendar
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -63,19 +64,19 @@ class Filters:
     @classmethod
     def parse(cls, params: dict[str, list[str]]) -> Filters:
         one = {k: v[-1] for k, v in params.items() if v}
-        for key in ("pv", "pr", "page"):
-            if one.get(key) and not one[key].isdigit():
-                raise ViewError("bad_request", f"{key}={one[key]!r} is not a number", "the page sends indexes here")
+        for key in ("q", "at"):
+            capped(key, one.get(key, ""))
+        pv, pr, page = (index_value(key, one[key]) if one.get(key) else None for key in ("pv", "pr", "page"))
         st = one.get("st", "")
-        if st not in ("", "regression") and not st.isdigit():
-            raise ViewError("bad_request", f"st={st!r} is not a status", "the page sends an index or `regression`")
-        pv, pr = (int(one[k]) if one.get(k) else None for k in ("pv", "pr"))
+        if st not in ("", "regression") and not _INDEX.fullmatch(st):
+            raise ViewError("bad_request", f"st={st[:40]!r} is not a status",
+                            "the page sends an index or `regression`")
         return cls(q=one.get("q", "").lower(), st=st, pv=pv, pr=pr, fl=one.get("fl", "") in ("1", "true"),
-                   page=int(one.get("page") or 0), at=one.get("at") or None)
+                   page=page or 0, at=one.get("at") or None)
 
     def keep(self, status: int, provider: int, prompt: int, flag: bool, text: str) -> bool:
         """Shown? `flag`: a run's case is flaky (`fl` asks for those), a diff's case a regression (`st=regression`)."""
-        if (self.st.isdigit() and status != int(self.st)) or ((self.fl or self.st == "regression") and not flag):
+        if (_INDEX.fullmatch(self.st) and status != int(self.st)) or ((self.fl or self.st == "regression") and not flag):
             return False
         return ((self.pv is None or provider == self.pv) and (self.pr is None or prompt == self.pr)
                 and (not self.q or self.q in text))
@@ -88,6 +89,28 @@ class Filters:
         if at is not None:
             page = at // PAGE
         return items[page * PAGE:(page + 1) * PAGE], {"matched": len(items), "page": page, "pages": pages}
+
+
+#: An index the page sends: ASCII digits only (`isdigit()` takes "²", which int() refuses), at most 9 of them.
+_INDEX = re.compile(r"[0-9]{1,9}")
+#: The longest query value (a filter text, a case or run id) the server reads.
+MAX_VALUE = 1000
+
+
+def index_value(key: str, value: str) -> int:
+    """`value` as a list index, or a 400 ViewError naming `key`."""
+    if not _INDEX.fullmatch(value):
+        raise ViewError("bad_request", f"{key}={value[:40]!r}{'…' if len(value) > 40 else ''} is not a number "
+                        "(0 to 999999999)", "the page sends indexes here")
+    return int(value)
+
+
+def capped(key: str, value: str) -> str:
+    """`value`, or a 400 ViewError when it is longer than MAX_VALUE characters."""
+    if len(value) > MAX_VALUE:
+        raise ViewError("bad_request", f"{key} is {len(value)} characters long; at most {MAX_VALUE} are read",
+                        "shorten it")
+    return value
 
 
 def epoch(iso: str | None) -> float | None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import errno
 import functools
+import ipaddress
 import json
 import os
 import socket
-import sqlite3
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -28,7 +29,7 @@ from evalrun.report import html
 from evalrun.run import store
 from evalrun.run.history import History, RunRecord
 from evalrun.run.tally import iso_time
-from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, epoch
+from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, capped, epoch, index_value
 
 LIVE_S = 60.0  # a results file no history row names counts as being written when modified this recently
 #: A results file the list must read (a run in progress, a file the history does not name) and that was never
@@ -84,9 +85,8 @@ class Catalogue:
         if self.history.path.exists():
             try:
                 records = self.history.list()
-            except sqlite3.Error as e:
-                raise ViewError("unreadable", f"cannot read the history {str(self.history.path)!r}: {e}",
-                                "the results files are still in .evalrun/runs/") from None
+            except UsageError as e:
+                raise ViewError("unreadable", e.message, "the results files are still in .evalrun/runs/") from None
         out = [Run(r.id, r.results_file, r, _mtime(r.results_file)) for r in records]
         named = {r.results_file.resolve() for r in records}
         ids = {r.id for r in records}
@@ -103,6 +103,10 @@ class Catalogue:
         for r in self.runs():
             if r.id == run_id:
                 return r
+        if run_id in self.history.malformed:
+            raise ViewError("corrupt", f"run {run_id!r} cannot be shown: {self.history.malformed[run_id]}",
+                            "the history was edited or comes from elsewhere; its results file is still readable "
+                            "with `evalrun view FILE`")
         raise ViewError("not_found", f"no run {run_id!r} in {str(self.state)!r}",
                         "the list of runs shows the runs recorded there")
 
@@ -175,6 +179,10 @@ class Catalogue:
                                                         "duration_s")})
                 row["graders"] = row["graders"] or list(summary.get("graders") or [])
             rows.append(row)
+        shown = {r["id"] for r in rows}
+        rows += [{"id": run_id, "status": "bad row", "live": False, "started_at": None, "graders": [],
+                  "problem": "malformed history row", "reading": False, "results_file": None}
+                 for run_id in self.history.malformed if run_id not in shown]
         return rows
 
     def head(self, run: Run) -> dict[str, Any]:
@@ -247,14 +255,14 @@ class Compared:
 class ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], state: Path) -> None:
+    def __init__(self, address: tuple[str, int], state: Path, allow_hosts: Iterable[str] = ()) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.catalogue = Catalogue(state)
         self.files = {path: (ctype, resources.files(f"evalrun.{package}").joinpath(name).read_text(encoding="utf-8"))
                       for path, (ctype, package, name) in FILES.items()}
-        self.hosts = _hosts(address[0], self.server_address[1])
+        self.hosts = _hosts(address[0], self.server_address[1], allow_hosts)
 
     @property
     def url(self) -> str:
@@ -262,12 +270,36 @@ class ViewServer(ThreadingHTTPServer):
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.server_address[1]}/"
 
 
-def _hosts(host: str, port: int) -> set[str] | None:
-    """The Host headers a request may carry (any loopback name for a loopback address); None: every address."""
-    if host in ("0.0.0.0", "::"):
-        return None
+def _hosts(host: str, port: int, allowed: Iterable[str] = ()) -> set[str]:
+    """The Host headers a request may carry: the address served (any loopback name for a loopback address; on
+    0.0.0.0 / ::, this machine's names), and each `--allow-host` NAME. A Host that is an IP address is accepted
+    apart (host_ok): DNS rebinding needs a name; an address typed in a browser is not one."""
     names = {host, *LOOPBACK} if host in LOOPBACK else {host}
-    return {f"{name}:{port}" if ":" not in name else f"[{name}]:{port}" for name in names}
+    if host in ("0.0.0.0", "::"):
+        names = {*LOOPBACK, socket.gethostname(), socket.getfqdn()}
+    names |= {n.strip().lower() for n in allowed if n.strip()}
+    out = set()
+    for name in names:
+        bare = name.lower().strip("[]")
+        out |= {bare, f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"}
+    return out
+
+
+def host_ok(header: str, hosts: set[str], port: int) -> bool:
+    """The request's Host is one served: a listed name (with or without the port), or an IP address."""
+    value = header.strip().lower()
+    if value in hosts:
+        return True
+    name, _, rest = value.rpartition("]") if value.startswith("[") else value.partition(":")
+    name = name.lstrip("[") if value.startswith("[") else name
+    given_port = rest.lstrip(":") if value.startswith("[") else rest
+    if given_port and given_port != str(port):
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -278,9 +310,13 @@ class Handler(BaseHTTPRequestHandler):
         pass  # quiet: the terminal shows the address and errors only
 
     def do_GET(self) -> None:
-        if self.server.hosts is not None and self.headers.get("Host", "") not in self.server.hosts:
-            self._send(403, "text/plain", "evalrun view answers requests addressed to "
-                       f"{self.server.url} only\n")
+        if not host_ok(self.headers.get("Host", ""), self.server.hosts, self.server.server_address[1]):
+            self._send(403, "text/plain", "evalrun view answers requests addressed to this machine's names and "
+                       "addresses only (add a name with --allow-host NAME)\n")
+            return
+        if len(self.path) > 16384:
+            self._send(414, "application/json", json.dumps({"error": "the address is too long", "hint": "",
+                                                            "kind": "bad_request"}))
             return
         url = urlsplit(self.path)
         if url.path in self.server.files:
@@ -313,6 +349,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def _api(self, parts: list[str], params: dict[str, list[str]]) -> Any:
         catalogue = self.server.catalogue
+        for part in parts:
+            capped("a path part", part)
         match parts:
             case ["runs"]:
                 return {"folder": str(catalogue.state), "runs": catalogue.listing()}
@@ -324,7 +362,7 @@ class Handler(BaseHTTPRequestHandler):
                 with idx.lock:
                     return idx.detail(case[0]) if case else idx.page(f)
             case ["compare", *rest] if len(rest) <= 2:
-                a, b = (params.get(k, [""])[-1] for k in ("a", "b"))
+                a, b = (capped(k, params.get(k, [""])[-1]) for k in ("a", "b"))
                 if not a or not b:
                     raise ViewError("bad_request", "compare needs two runs: ?a=RUN&b=RUN", "pick two runs in the list")
                 compared = catalogue.compare(a, b)
@@ -332,8 +370,8 @@ class Handler(BaseHTTPRequestHandler):
                     return compared.head
                 if rest == ["cases"]:
                     return compared.page(Filters.parse(params))
-                if rest[0] == "cases" and rest[1].isdigit():
-                    return compared.detail(int(rest[1]))
+                if rest[0] == "cases":
+                    return compared.detail(index_value("case", rest[1]))
         raise ViewError("not_found", f"no such endpoint: {self.path}", "the page's own links use the right ones")
 
     def _send(self, status: int, ctype: str, body: str | bytes) -> None:
@@ -348,13 +386,14 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
 
-def start(state: Path, host: str = "127.0.0.1", port: int | None = None) -> tuple[ViewServer, str]:
+def start(state: Path, host: str = "127.0.0.1", port: int | None = None,
+          allow_hosts: Iterable[str] = ()) -> tuple[ViewServer, str]:
     """A server bound to host:port; with no port, the default one, or a free one when that is taken."""
     try:
-        return ViewServer((host, DEFAULT_PORT if port is None else port), state), ""
+        return ViewServer((host, DEFAULT_PORT if port is None else port), state, allow_hosts), ""
     except OSError as e:
         if port is None and e.errno == errno.EADDRINUSE:
-            server = ViewServer((host, 0), state)
+            server = ViewServer((host, 0), state, allow_hosts)
             return server, f"port {DEFAULT_PORT} is in use (another evalrun view?); using port " \
                            f"{server.server_address[1]} instead"
         where = f"{host}:{DEFAULT_PORT if port is None else port}"

@@ -21,8 +21,12 @@ function problem(title,e){app.innerHTML=`<div class="problem" id="problem"><h1>$
 function setNav(h){nav.innerHTML='<b>evalrun view</b><span class="sep">·</span>'+h;}
 function when(iso){if(!iso)return '–';const d=new Date(iso);if(isNaN(d))return esc(iso);
  const p=n=>String(n).padStart(2,'0');return `${d.getFullYear()}-${p(d.getMonth()+1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;}
-function statusBadge(s){return `<span class="st ${esc(s.split(' ')[0])}">${esc(s.toUpperCase())}</span>`;}
-function duration(s){return s==null?'–':s<120?fmt(Math.round(s*10)/10)+' s':Math.round(s/60)+' min';}
+function statusBadge(s){s=String(s??'');return `<span class="st ${esc(s.split(' ')[0])}">${esc(s.toUpperCase())}</span>`;}
+// a history row may be forged or shared: numbers are checked, every other field goes through esc()
+const isNum=x=>typeof x==='number'&&isFinite(x);
+function count(x){return isNum(x)?esc(String(x)):'–';}
+function duration(s){return !isNum(s)?'–':s<120?fmt(Math.round(s*10)/10)+' s':Math.round(s/60)+' min';}
+function list(x){return Array.isArray(x)?x.map(v=>String(v??'')):[];}
 
 // ------------------------------------------------------------------ the runs list
 function runsPage(n){
@@ -35,11 +39,11 @@ function runsPage(n){
 <table id="runs"><thead><tr><th></th><th>started</th><th>run</th><th>description</th><th>status</th><th>pass rate</th><th class="num">pass</th><th class="num">fail</th><th class="num">error</th><th>graders</th><th>git commit</th><th class="num">duration</th></tr></thead><tbody id="runs-rows"></tbody></table></section>`;
  const $=id=>document.getElementById(id);
  function draw(){const q=$('runs-q').value.toLowerCase(),st=$('runs-st').value;
-  const shown=runs.filter(r=>(!st||r.status===st)&&(!q||[r.id,r.description,r.status,r.git_commit,r.results_file,(r.graders||[]).join(' '),when(r.started_at)].join(' ').toLowerCase().includes(q)));
+  const shown=runs.filter(r=>(!st||r.status===st)&&(!q||[r.id,r.description,r.status,r.git_commit,r.results_file,list(r.graders).join(' '),when(r.started_at)].join(' ').toLowerCase().includes(q)));
   $('runs-rows').innerHTML=shown.map(r=>{const rate=r.pass_rate;
    return `<tr class="run" data-id="${esc(r.id)}"><td><input type="checkbox" class="pick" aria-label="pick ${esc(r.id)} to compare"${picked.includes(r.id)?' checked':''}></td><td>${when(r.started_at)}</td><td><a href="#/run/${esc(enc(r.id))}">${esc(r.id)}</a></td><td class="desc">${esc(r.description||'')}</td><td>${statusBadge(r.status)}${r.problem?` <span class="st fail">${esc(r.problem)}</span>`:''}</td>`
-   +`<td>${r.reading?'<span class="muted">reading…</span>':rate==null?'–':`<span class="rate"><i style="width:${Math.max(0,Math.min(100,rate))}%"></i></span>${fmt(rate)}%`}</td><td class="num">${r.passed??'–'}</td><td class="num">${r.failed??'–'}</td><td class="num">${r.errors??'–'}</td>`
-   +`<td>${esc((r.graders||[]).join(', ')||'–')}</td><td><code>${esc(r.git_commit||'–')}</code></td><td class="num">${duration(r.duration_s)}</td></tr>`;}).join('')
+   +`<td>${r.reading?'<span class="muted">reading…</span>':!isNum(rate)?'–':`<span class="rate"><i style="width:${Math.max(0,Math.min(100,rate))}%"></i></span>${fmt(rate)}%`}</td><td class="num">${count(r.passed)}</td><td class="num">${count(r.failed)}</td><td class="num">${count(r.errors)}</td>`
+   +`<td>${esc(list(r.graders).join(', ')||'–')}</td><td><code>${esc(r.git_commit||'–')}</code></td><td class="num">${duration(r.duration_s)}</td></tr>`;}).join('')
    ||`<tr><td colspan="12" class="muted">${runs.length?'no run matches the filter':'no run recorded here yet: run <code>evalrun eval</code> in this folder'}</td></tr>`;
   $('runs-count').textContent=`${shown.length} of ${runs.length} runs`;
   $('runs-compare').disabled=picked.length!==2;}

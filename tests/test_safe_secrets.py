@@ -1,0 +1,161 @@
+"""Issue 36: every value that reaches a provider as a credential is absent from every file evalrun writes (results,
+the five report formats, history, the response cache) and from what it prints, when an endpoint echoes it back;
+URL userinfo is stripped from provider names; the cache is private (docs/security.md)."""
+
+from __future__ import annotations
+
+import base64
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalrun.cli import main
+from evalrun.credentials import REDACTED, Scrubber, is_secret_name, strip_userinfo
+from tests.fakeserver import FakeOpenAI
+
+HEADER_LITERAL = "lit-header-secret-5150"  # written in the config: `Authorization: Bearer lit-...`
+DB_PASSWORD = "pw-from-env-MYDB-9931"  # MYDB_PASSWORD in the environment, sent as a header
+SERVICE_CREDS = "creds-from-env-4417xyz"  # SERVICE_CREDENTIALS, sent in an `X-Api-Key` header
+PLAIN_ENV = "plain-named-env-secret-77"  # an env var with no credential-like name, sent as `Cookie`
+API_KEY = "sk-apikey-in-config-2468"  # an openai provider's apiKey, echoed back in a 200 reply (so cached)
+URL_PASSWORD = "urlpass-userinfo-1357"  # http://user:PASSWORD@host/x as a provider id
+
+PLANTED = {"header literal": HEADER_LITERAL, "*_PASSWORD env": DB_PASSWORD, "*_CREDENTIALS env": SERVICE_CREDS,
+           "plain env in a credential header": PLAIN_ENV, "apiKey": API_KEY, "URL userinfo": URL_PASSWORD,
+           "URL userinfo (Basic)": base64.b64encode(f"bob:{URL_PASSWORD}".encode()).decode()}
+
+
+def _reply(body: dict[str, Any]) -> dict[str, Any]:
+    if "model" in body:  # the openai provider: a success that echoes its key (cached)
+        return {"content": f"your key is Bearer {API_KEY}, thanks"}
+    return {"status": 400, "echo_headers": True}  # the http providers: an error quoting every header
+
+
+def _every_file(folder: Path) -> dict[str, str]:
+    out = {}
+    for p in folder.rglob("*"):
+        if p.is_file():
+            out[str(p.relative_to(folder))] = p.read_bytes().decode("utf-8", "replace")
+    return out
+
+
+def test_planted_credentials_never_reach_disk_or_the_console(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MYDB_PASSWORD", DB_PASSWORD)
+    monkeypatch.setenv("SERVICE_CREDENTIALS", SERVICE_CREDS)
+    monkeypatch.setenv("SESSION_BLOB", PLAIN_ENV)
+    monkeypatch.setenv("COLUMNS", "400")
+    fake_openai.default = _reply
+    host = fake_openai.url.split("//", 1)[1]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    cfg = suite / "c.yaml"
+    cfg.write_text(f"""description: planted secrets
+prompts: ['say {{{{q}}}}']
+providers:
+  - id: {fake_openai.url}/chat/completions
+    label: headers
+    config:
+      headers:
+        Authorization: "Bearer {HEADER_LITERAL}"
+        X-Db-Password: "{{{{ env.MYDB_PASSWORD }}}}"
+        X-Api-Key: "{{{{ env.SERVICE_CREDENTIALS }}}}"
+        Cookie: "session={{{{ env.SESSION_BLOB }}}}"
+      maxRetries: 0
+  - id: http://bob:{URL_PASSWORD}@{host}/chat/completions
+    config: {{maxRetries: 0}}
+  - id: openai:chat:fake-model
+    label: keyed
+    config: {{apiBaseUrl: "{fake_openai.url}", apiKey: {API_KEY}, maxRetries: 0}}
+tests:
+  - vars: {{q: hello}}
+    assert: [{{type: contains, value: thanks}}]
+""")
+    outs = [str(suite / "out" / f"r{ext}") for ext in (".json", ".jsonl", ".csv", ".xml", ".html")]
+    rc = main(["eval", str(cfg), "--no-progress-bar", *sum((["-o", o] for o in outs), [])])
+    assert rc == 100  # the two http providers error
+    sent = " ".join(v for h in fake_openai.headers for v in h.values())
+    assert [w for w, s in PLANTED.items() if s not in sent] == ["URL userinfo"]  # sent (as Basic), so echoed
+    printed = capsys.readouterr()
+    cache = Path(os.environ["EVALRUN_CACHE_DIR"])
+    texts = {"stdout": printed.out, "stderr": printed.err,
+             **{f"suite/{k}": v for k, v in _every_file(suite).items() if k != "c.yaml"},  # the config is ours
+             **{f"cache/{k}": v for k, v in _every_file(cache).items()}}
+    assert any(k.startswith("suite/.evalrun/runs/") for k in texts) and "suite/.evalrun/history.sqlite" in texts
+    assert any(k.startswith("cache/responses.sqlite") for k in texts)
+    leaks = [(what, name) for name, text in texts.items() for what, s in PLANTED.items() if s in text]
+    assert leaks == []
+    results = next(v for k, v in texts.items() if k.startswith("suite/.evalrun/runs/"))
+    assert REDACTED in results and "bob:" not in results and f"http://{host}/chat/completions" in results
+    assert "thanks" in texts["cache/responses.sqlite"] or "thanks" in texts.get("cache/responses.sqlite-wal", "")
+
+
+def test_the_cache_folder_and_files_are_private(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "private-cache"
+    monkeypatch.setenv("EVALRUN_CACHE_DIR", str(cache))
+    monkeypatch.setattr(os, "umask", os.umask)  # restored below
+    old = os.umask(0o022)
+    try:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(f"""prompts: ['hi']
+providers: [{{id: 'openai:chat:fake-model', config: {{apiBaseUrl: "{fake_openai.url}", maxRetries: 0}}}}]
+""")
+        assert main(["eval", str(cfg), "--no-progress-bar", "--no-history"]) == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    files = list(cache.iterdir())
+    assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files), files
+
+
+def test_what_a_credential_is() -> None:
+    for name in ("OPENAI_API_KEY", "MYDB_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "GITHUB_TOKEN", "apiKey",
+                 "client_secret", "AWS_SECRET_ACCESS_KEY"):
+        assert is_secret_name(name), name
+    for name in ("TOKENIZERS_PARALLELISM", "HOME", "temperature", "max_tokens", "PATH"):
+        assert not is_secret_name(name), name
+    assert strip_userinfo("provider http://u:p@h:8/x failed; see https://h/y@z") == \
+        "provider http://h:8/x failed; see https://h/y@z"
+    assert Scrubber().text("GET http://bob:pw@host/x") == "GET http://host/x"
+
+
+@pytest.mark.parametrize("template", ["{{ env }}", "{{ env | tojson }}", "{% for k, v in env.items() %}{{v}}{% endfor %}"])
+def test_the_whole_environment_is_refused_in_a_template(tmp_path: Path, template: str,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MYDB_PASSWORD", DB_PASSWORD)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"description: x\nprompts:\n  - 'hi {template} {{{{ env.HOME }}}}'\nproviders: [echo]\n")
+    assert main(["eval", str(cfg), "--no-progress-bar", "--no-history", "-o", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}:3:" in err and "use env.NAME" in err and "Traceback" not in err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_env_never_renders_whole_where_no_check_ran() -> None:
+    import jinja2
+
+    from evalrun import templating
+
+    with pytest.raises(jinja2.UndefinedError, match="env.NAME"):
+        templating.render("{{ env }}", {"env": templating.env_namespace()})
+
+
+def test_userinfo_without_a_password_is_kept() -> None:
+    assert strip_userinfo("clone ssh://git@github.com/x or mail me@x.org") == \
+        "clone ssh://git@github.com/x or mail me@x.org"
+    assert Scrubber().encoded({"output": "ssh://git@host/r"})[0] == {"output": "ssh://git@host/r"}
+
+
+def test_the_whole_environment_is_refused_in_a_provider_config(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("prompts: [hi]\nproviders:\n  - id: echo\n    config: {x: '{{ env }}'}\n")
+    assert main(["eval", str(cfg), "--no-progress-bar", "--no-history"]) == 2
+    err = capsys.readouterr().err
+    assert f"{cfg}:" in err and "providers[0].config.x" in err and "use env.NAME" in err
