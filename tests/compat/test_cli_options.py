@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.compat.compare import promptfoo_bin
 
@@ -35,6 +36,9 @@ CASES: dict[str, dict[str, Any]] = {
     "providers": {"args": ["-c", "suite.yaml", "-r", "echo-two"], "config": False},
     "tests": {"args": ["-c", "suite.yaml", "-t", "tests.csv"], "config": False},
     "assertions": {"args": ["-a", "assertions.yaml", "--model-outputs", "outputs.json"], "config": False},
+    # the report's format: promptfoo writes .yaml and .txt alike, as YAML of its JSON output (read back here)
+    "output-yaml": {"args": ["--filter-range", ":1"], "ext": ".yaml"},
+    "output-txt": {"args": ["--filter-range", ":1"], "ext": ".txt"},
 }
 
 
@@ -44,8 +48,8 @@ def _key(vars: Any, provider: Any, output: Any, success: Any) -> list[Any]:
     return [json.dumps(vars or {}, sort_keys=True), provider or "", str(output), bool(success)]
 
 
-def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path) -> list[list[Any]]:
-    out = workdir / "pf.json"
+def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+    out = workdir / f"pf{ext}"
     out.unlink(missing_ok=True)
     env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
                PROMPTFOO_DISABLE_SHARING="1", PROMPTFOO_CONFIG_DIR=str(workdir / "pf-home"),
@@ -53,7 +57,7 @@ def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path) -> 
     cmd = [binary, "eval", *(["-c", "suite.yaml"] if config else []), *args, "-o", str(out), "--no-cache",
            "--no-table", "--no-progress-bar", "--no-write"]
     subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True, timeout=300, check=False)
-    data = json.loads(out.read_text())
+    data = yaml.safe_load(out.read_text())
     rows = []
     for r in data["results"]["results"]:
         prov = r["provider"].get("label") or r["provider"]["id"]
@@ -61,15 +65,15 @@ def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path) -> 
     return sorted(rows)
 
 
-def run_evalrun(args: list[str], config: bool, workdir: Path) -> list[list[Any]]:
-    out = workdir / "er.json"
+def run_evalrun(args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+    out = workdir / f"er{ext}"
     cmd = [sys.executable, "-m", "evalrun", "eval", *(["suite.yaml"] if config else []), *args, "-o", str(out),
            "--no-cache", "--no-table", "--no-progress-bar", "--no-write"]
     done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300, check=False,
                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
     assert out.exists(), done.stderr
     rows = []
-    for r in json.loads(out.read_text())["results"]:
+    for r in yaml.safe_load(out.read_text())["results"]:
         rows.append(_key(r.get("vars"), r.get("provider"), r.get("output"), r.get("pass")))
     return sorted(rows)
 
@@ -78,11 +82,12 @@ def run_evalrun(args: list[str], config: bool, workdir: Path) -> list[list[Any]]
 def test_same_cases_as_promptfoo(name: str, tmp_path: Path) -> None:
     case = CASES[name]
     expected = json.loads(RECORDED.read_text())[name]
-    got = run_evalrun(case["args"], case.get("config", True), tmp_path)
+    ext = case.get("ext", ".json")
+    got = run_evalrun(case["args"], case.get("config", True), tmp_path, ext)
     assert got == expected
     binary = promptfoo_bin()
     if binary is not None and os.environ.get("EVALRUN_SKIP_COMPAT") != "1":
-        assert got == run_promptfoo(binary, case["args"], case.get("config", True), tmp_path)
+        assert got == run_promptfoo(binary, case["args"], case.get("config", True), tmp_path, ext)
 
 
 def _record() -> None:  # pragma: no cover - run by hand with promptfoo installed
@@ -91,7 +96,8 @@ def _record() -> None:  # pragma: no cover - run by hand with promptfoo installe
     binary = promptfoo_bin()
     assert binary, "promptfoo is not installed (PROMPTFOO_BIN)"
     with tempfile.TemporaryDirectory() as tmp:
-        data = {name: run_promptfoo(binary, c["args"], c.get("config", True), Path(tmp)) for name, c in CASES.items()}
+        data = {name: run_promptfoo(binary, c["args"], c.get("config", True), Path(tmp), c.get("ext", ".json"))
+                for name, c in CASES.items()}
     RECORDED.write_text(json.dumps(data, indent=1) + "\n")
 
 
