@@ -60,7 +60,7 @@ def _eval_options(ev: argparse.ArgumentParser) -> None:
     su.add_argument("-r", "--providers", nargs="+", metavar="ID", default=None,
                     help="providers to run: a config provider's id, label or id suffix picks it, any other id is "
                          "used as given")
-    su.add_argument("-t", "--tests", "-v", "--vars", metavar="PATH", default=None, dest="tests",
+    su.add_argument("-t", "--tests", "--vars", metavar="PATH", default=None, dest="tests",
                     help="test cases file (CSV, YAML, JSON, JSONL), relative to the current folder, instead of the "
                          "config's tests")
     su.add_argument("-a", "--assertions", metavar="PATH", default=None,

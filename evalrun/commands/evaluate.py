@@ -163,6 +163,10 @@ def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
         sample=args.filter_sample, seed=None if args.filter_sample_seed is None else str(args.filter_sample_seed), prompts=args.filter_prompts,
         providers=args.filter_providers)
     failing, failing_kind = _failing(args)
+    if ray is not None and (narrowing or not cli.empty()):  # each Ray task loads the config files again
+        raise UsageError("--executor ray runs the config files as written: it does not combine with -p, -r, -t, -a, "
+                         "--prompt-prefix/suffix, --description, --tag or --filter-range/-sample/-metadata/-prompts/"
+                         "-providers", key="--executor", hint="use --workers N on one machine, or put them in the config")
     if args.retry_errors and (args.resume is not None or args.no_write or args.tag):
         raise UsageError("--retry-errors continues the last run: it does not combine with --resume, --no-write "
                          "or --tag", key="--retry-errors")

@@ -74,6 +74,8 @@ class Narrowing:
         tests: Sequence[TestSpec] = suite.tests
         if self.narrows_tests():
             tests = tuple(self.tests(list(suite.tests)))
+        elif hasattr(tests, "case_counts"):  # streamed tests counted their cases with every prompt and provider
+            tests = tuple(tests)
         return replace(suite, prompts=prompts, providers=providers, tests=tests)
 
     def tests(self, tests: list[TestSpec]) -> list[TestSpec]:
