@@ -37,10 +37,10 @@ def _configs(p: argparse.ArgumentParser) -> None:
                         "docs/security.md)")
 
 
-def _results(p: argparse.ArgumentParser) -> None:
+def _results(p: Any) -> None:
     """What `eval` and `merge` share: the reports, the table, the exit code's threshold."""
     p.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                   help="write results; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+                   help="write results; format from extension: .json .jsonl .csv .xml (JUnit) .html .txt .yaml")
     p.add_argument("--no-table", action="store_true", help="do not print the results table")
     p.add_argument("--pass-rate-threshold", type=float, default=None, metavar="PCT",
                    help="exit 0 when at least PCT%% of cases pass")
@@ -52,51 +52,105 @@ def _history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", default=None, metavar="DIR", help="a .evalrun folder, or the folder holding one")
 
 
+def _eval_options(ev: argparse.ArgumentParser) -> None:
+    """`evalrun eval`'s options, grouped as in its --help: select, output, run, grading (promptfoo's names and
+    meanings; where evalrun differs: docs/config.md, "Where evalrun differs")."""
+    _configs(ev)
+    su = ev.add_argument_group("suite from the command line (over the config's)")
+    su.add_argument("-p", "--prompts", nargs="+", metavar="PATH", default=None,
+                    help="prompt files (or file:// references), relative to the current folder, instead of the "
+                         "config's prompts")
+    su.add_argument("-r", "--providers", nargs="+", metavar="ID", default=None,
+                    help="providers to run: a config provider's id, label or id suffix picks it, any other id is "
+                         "used as given")
+    su.add_argument("-t", "--tests", "--vars", metavar="PATH", default=None, dest="tests",
+                    help="test cases file (CSV, YAML, JSON, JSONL), relative to the current folder, instead of the "
+                         "config's tests")
+    su.add_argument("-a", "--assertions", metavar="PATH", default=None,
+                    help="standalone assertions (YAML/JSON list) run over --model-outputs through `echo`")
+    su.add_argument("--model-outputs", metavar="JSON", default=None,
+                    help="JSON list of outputs (strings or {output, tags}) that -a/--assertions judges")
+    su.add_argument("--prompt-prefix", metavar="TEXT", default=None, help="prepended to every prompt")
+    su.add_argument("--prompt-suffix", metavar="TEXT", default=None, help="appended to every prompt")
+    su.add_argument("--description", metavar="TEXT", default=None, help="the run's description (over the config's)")
+    su.add_argument("--tag", action="append", default=[], metavar="K=V",
+                    help="a tag of the run (repeatable; over the config's `tags`)")
+    su.add_argument("--env-file", "--env-path", action="append", default=[], metavar="PATH",
+                    help="load environment variables from .env file(s), over the process environment (repeatable "
+                         "or comma-separated; a later file wins)")
+    se = ev.add_argument_group("select")
+    se.add_argument("--filter-pattern", metavar="REGEX", help="only tests whose description matches")
+    se.add_argument("--filter-first-n", type=int, metavar="N", help="only the first N cases")
+    se.add_argument("--filter-range", metavar="START:END",
+                    help="only tests whose zero-based index is in [START, END) (e.g. 0:10, 10:, :10)")
+    se.add_argument("--filter-sample", type=int, metavar="N", help="only a random sample of N tests")
+    se.add_argument("--filter-sample-seed", type=int, metavar="SEED",
+                    help="seed making --filter-sample repeatable (the same tests as promptfoo's with that seed)")
+    se.add_argument("--filter-metadata", action="append", default=[], metavar="K=V",
+                    help="only tests whose metadata K contains V (repeatable: all must match)")
+    se.add_argument("--filter-prompts", metavar="REGEX", help="only prompts whose id or label matches")
+    se.add_argument("--filter-providers", "--filter-targets", metavar="REGEX", dest="filter_providers",
+                    help="only providers whose id or label matches")
+    se.add_argument("--filter-failing", metavar="RESULTS",
+                    help="only cases that failed or errored in RESULTS (a results file or -o .json report)")
+    se.add_argument("--filter-failing-only", metavar="RESULTS",
+                    help="only cases whose assertions failed in RESULTS (not its errors)")
+    se.add_argument("--filter-errors-only", metavar="RESULTS", help="only cases that were an ERROR in RESULTS")
+    se.add_argument("--shard", metavar="K/N", default=None,
+                    help="run shard K of N (a deterministic 1/N of the cases, for CI matrices); "
+                         "combine the shards with `evalrun merge`")
+    ou = ev.add_argument_group("output")
+    _results(ou)
+    ou.add_argument("--no-progress-bar", action="store_true", help="no progress bar")
+    ou.add_argument("--results-file", metavar="JSONL", default=None,
+                    help="where results are appended as cases finish (default: a file of this run's own, "
+                         ".evalrun/runs/RUN_ID.jsonl next to the config; .evalrun/last-run.jsonl points at it)")
+    ou.add_argument("--no-history", action="store_true",
+                    help="do not record this run in .evalrun/history.sqlite")
+    ou.add_argument("--no-write", action="store_true",
+                    help="write nothing under .evalrun: no history, no last-run pointer, the results file in a "
+                         "temporary folder (unless --results-file)")
+    ou.add_argument("--format", choices=["console", "github"], default=None, dest="format",
+                    help="github: also print ::error annotations at each failing test's line and write the job "
+                         "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
+    ru = ev.add_argument_group("run")
+    ru.add_argument("-j", "--max-concurrency", type=int, default=None, metavar="N",
+                    help="concurrent cases (default 4, or evaluateOptions.maxConcurrency)")
+    ru.add_argument("--repeat", type=int, default=None, metavar="N", help="run each case N times")
+    ru.add_argument("--delay", type=int, default=None, metavar="MS", help="wait MS between calls")
+    ru.add_argument("--timeout", type=float, default=None, metavar="S", help="per-case timeout in seconds")
+    ru.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    ru.add_argument("--resume", nargs="?", const="", default=None, metavar="RESULTS_JSONL",
+                    help="continue an interrupted run, skipping cases already in its results file")
+    ru.add_argument("--retry-errors", action="store_true",
+                    help="run again the ERROR cases of the last run, in its results file (the others are kept)")
+    ru.add_argument("-w", "--watch", action="store_true",
+                    help="run again whenever the config or a file it reads changes (Ctrl-C stops)")
+    ru.add_argument("--watch-iterations", type=int, default=None, help=argparse.SUPPRESS)  # tests: stop after N runs
+    ru.add_argument("--workers", metavar="N", default=None,
+                    help="run the cases in N processes on this machine (or 'auto': one per CPU), merged into one "
+                         "run; for big CPU-bound suites (default 1)")
+    ru.add_argument("--executor", choices=["local", "ray"], default=None,
+                    help="ray: run the cases as Ray tasks, one shard each, on a Ray cluster or a local instance "
+                         "(needs `pip install 'evalrun-llm[ray]'`); results, reports and exit code as without")
+    ru.add_argument("--ray-address", metavar="ADDR", default=None,
+                    help="the Ray cluster to use (default: RAY_ADDRESS, else a local instance)")
+    ru.add_argument("--ray-tasks", type=int, default=None, metavar="N",
+                    help="shards (Ray tasks) to split the cases into (default: the cluster's CPUs)")
+    ru.add_argument("--dry-run", action="store_true",
+                    help="load and expand, call nothing; print the calls the run would make")
+    gr = ev.add_argument_group("grading")
+    gr.add_argument("--grader", metavar="MODEL", default=None,
+                    help="grader for graded assertions: a model id (e.g. openai:gpt-4o-mini) or 'builtin'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="evalrun", description="Evaluate LLM output against YAML-declared assertions.")
     parser.add_argument("--version", action="version", version=f"evalrun {__version__} ({DISTRIBUTION})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     ev = sub.add_parser("eval", help="run a suite and report results")
-    _configs(ev)
-    _results(ev)
-    ev.add_argument("-j", "--max-concurrency", type=int, default=None, metavar="N",
-                    help="concurrent cases (default 4, or evaluateOptions.maxConcurrency)")
-    ev.add_argument("--repeat", type=int, default=None, metavar="N", help="run each case N times")
-    ev.add_argument("--delay", type=int, default=None, metavar="MS", help="wait MS between calls")
-    ev.add_argument("--timeout", type=float, default=None, metavar="S", help="per-case timeout in seconds")
-    ev.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
-    ev.add_argument("--grader", metavar="MODEL", default=None,
-                    help="grader for graded assertions: a model id (e.g. openai:gpt-4o-mini) or 'builtin'")
-    ev.add_argument("--filter-pattern", metavar="REGEX", help="only tests whose description matches")
-    ev.add_argument("--filter-first-n", type=int, metavar="N", help="only the first N cases")
-    ev.add_argument("--filter-failing", metavar="RESULTS", help="only cases that failed or errored in RESULTS")
-    ev.add_argument("--no-progress-bar", action="store_true", help="no progress bar")
-    ev.add_argument("--resume", nargs="?", const="", default=None, metavar="RESULTS_JSONL",
-                    help="continue an interrupted run, skipping cases already in its results file")
-    ev.add_argument("--results-file", metavar="JSONL", default=None,
-                    help="where results are appended as cases finish (default: a file of this run's own, "
-                         ".evalrun/runs/RUN_ID.jsonl next to the config; .evalrun/last-run.jsonl points at it)")
-    ev.add_argument("--no-history", action="store_true",
-                    help="do not record this run in .evalrun/history.sqlite")
-    ev.add_argument("--shard", metavar="K/N", default=None,
-                    help="run shard K of N (a deterministic 1/N of the cases, for CI matrices); "
-                         "combine the shards with `evalrun merge`")
-    ev.add_argument("--workers", metavar="N", default=None,
-                    help="run the cases in N processes on this machine (or 'auto': one per CPU), merged into one "
-                         "run; for big CPU-bound suites (default 1)")
-    ev.add_argument("--executor", choices=["local", "ray"], default=None,
-                    help="ray: run the cases as Ray tasks, one shard each, on a Ray cluster or a local instance "
-                         "(needs `pip install 'evalrun-llm[ray]'`); results, reports and exit code as without")
-    ev.add_argument("--ray-address", metavar="ADDR", default=None,
-                    help="the Ray cluster to use (default: RAY_ADDRESS, else a local instance)")
-    ev.add_argument("--ray-tasks", type=int, default=None, metavar="N",
-                    help="shards (Ray tasks) to split the cases into (default: the cluster's CPUs)")
-    ev.add_argument("--dry-run", action="store_true",
-                    help="load and expand, call nothing; print the calls the run would make")
-    ev.add_argument("--format", choices=["console", "github"], default=None, dest="format",
-                    help="github: also print ::error annotations at each failing test's line and write the job "
-                         "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
+    _eval_options(ev)
 
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
@@ -119,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="write reports (any format) from a results file")
     rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
     rp.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
-                    help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html")
+                    help="report to write; format from extension: .json .jsonl .csv .xml (JUnit) .html .txt .yaml")
 
     ru = sub.add_parser("runs", help="list recorded runs (.evalrun/history.sqlite)")
     _history(ru)

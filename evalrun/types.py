@@ -177,6 +177,7 @@ class Suite:
     #: An undefined template variable renders as empty text, as in promptfoo (the loader has warned of each, or
     #: refused a likely typo); False: it is an error (--strict, or a suite built in code).
     undefined_renders_empty: bool = False
+    tags: dict[str, Any] = field(default_factory=dict)  # `tags:` and `evalrun eval --tag K=V`, in the reports
 
 
 @fast_init

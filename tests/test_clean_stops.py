@@ -157,4 +157,4 @@ def test_report_rebuilds_every_format_from_the_results_file(tmp_path: Path, caps
     assert len(Path(outs[1]).read_text().splitlines()) == 3
     assert "<testsuite" in Path(outs[3]).read_text() and Path(outs[4]).stat().st_size > 1000
     assert main(["report", str(tmp_path / "missing.jsonl"), "-o", outs[0]]) == 2
-    assert main(["report", str(results), "-o", str(tmp_path / "r.txt")]) == 2
+    assert main(["report", str(results), "-o", str(tmp_path / "r.docx")]) == 2

@@ -71,7 +71,7 @@ def test_config_and_usage_errors_exit_2_without_traceback(tmp_path: Path,
     assert "contians" in err and "Traceback" not in err
     good = _write(tmp_path, BASIC, "good.yaml")
     assert _eval(tmp_path, good, "--var", "novalue") == 2
-    assert _eval(tmp_path, good, "-o", "out.txt") == 2
+    assert _eval(tmp_path, good, "-o", "out.docx") == 2
     assert "unknown output format" in capsys.readouterr().err
     assert _eval(tmp_path, good, "-j", "0") == 2
 

@@ -126,4 +126,4 @@ def test_table_rows_are_capped(outcome: Any) -> None:
 
 def test_unknown_extension_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown output format"):
-        report.check_path("out.txt")
+        report.check_path("out.docx")

@@ -16,12 +16,14 @@ from typing import Any
 from evalrun import config, report, templating
 from evalrun.commands.validate import parse_vars
 from evalrun.config.checks import context_expansion_warnings
+from evalrun.config.cli_suite import CommandLineSuite, key_values
 from evalrun.errors import UsageError
 from evalrun.report import console
 from evalrun.run import history, split, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
+from evalrun.run.selection import Narrowing
 from evalrun.run.tally import RunOutcome, Tally
 from evalrun.signals import EXIT_INTERRUPTED, EXIT_SIGTERM, sigterm_as_sigint, stoppable
 from evalrun.types import Suite, every_assertion
@@ -51,9 +53,11 @@ def check_env(pass_rate_threshold: float | None) -> None:
         _env_number("EVALRUN_PASS_RATE_THRESHOLD", float)
 
 
-def no_match_message(filter_pattern: str | None, filter_failing: str | None) -> str:
+def no_match_message(filter_pattern: str | None, filter_failing: str | None,
+                     others: dict[str, str] | None = None) -> str:
     named = [f"{flag} {value!r}" for flag, value in (("--filter-pattern", filter_pattern),
-                                                     ("--filter-failing", filter_failing)) if value]
+                                                     ("--filter-failing", filter_failing), *(others or {}).items())
+             if value]
     return f"evalrun: warning: no case matched {' and '.join(named)}; nothing was run (exit code {EXIT_USAGE})"
 
 
@@ -87,33 +91,111 @@ def _executors(args: argparse.Namespace) -> tuple[Any, int]:
     return ray, parse(args.workers)
 
 
+def load_env_files(values: list[str]) -> None:
+    """--env-file (repeatable, or comma-separated): each file's variables over the process environment, a later
+    file over an earlier one (promptfoo's dotenv override); a missing file is a usage error."""
+    paths = [p.strip() for v in values for p in v.split(",") if p.strip()]
+    for p in paths:
+        if not Path(p).is_file():
+            raise UsageError(f"--env-file {p!r}: no such file", key="--env-file",
+                             hint="give the path of a .env file (KEY=value lines)")
+    if paths:
+        from dotenv import load_dotenv
+
+        for p in paths:
+            load_dotenv(p, override=True)
+
+
+def _failing(args: argparse.Namespace) -> tuple[str | None, str]:
+    """(results file, split.FAILING_KINDS kind) of --filter-failing, --filter-failing-only, --filter-errors-only."""
+    only, errors = args.filter_failing_only, args.filter_errors_only
+    if args.filter_failing and (only or errors):
+        raise UsageError("--filter-failing selects failures and errors: give it alone", key="--filter-failing",
+                         hint="or --filter-failing-only FILE and/or --filter-errors-only FILE")
+    if only and errors:
+        if only != errors:
+            raise UsageError("--filter-failing-only and --filter-errors-only name different results files",
+                             key="--filter-failing-only", hint="give both the same file (or --filter-failing FILE)")
+        return only, "failing"
+    if only:
+        return only, "failures"
+    if errors:
+        return errors, "errors"
+    return args.filter_failing, "failing"
+
+
+def command_line_suite(args: argparse.Namespace) -> CommandLineSuite:
+    """-p -r -t -a --model-outputs --prompt-prefix --prompt-suffix --description --tag."""
+    return CommandLineSuite(prompts=tuple(args.prompts) if args.prompts else None,
+                            providers=tuple(args.providers) if args.providers else None, tests=args.tests,
+                            assertions=args.assertions, model_outputs=args.model_outputs, prefix=args.prompt_prefix,
+                            suffix=args.prompt_suffix, description=args.description,
+                            tags=key_values(args.tag, "--tag"))
+
+
 def run(args: argparse.Namespace) -> int:
+    load_env_files(args.env_file)
+    if args.watch:
+        if args.resume is not None or args.retry_errors:
+            raise UsageError("--watch runs afresh each time: it does not combine with --resume or --retry-errors",
+                             key="--watch")
+        from evalrun.commands import watch
+
+        return watch.loop(lambda: _run_once(args), iterations=args.watch_iterations)
+    return _run_once(args)[0]
+
+
+def _run_once(args: argparse.Namespace) -> tuple[int, set[Path]]:
+    """One run: its exit code and the files it read (what --watch watches)."""
+    from evalrun.commands.watch import watched_files
+
+    code, suite, paths = _evaluate(args)
+    return code, watched_files(suite, paths)
+
+
+def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
     ray, workers = _executors(args)
+    cli = command_line_suite(args)
+    narrowing = Narrowing.from_options(
+        metadata=args.filter_metadata, pattern=args.filter_pattern, range=args.filter_range,
+        sample=args.filter_sample, seed=None if args.filter_sample_seed is None else str(args.filter_sample_seed), prompts=args.filter_prompts,
+        providers=args.filter_providers)
+    failing, failing_kind = _failing(args)
+    if ray is not None and (narrowing or not cli.empty()):  # each Ray task loads the config files again
+        raise UsageError("--executor ray runs the config files as written: it does not combine with -p, -r, -t, -a, "
+                         "--prompt-prefix/suffix, --description, --tag or --filter-range/-sample/-metadata/-prompts/"
+                         "-providers", key="--executor", hint="use --workers N on one machine, or put them in the config")
+    if args.retry_errors and (args.resume is not None or args.no_write or args.tag):
+        raise UsageError("--retry-errors continues the last run: it does not combine with --resume, --no-write "
+                         "or --tag", key="--retry-errors")
     progress_on = wanted(args.no_progress_bar) and not args.dry_run
     loading = LoadProgress(progress_on)
-    paths = [*(args.configs or []), *(args.config or [])] or config.default_paths()
+    paths = [*(args.configs or []), *(args.config or [])] or ([] if cli.standalone() else config.default_paths())
     strict = True if getattr(args, "strict", False) else None
     try:
-        suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading)
+        suite = config.load(paths, cli_vars=cli_vars or None, strict=strict, on_progress=loading, cli=cli)
     finally:
         loading.done()
+    suite = narrowing.apply(suite)
     gc.freeze()  # the loaded suite lives through the run: the run's collections need not walk it again
     for warning in [*suite.warnings, *context_expansion_warnings(suite)]:
         sys.stderr.write(f"warning: {warning}\n")
     results_file = args.resume or args.results_file  # --resume FILE names the results file to continue
-    if args.resume == "" and not results_file:  # bare --resume: the run last-run.jsonl points at
+    if (args.resume == "" or args.retry_errors) and not results_file:  # the run last-run.jsonl points at
         state = history.state_dir(suite.files)
         results_file = history.last_run(state)
         if results_file is None:
-            raise UsageError(f"--resume: no previous run in {str(state)!r} to continue", hint=_RESUME_HINT)
+            flag = "--retry-errors" if args.retry_errors else "--resume"
+            raise UsageError(f"{flag}: no previous run in {str(state)!r} to continue", key=flag, hint=_RESUME_HINT)
     opts = RunOptions.merge(
         suite.evaluate_options, max_concurrency=args.max_concurrency, repeat=args.repeat, delay_ms=args.delay,
         timeout_s=args.timeout, no_cache=args.no_cache, grader=args.grader, filter_pattern=args.filter_pattern,
-        filter_first_n=args.filter_first_n, filter_failing=args.filter_failing, results_file=results_file,
-        resume=args.resume is not None, progress=progress_on,
-        history=not args.no_history, shard=None if args.shard is None else split.parse(args.shard))
+        filter_first_n=args.filter_first_n, filter_failing=failing, failing_kind=failing_kind,
+        results_file=results_file, resume=args.resume is not None or args.retry_errors,
+        retry_errors=args.retry_errors, progress=progress_on, write=not args.no_write,
+        history=not (args.no_history or args.no_write), shard=None if args.shard is None else split.parse(args.shard))
     outputs = list(args.output or suite.output_paths)
     for path in outputs:
         report.check_path(path)
@@ -124,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in mismatches(suite.tests, opts.grader, suite):  # a threshold calibrated with another grader
         sys.stderr.write(f"warning: {warning}\n")
     if args.dry_run:
-        return _dry_run(suite, opts)
+        return _dry_run(suite, opts), suite, paths
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
@@ -150,11 +232,11 @@ def run(args: argparse.Namespace) -> int:
         not args.format and os.environ.get("GITHUB_ACTIONS", "").lower() == "true"),
             run_id=outcome.run_id if opts.history else None)
     if outcome.interrupted:
-        return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
-    if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
-        print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)
-        return EXIT_USAGE
-    return exit_code(outcome.summary, args.pass_rate_threshold)
+        return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED, suite, paths
+    if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing or narrowing):
+        print(no_match_message(opts.filter_pattern, opts.filter_failing, narrowing.given), file=sys.stderr)
+        return EXIT_USAGE, suite, paths
+    return exit_code(outcome.summary, args.pass_rate_threshold), suite, paths
 
 
 def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
@@ -177,7 +259,7 @@ def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: 
 def _dry_run(suite: Suite, opts: RunOptions) -> int:
     """`--dry-run`: calls counted, nothing called; priced litellm models' cost at ~4 characters a token."""
     cases, _ = split.cases(suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
-                           select=split.selector(opts.filter_pattern, opts.filter_failing))
+                           select=split.selector(opts.filter_pattern, opts.filter_failing, opts.failing_kind))
     calls: Counter[str] = Counter()  # by provider name
     by_id: Counter[str] = Counter()
     grader_calls: Counter[str] = Counter()  # by assertion type

@@ -251,4 +251,5 @@ def build_suite(cfg: FileConfig, cli_vars: dict[str, Any] | None = None,
                  files=tuple(cfg.files), evaluate_options=dict(settings.get("evaluateOptions") or {}),
                  output_paths=tuple([out] if isinstance(out, str) else out or ()), derived_metrics=derived,
                  grader=settings.get("grader"), env=cfg.env, disable_var_expansion=no_expansion,
+                 tags=dict(settings.get("tags") or {}),
                  base_dir=os.path.dirname(os.path.abspath(cfg.files[-1])) if cfg.files else ".")

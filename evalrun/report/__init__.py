@@ -63,6 +63,27 @@ def write_json(path: Path, outcome: Any) -> None:
         f.write("\n}\n")
 
 
+def write_yaml(path: Path, outcome: Any) -> None:
+    """The .json report's content as YAML (promptfoo writes .yaml, .yml and .txt alike, as YAML), a case at a time."""
+    import yaml
+
+    def dump(obj: Any) -> str:  # JSON's types only (a datetime, a path: text, as in the .json report)
+        return yaml.safe_dump(json.loads(_dumps(obj)), allow_unicode=True, sort_keys=False, width=120)
+
+    with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
+        f.write(dump({"version": RESULTS_VERSION, "meta": outcome.meta(), "summary": outcome.summary}))
+        f.write("results:\n")
+        n = 0
+        for rec in outcome.iter_results():
+            f.write(dump([rec]))
+            n += 1
+        if n == 0:
+            f.write("  []\n")
+        repeats = getattr(outcome, "repeats", None)
+        if repeats is not None:
+            f.write(dump({"repeat_stats": [g.as_dict() for g in repeats.groups]}))
+
+
 def write_jsonl(path: Path, outcome: Any) -> None:
     with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
         for rec in outcome.iter_results():
@@ -112,7 +133,8 @@ def write_junit(path: Path, outcome: Any) -> None:
 
 #: Extension -> its writer (None: the HTML page, html.write).
 FORMATS: dict[str, Callable[[Path, Any], None] | None] = {
-    ".json": write_json, ".jsonl": write_jsonl, ".csv": write_csv, ".xml": write_junit, ".html": None}
+    ".json": write_json, ".jsonl": write_jsonl, ".csv": write_csv, ".xml": write_junit, ".html": None,
+    ".yaml": write_yaml, ".yml": write_yaml, ".txt": write_yaml}
 
 
 def _escape_data(text: str) -> str:

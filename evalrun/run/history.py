@@ -321,6 +321,10 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
     history = History(state) if opts.history else None
     if opts.results_file is None:
         new_id = new_run_id()
+        if not opts.write:  # --no-write: nothing under .evalrun; the results file in a temporary folder
+            import tempfile
+
+            return RunFiles(new_id, Path(tempfile.mkdtemp(prefix="evalrun-")) / f"{new_id}.jsonl", state, None)
         return RunFiles(new_id, state / "runs" / f"{new_id}.jsonl", state, history)
     run_id: str | None = None
     if opts.resume and history is not None:
@@ -334,8 +338,9 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
 
 
 def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
-    """Point last-run at the results file; the history row `running`."""
-    point_last_run(files.state, files.results_file)
+    """Point last-run at the results file (not under --no-write); the history row `running`."""
+    if opts.write:
+        point_last_run(files.state, files.results_file)
     if files.history is None:
         return
     try:

@@ -21,12 +21,16 @@ class RunOptions:
     filter_pattern: str | None = None
     filter_first_n: int | None = None
     filter_failing: str | None = None  # path of a previous results .json/.jsonl
+    failing_kind: str = "failing"  # which of its cases: split.FAILING_KINDS (--filter-failing-only, ...)
+    retry_errors: bool = False  # --retry-errors: resume the results file, running its ERROR cases again
     #: None: a new file of its own, .evalrun/runs/<run id>.jsonl next to the config (evalrun/run/history.py)
     results_file: Path | None = None
     resume: bool = False
     progress: bool = False
     #: record the run in .evalrun/history.sqlite (`evalrun eval` does unless --no-history; the API on request)
     history: bool = False
+    #: write under .evalrun (the run's results file, the last-run pointer); False: --no-write
+    write: bool = True
     shard: tuple[int, int] | None = None  # (k, n): run shard k of n (--shard K/N)
 
     @classmethod
@@ -37,10 +41,12 @@ class RunOptions:
             eo["timeout_s"] = eo["timeoutMs"] / 1000.0
         opts = cls(use_cache=not cli.get("no_cache") and eo.get("cache", True) is not False,
                    results_file=Path(cli["results_file"]) if cli.get("results_file") else None,
-                   resume=bool(cli.get("resume")), history=bool(cli.get("history")))
+                   resume=bool(cli.get("resume")), history=bool(cli.get("history")),
+                   write=cli.get("write", True) is not False)
         for name, key in (("max_concurrency", "maxConcurrency"), ("repeat", "repeat"), ("delay_ms", "delay"),
                           ("timeout_s", "timeout_s"), ("grader", ""), ("filter_pattern", ""), ("filter_first_n", ""),
-                          ("filter_failing", ""), ("progress", ""), ("shard", "")):
+                          ("filter_failing", ""), ("failing_kind", ""), ("retry_errors", ""), ("progress", ""),
+                          ("shard", "")):
             value = cli.get(name)
             if value is None and key:  # "": a CLI flag only
                 value = eo.get(key)

@@ -39,10 +39,14 @@ def release_free_memory() -> bool:
     return True
 
 
-def _previous(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Results already in the file (for --resume): id -> (offset, what Tally.add reads: a resumed run stays small)."""
-    previous = {}
+def _previous(path: Path, *, retry_errors: bool = False) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Results already in the file (for --resume): id -> (offset, what Tally.add reads: a resumed run stays small);
+    `retry_errors`: without its ERROR cases (run again, their new results appended: the last one counts)."""
+    previous: dict[str, tuple[int, dict[str, Any]]] = {}
     for off, rec in read_records(path, key="--resume", hint=RESUME_HINT):
+        if retry_errors and rec.get("status") == "error":
+            previous.pop(rec["id"], None)
+            continue
         slim = {k: rec.get(k) for k in ("id", "index", "status", "cached", "tokens", "cost")}
         slim["assertions"] = [{"tokens": a.get("tokens"), "cost": a.get("cost")} for a in rec.get("assertions") or []]
         previous[rec["id"]] = (off, slim)
@@ -120,7 +124,7 @@ class Runner:
         tally = Tally(derived=tuple(compile_derived(self.suite.derived_metrics)))
         release_free_memory()  # what loading the suite freed, before the run allocates its own
         env = self._env()  # builds providers: a bad provider is a ConfigError before anything runs
-        select = split.selector(opts.filter_pattern, opts.filter_failing)
+        select = split.selector(opts.filter_pattern, opts.filter_failing, opts.failing_kind)
         if self.cases:  # a worker's window, a Ray task's part: chosen by the caller, filtered here
             cases, total = split.apply(self.cases(self.suite, opts.repeat), select, opts.filter_first_n), None
         else:  # the run's (its --shard part), and how many when that is known up front
@@ -129,7 +133,7 @@ class Runner:
         stream = model_graded.batches(cases)
         files = history.plan(self.suite, opts)
         writer = ResultsWriter(files.results_file, append=opts.resume)
-        previous = _previous(files.results_file) if opts.resume else {}
+        previous = _previous(files.results_file, retry_errors=opts.retry_errors) if opts.resume else {}
         history.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total

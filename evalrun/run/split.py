@@ -69,28 +69,35 @@ def cases(suite: Suite, repeat: int | None, *, part: tuple[int, int] | None = No
 
 
 # ------------------------------------------------------------------ filters that read each case
-def failing_ids(path: str) -> set[str]:
-    """The ids of the failed or errored cases in a results file or a -o .json report."""
+#: --filter-failing's kinds: the statuses each selects, and its flag
+FAILING_KINDS = {"failing": (("fail", "error"), "--filter-failing"),
+                 "failures": (("fail",), "--filter-failing-only"), "errors": (("error",), "--filter-errors-only")}
+
+
+def failing_ids(path: str, kind: str = "failing") -> set[str]:
+    """The ids of the cases in a results file or a -o .json report that failed or errored ("failing"), failed
+    their assertions ("failures": --filter-failing-only) or were an ERROR ("errors": --filter-errors-only)."""
+    statuses, flag = FAILING_KINDS[kind]
     if not Path(path).is_file():
-        raise UsageError(f"--filter-failing {path!r}: no such file", key="--filter-failing",
-                         hint=f"pass {store.ACCEPTED}")
-    records = store.records(Path(path), key="--filter-failing", hint=f"pass {store.ACCEPTED}")
-    return {str(r["id"]) for r in records if r.get("status", "pass" if r.get("pass") else "fail") != "pass"}
+        raise UsageError(f"{flag} {path!r}: no such file", key=flag, hint=f"pass {store.ACCEPTED}")
+    records = store.records(Path(path), key=flag, hint=f"pass {store.ACCEPTED}")
+    return {str(r["id"]) for r in records if r.get("status", "pass" if r.get("pass") else "fail") in statuses}
 
 
 Selector = Callable[[Iterable[Case]], Iterator[Case]]
 
 
-def selector(pattern: str | None = None, failing: str | Collection[str] | None = None) -> Selector | None:
-    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids), or None; a bad
-    regex or results file is a UsageError now."""
+def selector(pattern: str | None = None, failing: str | Collection[str] | None = None,
+             kind: str = "failing") -> Selector | None:
+    """The filter of --filter-pattern and --filter-failing (a results file, or its failing_ids of that `kind`), or
+    None; a bad regex or results file is a UsageError now."""
     rx = None
     if pattern:
         try:
             rx = re.compile(pattern)
         except re.error as e:
             raise UsageError(f"--filter-pattern is not a valid regular expression: {e}") from None
-    ids = failing_ids(failing) if isinstance(failing, str) else failing  # an empty set selects nothing
+    ids = failing_ids(failing, kind) if isinstance(failing, str) else failing  # an empty set selects nothing
     if rx is None and ids is None:
         return None
 

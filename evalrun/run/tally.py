@@ -201,7 +201,7 @@ class RunOutcome:
     def meta(self) -> dict[str, Any]:
         return {"evalrun_version": __version__, "description": self.suite.description,
                 "config_files": list(self.suite.files), "results_file": str(self.results_file),
-                "run_id": self.run_id}
+                "run_id": self.run_id, **({"tags": dict(self.suite.tags)} if self.suite.tags else {})}
 
 
 # ------------------------------------------------------------------ statistics over repeats

@@ -270,7 +270,7 @@ def check_args(executor: str | None, address: str | None, tasks: int | None, *,
 def job_for(paths: list[str], opts: RunOptions, *, cli_vars: dict[str, Any] | None,
             strict: bool | None) -> ShardJob:
     """What every task gets (its shard set later): the driver's config paths and the run options."""
-    failing = frozenset(split.failing_ids(opts.filter_failing)) if opts.filter_failing else None  # read here
+    failing = frozenset(split.failing_ids(opts.filter_failing, opts.failing_kind)) if opts.filter_failing else None  # read here
     return ShardJob(configs=tuple(os.path.abspath(p) for p in paths), driver_cwd=os.getcwd(), shard=(1, 1),
                     cli_vars=cli_vars, strict=strict, options=opts, failing=failing)
 

@@ -1,0 +1,105 @@
+"""`evalrun eval`'s promptfoo options give promptfoo 0.121.20's selection on the same suite (tests/compat/cli/):
+the same (test, provider, prompt) cases with the same verdicts and outputs. The expected cases were recorded from
+promptfoo 0.121.20 (`python -m tests.compat.test_cli_options --record`, into cli/recorded.json); when promptfoo is
+installed (tests/compat/compare.py: PROMPTFOO_BIN) they are also taken from it live."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.compat.compare import promptfoo_bin
+
+HERE = Path(__file__).parent / "cli"
+RECORDED = HERE / "recorded.json"
+
+#: name -> the options (the same for both tools); "config": False runs without -c suite.yaml
+CASES: dict[str, dict[str, Any]] = {
+    "filter-metadata": {"args": ["--filter-metadata", "team=red"]},
+    "filter-metadata-and": {"args": ["--filter-metadata", "team=red", "--filter-metadata", "env=prod"]},
+    "filter-range": {"args": ["--filter-range", "1:3"]},
+    "filter-range-open": {"args": ["--filter-range", "2:"]},
+    "filter-sample-seed": {"args": ["--filter-sample", "2", "--filter-sample-seed", "42"]},
+    "filter-sample-seed-7": {"args": ["--filter-sample", "3", "--filter-sample-seed", "7"]},
+    "filter-prompts": {"args": ["--filter-prompts", "^bye$"]},
+    "filter-providers": {"args": ["--filter-providers", "two"]},
+    "filter-targets": {"args": ["--filter-targets", "two"]},
+    "prompt-prefix-suffix": {"args": ["--prompt-prefix", "PRE ", "--prompt-suffix", " POST"]},
+    "prompts": {"args": ["-c", "suite.yaml", "-p", "extra.txt"], "config": False},
+    "providers": {"args": ["-c", "suite.yaml", "-r", "echo-two"], "config": False},
+    "tests": {"args": ["-c", "suite.yaml", "-t", "tests.csv"], "config": False},
+    "assertions": {"args": ["-a", "assertions.yaml", "--model-outputs", "outputs.json"], "config": False},
+    # the report's format: promptfoo writes .yaml and .txt alike, as YAML of its JSON output (read back here)
+    "output-yaml": {"args": ["--filter-range", ":1"], "ext": ".yaml"},
+    "output-txt": {"args": ["--filter-range", ":1"], "ext": ".txt"},
+}
+
+
+def _key(vars: Any, provider: Any, output: Any, success: Any) -> list[Any]:
+    """A case by what both tools agree on: its vars, its provider's label, its output (echo: the prompt sent, so
+    the prompt too; prompt labels and CSV rows' descriptions are named differently) and its verdict."""
+    return [json.dumps(vars or {}, sort_keys=True), provider or "", str(output), bool(success)]
+
+
+def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+    out = workdir / f"pf{ext}"
+    out.unlink(missing_ok=True)
+    env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
+               PROMPTFOO_DISABLE_SHARING="1", PROMPTFOO_CONFIG_DIR=str(workdir / "pf-home"),
+               PROMPTFOO_DISABLE_REMOTE_GENERATION="1")
+    cmd = [binary, "eval", *(["-c", "suite.yaml"] if config else []), *args, "-o", str(out), "--no-cache",
+           "--no-table", "--no-progress-bar", "--no-write"]
+    subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True, timeout=300, check=False)
+    data = yaml.safe_load(out.read_text())
+    rows = []
+    for r in data["results"]["results"]:
+        prov = r["provider"].get("label") or r["provider"]["id"]
+        rows.append(_key(r.get("vars"), prov, (r.get("response") or {}).get("output"), r["success"]))
+    return sorted(rows)
+
+
+def run_evalrun(args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+    out = workdir / f"er{ext}"
+    cmd = [sys.executable, "-m", "evalrun", "eval", *(["suite.yaml"] if config else []), *args, "-o", str(out),
+           "--no-cache", "--no-table", "--no-progress-bar", "--no-write"]
+    done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
+    assert out.exists(), done.stderr
+    rows = []
+    for r in yaml.safe_load(out.read_text())["results"]:
+        rows.append(_key(r.get("vars"), r.get("provider"), r.get("output"), r.get("pass")))
+    return sorted(rows)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_same_cases_as_promptfoo(name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    expected = json.loads(RECORDED.read_text())[name]
+    ext = case.get("ext", ".json")
+    got = run_evalrun(case["args"], case.get("config", True), tmp_path, ext)
+    assert got == expected
+    binary = promptfoo_bin()
+    if binary is not None and os.environ.get("EVALRUN_SKIP_COMPAT") != "1":
+        assert got == run_promptfoo(binary, case["args"], case.get("config", True), tmp_path, ext)
+
+
+def _record() -> None:  # pragma: no cover - run by hand with promptfoo installed
+    import tempfile
+
+    binary = promptfoo_bin()
+    assert binary, "promptfoo is not installed (PROMPTFOO_BIN)"
+    with tempfile.TemporaryDirectory() as tmp:
+        data = {name: run_promptfoo(binary, c["args"], c.get("config", True), Path(tmp), c.get("ext", ".json"))
+                for name, c in CASES.items()}
+    RECORDED.write_text(json.dumps(data, indent=1) + "\n")
+
+
+if __name__ == "__main__" and "--record" in sys.argv:  # pragma: no cover
+    _record()
