@@ -8,7 +8,8 @@ Serves POST /v1/chat/completions (and /chat/completions; Ollama's /api/chat and 
   {"drop": True}                          -> closes the connection without answering
   {"raw": "not json"}                     -> 200 with that raw body
   {"status": 401, "echo_headers": True}   -> that status, the error message quoting every request header
-  {"usage": {...}, "finish_reason": "length"} may accompany "content".
+  {"usage": {...}, "finish_reason": "length"} may accompany "content"; so may "logprobs": [-0.1, ...] (the
+  tokens' log-probabilities, served as choices[0].logprobs.content).
 Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
 POST /v1/embeddings answers with `.embed(text)` for each input (default: a hashed bag of words) and records
 its bodies in `.embedding_requests`.
@@ -179,6 +180,8 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "index": 0,
             "message": {"role": "assistant", "content": content},
             "finish_reason": reply.get("finish_reason", "stop"),
+            **({"logprobs": {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                                         for i, lp in enumerate(reply["logprobs"])]}} if "logprobs" in reply else {}),
         }],
         "usage": usage,
     }

@@ -147,3 +147,56 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))
+
+
+@register("webhook")
+class Webhook(Assertion):
+    """POSTs `{output, context: {prompt, vars}}` as JSON to the URL in `value`; the reply `{pass, score?,
+    reason?}` is the verdict.
+
+    YAML keys: `value` (required): the URL. The score is the reply's `score`, else 1 / 0 by `pass` (`not-`
+    reports 1 - score). Timeout: the WEBHOOK_TIMEOUT environment variable in ms (default 5000). A failed
+    request, an HTTP error status or a reply without a boolean `pass` is an ERROR (promptfoo fails the
+    assertion instead, and passes a reply without `pass`).
+    """
+
+    requires_value = True
+    config_keys = frozenset()
+    value_hint = "e.g. `value: http://localhost:8000/grade`"
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f'"webhook" assertion type must have a URL value, got {value!r}')
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"webhook needs an http:// or https:// URL, got {value!r}")
+        return value
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        import os
+
+        from evalrun.providers.http_ import post_json
+        url = self.value_of(ctx)
+        try:
+            timeout = float(os.environ.get("WEBHOOK_TIMEOUT") or 5000) / 1000
+        except ValueError:
+            raise AssertionRuntimeError(f"WEBHOOK_TIMEOUT must be milliseconds, got "
+                                        f"{os.environ['WEBHOOK_TIMEOUT']!r}") from None
+        from evalrun.errors import ProviderError
+        try:
+            status, reply = await post_json(url, {"output": ctx.code_output,
+                                                  "context": {"prompt": ctx.prompt, "vars": ctx.vars}}, timeout)
+        except ProviderError as e:
+            raise AssertionRuntimeError(f"Webhook error: {e}") from None
+        if not 200 <= status < 300:
+            raise AssertionRuntimeError(f"Webhook error: {url} replied with status {status}")
+        if not isinstance(reply, dict) or not isinstance(reply.get("pass"), bool):
+            raise AssertionRuntimeError(f"Webhook error: {url} replied without a boolean `pass` (got "
+                                        f"{json.dumps(reply)[:200]})")
+        passed = reply["pass"]
+        score = reply.get("score")
+        if score is None:
+            score = 1.0 if passed else 0.0
+        elif isinstance(score, bool) or not isinstance(score, (int, float)):
+            raise AssertionRuntimeError(f"Webhook error: the reply's score must be a number, got {score!r}")
+        reason = reply.get("reason") or ("Assertion passed" if passed else "Webhook returned false")
+        return Score(passed, float(score), str(reason))

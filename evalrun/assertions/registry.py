@@ -35,14 +35,18 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.similarity": ("answer-relevance", "bleu", "completeness", "content-similarity",
         "keyword-coverage", "levenshtein", "rouge-n", "similar", "similar:cosine", "similar:dot", "similar:euclidean",
         "textual-difference", "tone-consistency"),
-    "evalrun.assertions.code": ("javascript", "python"),
+    "evalrun.assertions.code": ("javascript", "python", "webhook"),
     "evalrun.assertions.engine": ("assert-set",),
     "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
         "faithfulness", "hallucination", "noise-robustness", "noise-sensitivity"),
-    "evalrun.assertions.response": ("cost", "finish-reason", "latency", "tool-call-accuracy"),
+    "evalrun.assertions.response": ("cost", "finish-reason", "latency", "tool-call-accuracy",
+        "tool-call-f1"),
     "evalrun.assertions.judges": ("answer-relevancy", "answer-similarity", "bias", "prompt-alignment", "toxicity"),
     "evalrun.assertions.model_graded": ("classifier", "factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
         "model-graded-factuality", "select-best"),
+    "evalrun.assertions.selection": ("max-score",),
+    "evalrun.assertions.overlap": ("gleu",),
+    "evalrun.assertions.logprobs": ("perplexity", "perplexity-score"),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
 _MODULE_OF = {name: module for module, names in BUILTIN_TYPES.items() for name in names}
