@@ -45,7 +45,7 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.model_graded": ("classifier", "factuality", "g-eval", "llm-rubric", "model-graded-closedqa",
         "model-graded-factuality", "select-best"),
     "evalrun.assertions.selection": ("max-score",),
-    "evalrun.assertions.overlap": ("gleu",),
+    "evalrun.assertions.overlap": ("gleu", "meteor"),
     "evalrun.assertions.logprobs": ("perplexity", "perplexity-score"),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
