@@ -42,7 +42,7 @@ def is_error_span(span: Mapping[str, Any]) -> bool:
     `exception`, `failed`, `failure` true or an object; `http.status_code` >= 400; `otel.status_code` /
     `status.code` ERROR), or a status message that mentions an error, failure, exception, timeout or abort."""
     code = span.get("statusCode")
-    if _number(code) and (code == 2 or float(code) >= 400):
+    if isinstance(code, (int, float)) and not isinstance(code, bool) and (code == 2 or code >= 400):
         return True
     attrs = span.get("attributes")
     if isinstance(attrs, dict):
