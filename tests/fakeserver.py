@@ -12,7 +12,8 @@ Serves POST /v1/chat/completions (and /chat/completions; Ollama's /api/chat and 
   tokens' log-probabilities, served as choices[0].logprobs.content).
 Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
 POST /v1/embeddings answers with `.embed(text)` for each input (default: a hashed bag of words) and records
-its bodies in `.embedding_requests`.
+its bodies in `.embedding_requests`. POST /v1/moderations answers `.moderate(body)` (default: nothing flagged)
+and records its bodies in `.moderation_requests`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ class FakeOpenAI:
         #: POST /v1/embeddings bodies, and the embedding of one text (default: hashed bag of words).
         self.embedding_requests: list[dict[str, Any]] = []
         self.embed: Callable[[str], list[float]] = bag_of_words
+        self.moderation_requests: list[dict[str, Any]] = []
+        self.moderate: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: {
+            "id": "modr-fake", "model": body.get("model", "omni-moderation-latest"),
+            "results": [{"flagged": False, "categories": {}, "category_scores": {}}]}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -99,7 +104,11 @@ class FakeOpenAI:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if self.path.rstrip("/").endswith("/embeddings"):
+                if self.path.rstrip("/").endswith("/moderations"):
+                    with fake._lock:
+                        fake.moderation_requests.append(body)
+                    reply = {"raw": json.dumps(fake.moderate(body))}
+                elif self.path.rstrip("/").endswith("/embeddings"):
                     reply: Reply = {"embedding_of": body}
                     with fake._lock:
                         fake.embedding_requests.append(body)

@@ -48,6 +48,7 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.overlap": ("gleu", "meteor"),
     "evalrun.assertions.logprobs": ("perplexity", "perplexity-score"),
     "evalrun.assertions.conversation": ("conversation-relevance",),
+    "evalrun.assertions.safety": ("guardrails", "moderation"),
     "evalrun.assertions.traces": ("trace-error-spans", "trace-span-count", "trace-span-duration"),
 }
 BUILTIN_MODULES = tuple(BUILTIN_TYPES)
