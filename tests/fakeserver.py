@@ -13,7 +13,8 @@ Serves POST /v1/chat/completions (and /chat/completions; Ollama's /api/chat and 
 Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
 POST /v1/embeddings answers with `.embed(text)` for each input (default: a hashed bag of words) and records
 its bodies in `.embedding_requests`. POST /v1/moderations answers `.moderate(body)` (default: nothing flagged)
-and records its bodies in `.moderation_requests`.
+and records its bodies in `.moderation_requests`. POST /v1/scoring_system/score (Pi Labs' scorer) answers
+`.pi_score(body)` (default: total_score 0.9) and records its bodies in `.pi_requests`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class FakeOpenAI:
         self.embedding_requests: list[dict[str, Any]] = []
         self.embed: Callable[[str], list[float]] = bag_of_words
         self.moderation_requests: list[dict[str, Any]] = []
+        self.pi_requests: list[dict[str, Any]] = []
+        self.pi_score: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: {
+            "total_score": 0.9, "question_scores": {q["question"]: 0.9 for q in body.get("scoring_spec", [])}}
         self.moderate: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: {
             "id": "modr-fake", "model": body.get("model", "omni-moderation-latest"),
             "results": [{"flagged": False, "categories": {}, "category_scores": {}}]}
@@ -104,7 +108,11 @@ class FakeOpenAI:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if self.path.rstrip("/").endswith("/moderations"):
+                if self.path.rstrip("/").endswith("/scoring_system/score"):
+                    with fake._lock:
+                        fake.pi_requests.append(body)
+                    reply = {"raw": json.dumps(fake.pi_score(body))}
+                elif self.path.rstrip("/").endswith("/moderations"):
                     with fake._lock:
                         fake.moderation_requests.append(body)
                     reply = {"raw": json.dumps(fake.moderate(body))}

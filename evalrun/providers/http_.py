@@ -338,13 +338,14 @@ class DirectOpenAI:
 _WEBHOOKS = LoopSession(limit=0)
 
 
-async def post_json(url: str, body: Any, timeout_s: float) -> tuple[int, Any]:
-    """POST `body` as JSON to `url` (no proxy: a webhook is the user's own server); (status, the reply's JSON or
-    None when it is not JSON). Network failures raise ProviderError with the cause."""
+async def post_json(url: str, body: Any, timeout_s: float, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """POST `body` as JSON to `url` (no proxy, as for a webhook: the user's own server); (status, the reply's JSON
+    or None when it is not JSON). Network failures raise ProviderError with the cause."""
     import aiohttp
     session = await _WEBHOOKS.get()
     try:
-        async with session.post(url, json=body, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+        async with session.post(url, json=body, headers=headers,
+                                timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
             text = await resp.text()
     except asyncio.TimeoutError:
         raise ProviderError(f"{url}: no reply within {timeout_s:g}s") from None

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.compat.compare import promptfoo_bin
-from tests.test_assertions_webhook import _grade
+from tests.test_assertions_external import _grade
 from tests.webhookserver import WebhookServer
 
 HERE = Path(__file__).resolve().parent / "types"

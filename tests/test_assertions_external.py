@@ -1,4 +1,4 @@
-"""webhook: the verdict of a local grader server (pass, fail, score, not-), its request body, and an ERROR for a
+"""webhook and pi. webhook: the verdict of a local grader server (pass, fail, score, not-), its request body, and an ERROR for a
 failed request, an HTTP error, a reply without `pass`, and a timeout; bad URLs are config errors."""
 
 from __future__ import annotations
@@ -62,3 +62,35 @@ def test_unreachable_and_timeout_are_errors(hook: WebhookServer, monkeypatch: py
 def test_bad_urls(value: Any) -> None:
     assert "URL" in bad("webhook", value).message
     assert "value is required" in bad("webhook").message
+
+
+def _pi(url: str, monkeypatch: pytest.MonkeyPatch, type_: str, output: str, value: Any = "Is it polite?",
+        **kw: Any) -> Any:
+    monkeypatch.setenv("WITHPI_API_KEY", "pi-key")
+    monkeypatch.setenv("WITHPI_API_URL", url + "/scoring_system/score")
+    return run(type_, output, value, **kw)
+
+
+def test_pi_scores_through_the_fake_server(fake_openai: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_openai.pi_score = lambda body: {"total_score": 0.7 if "please" in body["llm_output"] else 0.5,
+                                         "question_scores": {"Is it polite?": 0.7}}
+    r = _pi(fake_openai.url, monkeypatch, "pi", "yes please")
+    assert r.pass_ and r.score == 0.7 and r.details["question_scores"] == {"Is it polite?": 0.7}
+    assert fake_openai.pi_requests[-1] == {"llm_input": "the prompt", "llm_output": "yes please",
+                                           "scoring_spec": [{"question": "Is it polite?"}]}
+    assert fake_openai.headers[-1]["x-api-key"] == "pi-key"
+    r = _pi(fake_openai.url, monkeypatch, "pi", "no")                       # 0.5 is not above 0.5
+    assert not r.pass_ and r.reason == "Pi Scorer: 0.50 <= threshold 0.5"
+    assert _pi(fake_openai.url, monkeypatch, "pi", "yes please", threshold=0.8).pass_ is False
+    r = _pi(fake_openai.url, monkeypatch, "not-pi", "no")
+    assert r.pass_ and r.score == 0.5
+
+
+def test_pi_errors(fake_openai: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_openai.pi_score = lambda body: {"detail": "bad key"}
+    r = _pi(fake_openai.url, monkeypatch, "not-pi", "x")
+    assert r.error and "Could not perform remote grading" in r.error and not r.pass_
+    monkeypatch.delenv("WITHPI_API_KEY")
+    r = run("pi", "x", "Is it polite?")
+    assert r.error and "WITHPI_API_KEY must be set" in r.error
+    assert "string value" in bad("pi", 3).message and "value is required" in bad("pi").message
