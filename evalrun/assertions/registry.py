@@ -35,7 +35,7 @@ BUILTIN_TYPES: dict[str, tuple[str, ...]] = {
     "evalrun.assertions.similarity": ("answer-relevance", "bleu", "completeness", "content-similarity",
         "keyword-coverage", "levenshtein", "rouge-n", "similar", "similar:cosine", "similar:dot", "similar:euclidean",
         "textual-difference", "tone-consistency"),
-    "evalrun.assertions.code": ("javascript", "python"),
+    "evalrun.assertions.code": ("javascript", "python", "ruby"),
     "evalrun.assertions.external": ("pi", "webhook"),
     "evalrun.assertions.engine": ("assert-set",),
     "evalrun.assertions.rag": ("context-faithfulness", "context-precision", "context-recall", "context-relevance",
