@@ -1,7 +1,7 @@
 """The assertion types of round four (max-score, gleu, tool-call-f1, perplexity / perplexity-score from given
-logProbs, webhook against a local server) give promptfoo 0.121.20's verdicts and scores on the configs in
-tests/compat/types/: against its results recorded in promptfoo_0.121.20.json, and live when promptfoo is
-installed (PROMPTFOO_BIN). Record again with `python -m tests.compat.test_types_round4 --record`.
+logProbs, webhook against a local server, and ruby where the binary is installed) give promptfoo 0.121.20's
+verdicts and scores on the configs in tests/compat/types/: against its results recorded in
+promptfoo_0.121.20.json, and live when promptfoo is installed (PROMPTFOO_BIN). Record again with `python -m tests.compat.test_types_round4 --record`.
 
 Known differences, documented in docs/assertions.md: max-score's losing case keeps its other assertions' score
 (promptfoo sets it to 0); a webhook that fails (HTTP 500) is an ERROR here, a fail in promptfoo (both: not a
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from tests.webhookserver import WebhookServer
 HERE = Path(__file__).resolve().parent / "types"
 ROOT = HERE.parent.parent.parent
 RECORDED = HERE / "promptfoo_0.121.20.json"
-CONFIGS = ("offline.yaml", "maxscore.yaml", "webhook.yaml")
+#: ruby.yaml needs the `ruby` binary on both sides: compared only where it is installed.
+CONFIGS = ("offline.yaml", "maxscore.yaml", "webhook.yaml") + (("ruby.yaml",) if shutil.which("ruby") else ())
 Verdicts = dict[str, tuple[bool, float | None]]  # "test,prompt" -> (pass, score)
 
 
@@ -80,7 +82,8 @@ def _check(ours: dict[str, Verdicts], theirs: dict[str, Verdicts]) -> None:
 
 def test_same_verdicts_and_scores_as_recorded_promptfoo() -> None:
     recorded = json.loads(RECORDED.read_text())
-    assert sum(len(v) for v in recorded.values()) == 25
+    assert sum(len(recorded[c]) for c in ("offline.yaml", "maxscore.yaml", "webhook.yaml")) == 25
+    assert len(recorded["ruby.yaml"]) == 7
     _check(_both(run_evalrun), {k: {t: (p, s) for t, (p, s) in v.items()} for k, v in recorded.items()})
 
 
