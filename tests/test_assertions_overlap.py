@@ -96,3 +96,29 @@ def test_meteor_stem_stage_with_a_given_stemmer() -> None:
     assert meteor_one(_words("cats sat"), _words("cat sat"), stemmer=Plural()) == pytest.approx(1 - 0.5 / 8)
     fmean = 0.5 * 0.5 / (0.9 * 0.5 + 0.1 * 0.5)   # without it only "sat" matches
     assert meteor_one(_words("cats sat"), _words("cat sat")) == pytest.approx(fmean * 0.5)
+
+
+class _NoSynonyms:
+    """A WordNet stand-in for NLTK's meteor_score: no synsets (its WordNet data is a download)."""
+
+    def synsets(self, word: str) -> list[object]:
+        return []
+
+
+@pytest.mark.parametrize(("hyp", "ref"), [
+    ("the cat sat on the mat", "the cat sat on the mat"),
+    ("on the mat the cat sat", "the cat sat on the mat"),
+    ("the cats were running to the mats", "a cat runs to the mat"),
+    ("It is a guide to action which ensures that the military always obeys the commands of the party",
+     "It is a guide to action that ensures that the military will forever heed Party commands"),
+    ("generously given gifts", "a generous gift was given"),
+    ("nothing in common", "entirely different words"),
+])
+def test_meteor_equals_nltks_meteor_score_without_synonyms(hyp: str, ref: str) -> None:
+    nltk_meteor = pytest.importorskip("nltk.translate.meteor_score",
+                                      reason="the optional evalrun[meteor] extra (NLTK) is not installed")
+    from evalrun.assertions.overlap import meteor_one, porter_stemmer
+    want = nltk_meteor.single_meteor_score(ref.split(), hyp.split(), wordnet=_NoSynonyms())
+    assert meteor_one(hyp.split(), ref.split(), stemmer=porter_stemmer()) == pytest.approx(want)
+    r = run("meteor", hyp, ref, threshold=0)
+    assert r.score == pytest.approx(want)       # the assertion uses the stemmer when NLTK is installed

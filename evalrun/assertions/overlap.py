@@ -106,6 +106,16 @@ def _align(cand: list[tuple[int, str]], ref: list[tuple[int, str]]) -> tuple[lis
     return pairs, cand, ref
 
 
+def porter_stemmer() -> Any:
+    """NLTK's Porter stemmer (the optional `evalrun[meteor]` extra: `pip install 'evalrun-llm[meteor]'`), or None
+    when NLTK is not installed."""
+    try:
+        from nltk.stem.porter import PorterStemmer  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    return PorterStemmer()
+
+
 def chunks(pairs: Sequence[Pair]) -> int:
     """Runs of matches adjacent in both the candidate and the reference (pairs sorted by candidate index)."""
     return sum(1 for k, (i, j) in enumerate(pairs) if k == 0 or (i, j) != (pairs[k - 1][0] + 1, pairs[k - 1][1] + 1))
@@ -141,8 +151,9 @@ def _meteor_words(text: str) -> list[str]:
 class Meteor(_Overlap):
     """METEOR of the output against `value` is >= `threshold` (the best over several references).
 
-    Words split on whitespace (trailing periods dropped), lowercased, matched exactly (METEOR's exact module;
-    promptfoo also matches Porter stems and WordNet synonyms, evalrun does not). Fmean = 10PR / (R + 9P) with
+    Words split on whitespace (trailing periods dropped), lowercased, matched exactly, then by Porter stem when
+    the optional `evalrun[meteor]` extra (NLTK) is installed; no WordNet synonyms (promptfoo matches them too).
+    Fmean = 10PR / (R + 9P) with
     the default alpha; penalty = gamma * (chunks / matches) ** beta. YAML keys: `value` (required): a reference
     text or a list of them; `threshold` (default 0.5); `config.alpha` (0.9), `config.beta` (3), `config.gamma`
     (0.5). Score = METEOR (`not-` reports 1 - score). An empty output is an ERROR.
@@ -162,6 +173,6 @@ class Meteor(_Overlap):
 
     def measure(self, output: str, refs: list[str]) -> float:
         cfg = self.spec.config
-        words = _meteor_words(output)
+        words, stemmer = _meteor_words(output), porter_stemmer()
         return max(meteor_one(words, _meteor_words(r), float(cfg.get("alpha", 0.9)), float(cfg.get("beta", 3)),
-                              float(cfg.get("gamma", 0.5))) for r in refs)
+                              float(cfg.get("gamma", 0.5)), stemmer) for r in refs)
