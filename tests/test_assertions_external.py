@@ -13,7 +13,7 @@ from tests.test_assertions_helpers import bad, run
 from tests.webhookserver import WebhookServer
 
 
-def _grade(body: dict[str, Any]) -> tuple[int, Any]:
+def grade(body: dict[str, Any]) -> tuple[int, Any]:
     out = body["output"]
     if out == "slow":
         time.sleep(1.5)
@@ -24,7 +24,7 @@ def _grade(body: dict[str, Any]) -> tuple[int, Any]:
 
 @pytest.fixture(scope="module")
 def hook() -> Iterator[WebhookServer]:
-    with WebhookServer(_grade) as server:
+    with WebhookServer(grade) as server:
         yield server
 
 

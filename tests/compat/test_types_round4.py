@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.compat.compare import promptfoo_bin
-from tests.test_assertions_external import _grade
+from tests.test_assertions_external import grade
 from tests.webhookserver import WebhookServer
 
 HERE = Path(__file__).resolve().parent / "types"
@@ -61,7 +61,7 @@ def run_promptfoo(binary: str, config: Path) -> Verdicts:
 
 
 def _both(run: Any) -> dict[str, Verdicts]:
-    with tempfile.TemporaryDirectory() as tmp, WebhookServer(_grade) as hook:
+    with tempfile.TemporaryDirectory() as tmp, WebhookServer(grade) as hook:
         return {name: run(_config(name, Path(tmp), hook.url)) for name in CONFIGS}
 
 
