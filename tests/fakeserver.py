@@ -8,10 +8,13 @@ Serves POST /v1/chat/completions (and /chat/completions; Ollama's /api/chat and 
   {"drop": True}                          -> closes the connection without answering
   {"raw": "not json"}                     -> 200 with that raw body
   {"status": 401, "echo_headers": True}   -> that status, the error message quoting every request header
-  {"usage": {...}, "finish_reason": "length"} may accompany "content".
+  {"usage": {...}, "finish_reason": "length"} may accompany "content"; so may "logprobs": [-0.1, ...] (the
+  tokens' log-probabilities, served as choices[0].logprobs.content).
 Every request body (parsed JSON) is recorded in `.requests`, its headers (lower-case names) in `.headers`.
 POST /v1/embeddings answers with `.embed(text)` for each input (default: a hashed bag of words) and records
-its bodies in `.embedding_requests`.
+its bodies in `.embedding_requests`. POST /v1/moderations answers `.moderate(body)` (default: nothing flagged)
+and records its bodies in `.moderation_requests`. POST /v1/scoring_system/score (Pi Labs' scorer) answers
+`.pi_score(body)` (default: total_score 0.9) and records its bodies in `.pi_requests`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,13 @@ class FakeOpenAI:
         #: POST /v1/embeddings bodies, and the embedding of one text (default: hashed bag of words).
         self.embedding_requests: list[dict[str, Any]] = []
         self.embed: Callable[[str], list[float]] = bag_of_words
+        self.moderation_requests: list[dict[str, Any]] = []
+        self.pi_requests: list[dict[str, Any]] = []
+        self.pi_score: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: {
+            "total_score": 0.9, "question_scores": {q["question"]: 0.9 for q in body.get("scoring_spec", [])}}
+        self.moderate: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: {
+            "id": "modr-fake", "model": body.get("model", "omni-moderation-latest"),
+            "results": [{"flagged": False, "categories": {}, "category_scores": {}}]}
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -98,7 +108,15 @@ class FakeOpenAI:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
                 with fake._lock:
                     fake.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if self.path.rstrip("/").endswith("/embeddings"):
+                if self.path.rstrip("/").endswith("/scoring_system/score"):
+                    with fake._lock:
+                        fake.pi_requests.append(body)
+                    reply = {"raw": json.dumps(fake.pi_score(body))}
+                elif self.path.rstrip("/").endswith("/moderations"):
+                    with fake._lock:
+                        fake.moderation_requests.append(body)
+                    reply = {"raw": json.dumps(fake.moderate(body))}
+                elif self.path.rstrip("/").endswith("/embeddings"):
                     reply: Reply = {"embedding_of": body}
                     with fake._lock:
                         fake.embedding_requests.append(body)
@@ -179,6 +197,8 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "index": 0,
             "message": {"role": "assistant", "content": content},
             "finish_reason": reply.get("finish_reason", "stop"),
+            **({"logprobs": {"content": [{"token": f"t{i}", "logprob": lp, "bytes": None, "top_logprobs": []}
+                                         for i, lp in enumerate(reply["logprobs"])]}} if "logprobs" in reply else {}),
         }],
         "usage": usage,
     }

@@ -51,6 +51,8 @@ class AssertionContext:
     get_embedder: Callable[[AssertionSpec], Any] | None = None
     #: A transform's non-string result (`output` holds it as JSON text); code assertions receive it as is.
     output_value: Any = None
+    #: The results of the case's other top-level assertions, for a handler with `after_siblings` (max-score).
+    siblings: tuple[Any, ...] = ()
 
     @property
     def code_output(self) -> Any:
@@ -102,6 +104,8 @@ class Assertion:
     requires_value: ClassVar[bool] = False
     takes_value: ClassVar[bool] = True  # False: giving a `value` is a config error
     raw_value: ClassVar[bool] = False  # the handler gets the un-rendered value (python, javascript code)
+    #: Evaluated after the case's other assertions, which it reads from `ctx.siblings` (max-score).
+    after_siblings: ClassVar[bool] = False
     config_keys: ClassVar[frozenset[str] | None] = None  # keys allowed in `config:` (None: any)
     transform_fn: UserCode | None = None  # the compiled assertion-level `transform`
     #: A `value: file://x.js|py[:fn]` of a type that is not code: called per case, its return is the value.

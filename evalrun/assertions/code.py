@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +148,77 @@ def _failed_code(negated: bool, e: AssertionRuntimeError) -> Score:
     if negated or isinstance(e, CodeTimeout) or isinstance(e.__cause__, AssertionRuntimeError):
         raise e
     return Score(False, 0.0, str(e))
+
+
+
+_RUBY_RUNNER = """
+if __FILE__ == $0
+  args = JSON.parse(File.read(ARGV[0]))
+  File.write(ARGV[1], JSON.generate({"result" => main(*args)}))
+end
+"""
+
+
+def ruby_script(code: str) -> str:
+    """promptfoo's buildRubyScript: one line is `return <line>`, several lines the body of
+    `main(output, context)` (indented like its first indented line), plus evalrun's runner."""
+    if "\n" in code:
+        found = re.search(r"^(?!\s*$)[ \t]+", code, re.M)
+        indent = found.group(0) if found else "  "
+        body = "\n".join(indent + line for line in code.split("\n"))
+    else:
+        body = f"  return {code}"
+    return f"require 'json'\n\ndef main(output, context)\n{body}\nend\n{_RUBY_RUNNER}"
+
+
+@register("ruby")
+class Ruby(Assertion):
+    """Ruby code judges the output, run by the `ruby` binary (PROMPTFOO_RUBY overrides it), one process a case.
+
+    YAML keys: `value` (required): a one-line expression over `output` and `context` (e.g. `output.length <
+    100`), or several lines forming the body of `main(output, context)` with `return`; `threshold` (optional)
+    for numeric results. Results are read as for python (true/false, a number, {pass, score, reason}). An
+    exception FAILS the assertion with the reason, as in promptfoo (an ERROR under `not-`); no `ruby` binary is
+    an ERROR naming it.
+    """
+
+    requires_value = True
+    config_keys = frozenset()
+
+    def parse(self, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"ruby assertion must have a string value, got {value!r}")
+        if value.strip().startswith("file://"):
+            raise ValueError("ruby: file:// references are not supported; put the code in `value`")
+        return value
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        import asyncio
+        import os
+        import shutil
+        import tempfile
+        code = self.value_of(ctx)
+        binary = os.environ.get("PROMPTFOO_RUBY") or "ruby"
+        path = shutil.which(binary)
+        if path is None:
+            raise AssertionRuntimeError(f"the ruby assertion needs the `{binary}` binary, which is not on PATH: "
+                                        "install Ruby, or set PROMPTFOO_RUBY to its path")
+        with tempfile.TemporaryDirectory(prefix="evalrun-ruby-") as tmp:
+            script, args, out = (Path(tmp, n) for n in ("script.rb", "input.json", "output.json"))
+            script.write_text(ruby_script(code), encoding="utf-8")
+            args.write_text(json.dumps([ctx.code_output, ctx.as_dict()], default=str), encoding="utf-8")
+            proc = await asyncio.create_subprocess_exec(path, str(script), str(args), str(out),
+                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            _, err = await proc.communicate()
+            try:
+                if proc.returncode != 0:
+                    lines = err.decode("utf-8", "replace").strip().splitlines()
+                    raise AssertionRuntimeError("Ruby code execution failed: " + (lines[0] if lines else
+                                                f"exit status {proc.returncode}"))
+                result = json.loads(out.read_text(encoding="utf-8"))["result"]
+                if result is None:
+                    raise AssertionRuntimeError("Ruby assertion returned nil (no verdict): return true/false, a "
+                                                "number or {'pass' => ..., 'score' => ..., 'reason' => ...}")
+                return normalize_result(result, self.spec.threshold, "Ruby")
+            except AssertionRuntimeError as e:
+                return _failed_code(self.spec.negate, e)

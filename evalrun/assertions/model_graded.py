@@ -177,7 +177,7 @@ class _Slot:
 
     def __init__(self) -> None:
         import asyncio  # here: `validate` imports every assertion module and never needs the event loop
-        self.entries: list[tuple[str, str]] = []  # (case id, output), in submission order
+        self.entries: list[tuple[str, Any]] = []  # (case id, output or what the assertion compares), in order
         self.ready = asyncio.Event()
         self.result: asyncio.Future[Any] | None = None  # the comparison, started by the first case past `ready`
         self.computed_by: str | None = None
@@ -200,9 +200,10 @@ class OutputGroup:
         for slot in self._slots.values():
             self._check(slot)
 
-    async def submit(self, key: str, case_id: str, output: str,
-                     compute: Callable[[list[tuple[str, str]]], Awaitable[Any]]) -> tuple[Any, bool]:
-        """Add this case's output for assertion `key`, wait for the group, and return (the comparison's result,
+    async def submit(self, key: str, case_id: str, output: Any,
+                     compute: Callable[[list[tuple[str, Any]]], Awaitable[Any]]) -> tuple[Any, bool]:
+        """Add this case's output (or what `key` compares, e.g. max-score's aggregate) for assertion `key`, wait
+        for the group, and return (the comparison's result,
         whether this case computed it). `compute(entries)` runs once per group and assertion."""
         import asyncio
         slot = self._slots.setdefault(key, _Slot())
@@ -217,7 +218,7 @@ class OutputGroup:
 
 
 def compares_outputs(test: TestSpec) -> bool:
-    """The test holds an assertion that compares the outputs of its providers/prompts (select-best)."""
+    """The test holds an assertion that compares the outputs of its providers/prompts (select-best, max-score)."""
     return _any_compares(test.asserts)
 
 
@@ -277,7 +278,7 @@ class SelectBest(_Judged):
         grader, trace = self.grader_for(ctx)
         shared = GraderTrace(grader.id)
 
-        async def compare(entries: list[tuple[str, str]]) -> tuple[int, str, list[str]]:
+        async def compare(entries: list[tuple[str, Any]]) -> tuple[int, str, list[str]]:
             if len(entries) < 2:
                 raise AssertionRuntimeError(f"select-best needs at least 2 outputs to compare, got {len(entries)}")
             outputs = [out for _, out in entries]

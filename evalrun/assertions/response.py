@@ -235,3 +235,106 @@ class ToolCallAccuracy(MastraJudge):
                                       for n, ok, why in evaluations], "missingTools": missing}
         return await self.judged(ctx, value, what, {**judgements, "actualTools": names}, trace,
                                  judgements=judgements, input_text=mastra_input(ctx))
+
+
+def _f1_names(data: Any) -> set[str]:
+    """Tool names in an output, in every shape promptfoo's tool-call-f1 reads (OpenAI, Anthropic, Google)."""
+    if data is None:
+        return set()
+    if isinstance(data, str):
+        try:
+            return _f1_names(json.loads(data))
+        except (ValueError, RecursionError):
+            pass
+        found: set[str] = set()
+        for line in data.split("\n"):  # one JSON call per line
+            t = line.strip()
+            if t.startswith(("{", "[")):
+                try:
+                    found |= _f1_names(json.loads(t))
+                except (ValueError, RecursionError):
+                    continue
+        return found
+    if isinstance(data, dict):
+        calls = data.get("tool_calls")
+        if isinstance(calls, list):
+            names: set[str] = set()
+            for c in calls:
+                if isinstance(c, dict):
+                    fn = c.get("function")
+                    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                        names.add(fn["name"])
+                    if isinstance(c.get("name"), str):
+                        names.add(c["name"])
+            return names
+        if data.get("type") == "tool_use" and isinstance(data.get("name"), str):
+            return {data["name"]}
+        for key, inner in (("functionCall", None), ("toolCall", "functionCalls")):
+            sub = data.get(key)
+            if isinstance(sub, dict):
+                listed = sub.get(inner) if inner is not None else None
+                items: list[Any] = [sub] if inner is None else (listed if isinstance(listed, list) else [])
+                return {i["name"] for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)}
+        return set()
+    found = set()
+    for item in data if isinstance(data, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "tool_use" and isinstance(item.get("name"), str):
+            found.add(item["name"])
+            continue
+        for key in ("functionCall", "function"):
+            if isinstance(item.get(key), dict):
+                if isinstance(item[key].get("name"), str):
+                    found.add(item[key]["name"])
+                break
+        else:
+            if isinstance(item.get("name"), str):
+                found.add(item["name"])
+    return found
+
+
+@register("tool-call-f1")
+class ToolCallF1(Assertion):
+    """F1 of the tools called against the expected tool names (sets: order and repeats do not count).
+
+    precision = expected tools called / distinct tools called, recall = expected tools called / expected;
+    F1 = their harmonic mean (0 when no tool was called). The calls are read from the output (OpenAI
+    `tool_calls`, Anthropic `tool_use` blocks, Google `functionCall`, a list of them, or one JSON per line).
+    YAML keys: `value` (required): a list of tool names or a comma-separated string; `threshold` (default 1).
+    The score is F1 (`not-` keeps it).
+    """
+
+    requires_value = True
+    default_threshold = 1.0
+    config_keys = frozenset()
+    value_hint = "e.g. `value: [get_weather, search]` or `value: get_weather, search`"
+
+    def parse(self, value: Any) -> frozenset[str]:
+        if isinstance(value, list):
+            names = [v if isinstance(v, str) else json.dumps(v) for v in value]
+        elif isinstance(value, str):
+            names = [n.strip() for n in value.split(",")]
+        else:
+            raise ValueError('"tool-call-f1" assertion requires a value: array of tool names or comma-separated '
+                             f"string, got {value!r}")
+        if not names:
+            raise ValueError('"tool-call-f1" assertion requires at least one expected tool name')
+        return frozenset(names)
+
+    async def evaluate(self, ctx: AssertionContext) -> Score:
+        expected = self.value_of(ctx)
+        actual = _f1_names(ctx.code_output)
+        hit = len(expected & actual)
+        precision = hit / len(actual) if actual else 0.0
+        recall = hit / len(expected)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+        threshold = self.threshold if self.threshold is not None else 1.0
+        passed = f1 >= threshold
+        called = ", ".join(sorted(actual)) or "(none)"
+        lists = f"Expected: [{', '.join(sorted(expected))}], Called: [{called}]"
+        reason = (f"Tool Call F1: {f1:.3f} (precision={precision:.3f}, recall={recall:.3f}). {lists}" if passed else
+                  f"Tool Call F1 score {f1:.3f} is below threshold {threshold:g}. {lists}. "
+                  f"Precision={precision:.3f}, Recall={recall:.3f}")
+        return Score(passed, f1, reason, {"precision": precision, "recall": recall, "called": sorted(actual)},
+                     keep_score_on_negate=True)

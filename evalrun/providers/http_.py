@@ -333,3 +333,25 @@ class DirectOpenAI:
         if not isinstance(data, dict) or "choices" not in data:
             raise DirectError(f"not a chat completion: {text[:200]!r}")
         return data
+
+
+_WEBHOOKS = LoopSession(limit=0)
+
+
+async def post_json(url: str, body: Any, timeout_s: float, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    """POST `body` as JSON to `url` (no proxy, as for a webhook: the user's own server); (status, the reply's JSON
+    or None when it is not JSON). Network failures raise ProviderError with the cause."""
+    import aiohttp
+    session = await _WEBHOOKS.get()
+    try:
+        async with session.post(url, json=body, headers=headers,
+                                timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            text = await resp.text()
+    except asyncio.TimeoutError:
+        raise ProviderError(f"{url}: no reply within {timeout_s:g}s") from None
+    except (aiohttp.ClientError, ValueError) as e:
+        raise ProviderError(f"{url}: {type(e).__name__}: {e}") from None
+    try:
+        return resp.status, json.loads(text)
+    except ValueError:
+        return resp.status, None

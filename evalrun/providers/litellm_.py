@@ -324,3 +324,20 @@ def _has_mcp_path() -> bool:
         return importlib.util.find_spec("litellm.responses.mcp.chat_completions_handler") is not None
     except (ImportError, ValueError):
         return False
+
+
+async def moderate(model: str, text: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One moderation request (litellm's amoderation: OpenAI's moderation endpoint, or a compatible server at
+    `api_base`); the reply as plain JSON ({results: [{flagged, categories, category_scores}]}). Raises
+    ProviderError."""
+    litellm = await _litellm_module()
+    kwargs = {k: v for k, v in _call_kwargs("openai/" + model, params).items()
+              if k in ("api_key", "api_base", "timeout", "organization")}
+    try:
+        response = await litellm.amoderation(input=text, model=model, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - every failure is this call's ProviderError
+        raise to_provider_error(exc, model, params) from exc
+    reply = _plain_json(response)
+    if not isinstance(reply, dict):
+        raise ProviderError(f"{model}: the moderation reply is not a JSON object")
+    return reply

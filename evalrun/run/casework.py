@@ -330,11 +330,25 @@ class _AssertRun:
 
     async def all(self) -> tuple[AssertionResult, ...]:
         asserts = self.case.test.asserts
-        evaluate = engine.evaluate
         ctxs = [self.make_ctx(spec) for spec in asserts]  # render every value first: a template error ends the case
-        if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
-            return tuple(await asyncio.gather(*(evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
-        return tuple([await evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True)])
+        later = [i for i, s in enumerate(asserts) if getattr(s.handler, "after_siblings", False)]
+        if not later:
+            return await _evaluate_all(asserts, ctxs)
+        first = [i for i in range(len(asserts)) if i not in later]
+        done = dict(zip(first, await _evaluate_all([asserts[i] for i in first], [ctxs[i] for i in first]),
+                        strict=True))
+        siblings = tuple(done[i] for i in first)
+        for i in later:  # max-score: after the others, reading their results
+            done[i] = await engine.evaluate(asserts[i], replace(ctxs[i], siblings=siblings))
+        return tuple(done[i] for i in range(len(asserts)))
+
+
+async def _evaluate_all(asserts: Any, ctxs: list[AssertionContext]) -> tuple[AssertionResult, ...]:
+    """The assertions over their contexts: concurrently when one is graded, else one by one."""
+    evaluate = engine.evaluate
+    if len(asserts) > 1 and any(getattr(s.handler, "graded", False) for s in asserts):
+        return tuple(await asyncio.gather(*(evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True))))
+    return tuple([await evaluate(s, c) for s, c in zip(asserts, ctxs, strict=True)])
 
 
 def _result(case: Case, prompt: str, text: str | None, output: Output | None, status: Any, pass_: bool,
