@@ -16,7 +16,7 @@ import simpleeval
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
-from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError, Location
+from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError, Location, labelled
 from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, Status, TestSpec
 
 
@@ -122,7 +122,7 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
         details["raw_replies"] = [c.raw for c in s.trace.calls]
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
     failed = next((c for c in children if c.error), None)
-    error = None if failed is None else f"{failed.type}: {failed.error}"
+    error = None if failed is None else labelled(failed.type, failed.error or "")
     if error:  # an ERROR inside an assert-set is never turned into a pass or fail
         passed, value = False, None
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
@@ -139,7 +139,7 @@ def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Statu
     score, passed, reason = combine(results, test.threshold)
     for r in results:
         if r.error:
-            return "error", False, score, f"{r.type}: {r.error}"
+            return "error", False, score, labelled(r.type, r.error)
     return ("pass" if passed else "fail"), passed, score, reason
 
 

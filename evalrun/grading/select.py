@@ -102,12 +102,12 @@ class GraderResolver:
         chosen, origin, _, _ = self._winner(spec, test)
         return chosen, origin
 
-    def check(self, tests: Iterable[TestSpec]) -> None:
-        """Build (never call) each graded assertion's grader: a bad grader id, or a model grader whose API key is
-        not set, is an error where it was given."""
+    def check(self, tests: Iterable[TestSpec], *, keys: bool = False) -> None:
+        """Build (never call) each graded assertion's grader: a bad grader id (with `keys`, before a run: a model
+        grader whose API key is not set) is an error where it was given."""
         for test in tests:
             for spec in _graded(test.asserts):
-                self._checked(spec, test, keys=True)
+                self._checked(spec, test, keys=keys)
 
     def _checked(self, spec: AssertionSpec, test: TestSpec, *, keys: bool = False) -> Grader:
         chosen, _, loc, key = self._winner(spec, test)

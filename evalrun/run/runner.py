@@ -100,7 +100,7 @@ class Runner:
 
             self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
             if getattr(self.suite.tests, "graded", True):  # a streamed TestList knows it has no graded test
-                self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
+                self.resolver.check(self.suite.tests, keys=True)  # a bad grader id is a config error before any call
         from evalrun import providers as providers_pkg
 
         make = self.build_provider or providers_pkg.build
