@@ -71,6 +71,20 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
     return value
 
 
+#: longest value kept in a result's `value` (the name of an assertion without a `metric`)
+VALUE_LABEL_CHARS = 40
+
+
+def value_label(value: Any) -> str | None:
+    """An assertion's value as written, on one line and at most VALUE_LABEL_CHARS long; None when it has none."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str,
+                                                             separators=(",", ":"))
+    text = " ".join(text.split())
+    return text if len(text) <= VALUE_LABEL_CHARS else text[:VALUE_LABEL_CHARS - 1].rstrip() + "…"
+
+
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
     """The ERROR result of an assertion that raised `e` (in the `except` block): one short line as the message,
     the whole of it in `details.error_detail`."""
@@ -90,7 +104,8 @@ def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> Asser
     if short != message:
         details["error_detail"] = message
     return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                           weight=spec.weight, reason=short, metric=spec.metric, error=short, details=details)
+                           weight=spec.weight, reason=short, metric=spec.metric, error=short, details=details,
+                           value=value_label(spec.value))
 
 
 def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
@@ -128,7 +143,7 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=error or s.reason, metric=metric, error=error,
                            details=details, grader=grader, tokens=tokens, cost=cost, children=children,
-                           lower_is_better=lower)
+                           lower_is_better=lower, value=value_label(spec.value))
 
 
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
