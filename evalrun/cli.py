@@ -1,4 +1,4 @@
-"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view`, each a function in
+"""Command line: `evalrun eval|merge|validate|list|cache|init|schema|report|runs|compare|view`, each a function in
 evalrun/commands/ imported only when chosen (`evalrun validate` never imports litellm)."""
 
 from __future__ import annotations
@@ -113,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     it.add_argument("--template", choices=["rag", "basic"], default="rag",
                     help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
 
+    sc = sub.add_parser("schema", help="print or write the config's JSON Schema (for the YAML language server)")
+    sc.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="write it to PATH (a folder: PATH/evalrun.schema.json) instead of printing it")
+    sc.add_argument("--results", action="store_true", help="the results' schema instead of the config's")
+
     rp = sub.add_parser("report", help="write reports (any format) from a results file")
     rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
     rp.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
@@ -156,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 _COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "report": ("evaluate", "rebuild_reports"),
              "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
              "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
-             "view": ("runs", "view")}
+             "view": ("runs", "view"), "schema": ("schema_file", "run")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
