@@ -95,6 +95,14 @@ def build_parser() -> argparse.ArgumentParser:
                     help="github: also print ::error annotations at each failing test's line and write the job "
                          "summary (default when GITHUB_ACTIONS=true; --format console turns it off)")
 
+    # issue 37's everyday loop: what a failing case shows on the console
+    ev.add_argument("--verbose", action="store_true",
+                    help="after the table, print each case that did not pass in full: every failing assertion with "
+                         "its graded claims, verdicts and evidence (as `pytest evalrun.yaml` does)")
+    ev.add_argument("--table-cell-max-length", type=int, default=None, metavar="N",
+                    help="cut each table cell line at N characters (as promptfoo) and wrap it whole, instead of "
+                         "fitting cells to the terminal")
+
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
     me.add_argument("--results-file", metavar="JSONL", default=None,

@@ -88,6 +88,8 @@ def _executors(args: argparse.Namespace) -> tuple[Any, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_cell_max_length is not None and args.table_cell_max_length < 1:
+        raise UsageError("--table-cell-max-length needs a whole number >= 1", key="--table-cell-max-length")
     cli_vars = parse_vars(args.var)
     check_env(args.pass_rate_threshold)
     ray, workers = _executors(args)
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
     _report(outcome, outputs, args.no_table, github=args.format == "github" or (
         not args.format and os.environ.get("GITHUB_ACTIONS", "").lower() == "true"),
-            run_id=outcome.run_id if opts.history else None)
+            run_id=outcome.run_id if opts.history else None, verbose=args.verbose,
+            cell_max=args.table_cell_max_length)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing):
@@ -154,10 +157,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
-            run_id: str | None = None) -> None:
-    """The table, the -o reports, the summary (and GitHub's annotations) and where the results are."""
+            run_id: str | None = None, verbose: bool = False, cell_max: int | None = None) -> None:
+    """The table, each failing case in full (`verbose`), the -o reports, the summary (and GitHub's annotations) and
+    where the results are."""
     if not no_table:
-        print(console.table(outcome))
+        print(console.table(outcome, cell_max=cell_max))
+    if verbose:
+        text = console.failures(outcome)
+        if text:
+            print(text)
     for path in outputs:
         report.write(path, outcome)
     print(console.summary(outcome))
