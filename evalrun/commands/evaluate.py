@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
     _report(outcome, outputs, args.no_table, github=args.format == "github" or (
         not args.format and os.environ.get("GITHUB_ACTIONS", "").lower() == "true"),
-            run_id=outcome.run_id if opts.history else None, verbose=args.verbose,
+            run_id=outcome.run_id if opts.history else None, verbose=args.verbose, debug=args.debug,
             cell_max=args.table_cell_max_length)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED
@@ -157,13 +157,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
-            run_id: str | None = None, verbose: bool = False, cell_max: int | None = None) -> None:
-    """The table, each failing case in full (`verbose`), the -o reports, the summary (and GitHub's annotations) and
-    where the results are."""
+            run_id: str | None = None, verbose: bool = False, debug: bool = False, cell_max: int | None = None) -> None:
+    """The table, each failing case in full (`verbose`; `debug`: each ERROR case, with a user-code traceback), the
+    -o reports, the summary (and GitHub's annotations) and where the results are."""
     if not no_table:
         print(console.table(outcome, cell_max=cell_max))
-    if verbose:
-        text = console.failures(outcome)
+    if verbose or debug:
+        text = console.failures(outcome, errors_only=not verbose)
         if text:
             print(text)
     for path in outputs:

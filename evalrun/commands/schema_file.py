@@ -18,7 +18,7 @@ RESULTS_SCHEMA = "results.schema.json"
 
 def text(name: str = CONFIG_SCHEMA) -> str:
     """The packaged schema `name` (evalrun/schemas/), as shipped."""
-    return resources.files("evalrun").joinpath("schemas", name).read_text(encoding="utf-8")
+    return resources.files("evalrun").joinpath(f"schemas/{name}").read_text(encoding="utf-8")
 
 
 def language_server_line(config: Path, schema: Path) -> str:

@@ -141,8 +141,8 @@ def case_label(rec: dict[str, Any], limit: int = 80) -> str:
 
 def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
     """Why the case did not pass: its reason, each failing assertion with its claims, output, vars, provider."""
-    if rec.get("status") == "error":
-        lines = [f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
+    if rec.get("status") == "error":  # the whole message (a user-code traceback too), not its one-line cut
+        lines = [f"ERROR: {rec.get('error_detail') or rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
     else:
         lines = [str(rec.get("reason") or "an assertion failed")]
     asserts = rec.get("assertions") or []
@@ -247,11 +247,13 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS, c
     return "\n".join(out)
 
 
-def failures(outcome: Any) -> str:
+def failures(outcome: Any, *, errors_only: bool = False) -> str:
     """`--verbose`: each case that did not pass, in the words `pytest evalrun.yaml` gives it (`failure_text`: every
-    failing assertion with its graded claims, verdicts and evidence, the output, the vars)."""
+    failing assertion with its graded claims, verdicts and evidence, the output, the vars, an error's whole text);
+    `errors_only` (`--debug`): the ERROR cases."""
     parts = [f"--- {rec.get('status', '').upper()} {case_label(rec, WHOLE)}\n{failure_text(rec)}"
-             for rec in outcome.iter_results() if rec.get("status") != "pass"]
+             for rec in outcome.iter_results()
+             if rec.get("status") != "pass" and (rec.get("status") == "error" or not errors_only)]
     return "\n\n".join(parts)
 
 
