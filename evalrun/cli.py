@@ -1,4 +1,5 @@
-"""Command line: `evalrun eval|merge|validate|list|cache|init|report|runs|compare|view|calibrate`, each a function in
+"""Command line: `evalrun eval|merge|validate|list|cache|init|schema|report|runs|compare|view|calibrate`, each a
+function in
 evalrun/commands/ imported only when chosen (`evalrun validate` never imports litellm)."""
 
 from __future__ import annotations
@@ -152,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run a suite and report results")
     _eval_options(ev)
 
+    # issue 37's everyday loop: what a failing case shows on the console
+    ev.add_argument("--verbose", action="store_true",
+                    help="after the table, print each case that did not pass in full: every failing assertion with "
+                         "its graded claims, verdicts and evidence (as `pytest evalrun.yaml` does)")
+    ev.add_argument("--table-cell-max-length", type=int, default=None, metavar="N",
+                    help="cut each table cell line at N characters (as promptfoo) and wrap it whole, instead of "
+                         "fitting cells to the terminal")
+
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
     me.add_argument("--results-file", metavar="JSONL", default=None,
@@ -169,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     it.add_argument("dir", nargs="?", default=".", metavar="DIR", help="folder to create it in (default: here)")
     it.add_argument("--template", choices=["rag", "basic"], default="rag",
                     help="rag: a small RAG app with graded metrics (default); basic: deterministic checks")
+
+    sc = sub.add_parser("schema", help="print or write the config's JSON Schema (for the YAML language server)")
+    sc.add_argument("-o", "--output", default=None, metavar="PATH",
+                    help="write it to PATH (a folder: PATH/evalrun.schema.json) instead of printing it")
+    sc.add_argument("--results", action="store_true", help="the results' schema instead of the config's")
 
     rp = sub.add_parser("report", help="write reports (any format) from a results file")
     rp.add_argument("results", metavar="RESULTS_JSONL", help="results file of a run (.evalrun/last-run.jsonl)")
@@ -233,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
 _COMMANDS = {"eval": ("evaluate", "run"), "merge": ("evaluate", "merge"), "report": ("evaluate", "rebuild_reports"),
              "validate": ("validate", "run"), "list": ("validate", "list_types"), "cache": ("runs", "cache"),
              "init": ("init_suite", "run"), "runs": ("runs", "list_runs"), "compare": ("runs", "compare"),
-             "view": ("runs", "view"), "calibrate": ("calibrate", "run")}
+             "view": ("runs", "view"), "calibrate": ("calibrate", "run"), "schema": ("schema_file", "run")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -139,6 +139,14 @@ def one_line(message: str, limit: int = SHORT_ERROR) -> str:
     return first + (" (full text in error_detail)" if more else "")
 
 
+def labelled(label: str, message: str) -> str:
+    """`label: message`, the one way an error is prefixed with what raised it (an assertion type on a case's
+    reason); a message whose subject is already the label (`icontains needs ...`) is kept as it is."""
+    if message == label or message.startswith((f"{label}:", f"{label} ")):
+        return message
+    return f"{label}: {message}"
+
+
 class ConfigWarning(UserWarning):
     """What promptfoo lets pass in a config and evalrun warns of (a key it drops, an undefined template variable
     that renders as empty text), as `FILE:LINE: ...`; the API and the pytest plugin issue Suite.warnings as these."""

@@ -40,6 +40,32 @@ def user_exit_message(e: BaseException) -> str | None:
     return f"user code raised {type(e).__name__}{detail}"
 
 
+#: where evalrun's own frames are: trimmed from a user-code traceback, with asyncio's and the thread pool's
+_EVALRUN_DIR = str(Path(__file__).resolve().parent) + os.sep
+_STDLIB_MACHINERY = re.compile(r"[\\/](?:asyncio|concurrent)[\\/]|[\\/]threading\.py$")
+
+
+def _is_machinery(filename: str) -> bool:
+    full = os.path.abspath(filename)
+    return full.startswith(_EVALRUN_DIR) or bool(_STDLIB_MACHINERY.search(full))
+
+
+def user_error(e: BaseException, path: str) -> str:
+    """What user code at `path` raised: `file.py:LINE: Type: message` (the line of `path` where it was raised, else
+    the innermost line outside evalrun), then the traceback with evalrun's and asyncio's own frames trimmed."""
+    import traceback  # only when user code raised
+
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not _is_machinery(f.filename)]
+    target = os.path.abspath(path)
+    at = next((f for f in reversed(frames) if os.path.abspath(f.filename) == target), frames[-1] if frames else None)
+    where = f"{os.path.basename(at.filename)}:{at.lineno}" if at is not None else os.path.basename(path)
+    head = f"{where}: {type(e).__name__}: {e}"
+    if not frames:
+        return head
+    lines = traceback.format_list(frames) + traceback.format_exception_only(type(e), e)
+    return head + "\nTraceback (user code; evalrun's frames trimmed):\n" + "".join(lines).rstrip()
+
+
 @contextlib.contextmanager
 def watch_sigint() -> Iterator[None]:
     """Count real SIGINTs (Ctrl-C) while active, so that a KeyboardInterrupt raised by user code can be told

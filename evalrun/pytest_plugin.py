@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import re
 from collections import Counter
@@ -101,6 +102,15 @@ class EvalrunFile(pytest.File):
         strict = True if self.config.getoption("evalrun_strict") else None
         self.suite = config.load([str(self.path)], cli_vars=cli_vars or None, strict=strict)
         for text in self.suite.warnings:  # shown in pytest's warnings summary
+            self.warn(ConfigWarning(text))
+        from evalrun.config.checks import context_expansion_warnings
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        for text in context_expansion_warnings(self.suite):  # it multiplies the cases: said before they run too
+            if reporter is not None:
+                with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+                    reporter.write_line(f"evalrun: warning: {text}", yellow=True)
             self.warn(ConfigWarning(text))
         opts = self.run_options()
         cases = list(expand.iter_cases(self.suite, repeat=opts.repeat))

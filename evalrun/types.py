@@ -300,6 +300,9 @@ class AssertionResult:
     #: The score is a lower-is-better measurement (e.g. noise-sensitivity without `not-`): the case score
     #: counts it as 1 - score, so a case's score always means higher is better.
     lower_is_better: bool = False
+    #: The value as written, shortened (`engine.value_label`): with the type, the assertion's name where it has
+    #: no `metric` (`evalrun compare`, the repeat statistics); None for a type without a value.
+    value: str | None = None
 
 
 @fast_init

@@ -86,7 +86,7 @@ def test_an_edited_prompt_names_exactly_the_cases_whose_verdict_changed(
     tests = {t["description"]: t for t in data["by_test"]}
     assert tests["wants Answer"]["regressions"] == 1 and tests["wants dogs"]["regressions"] == 0
     metrics = {m["name"]: m for m in data["by_metric"]}
-    assert metrics["contains[0]"]["cases_regressed"] == 1
+    assert metrics['contains "Answer"']["cases_regressed"] == 1 and metrics['contains "Reply"']["cases_improved"] == 1
 
     assert main(["compare", "latest~1", "latest", "--fail-on", "regression"]) == 100
     text = capsys.readouterr().out
@@ -134,7 +134,7 @@ def test_a_score_drop_is_a_regression_only_beyond_the_tolerance(folder: Path,
     assert code == 100
     case = data["cases"][0]
     assert case["kind"] == "unchanged" and case["score_regressed"] and case["score_delta"] == -0.5
-    assert [m["name"] for m in case["metric_deltas"] if m["regressed"]] == ["contains[1]"]
+    assert [m["name"] for m in case["metric_deltas"] if m["regressed"]] == ['contains "beta"']
     code, data = _compare(capsys, "--fail-on", "regression", "--tolerance", "0.6")
     case = data["cases"][0]  # the case score fell by 0.5 (inside), its second assertion by 1 (beyond)
     assert code == 100 and not case["score_regressed"] and case["metric_deltas"][1]["regressed"]
@@ -272,3 +272,34 @@ def test_llm_runs_through_the_fake_server_compare(folder: Path, fake_openai: Fak
     code, data = _compare(capsys, "latest~1", "latest")
     errors = [c for c in data["cases"] if c["kind"] == "new_error"]
     assert len(errors) == 2 and all(c["b"]["error"] for c in errors)
+
+
+NAMED = """
+providers: [echo]
+prompts: ["{PROMPT}"]
+tests:
+  - description: refund
+    assert: [{{type: contains, value: refund}}, {{type: not-contains, value: sorry}}]
+  - description: apology
+    assert: [{{type: not-contains, value: refund}}, {{type: contains, value: sorry}},
+             {{type: contains, value: sorry}}, {{type: icontains, value: ok, metric: tone}}]
+"""
+
+
+def test_metrics_are_named_by_metric_or_type_and_value_not_by_position(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One row per assertion (issue 37): `contains[0]` mixed `contains refund` of one test with `not-contains refund`
+    of the other; a metric's name or the type and value name it, its position only breaks a tie."""
+    _config(folder, NAMED.format(PROMPT="refund ok"))
+    _eval()
+    _config(folder, NAMED.format(PROMPT="sorry"))
+    _eval()
+    _, data = _compare(capsys)
+    rows = {m["name"]: m for m in data["by_metric"]}
+    assert set(rows) == {'contains "refund"', 'not-contains "sorry"', 'not-contains "refund"', 'contains "sorry"',
+                         'contains "sorry" [2]', "tone"}
+    assert rows['contains "refund"']["score_a"] == 1 and rows['contains "refund"']["score_b"] == 0
+    assert rows['not-contains "refund"']["score_a"] == 0 and rows['not-contains "refund"']["score_b"] == 1
+    assert rows["tone"]["cases_regressed"] == 1
+    text = main(["compare"]) == 0 and capsys.readouterr().out
+    assert 'not-contains "refund"' in str(text)

@@ -123,3 +123,63 @@ def test_one_line_rows_stay_compact(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert [line[:8] for line in body] == ["| q=one ", "+-------", "| q=two ", "|       ", "|       ",
                                            "+-------", "| q=thre", "| q=four"]
     assert "✗ contains: " in body[3] and "✗ contains: " in body[4]  # both failing assertions, not the first only
+
+
+LONG = """
+prompts: ["{{answer}}"]
+providers: [echo]
+tests:
+  - description: long claim
+    vars:
+      answer: The refund for the premium subscription purchased through the mobile application takes about sixty days
+        to arrive at the customer. You can get it in cash at any branch office.
+      context: Refunds are processed within 30 days of the request. Refunds go back to the original card.
+    assert:
+      - type: faithfulness
+        threshold: 0.7
+"""
+
+
+def _flat(out: str) -> str:
+    return re.sub(r"\s+", " ", " ".join(line.strip("| ") for line in out.splitlines()))
+
+
+def test_table_cell_max_length_shows_the_deciding_claim_whole(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 37: the claim that decided a case ends in "…" even on a wide terminal; --table-cell-max-length N cuts a
+    cell line at N characters (promptfoo's option) and wraps it whole."""
+    monkeypatch.setenv("COLUMNS", "100")
+    (tmp_path / "c.yaml").write_text(textwrap.dedent(LONG))
+    cfg = str(tmp_path / "c.yaml")
+    claim = ('"The refund for the premium subscription purchased through the mobile application takes about sixty '
+             'days to arrive at the customer." unsupported')
+    capsys.readouterr()
+    main(["eval", cfg, "--no-progress-bar", "--no-history"])
+    assert claim not in _flat(capsys.readouterr().out)  # cut in the compact table
+    main(["eval", cfg, "--no-progress-bar", "--no-history", "--table-cell-max-length", "1000"])
+    out = capsys.readouterr().out
+    assert claim in _flat(out) and "not in the closest evidence" in _flat(out)
+    rule = next(line for line in out.splitlines() if line.startswith("+"))
+    assert {len(line) for line in out.splitlines() if line.startswith("|")} == {len(rule)}  # wrapped in its column
+    main(["eval", cfg, "--no-progress-bar", "--no-history", "--table-cell-max-length", "30"])
+    out = capsys.readouterr().out
+    assert "[FAIL] The refund for the pre…" in out and "sixty" not in out.split("Results:")[0]
+    assert len("[FAIL] The refund for the pre…") == 30
+    assert main(["eval", cfg, "--table-cell-max-length", "0"]) == 2
+
+
+def test_verbose_prints_each_failing_case_as_pytest_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--verbose: after the table, each case that did not pass in `pytest evalrun.yaml`'s words (one renderer:
+    console.failure_text), its graded claims, verdicts and evidence whole."""
+    from evalrun.report import console
+    from evalrun.run.store import read_records
+
+    out = _run(tmp_path, capsys, "--verbose", "--results-file", str(tmp_path / "r.jsonl"))
+    records = [rec for _, rec in read_records(tmp_path / "r.jsonl")]
+    failing = [r for r in records if r["status"] != "pass"]
+    assert len(failing) == 1 and len(records) == 2
+    assert console.failure_text(failing[0]) in out
+    assert out.count("--- FAIL six weeks ago") == 1 and "--- PASS" not in out
+    assert re.search(r"- contradicted: 'The refund takes 60 days\.' — .+", out)  # claim, verdict, evidence
+    assert out.index("--- FAIL") < out.index("Results:")
+    assert "--- FAIL" not in _run(tmp_path, capsys)  # not without --verbose

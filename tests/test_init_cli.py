@@ -22,8 +22,7 @@ def test_init_then_eval_passes_offline(template: str, tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert main(["init", "--template", template]) == 0
     assert (tmp_path / "evalrun.yaml").read_text().startswith("# yaml-language-server: $schema=")
-    schema_ref = (tmp_path / "evalrun.yaml").read_text().splitlines()[0].split("$schema=")[1]
-    assert json.loads((tmp_path / schema_ref).read_text())["title"] == "evalrun config"
+    _language_server_check(tmp_path / "evalrun.yaml")
     assert ".evalrun/" in (tmp_path / ".gitignore").read_text().splitlines()
     assert (tmp_path / "app.py").exists() == (template == "rag")
     capsys.readouterr()
@@ -101,3 +100,48 @@ def test_init_from_a_local_install_says_ci_cannot_reach_it(tmp_path: Path, monke
     flow = yaml.safe_load((tmp_path / ".github" / "workflows" / "evalrun.yml").read_text())
     install = next(s for s in flow["jobs"]["evalrun"]["steps"] if s.get("name") == "Install evalrun")
     assert install["run"] == 'pip install "evalrun-llm==0.3.0"'
+
+
+def _language_server_check(config: Path) -> None:
+    """What the YAML language server does with the first line: resolve `$schema=` against the config's folder (a
+    path into someone's checkout of evalrun breaks for every teammate), load it, and validate the config with it."""
+    import jsonschema
+
+    first = config.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    ref = first.split("$schema=", 1)[1].strip()
+    assert not Path(ref).is_absolute() and ".." not in Path(ref).parts, ref  # inside the suite's own folder
+    schema_path = config.parent / ref
+    assert schema_path.is_file()
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    assert schema["title"] == "evalrun config"
+    jsonschema.validators.validator_for(schema)(schema).validate(yaml.safe_load(config.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("template", ["rag", "basic"])
+def test_init_schema_line_works_for_every_teammate(template: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 37: the suite and its schema travel together; a copy of the folder elsewhere (a teammate's checkout,
+    no evalrun source tree next to it) still resolves and validates."""
+    import shutil
+
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "repo")
+    assert main(["init", "evals", "--template", template]) == 0
+    _language_server_check(tmp_path / "repo" / "evals" / "evalrun.yaml")
+    elsewhere = tmp_path / "teammate" / "checkout"
+    shutil.copytree(tmp_path / "repo", elsewhere)
+    _language_server_check(elsewhere / "evals" / "evalrun.yaml")
+
+
+def test_schema_command_prints_and_writes_the_packaged_schema(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    packaged = (Path(init_.__file__).resolve().parent.parent / "schemas" / "evalrun.schema.json").read_text()
+    assert main(["schema"]) == 0
+    assert capsys.readouterr().out == packaged
+    assert main(["schema", "-o", str(tmp_path)]) == 0
+    assert (tmp_path / "evalrun.schema.json").read_text() == packaged
+    assert "$schema=./evalrun.schema.json" in capsys.readouterr().out
+    assert main(["schema", "--results", "-o", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["title"].startswith("evalrun results")
+    assert main(["schema", "-o", str(tmp_path / "missing" / "x.json")]) == 2

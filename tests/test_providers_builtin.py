@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import textwrap
@@ -147,3 +148,28 @@ def test_python_provider_sys_exit_at_import_is_a_config_error(tmp_path: Path) ->
     _write(tmp_path, "import sys\nsys.exit(1)\ndef call_api(prompt, options, context):\n    return 'x'\n")
     with pytest.raises(ConfigError, match=r"user code called sys\.exit\(1\)"):
         providers.build(ProviderSpec("file://prov.py"), str(tmp_path))
+
+
+def test_python_provider_exception_names_the_users_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 37: `boom.py: NameError: ...` lost its place; the error names boom.py:LINE, and the result's
+    error_detail (and `--debug`) carries the user-code traceback without evalrun's own frames."""
+    import json
+
+    from evalrun.cli import main
+
+    (tmp_path / "boom.py").write_text("def helper(x):\n    return x + undefined_name\n\n\n"
+                                      "def call_api(prompt, options, context):\n    return {'output': helper(prompt)}\n")
+    (tmp_path / "s.yaml").write_text("prompts: [hi]\nproviders: [{id: file://boom.py, label: support-bot}]\n"
+                                     "tests: [{vars: {}}]\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", "s.yaml", "--no-history", "--no-progress-bar", "-o", "r.json"]) == 100
+    rec = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert rec["error"].startswith("provider support-bot: boom.py:2: NameError: name 'undefined_name' is not defined")
+    detail = rec["error_detail"]
+    assert 'boom.py", line 6, in call_api' in detail and 'boom.py", line 2, in helper' in detail
+    assert "evalrun" + os.sep not in detail.split("Traceback", 1)[1] and "asyncio" not in detail
+    capsys.readouterr()
+    assert main(["eval", "s.yaml", "--no-history", "--no-progress-bar", "--debug"]) == 100
+    out = capsys.readouterr().out
+    assert "--- ERROR" in out and 'boom.py", line 2, in helper' in out and "return x + undefined_name" in out

@@ -144,3 +144,30 @@ def test_plugin_import_costs_nothing() -> None:
             "print(sorted(m for m in sys.modules if m.startswith(('evalrun.', 'litellm', 'yaml', 'jinja2'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['evalrun.pytest_plugin']"
+
+
+CONTEXT_LIST = """\
+prompts: ["{{answer}}"]
+providers: [echo]
+tests:
+  - vars:
+      answer: Paris is in France.
+      context: ["Paris is in France.", "Berlin is in Germany."]
+    assert:
+      - type: context-faithfulness
+"""
+
+
+def test_a_context_list_that_multiplies_cases_is_said_before_they_run(tmp_path: Path) -> None:
+    """issue 37: a list-valued vars.context silently multiplied the cases; the warning comes before the run, under
+    pytest too (`evalrun eval` prints it on stderr before the progress bar)."""
+    (tmp_path / "evalrun.yaml").write_text(CONTEXT_LIST)
+    proc = _pytest([str(tmp_path / "evalrun.yaml"), "-v"], ROOT, tmp_path / "results")
+    out = proc.stdout
+    warning = out.find("vars.context is a list of 2 strings, so it expands into 2 cases")
+    assert warning != -1, out
+    first_case = min(i for i in (out.find("PASSED"), out.find("FAILED")) if i != -1)
+    assert warning < first_case, out
+    cli = subprocess.run([sys.executable, "-m", "evalrun", "eval", str(tmp_path / "evalrun.yaml"), "--no-history"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "expands into 2 cases" in cli.stderr and "of 2 cases" in cli.stdout

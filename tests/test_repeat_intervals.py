@@ -55,7 +55,7 @@ def test_repeat_5_of_a_flaky_case_reports_bounded_intervals(
     assert stats["passed"] == 3 and stats["runs"] == 5
     lo, hi = stats["score"]["ci"]
     assert 0.0 <= lo < stats["score"]["mean"] < hi <= 1.0
-    mlo, mhi = stats["metrics"]["equals[0]"]["lo"], stats["metrics"]["equals[0]"]["hi"]
+    mlo, mhi = stats["metrics"]['equals "yes"']["lo"], stats["metrics"]['equals "yes"']["hi"]
     assert mlo >= 0.0 and mhi <= 1.0
     plo, phi = stats["pass_rate_ci"]
     assert plo >= 0.0 and phi <= 1.0

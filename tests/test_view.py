@@ -312,3 +312,28 @@ def test_the_command_serves_until_interrupted(runs: tuple[Path, str, str]) -> No
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_file_not_in_history_shows_its_config_and_description_and_runs_group_by_config(folder: Path) -> None:
+    """issue 37: another config's `--no-history` runs in the same folder were listed as NOT IN HISTORY with no
+    description, some marked live; the file's own record names its config and description and that it ended."""
+    (folder / "other.yaml").write_text("description: the other suite\nprompts: ['{{q}}']\nproviders: [echo]\n"
+                                       "tests: [{vars: {q: hi}, assert: [{type: equals, value: hi}]}]\n")
+    assert main(["eval", str(folder / "other.yaml"), "--no-progress-bar", "--no-table", "--no-history"]) == 0
+    other = max((folder / ".evalrun" / "runs").glob("*.jsonl"), key=lambda p: p.stat().st_mtime).stem
+    assert (folder / ".evalrun" / "runs" / f"{other}.run.json").is_file()
+    with serving(folder / ".evalrun") as srv:
+        rows = {r["id"]: r for r in get(srv, "/api/runs")["runs"]}
+        head = get(srv, f"/api/runs/{other}")
+    row = rows[other]
+    assert row["status"] == "not in history" and not row["live"]  # it ended: its own record says so
+    assert row["description"] == "the other suite" and row["config"] == "other.yaml"
+    assert (row["total"], row["passed"]) == (1, 1)
+    assert {r["config"] for i, r in rows.items() if i != other} == {"evalrun.yaml"}  # the recorded runs' config
+    assert head["view"]["status"] == "not in history"
+    assert json.dumps(head).count("the other suite") >= 1 and "other.yaml" in json.dumps(head)
+
+
+def test_the_page_filters_runs_by_config() -> None:
+    js = (Path(server.__file__).parent / "view.js").read_text()
+    assert 'id="runs-cfg"' in js and "r.config" in js

@@ -74,6 +74,11 @@ def test_runs_list_open_filter_and_compare(chrome: browser.Browser, site: tuple[
     set_value(page, "runs-q", "baseline", "input")
     assert page.eval("[...document.querySelectorAll('#runs-rows tr.run')].map(r => r.dataset.id)") == [a]
     assert text(page, "runs-count") == "1 of 2 runs"
+    set_value(page, "runs-q", "", "input")  # the config menu lists the configs of the runs and filters by one
+    assert page.eval("[...document.querySelectorAll('#runs-cfg option')].map(o => o.value)") == ["", "evalrun.yaml"]
+    set_value(page, "runs-cfg", "evalrun.yaml", "change")
+    assert text(page, "runs-count") == "2 of 2 runs"
+    set_value(page, "runs-q", "baseline", "input")
     # open the baseline run: the report's summary, matrix, charts and paged table
     page.eval("document.querySelector('#runs-rows tr.run a').click()")
     wait(page, "document.querySelectorAll('#rows tr.case').length === 100")

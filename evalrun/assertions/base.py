@@ -82,7 +82,7 @@ class AssertionContext:
     def embedder(self, spec: AssertionSpec) -> Any:
         if self.get_embedder is None:
             from evalrun.errors import GraderError
-            raise GraderError(f"{spec.type}: no embedding model in this context")
+            raise GraderError("no embedding model in this context")
         return self.get_embedder(spec)
 
     def grader(self, spec: AssertionSpec) -> Grader:
@@ -187,7 +187,7 @@ class Assertion:
             return self.parse(value)
         except ValueError as e:
             from evalrun.errors import AssertionRuntimeError
-            raise AssertionRuntimeError(f"{self.spec.full_type}: {e}") from None
+            raise AssertionRuntimeError(str(e)) from None  # the case's reason names the type (engine.aggregate)
 
     def error(self, message: str, *, key: str = "", hint: str | None = None) -> ConfigError:
         return ConfigError.at(self.spec.loc, message, key=self.key_path(key) or None, hint=hint)

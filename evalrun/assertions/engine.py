@@ -16,7 +16,7 @@ import simpleeval
 from evalrun.assertions import registry
 from evalrun.assertions.base import Assertion, AssertionContext, Score
 from evalrun.assertions.registry import register
-from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError, Location
+from evalrun.errors import AssertionRuntimeError, ConfigError, EvalrunError, GraderError, Location, labelled
 from evalrun.types import NO_TOKENS, AssertionResult, AssertionSpec, Status, TestSpec
 
 
@@ -71,6 +71,20 @@ def _script_value(spec: AssertionSpec, value: Any) -> Any:
     return value
 
 
+#: longest value kept in a result's `value` (the name of an assertion without a `metric`)
+VALUE_LABEL_CHARS = 40
+
+
+def value_label(value: Any) -> str | None:
+    """An assertion's value as written, on one line and at most VALUE_LABEL_CHARS long; None when it has none."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str,
+                                                             separators=(",", ":"))
+    text = " ".join(text.split())
+    return text if len(text) <= VALUE_LABEL_CHARS else text[:VALUE_LABEL_CHARS - 1].rstrip() + "…"
+
+
 def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> AssertionResult:
     """The ERROR result of an assertion that raised `e` (in the `except` block): one short line as the message,
     the whole of it in `details.error_detail`."""
@@ -90,7 +104,8 @@ def _failed(spec: AssertionSpec, threshold: float | None, e: Exception) -> Asser
     if short != message:
         details["error_detail"] = message
     return AssertionResult(type=spec.full_type, pass_=False, score=None, threshold=threshold,
-                           weight=spec.weight, reason=short, metric=spec.metric, error=short, details=details)
+                           weight=spec.weight, reason=short, metric=spec.metric, error=short, details=details,
+                           value=value_label(spec.value))
 
 
 def _metric(spec: AssertionSpec, vars: dict[str, Any]) -> str | None:
@@ -126,13 +141,13 @@ def _result(spec: AssertionSpec, threshold: float | None, s: Score, metric: str 
                                        "oof_balanced_accuracy": c.figure, "n": c.n, "grader": c.grader.get("id")}
     children: tuple[AssertionResult, ...] = tuple(details.pop("_children", ()))
     failed = next((c for c in children if c.error), None)
-    error = None if failed is None else f"{failed.type}: {failed.error}"
+    error = None if failed is None else labelled(failed.type, failed.error or "")
     if error:  # an ERROR inside an assert-set is never turned into a pass or fail
         passed, value = False, None
     return AssertionResult(type=spec.full_type, pass_=passed, score=value, threshold=threshold,
                            weight=spec.weight, reason=error or s.reason, metric=metric, error=error,
                            details=details, grader=grader, tokens=tokens, cost=cost, children=children,
-                           lower_is_better=lower)
+                           lower_is_better=lower, value=value_label(spec.value))
 
 
 def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Status, bool, float | None, str]:
@@ -143,7 +158,7 @@ def aggregate(test: TestSpec, results: Sequence[AssertionResult]) -> tuple[Statu
     score, passed, reason = combine(results, test.threshold)
     for r in results:
         if r.error:
-            return "error", False, score, f"{r.type}: {r.error}"
+            return "error", False, score, labelled(r.type, r.error)
     return ("pass" if passed else "fail"), passed, score, reason
 
 

@@ -186,7 +186,7 @@ class _ReferenceClaims(GradedAssertion):
         grader, trace = self.grader_for(ctx)
         claims = await grader.extract_claims(reference, trace)
         if not claims:
-            raise AssertionRuntimeError(f"{self.spec.type}: the reference answer (`value`) makes no factual "
+            raise AssertionRuntimeError("the reference answer (`value`) makes no factual "
                                         "claims to attribute")
         matrix = await grader.attribute(claims, chunks, trace)
         return claims, chunks, matrix, trace

@@ -134,6 +134,8 @@ def command_line_suite(args: argparse.Namespace) -> CommandLineSuite:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_cell_max_length is not None and args.table_cell_max_length < 1:
+        raise UsageError("--table-cell-max-length needs a whole number >= 1", key="--table-cell-max-length")
     load_env_files(args.env_file)
     if args.watch:
         if args.resume is not None or args.retry_errors:
@@ -230,7 +232,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
     gc.unfreeze()  # back to the oldest generation (a process that goes on, e.g. tests calling main(), frees it)
     _report(outcome, outputs, args.no_table, github=args.format == "github" or (
         not args.format and os.environ.get("GITHUB_ACTIONS", "").lower() == "true"),
-            run_id=outcome.run_id if opts.history else None)
+            run_id=outcome.run_id if opts.history else None, verbose=args.verbose, debug=args.debug,
+            cell_max=args.table_cell_max_length)
     if outcome.interrupted:
         return EXIT_SIGTERM if got.term else EXIT_INTERRUPTED, suite, paths
     if outcome.summary["total"] == 0 and (opts.filter_pattern or opts.filter_failing or narrowing):
@@ -240,10 +243,15 @@ def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
 
 
 def _report(outcome: RunOutcome, outputs: list[str], no_table: bool, *, github: bool = False,
-            run_id: str | None = None) -> None:
-    """The table, the -o reports, the summary (and GitHub's annotations) and where the results are."""
+            run_id: str | None = None, verbose: bool = False, debug: bool = False, cell_max: int | None = None) -> None:
+    """The table, each failing case in full (`verbose`; `debug`: each ERROR case, with a user-code traceback), the
+    -o reports, the summary (and GitHub's annotations) and where the results are."""
     if not no_table:
-        print(console.table(outcome))
+        print(console.table(outcome, cell_max=cell_max))
+    if verbose or debug:
+        text = console.failures(outcome, errors_only=not verbose)
+        if text:
+            print(text)
     for path in outputs:
         report.write(path, outcome)
     print(console.summary(outcome))

@@ -11,19 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from evalrun import DISTRIBUTION, __version__
+from evalrun.commands import schema_file
 from evalrun.errors import UsageError
 
 _HERE = Path(__file__).resolve().parent / "init_templates"
 _IGNORE = ".evalrun/"
-
-
-def _schema_ref(target_dir: Path) -> str:
-    """The installed config schema, relative to the new suite when possible (editors resolve it offline)."""
-    schema = Path(__file__).resolve().parent.parent / "schemas" / "evalrun.schema.json"
-    try:
-        return Path(os.path.relpath(schema, target_dir.resolve())).as_posix()
-    except ValueError:  # another drive (Windows)
-        return schema.as_posix()
 
 
 def _git_root(start: Path) -> Path | None:
@@ -59,7 +51,12 @@ def _installed_from() -> tuple[str, dict[str, Any] | None]:
 def plan(target: Path, template: str, requirement: str | None = None) -> dict[Path, str]:
     """The files to create and their text (pure apart from reading the templates)."""
     suite = (_HERE / f"{template}.evalrun.yaml").read_text(encoding="utf-8")
-    files = {target / "evalrun.yaml": suite.replace("__SCHEMA__", _schema_ref(target))}
+    config, schema = target / "evalrun.yaml", target / schema_file.CONFIG_SCHEMA
+    # the schema copied next to the suite and committed with it: the editor line resolves in every checkout
+    # (a path into this machine's evalrun install would not)
+    files = {config: suite.replace("# yaml-language-server: $schema=__SCHEMA__",
+                                   schema_file.language_server_line(config, schema)),
+             schema: schema_file.text()}
     if template == "rag":
         files[target / "app.py"] = (_HERE / "rag.app.py.tmpl").read_text(encoding="utf-8")
     root = _git_root(target) or target

@@ -33,7 +33,7 @@ def slim(rec: dict[str, Any]) -> dict[str, Any]:
     for a in rec.get("assertions") or []:
         details = a.get("details") or {}
         claims = details.get("claims") if isinstance(details, dict) else None
-        slim_a = {k: a.get(k) for k in ("type", "metric", "score", "pass", "error", "lower_is_better")}
+        slim_a = {k: a.get(k) for k in ("type", "metric", "value", "score", "pass", "error", "lower_is_better")}
         if isinstance(claims, list):
             slim_a["claims"] = [{"text": c.get("text"), "verdict": c.get("verdict")} if isinstance(c, dict)
                                 else {"text": str(c), "verdict": None} for c in claims]

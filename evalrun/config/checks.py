@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
 from evalrun import templating
-from evalrun.errors import ConfigError, closest, is_strict, lenient_warn
+from evalrun.errors import ConfigError, is_strict, lenient_warn
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec, every_assertion
 
 #: Always defined when a template renders.
@@ -96,12 +96,23 @@ class Suspects:
         return errors
 
 
+def near_miss(name: str, defined: Iterable[str]) -> str | None:
+    """The defined name `name` is a misspelling of: at most 1 edit away (2 for names over 5 characters; a swap of
+    two letters is one edit), the nearest first; None when none is that close. Sharing a word is no typo:
+    `context` is not a misspelled `text` (docs/design-notes.md, "Template-variable typos")."""
+    from rapidfuzz.distance import OSA  # only when a variable is undefined
+
+    limit = 1 if len(name) <= 5 else 2
+    scored = sorted((OSA.distance(name.lower(), d.lower()), d) for d in defined if d != name)
+    return next((d for dist, d in scored if dist <= limit), None)
+
+
 def _undefined(name: str, what: str, test: TestSpec, defined: set[str], spec: AssertionSpec | None = None,
                prompt: PromptSpec | None = None, suspects: Suspects | None = None,
                reads: Collection[str] = ()) -> None:
     """A variable the test does not define: a ConfigError when close to a defined one (a typo; `suspects`, `reads`:
     docs/design-notes.md), else a warning (an error under --strict): promptfoo renders it as empty text."""
-    near = closest(name, defined - BUILTIN_VARS)
+    near = near_miss(name, defined - BUILTIN_VARS)
     deferred = near is not None and near in reads and suspects is not None
     if deferred and suspects is not None and name in suspects.defined:
         near = None  # another test's var, not a misspelling of this test's

@@ -98,6 +98,13 @@ class LLMGrader:
         #: views; `response_format=False` (a provider, not a model: it takes none) starts at "none".
         self._format = {"level": 0 if response_format else _LEVELS - 1}
 
+    def missing_key(self) -> list[str]:
+        """The API-key variables this grader's model reads when none is set (providers/ids.missing_key); [] for a
+        provider grader (its provider checks its own)."""
+        from evalrun.providers.ids import missing_key
+
+        return [] if isinstance(self._transport, ProviderTransport) else missing_key(self.model, self._params)
+
     def with_prompts(self, overrides: Mapping[str, str], variables: Mapping[str, Any] | None = None) -> LLMGrader:
         """A view of this grader with the step templates `overrides` (step -> template), which also see `variables`
         (the case's vars; the step's own variables win on a clash)."""

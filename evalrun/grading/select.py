@@ -141,16 +141,24 @@ class GraderResolver:
         chosen, origin, _, _ = self._winner(spec, test)
         return chosen, origin
 
-    def check(self, tests: Iterable[TestSpec]) -> None:
-        """Build (never call) each graded assertion's grader: a bad grader id is an error where it was given."""
+    def check(self, tests: Iterable[TestSpec], *, keys: bool = False) -> None:
+        """Build (never call) each graded assertion's grader: a bad grader id (with `keys`, before a run: a model
+        grader whose API key is not set) is an error where it was given."""
         for test in tests:
             for spec in _graded(test.asserts):
-                self._checked(spec, test)
+                self._checked(spec, test, keys=keys)
 
-    def _checked(self, spec: AssertionSpec, test: TestSpec) -> Grader:
+    def _checked(self, spec: AssertionSpec, test: TestSpec, *, keys: bool = False) -> Grader:
         chosen, _, loc, key = self._winner(spec, test)
         try:
-            return self._grader(chosen)
+            grader = self._grader(chosen)
+            missing = grader.missing_key() if keys and isinstance(grader, LLMGrader) else []
+            if missing:
+                from evalrun.providers.ids import missing_key_message
+
+                message, hint = missing_key_message(f"the grader {grader.id}", missing)
+                raise ConfigError(message, hint=hint)
+            return grader
         except ConfigError as e:
             if key == "--grader":
                 raise UsageError(e.message, key=key, hint=e.hint) from None

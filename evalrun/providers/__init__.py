@@ -13,7 +13,7 @@ from typing import Any
 from evalrun import jsnode
 from evalrun.errors import AssertionRuntimeError, ConfigError, ProviderError
 from evalrun.providers.base import CallContext, Provider, output_from_reply, prompt_text
-from evalrun.pyexpr import load_function, user_exit_message
+from evalrun.pyexpr import load_function, user_error, user_exit_message
 from evalrun.types import NO_TOKENS, Messages, Output, ProviderSpec
 
 __all__ = ["CallContext", "Provider", "build", "is_builtin", "is_http", "is_js_provider"]
@@ -127,7 +127,7 @@ class PythonProvider:
         except ProviderError:
             raise
         except Exception as e:
-            raise ProviderError(f"{os.path.basename(self.path)}: {type(e).__name__}: {e}") from e
+            raise ProviderError(user_error(e, self.path)) from e
         except BaseException as e:  # sys.exit(), KeyboardInterrupt, ...: this case's error, not the run's end
             msg = user_exit_message(e)
             if msg is None:

@@ -125,3 +125,31 @@ def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str]
         else:  # an explicit apiKey wins over apiKeyEnvar (set by default)
             out[_KEY_MAP.get(name, name)] = value
     return out
+
+
+#: litellm prefixes whose credentials come from more than one kind of source (Azure AD tokens, Hugging Face's
+#: anonymous endpoints): no early check, their server's 401 says it.
+_NO_EARLY_KEY_CHECK = frozenset({"azure", "azure_text", "huggingface"})
+
+
+def missing_key(model: str, params: Mapping[str, Any], env: Mapping[str, str] | None = None) -> list[str]:
+    """The API-key variables litellm reads for `model` (a litellm id) when none of them is set and nothing else
+    carries a key; [] when a call could authenticate: a key in `params`, a base URL of its own (a local or
+    OpenAI-compatible server needs none), any of the provider's key or base-URL variables set, a keyless provider."""
+    environ = os.environ if env is None else env
+    target = model.partition("/")[0] if "/" in model else ""
+    keys, bases = _ENV_KEYS.get(target, ([], []))
+    if not keys or target in _NO_EARLY_KEY_CHECK or params.get("api_key") or params.get("api_base") \
+            or params.get("mock_response") is not None:
+        return []
+    if any(environ.get(name) for name in (*keys, *bases)):
+        return []
+    return list(keys)
+
+
+def missing_key_message(provider_id: str, variables: list[str]) -> tuple[str, str]:
+    """(message, hint) of the config error for a provider or grader with no API key."""
+    names = " or ".join(variables)
+    return (f"{provider_id} needs an API key and {names} is not set",
+            f"export {variables[0]}=... before running, or set `apiKey` / `apiKeyEnvar` in its config "
+            "(a local or OpenAI-compatible server: set `apiBaseUrl`, no key needed)")

@@ -295,6 +295,10 @@ class LiteLLMProvider:
         params.update(ids.normalise_params(spec.config, env=env, loc=spec.loc, key=f"providers[{spec.id}].config"))
         self.params = params
 
+    def missing_key(self) -> list[str]:
+        """The API-key variables this model reads when none is set (ids.missing_key): checked before the run."""
+        return ids.missing_key(self.model, self.params, {**os.environ, **self.spec.env})
+
     async def call(self, prompt: str | Messages, ctx: CallContext) -> Output:
         messages = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
         params = self.params

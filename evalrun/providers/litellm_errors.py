@@ -25,6 +25,10 @@ _CONNECTION = re.compile(
     r"|temporary failure in name resolution|getaddrinfo|broken pipe|all connection attempts failed", re.I)
 _UNREADABLE = re.compile(r"^(?:Unterminated string|Expecting (?:',' delimiter|':' delimiter|property name)"
                          r"|Extra data|Invalid control character|Invalid \\escape|Invalid response object)")
+#: a key missing or refused, whatever status the client library gave it (the OpenAI SDK's "Missing credentials"
+#: reaches litellm as a 500): never retried
+_AUTH = re.compile(r"missing credentials|api_key client option must be set|no api key|(?:invalid|incorrect) api key"
+                   r"|api key not valid|unauthori[sz]ed|authentication", re.I)
 _NOISE = re.compile(r"\s*ssl:<[^>]*>|\s*Handle with `litellm\.\w+`\.?")
 _ERROR_CODE = re.compile(r"^Error code: \d+ - ")
 _PREFIX = re.compile(r"^(?:litellm\.)?\w+(?:Error|Exception|Timeout)?:\s*")
@@ -103,6 +107,8 @@ def to_provider_error(exc: BaseException, model: str, params: dict[str, Any]) ->
          "raise `timeout` (seconds) in the provider config, or lower --max-concurrency"),
         (bool(_CONNECTION.search(message)), f"could not connect to {base}", True,
          "is the server running? check `apiBaseUrl` (an OpenAI-compatible server usually ends in /v1)"),
+        (status not in (401, 403) and ("AuthenticationError" in names or bool(_AUTH.search(message))),
+         "authentication failed (not retried)", False, _key_hint(model)),
         ("UnsupportedParamsError" in names, "a parameter this provider does not accept", False,
          "remove it from the provider's config, or add `drop_params: true` to let litellm drop it"),
         ("llm provider not provided" in lower, "litellm cannot tell which provider serves this model", False,

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 
 MAX_ROWS = 200
-CELL_MAX = 160
+CELL_MAX = 250  # promptfoo's default --table-cell-max-length
 CELL_LINES = 6
-WRAP = 2  # physical lines an assertion's line may take in its column
+WRAP = 3  # physical lines an assertion's line may take in its column
 OUTPUT_MAX = 600  # output characters in a failure text
 
 
@@ -60,8 +60,13 @@ _NOT_AGAINST = {"supported", None}
 _VERDICT_TAIL = re.compile(r"[:;,]? *\(?\d+(\.\d+)? *(<=|>=|<|>|≤|≥) *threshold \d+(\.\d+)?\)?$")
 
 
-def deciding_claim(a: dict[str, Any]) -> str | None:
-    """The first claim that counted against the assertion, as `"claim" verdict: why` (no evidence quote)."""
+#: no cut: what --table-cell-max-length lifts the inner cuts to (the cell's own length is the only limit)
+WHOLE = 1 << 30
+
+
+def deciding_claim(a: dict[str, Any], full: bool = False) -> str | None:
+    """The first claim that counted against the assertion, as `"claim" verdict: why` (no evidence quote); `full`:
+    neither cut."""
     details = a.get("details")
     claims = details.get("claims") if isinstance(details, dict) else None
     for c in claims if isinstance(claims, list) else ():
@@ -72,21 +77,23 @@ def deciding_claim(a: dict[str, Any]) -> str | None:
             continue
         verdict = c.get("verdict") or ("not in the context" if c.get("attributed") is False else "counted")
         why = str(c.get("reason") or "").split(': "', 1)[0]
-        return f'"{shorten(c.get("text", ""), 100)}" {verdict}' + (f": {shorten(why, 80)}" if why else "")
+        text, why = shorten(c.get("text", ""), WHOLE if full else 160), shorten(why, WHOLE if full else 120)
+        return f'"{text}" {verdict}' + (f": {why}" if why else "")
     return None
 
 
-def brief(a: dict[str, Any]) -> str:
-    """One assertion in one line (see the module docstring)."""
+def brief(a: dict[str, Any], full: bool = False) -> str:
+    """One assertion in one line (see the module docstring); `full`: its reason or claim not cut."""
+    limit = WHOLE if full else 200
     if a.get("error"):
-        return f"{a.get('type')}: ERROR {shorten(a['error'], 120)}"
+        return f"{a.get('type')}: ERROR {shorten(a['error'], limit)}"
     head = score_text(a)
-    claim = deciding_claim(a)
+    claim = deciding_claim(a, full)
     if claim:
         return f"{head}: {claim}"
     if not a.get("pass") and a.get("reason"):
         reason = _VERDICT_TAIL.sub("", str(a["reason"]))  # the score against the threshold is in `head`
-        return f"{head}: {shorten(reason, 120)}"
+        return f"{head}: {shorten(reason, limit)}"
     return head
 
 
@@ -107,8 +114,8 @@ def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
         if isinstance(c, dict):
             extra = "" if c.get("correct") is None else ", correct" if c["correct"] else ", incorrect"
             extra += f", chunks {list(c['chunks'])}" if c.get("chunks") else ""
-            reason = f" — {shorten(c['reason'], 120)}" if c.get("reason") else ""
-            yield f"{more}- {c.get('verdict', '?')}{extra}: {shorten(c.get('text', ''))!r}{reason}"
+            reason = f" — {shorten(c['reason'], WHOLE)}" if c.get("reason") else ""  # the evidence, whole
+            yield f"{more}- {c.get('verdict', '?')}{extra}: {shorten(c.get('text', ''), WHOLE)!r}{reason}"
     for i, ch in enumerate(details.get("chunks") or []):
         if isinstance(ch, dict) and "level" in ch:  # noise-sensitivity's labelled chunks show through its claims
             used = ", used" if ch.get("used") else ""
@@ -134,8 +141,8 @@ def case_label(rec: dict[str, Any], limit: int = 80) -> str:
 
 def failure_text(rec: dict[str, Any], *, show_provider: bool = True) -> str:
     """Why the case did not pass: its reason, each failing assertion with its claims, output, vars, provider."""
-    if rec.get("status") == "error":
-        lines = [f"ERROR: {rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
+    if rec.get("status") == "error":  # the whole message (a user-code traceback too), not its one-line cut
+        lines = [f"ERROR: {rec.get('error_detail') or rec.get('error') or rec.get('reason') or 'the case could not finish'}"]
     else:
         lines = [str(rec.get("reason") or "an assertion failed")]
     asserts = rec.get("assertions") or []
@@ -163,26 +170,31 @@ def details_text(rec: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def cell_lines(rec: dict[str, Any]) -> list[str]:
-    """The cell of one case: its verdict line, then each graded or failing assertion in brief."""
+def cell_lines(rec: dict[str, Any], cell_max: int | None = None) -> list[str]:
+    """The cell of one case: its verdict line, then each graded or failing assertion in brief; each line cut at
+    CELL_MAX characters, or with `cell_max` (--table-cell-max-length) at that many and nothing cut inside."""
     status = rec.get("status")
     asserts = rec.get("assertions") or []
+    limit, full = cell_max or CELL_MAX, cell_max is not None
     if status == "error":  # the error first; the other assertions' results below it
-        lines = ["[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""))]
+        lines = ["[ERROR] " + shorten(str(rec.get("error") or rec.get("reason") or ""), limit)]
         asserts = [a for a in asserts if not a.get("error")]
     else:
-        lines = [f"[{'PASS' if status == 'pass' else 'FAIL'}] " + shorten(str(rec.get("output") or ""))]
+        lines = [f"[{'PASS' if status == 'pass' else 'FAIL'}] " + shorten(str(rec.get("output") or ""), limit)]
     shown = [a for a in asserts if a.get("grader") or a.get("error") or not a.get("pass")]
-    lines += ["  " + ("✓ " if a.get("pass") else "✗ ") + shorten(brief(a)) for a in shown[:CELL_LINES - 1]]
+    lines += ["  " + ("✓ " if a.get("pass") else "✗ ") + shorten(brief(a, full), limit)
+              for a in shown[:CELL_LINES - 1]]
     if len(shown) > CELL_LINES - 1:
         lines.append(f"  ... {len(shown) - CELL_LINES + 1} more assertions (-o report.html shows them)")
     if status == "fail" and not any(not a.get("pass") for a in shown):  # failed on the test's threshold
-        lines.append("  ✗ " + shorten(str(rec.get("reason") or "")))
-    return lines
+        lines.append("  ✗ " + shorten(str(rec.get("reason") or ""), limit))
+    return [cut(line, cell_max) for line in lines] if cell_max else lines
 
 
-def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -> str:
-    """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows."""
+def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS, cell_max: int | None = None) -> str:
+    """Rows = test x var combination (x repeat), columns = provider x prompt; the first `max_rows` rows. `cell_max`
+    (promptfoo's --table-cell-max-length): each cell line is cut at that many characters and then wrapped whole
+    onto as many lines as it needs, never cut again at the column's width."""
     columns: list[str] = []
     rows: dict[str, tuple[str, dict[str, list[str]]]] = {}  # key -> (label, column -> cell lines)
     shown = 0
@@ -194,8 +206,8 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
         if column not in columns:
             columns.append(column)
         if key not in rows:
-            rows[key] = (case_label(rec), {})
-        rows[key][1][column] = cell_lines(rec)
+            rows[key] = (case_label(rec, cell_max or 80), {})
+        rows[key][1][column] = cell_lines(rec, cell_max)
         shown += 1
     if not rows:
         return "No cases ran."
@@ -208,7 +220,10 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
         return "| " + " | ".join(cut(v, w).ljust(w) for v, w in zip(values, widths, strict=True)) + " |"
 
     def wrapped(cell: list[str]) -> list[str]:
-        """The verdict line cut to the column; an assertion line wrapped onto at most WRAP lines."""
+        """The verdict line cut to the column; an assertion line wrapped onto at most WRAP lines (with `cell_max`:
+        every line wrapped whole)."""
+        if cell_max is not None:
+            return [part for text in cell for part in textwrap.wrap(text, col_w, subsequent_indent="      ") or [""]]
         out = cell[:1]
         for text in cell[1:]:
             parts = textwrap.wrap(text, col_w, subsequent_indent="      ") or [""]
@@ -230,6 +245,16 @@ def table(outcome: Any, *, width: int | None = None, max_rows: int = MAX_ROWS) -
     if more > 0:
         out.append(f"... {more} more cases not shown (write them all with -o results.html or .csv)")
     return "\n".join(out)
+
+
+def failures(outcome: Any, *, errors_only: bool = False) -> str:
+    """`--verbose`: each case that did not pass, in the words `pytest evalrun.yaml` gives it (`failure_text`: every
+    failing assertion with its graded claims, verdicts and evidence, the output, the vars, an error's whole text);
+    `errors_only` (`--debug`): the ERROR cases."""
+    parts = [f"--- {rec.get('status', '').upper()} {case_label(rec, WHOLE)}\n{failure_text(rec)}"
+             for rec in outcome.iter_results()
+             if rec.get("status") != "pass" and (rec.get("status") == "error" or not errors_only)]
+    return "\n\n".join(parts)
 
 
 def headline(s: dict[str, Any]) -> str:

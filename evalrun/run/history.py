@@ -337,10 +337,42 @@ def plan(suite: Suite, opts: RunOptions) -> RunFiles:
     return RunFiles(run_id or new_run_id(), opts.results_file, state, history)
 
 
+#: next to a run's own results file `runs/RUN_ID.jsonl`: `runs/RUN_ID.run.json`, what the run was (its config and
+#: description), written with or without the history, so `evalrun view` can tell the files of different configs apart
+RUN_INFO = ".run.json"
+
+
+def run_info_path(results_file: Path) -> Path:
+    return results_file.with_name(results_file.stem + RUN_INFO)
+
+
+def write_run_info(files: RunFiles, suite: Suite) -> None:
+    """The run's own record next to its results file in `runs/` (best effort: a failure costs the view a label)."""
+    if files.results_file.parent.resolve() != (files.state / "runs").resolve():
+        return  # a file the user placed elsewhere: nothing written next to it
+    info = {"run_id": files.run_id, "description": suite.description, "started_at": iso_time(),
+            "config_files": [str(Path(f).resolve()) for f in suite.files], "version": __version__}
+    with contextlib.suppress(OSError):
+        files.results_file.parent.mkdir(parents=True, exist_ok=True)
+        run_info_path(files.results_file).write_text(json.dumps(info, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_run_info(results_file: Path) -> dict[str, Any] | None:
+    """What `write_run_info` recorded for this results file, or None (an older run, a file from elsewhere)."""
+    try:
+        data = json.loads(run_info_path(results_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
-    """Point last-run at the results file (not under --no-write); the history row `running`."""
+    """Point last-run at the results file and record what the run is (neither under --no-write); the history
+    row `running`."""
     if opts.write:
         point_last_run(files.state, files.results_file)
+        if not opts.resume:
+            write_run_info(files, suite)
     if files.history is None:
         return
     try:
@@ -354,7 +386,13 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
 
 
 def end(files: RunFiles, status: str, tally: Tally) -> None:
-    """The history row `finished`, `interrupted` or `failed`."""
+    """The history row (and the run's own record) `finished`, `interrupted` or `failed`."""
+    info = read_run_info(files.results_file)
+    if info is not None and info.get("run_id") == files.run_id:
+        with contextlib.suppress(OSError):
+            info.update(status=status, finished_at=iso_time())
+            run_info_path(files.results_file).write_text(json.dumps(info, ensure_ascii=False) + "\n",
+                                                         encoding="utf-8")
     if files.history is None:
         return
     try:

@@ -14,6 +14,8 @@ from typing import Any
 
 from evalrun.assertions import model_graded
 from evalrun.assertions.engine import compile_derived
+from evalrun.errors import ConfigError
+from evalrun.providers.ids import missing_key_message
 from evalrun.pyexpr import watch_sigint
 from evalrun.run import history, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
@@ -102,13 +104,18 @@ class Runner:
 
             self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
             if getattr(self.suite.tests, "graded", True):  # a streamed TestList knows it has no graded test
-                self.resolver.check(self.suite.tests)  # a bad grader id is a config error before any call
+                self.resolver.check(self.suite.tests, keys=True)  # a bad grader id is a config error before any call
         from evalrun import providers as providers_pkg
 
         make = self.build_provider or providers_pkg.build
 
         def build(spec: ProviderSpec) -> Any:
-            return make(spec, self.suite.base_dir, self.transport)
+            provider = make(spec, self.suite.base_dir, self.transport)
+            missing = provider.missing_key() if hasattr(provider, "missing_key") else []
+            if missing:  # found now, not after every case's retries
+                message, hint = missing_key_message(f"provider {spec.id}", missing)
+                raise ConfigError.at(spec.loc, message, key="providers", hint=hint)
+            return provider
 
         env = CaseEnv({id(spec): build(spec) for spec in self.suite.providers}, build, self.resolver.resolve,
                       self.resolver.embedder, self.options.use_cache, self.options.delay_ms / 1000.0,

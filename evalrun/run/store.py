@@ -37,6 +37,8 @@ def assertion_dict(a: AssertionResult) -> dict[str, Any]:
         d["cost"] = a.cost
     if a.lower_is_better:
         d["lower_is_better"] = True
+    if a.value is not None and not a.metric:  # the assertion's name in `compare` (tally.score_names)
+        d["value"] = a.value
     if a.children:
         d["children"] = [assertion_dict(c) for c in a.children]
     return d

@@ -255,10 +255,20 @@ def group_label(rec: dict[str, Any]) -> str:
 
 
 def score_names(rec: dict[str, Any]) -> list[tuple[str, float | None]]:
-    """(name, score) of each assertion: its metric name, else `type[index]` (as in the key path `assert[index]`)."""
-    return [(str(a.get("metric") or f"{a.get('type')}[{i}]"),
-             a.get("score") if isinstance(a.get("score"), (int, float)) else None)
-            for i, a in enumerate(rec.get("assertions") or [])]
+    """(name, score) of each assertion: its `metric`, else its type and value as written (`contains "refund"`, as
+    promptfoo names a metric by what it checks); a name that repeats in the record gets its position
+    (`contains "x" [2]`, as in the key path `assert[2]`) from its second use on."""
+    out: list[tuple[str, float | None]] = []
+    seen: set[str] = set()
+    for i, a in enumerate(rec.get("assertions") or []):
+        name = str(a.get("metric") or a.get("type"))
+        if not a.get("metric") and isinstance(a.get("value"), str):
+            name += f" {json.dumps(a['value'], ensure_ascii=False)}"
+        if name in seen:
+            name += f" [{i}]"
+        seen.add(name)
+        out.append((name, a.get("score") if isinstance(a.get("score"), (int, float)) else None))
+    return out
 
 
 def lower_names(rec: dict[str, Any]) -> set[str]:

@@ -27,7 +27,7 @@ from evalrun.compare import diff, match
 from evalrun.errors import UsageError
 from evalrun.report import html
 from evalrun.run import store
-from evalrun.run.history import History, RunRecord
+from evalrun.run.history import History, RunRecord, read_run_info
 from evalrun.run.tally import iso_time
 from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, capped, epoch, index_value
 
@@ -53,15 +53,33 @@ class Run:
     results_file: Path
     record: RunRecord | None  # None: a results file the history does not name
     modified: float  # the file's mtime (0 when it is missing)
+    info: dict[str, Any] | None = None  # a file not in the history: its own record (history.write_run_info)
+
+    @property
+    def own(self) -> dict[str, Any]:
+        """The run's description and config files, from the history or else from the file's own record."""
+        if self.record is not None:
+            return {"description": self.record.description, "config_files": self.record.config_files}
+        info = self.info or {}
+        files = info.get("config_files")
+        return {"description": info.get("description") if isinstance(info.get("description"), str) else None,
+                "config_files": [str(f) for f in files] if isinstance(files, list) else []}
 
     @property
     def started_at(self) -> str:
-        return self.record.started_at if self.record else iso_time(self.modified)
+        if self.record:
+            return self.record.started_at
+        own = (self.info or {}).get("started_at")
+        return own if isinstance(own, str) else iso_time(self.modified)
 
     @property
     def live(self) -> bool:
         """Cases may still be added: a run the history says is running, or a file modified just now."""
-        return self.record.status == "running" if self.record else time.time() - self.modified < LIVE_S
+        if self.record:
+            return self.record.status == "running"
+        if self.info and self.info.get("finished_at"):  # its own record says it ended
+            return False
+        return time.time() - self.modified < LIVE_S
 
 
 def _mtime(path: Path) -> float:
@@ -95,7 +113,7 @@ class Catalogue:
                 continue  # last-run.jsonl points at a run listed already
             run_id = path.stem if path.stem not in ids else f"{path.parent.name}/{path.stem}"
             ids.add(run_id)
-            out.append(Run(run_id, path, None, _mtime(path)))
+            out.append(Run(run_id, path, None, _mtime(path), read_run_info(path)))
         # started_at has whole seconds: within one second the file written last is the newer run
         return sorted(out, key=lambda r: (r.started_at, r.modified, r.record.seq if r.record else 0), reverse=True)
 
@@ -157,8 +175,11 @@ class Catalogue:
         rows = []
         for run in self.runs():
             h = run.record.as_dict() if run.record else {"status": "not in history", "graders": []}
+            own = run.own
             row: dict[str, Any] = {"id": run.id, "status": h["status"], "live": run.live, "started_at": run.started_at,
-                                   **{k: h.get(k) for k in ("finished_at", "description", "git_commit", "graders")},
+                                   **{k: h.get(k) for k in ("finished_at", "git_commit", "graders")},
+                                   "description": own["description"],
+                                   "config": ", ".join(_config_name(Path(f), self.state) for f in own["config_files"]),
                                    "results_file": _shown(run.results_file, self.state), "problem": None,
                                    "reading": False}
             summary = self.summary(run, None)
@@ -188,9 +209,9 @@ class Catalogue:
     def head(self, run: Run) -> dict[str, Any]:
         """A run page's data but its cases (html.Aggregates.head), and the view's own."""
         idx = self.index(run)
-        h = run.record.as_dict() if run.record else {"status": "not in history", "config_files": []}
+        h = run.record.as_dict() if run.record else {"status": "not in history"}
         with idx.lock:
-            meta = {"description": h.get("description"), "config_files": h["config_files"],
+            meta = {**run.own,
                     "results_file": str(run.results_file), "run_id": run.id}
             page = idx.agg.head(meta, self.summary(run, idx) or {})
             page["view"] = {"status": h["status"], "live": run.live, "version": idx.version,
@@ -227,6 +248,13 @@ def _sniff(path: Path) -> str | None:
         if not path.exists():
             return "results file missing"
         return "not a results file" if os.access(path, os.R_OK) else "unreadable"
+
+
+def _config_name(path: Path, state: Path) -> str:
+    """A config as the runs list groups by it: its path from the folder it sits in, else (a folder since moved or
+    copied) its file name."""
+    shown = _shown(path, state)
+    return shown if shown != str(path) else path.name
 
 
 def _shown(path: Path, state: Path) -> str:

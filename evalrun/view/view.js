@@ -35,21 +35,24 @@ function runsPage(n){
  app.innerHTML=`<section class="runs"><h1>Runs</h1><div class="meta" id="runs-folder"></div>
 <div class="filters"><input id="runs-q" type="search" size="40" placeholder="filter: description, run, commit, grader, status…" aria-label="filter runs">
 <select id="runs-st" aria-label="status filter"><option value="">all statuses</option><option>finished</option><option>running</option><option>interrupted</option><option>failed</option><option>died</option><option>not in history</option></select>
+<select id="runs-cfg" aria-label="config filter"><option value="">all configs</option></select>
 <button class="btn" id="runs-compare" type="button" disabled>compare the two ticked runs</button><span id="runs-count" class="muted"></span></div>
-<table id="runs"><thead><tr><th></th><th>started</th><th>run</th><th>description</th><th>status</th><th>pass rate</th><th class="num">pass</th><th class="num">fail</th><th class="num">error</th><th>graders</th><th>git commit</th><th class="num">duration</th></tr></thead><tbody id="runs-rows"></tbody></table></section>`;
+<table id="runs"><thead><tr><th></th><th>started</th><th>run</th><th>description</th><th>config</th><th>status</th><th>pass rate</th><th class="num">pass</th><th class="num">fail</th><th class="num">error</th><th>graders</th><th>git commit</th><th class="num">duration</th></tr></thead><tbody id="runs-rows"></tbody></table></section>`;
  const $=id=>document.getElementById(id);
- function draw(){const q=$('runs-q').value.toLowerCase(),st=$('runs-st').value;
-  const shown=runs.filter(r=>(!st||r.status===st)&&(!q||[r.id,r.description,r.status,r.git_commit,r.results_file,list(r.graders).join(' '),when(r.started_at)].join(' ').toLowerCase().includes(q)));
+ function configs(){const sel=$('runs-cfg'),was=sel.value,names=[...new Set(runs.map(r=>r.config||''))].filter(Boolean).sort();
+  sel.innerHTML='<option value="">all configs</option>'+names.map(c=>`<option${c===was?' selected':''}>${esc(c)}</option>`).join('');}
+ function draw(){const q=$('runs-q').value.toLowerCase(),st=$('runs-st').value,cfg=$('runs-cfg').value;
+  const shown=runs.filter(r=>(!st||r.status===st)&&(!cfg||(r.config||'')===cfg)&&(!q||[r.id,r.description,r.config,r.status,r.git_commit,r.results_file,list(r.graders).join(' '),when(r.started_at)].join(' ').toLowerCase().includes(q)));
   $('runs-rows').innerHTML=shown.map(r=>{const rate=r.pass_rate;
-   return `<tr class="run" data-id="${esc(r.id)}"><td><input type="checkbox" class="pick" aria-label="pick ${esc(r.id)} to compare"${picked.includes(r.id)?' checked':''}></td><td>${when(r.started_at)}</td><td><a href="#/run/${esc(enc(r.id))}">${esc(r.id)}</a></td><td class="desc">${esc(r.description||'')}</td><td>${statusBadge(r.status)}${r.problem?` <span class="st fail">${esc(r.problem)}</span>`:''}</td>`
+   return `<tr class="run" data-id="${esc(r.id)}"><td><input type="checkbox" class="pick" aria-label="pick ${esc(r.id)} to compare"${picked.includes(r.id)?' checked':''}></td><td>${when(r.started_at)}</td><td><a href="#/run/${esc(enc(r.id))}">${esc(r.id)}</a></td><td class="desc">${esc(r.description||'')}</td><td><code>${esc(r.config||'–')}</code></td><td>${statusBadge(r.status)}${r.problem?` <span class="st fail">${esc(r.problem)}</span>`:''}</td>`
    +`<td>${r.reading?'<span class="muted">reading…</span>':!isNum(rate)?'–':`<span class="rate"><i style="width:${Math.max(0,Math.min(100,rate))}%"></i></span>${fmt(rate)}%`}</td><td class="num">${count(r.passed)}</td><td class="num">${count(r.failed)}</td><td class="num">${count(r.errors)}</td>`
    +`<td>${esc(list(r.graders).join(', ')||'–')}</td><td><code>${esc(r.git_commit||'–')}</code></td><td class="num">${duration(r.duration_s)}</td></tr>`;}).join('')
-   ||`<tr><td colspan="12" class="muted">${runs.length?'no run matches the filter':'no run recorded here yet: run <code>evalrun eval</code> in this folder'}</td></tr>`;
+   ||`<tr><td colspan="13" class="muted">${runs.length?'no run matches the filter':'no run recorded here yet: run <code>evalrun eval</code> in this folder'}</td></tr>`;
   $('runs-count').textContent=`${shown.length} of ${runs.length} runs`;
   $('runs-compare').disabled=picked.length!==2;}
- function load(){api('/api/runs').then(d=>{if(n!==route)return;runs=d.runs;$('runs-folder').textContent=d.folder;draw();
+ function load(){api('/api/runs').then(d=>{if(n!==route)return;runs=d.runs;$('runs-folder').textContent=d.folder;configs();draw();
    if(runs.some(r=>r.live||r.reading))timer=setTimeout(load,POLL_MS);},e=>{if(n===route)problem('The runs cannot be listed',e);});}
- $('runs-q').addEventListener('input',draw);$('runs-st').addEventListener('change',draw);
+ $('runs-q').addEventListener('input',draw);$('runs-st').addEventListener('change',draw);$('runs-cfg').addEventListener('change',draw);
  $('runs-rows').addEventListener('change',e=>{if(!e.target.classList.contains('pick'))return;const id=e.target.closest('tr').dataset.id;
   picked=picked.filter(x=>x!==id);if(e.target.checked)picked.push(id);if(picked.length>2)picked.shift();draw();});
  $('runs-compare').addEventListener('click',()=>{const order=runs.map(r=>r.id);  // baseline A: the older run
