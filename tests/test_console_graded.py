@@ -158,7 +158,7 @@ def test_table_cell_max_length_shows_the_deciding_claim_whole(
     assert claim not in _flat(capsys.readouterr().out)  # cut in the compact table
     main(["eval", cfg, "--no-progress-bar", "--no-history", "--table-cell-max-length", "1000"])
     out = capsys.readouterr().out
-    assert claim in _flat(out) and "not in the closest evidence" in _flat(out)
+    assert claim in _flat(out) and "not in the context" in _flat(out)
     rule = next(line for line in out.splitlines() if line.startswith("+"))
     assert {len(line) for line in out.splitlines() if line.startswith("|")} == {len(rule)}  # wrapped in its column
     main(["eval", cfg, "--no-progress-bar", "--no-history", "--table-cell-max-length", "30"])

@@ -60,7 +60,7 @@ class MaxScore(Assertion):
         if value is None:
             return {"method": "average", "weights": {}, "threshold": None}
         if not isinstance(value, dict):
-            raise ValueError(f"max-score's value must be a mapping of method, weights and threshold, got {value!r}")
+            raise ValueError(f"the value must be a mapping of method, weights and threshold, got {value!r}")
         unknown = sorted(set(value) - {"method", "weights", "threshold"})
         if unknown:
             raise ValueError(f"max-score's value has unknown key(s) {', '.join(unknown)} (allowed: method, weights, "
