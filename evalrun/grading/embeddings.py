@@ -197,6 +197,27 @@ def offline_embed(texts: list[str] | tuple[str, ...]) -> Any:
     return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
+def token_states(texts: Sequence[str], batch: int = 32) -> list[Any]:
+    """The offline model's `last_hidden_state` per text: one float32 array (tokens incl. [CLS]/[SEP], DIM) each.
+
+    Texts are run in batches of similar length (less padding); padded positions are cut off."""
+    import numpy as np
+
+    tokenizer, session = _model()
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out: list[Any] = [None] * len(texts)
+    for start in range(0, len(order), batch):
+        chunk = order[start:start + batch]
+        enc = tokenizer.encode_batch([texts[i] for i in chunk])
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                    "token_type_ids": np.zeros_like(ids)})[0]
+        for row, i in enumerate(chunk):
+            out[i] = np.ascontiguousarray(hidden[row, :int(mask[row].sum())], dtype=np.float32)
+    return out
+
+
 class MiniLMEmbedder:
     """The Embedder over the offline model; runs in a worker thread."""
 

@@ -1,0 +1,399 @@
+"""Rebuild evalrun/data/entail_head.npz: an ESIM-style entailment head over the shipped MiniLM's token states.
+
+Three steps, each a subcommand (run from the repository root):
+
+    /work/main/.venv/bin/python scripts/train_entailment_head.py features --out /work/feats   # numpy + onnxruntime
+    /work/torchvenv/bin/python scripts/train_entailment_head.py train --feats /work/feats      # torch (CPU) only here
+    /work/torchvenv/bin/python scripts/train_entailment_head.py export --feats /work/feats     # -> entail_head.npz
+
+`features` builds the training pairs and encodes every distinct text once with the default install's int8
+all-MiniLM-L6-v2 ONNX (`evalrun.grading.embeddings.token_states`, `last_hidden_state`, one thread), saved as
+float16 shards (not in git). `train` fits the head on them (seed 20261123, torch.set_num_threads(1)), early-stopped
+on a held-out dev part; `export` writes the weights as float32 numpy arrays and prints their sha256 digest.
+
+Data (all from registry packages; nothing evaluation-only is read):
+* VitaminC (Schuster et al., 2021; CC BY-SA 3.0), BIG-bench task `vitaminc_fact_verification` in the
+  `bigbench==1.0.0` sdist: only the `dev` and `check` thirds as benchmarks/grading/vitaminc.py cuts them (its
+  `items()`); the `test` third is never read. Labels True / False / Neither -> supported / refuted / nei.
+* Polarity-symmetric pairs made from those same training claims and evidence sentences by general rules
+  (`polarity_pairs`): an auxiliary negated in several styles ("is not", "isn't", "is never", "cannot");
+  premise and claim negated together -> supported, only one of them -> refuted, a negated claim against its
+  not-enough-info evidence stays nei; a small hand-written list of general English antonyms (`ANTONYMS`):
+  "X is prohibited" / "X is not allowed" -> supported (contradictory pairs only), "X is allowed" / "X is
+  prohibited" -> refuted.
+* BIG-bench `presuppositions_as_nli` (Apache-2.0; same sdist): 735 premise / hypothesis pairs, E / C / N.
+  BIG-bench's canary applies: this task can no longer evaluate the head.
+Never used: HaluEval, VitaminC's test third, the support-bot files (benchmarks/grading), anything the project
+lists as evaluation-only (/work/shared/reference/training-data.md).
+A random 8% of the source groups (synthetic pairs go with their source pair) is the dev part for early stopping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 20261123
+LABELS = ("supported", "refuted", "nei")
+SDIST = Path("/work/bbdl/bigbench-1.0.0.tar.gz")  # bigbench==1.0.0 sdist from PyPI (sha256 1bb398a5...cbc5c2)
+PRESUP = "bigbench-1.0.0/bigbench/benchmark_tasks/presuppositions_as_nli/task.json"
+DEV_SHARE = 0.08
+SYNTHETIC_SHARE = 0.4  # of the synthetic pairs kept (feature extraction time on 2 shared cores)
+WEIGHTS = ROOT / "evalrun" / "data" / "entail_head.npz"
+
+# ------------------------------------------------------------------ polarity-symmetric pairs
+NEG = {"is": "isn't", "are": "aren't", "was": "wasn't", "were": "weren't", "can": "can't", "could": "couldn't",
+       "will": "won't", "would": "wouldn't", "should": "shouldn't", "must": "mustn't", "has": "hasn't",
+       "have": "haven't", "had": "hadn't", "does": "doesn't", "did": "didn't", "may": "may not",
+       "might": "might not"}
+NEGATION = re.compile(r"\b(not|never|no|none|nobody|nothing|neither|nor|cannot|without)\b|n't\b", re.I)
+#: general English antonyms; True = contradictory (not A <=> B), False = contrary / gradable (A and B exclude
+#: each other, but "not A" does not give B)
+ANTONYMS: dict[tuple[str, str], bool] = {
+    ("allowed", "prohibited"): True, ("permitted", "forbidden"): True, ("available", "unavailable"): True,
+    ("possible", "impossible"): True, ("legal", "illegal"): True, ("valid", "invalid"): True,
+    ("eligible", "ineligible"): True, ("included", "excluded"): True, ("required", "optional"): True,
+    ("alive", "dead"): True, ("open", "closed"): True, ("true", "false"): True, ("correct", "incorrect"): True,
+    ("present", "absent"): True, ("visible", "invisible"): True, ("married", "unmarried"): True,
+    ("able", "unable"): True, ("refundable", "non-refundable"): True, ("successful", "unsuccessful"): True,
+    ("accepted", "rejected"): True, ("approved", "denied"): True, ("public", "private"): True,
+    ("male", "female"): True, ("active", "inactive"): True, ("known", "unknown"): True,
+    ("official", "unofficial"): True, ("independent", "dependent"): True, ("complete", "incomplete"): True,
+    ("won", "lost"): True, ("win", "lose"): True, ("passed", "failed"): True, ("same", "different"): True,
+    ("always", "never"): False, ("before", "after"): False, ("more", "less"): False, ("most", "least"): False,
+    ("first", "last"): False, ("increased", "decreased"): False, ("rose", "fell"): False, ("higher", "lower"): False,
+    ("larger", "smaller"): False, ("largest", "smallest"): False, ("longest", "shortest"): False,
+    ("older", "younger"): False, ("oldest", "youngest"): False, ("early", "late"): False,
+    ("earlier", "later"): False, ("positive", "negative"): False, ("north", "south"): False,
+    ("east", "west"): False, ("good", "bad"): False, ("best", "worst"): False, ("high", "low"): False,
+    ("large", "small"): False, ("major", "minor"): False, ("free", "paid"): False, ("full", "empty"): False,
+    ("above", "below"): False, ("inside", "outside"): False, ("many", "few"): False, ("strong", "weak"): False,
+    ("start", "end"): False, ("started", "ended"): False, ("entered", "left"): False, ("joined", "left"): False,
+    ("success", "failure"): False, ("popular", "unpopular"): False, ("rich", "poor"): False,
+}
+ANTONYM = {**{a: (b, c) for (a, b), c in ANTONYMS.items()}, **{b: (a, c) for (a, b), c in ANTONYMS.items()}}
+AUX = re.compile(r"\b(" + "|".join(NEG) + r")\b(?= (\w+))")
+
+
+def negate(sentence: str, rng: random.Random, at: tuple[str, str] | None = None) -> str | None:
+    """`sentence` with its first auxiliary (or the auxiliary phrase `at`) negated in a random style, or None (no
+    auxiliary; or, without `at`, a sentence negated already)."""
+    if at is None and NEGATION.search(sentence):
+        return None
+    m = next((m for m in AUX.finditer(sentence) if at is None or (m.group(1), m.group(2)) == at), None)
+    if m is None:
+        return None
+    aux, following = m.group(1), m.group(2)
+    if aux.lower() in ("has", "have", "had") and not re.search(r"(ed|en|wn|been)$", following):
+        return None
+    style = rng.random()
+    if aux == "can":
+        word = "cannot" if style < 0.5 else "can't"
+    elif style < 0.45:
+        word = aux + " not"
+    elif style < 0.85:
+        word = NEG[aux]
+    else:
+        word = aux + " never"
+    return sentence[:m.start()] + word + sentence[m.end():]
+
+
+def swap_antonym(sentence: str) -> tuple[str, bool] | None:
+    """(`sentence` with its first listed word replaced by its antonym, whether the pair is contradictory)."""
+    for m in re.finditer(r"[A-Za-z-]+", sentence):
+        hit = ANTONYM.get(m.group(0).lower())
+        if hit:
+            word = hit[0] if m.group(0)[0].islower() else hit[0].capitalize()
+            return sentence[:m.start()] + word + sentence[m.end():], hit[1]
+    return None
+
+
+def polarity_pairs(evidence: str, claim: str, label: str, rng: random.Random) -> list[tuple[str, str, str, str]]:
+    """Synthetic (premise, hypothesis, label, kind) pairs from one training pair (module docstring)."""
+    out: list[tuple[str, str, str, str]] = []
+    neg_claim = negate(claim, rng)
+    if label == "supported" and neg_claim:
+        out.append((evidence, neg_claim, "refuted", "neg-claim"))
+        m = AUX.search(claim)
+        neg_ev = negate(evidence, rng, (m.group(1), m.group(2))) if m else None
+        if neg_ev is not None:  # the same auxiliary phrase in both: negate both
+            out.append((neg_ev, negate(claim, rng) or neg_claim, "supported", "neg-both"))
+            out.append((neg_ev, claim, "refuted", "neg-premise"))
+        # the claim against itself in other polarity words: same polarity -> supported, opposite -> refuted
+        out.append((neg_claim, negate(claim, rng) or neg_claim, "supported", "self-neg-both"))
+        out.append((neg_claim, claim, "refuted", "self-neg-premise"))
+    elif label == "nei" and neg_claim:
+        out.append((evidence, neg_claim, "nei", "neg-nei"))
+    swapped = swap_antonym(claim)
+    if swapped and label == "supported":
+        ant, contradictory = swapped
+        out.append((evidence, ant, "refuted", "antonym"))
+        out.append((claim, ant, "refuted", "self-antonym"))
+        neg_ant = negate(ant, rng)
+        if contradictory and neg_ant:
+            out.append((claim, neg_ant, "supported", "antonym-negated"))
+            out.append((neg_ant, claim, "supported", "antonym-negated"))
+            if neg_claim:
+                out.append((ant, neg_claim, "supported", "antonym-negated"))
+                out.append((neg_claim, ant, "supported", "antonym-negated"))
+    return out
+
+
+# ------------------------------------------------------------------ data
+def vitaminc_training() -> list[tuple[str, str, str, str]]:
+    """(evidence, claim, label, group) of VitaminC's dev and check thirds (vitaminc.py's split)."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.grading import vitaminc
+
+    names = {"supports": "supported", "refutes": "refuted", "not-enough-info": "nei"}
+    return [(it["context"], it["answer"], names[it["type"]], it["group"])
+            for split in ("dev", "check") for it in vitaminc.items(split)]
+
+
+def presuppositions() -> list[tuple[str, str, str, str]]:
+    """BIG-bench presuppositions_as_nli as (premise, hypothesis, label, group)."""
+    with tarfile.open(SDIST) as tf:
+        member = tf.extractfile(PRESUP)
+        assert member is not None
+        task = json.loads(member.read())
+    names = {"entailment": "supported", "contradiction": "refuted", "neutral": "nei"}
+    out = []
+    for k, ex in enumerate(task["examples"]):
+        m = re.match(r"Sentence 1: (.*)\nSentence 2: (.*?)\n", ex["input"], re.S)
+        assert m, ex["input"]
+        label = max(ex["target_scores"], key=ex["target_scores"].get)
+        out.append((m.group(1).strip(), m.group(2).strip(), names[label], f"presup-{k}"))
+    return out
+
+
+def build_pairs() -> list[dict[str, Any]]:
+    rng = random.Random(SEED)
+    base = vitaminc_training()
+    pairs = [{"p": e, "h": c, "y": y, "g": g, "kind": "vitaminc"} for e, c, y, g in base]
+    for e, c, y, g in base:
+        pairs += [{"p": p, "h": h, "y": yy, "g": g, "kind": kind} for p, h, yy, kind in polarity_pairs(e, c, y, rng)
+                  if rng.random() < SYNTHETIC_SHARE]
+    pairs += [{"p": p, "h": h, "y": y, "g": g, "kind": "presup"} for p, h, y, g in presuppositions()]
+    groups = sorted({p["g"] for p in pairs})
+    rng.shuffle(groups)
+    dev = set(groups[:int(len(groups) * DEV_SHARE)])
+    for p in pairs:
+        p["dev"] = p["g"] in dev
+    return pairs
+
+
+def cmd_features(args: argparse.Namespace) -> None:
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from evalrun.grading.embeddings import token_states
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pairs = build_pairs()
+    # texts in the order of a seeded shuffle of the pairs, so that the shards done first hold whole pairs
+    index: dict[str, int] = {}
+    for p in random.Random(SEED).sample(pairs, len(pairs)):
+        for t in (p["p"], p["h"]):
+            index.setdefault(t, len(index))
+    texts = list(index)
+    rows = [{"p": index[p["p"]], "h": index[p["h"]], "y": LABELS.index(p["y"]), "dev": p["dev"],
+             "kind": p["kind"]} for p in pairs]
+    (out / "pairs.json").write_text(json.dumps(rows))
+    (out / "texts.json").write_text(json.dumps(texts))
+    kinds: dict[str, int] = {}
+    for p in pairs:
+        kinds[f"{p['kind']}/{p['y']}"] = kinds.get(f"{p['kind']}/{p['y']}", 0) + 1
+    print(f"{len(pairs)} pairs, {len(texts)} texts, {sum(p['dev'] for p in pairs)} dev pairs", kinds, flush=True)
+    shard = 2048
+    for k, start in enumerate(range(0, len(texts), shard)):
+        path = out / f"states_{k:03d}.npy"
+        if path.exists():
+            continue
+        states = token_states(texts[start:start + shard])
+        np.save(out / f"lens_{k:03d}.npy", np.array([len(s) for s in states], dtype=np.int32))
+        np.save(path.with_suffix(".part.npy"), np.concatenate(states).astype(np.float16))
+        path.with_suffix(".part.npy").rename(path)
+        print(f"shard {k}: texts {start + len(states)}/{len(texts)}", flush=True)
+
+
+# ------------------------------------------------------------------ training (torch, CPU)
+PROBE = (("Digital downloads and gift cards are non-refundable.", "Gift cards can't be refunded."),
+         ("Accidental damage is not covered by the warranty.", "The warranty covers accidental damage."),
+         ("Standard shipping takes 3 to 5 business days and costs $4.99.", "Shipping costs $10."))
+
+
+def load_features(feats: Path) -> tuple[Any, Any, Any, list[dict[str, Any]]]:
+    """(float16 token states of every encoded text, start offsets, lengths, the pairs whose texts are encoded)."""
+    import numpy as np
+
+    shards = sorted(feats.glob("states_[0-9][0-9][0-9].npy"))
+    states = np.concatenate([np.load(p) for p in shards])
+    lens = np.concatenate([np.load(feats / p.name.replace("states", "lens")) for p in shards])
+    offsets = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    pairs = [p for p in json.loads((feats / "pairs.json").read_text()) if max(p["p"], p["h"]) < len(lens)]
+    return states, offsets, lens, pairs
+
+
+def head_module() -> Any:
+    import torch
+    from torch import nn
+
+    class Head(nn.Module):  # type: ignore[misc]
+        """ESIM over frozen token states; evalrun/grading/entailment.py is the same computation in numpy."""
+
+        def __init__(self, dim: int = 384, hidden: int = 192) -> None:
+            super().__init__()
+            self.proj = nn.Linear(dim, hidden)
+            self.ffn = nn.Linear(4 * hidden, hidden)
+            self.cls1 = nn.Linear(8 * hidden, hidden)
+            self.cls2 = nn.Linear(hidden, 3)
+            self.drop = nn.Dropout(0.1)
+            self.scale = hidden ** -0.5
+
+        def side(self, a: Any, aligned: Any, mask: Any) -> Any:
+            m = torch.relu(self.ffn(torch.cat([a, aligned, a - aligned, a * aligned], -1)))
+            mean = (m * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+            top = m.masked_fill(~mask.bool()[..., None], -1e4).max(1).values
+            return torch.cat([mean, top], -1)
+
+        def forward(self, x: Any, xm: Any, y: Any, ym: Any) -> Any:
+            a, b = self.proj(self.drop(x)), self.proj(self.drop(y))
+            e = a @ b.transpose(1, 2) * self.scale
+            a_al = torch.softmax(e.masked_fill(~ym.bool()[:, None, :], -1e4), 2) @ b
+            b_al = torch.softmax(e.transpose(1, 2).masked_fill(~xm.bool()[:, None, :], -1e4), 2) @ a
+            va, vb = self.side(a, a_al, xm), self.side(b, b_al, ym)
+            h = torch.relu(self.cls1(self.drop(torch.cat([va, vb, (va - vb).abs(), va * vb], -1))))
+            return self.cls2(self.drop(h))
+
+    return Head()
+
+
+def batch_tensors(states: Any, offsets: Any, lens: Any, idx: list[int]) -> tuple[Any, Any]:
+    import numpy as np
+    import torch
+
+    width = int(max(lens[i] for i in idx))
+    x = np.zeros((len(idx), width, states.shape[1]), dtype=np.float32)
+    m = np.zeros((len(idx), width), dtype=np.float32)
+    for r, i in enumerate(idx):
+        x[r, :lens[i]] = states[offsets[i]:offsets[i] + lens[i]]
+        m[r, :lens[i]] = 1
+    return torch.from_numpy(x), torch.from_numpy(m)
+
+
+def evaluate(model: Any, data: tuple[Any, Any, Any], pairs: list[dict[str, Any]]) -> tuple[float, float]:
+    import torch
+
+    model.eval()
+    loss, right = 0.0, 0
+    with torch.no_grad():
+        for s in range(0, len(pairs), 256):
+            chunk = pairs[s:s + 256]
+            logits = model(*batch_tensors(*data, [p["p"] for p in chunk]), *batch_tensors(*data, [p["h"] for p in chunk]))
+            y = torch.tensor([p["y"] for p in chunk])
+            loss += float(torch.nn.functional.cross_entropy(logits, y, reduction="sum"))
+            right += int((logits.argmax(1) == y).sum())
+    model.train()
+    return loss / len(pairs), right / len(pairs)
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    import time
+
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(SEED)
+    feats = Path(args.feats)
+    states, offsets, lens, pairs = load_features(feats)
+    data = (states, offsets, lens)
+    train = [p for p in pairs if not p["dev"]]
+    dev = [p for p in pairs if p["dev"]]
+    print(f"{len(train)} training pairs, {len(dev)} dev pairs, {len(lens)} texts", flush=True)
+    model = head_module()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    rng = random.Random(SEED)
+    best, stale, start, step = float("inf"), 0, time.time(), 0
+    while time.time() - start < args.minutes * 60 and stale < 4:
+        rng.shuffle(train)  # then batches of similar premise length (less padding), in random order
+        pool = [sorted(train[s:s + 3200], key=lambda p: lens[p["p"]]) for s in range(0, len(train), 3200)]
+        batches = [c[s:s + 64] for c in pool for s in range(0, len(c) - 63, 64)]
+        rng.shuffle(batches)
+        for chunk in batches:
+            logits = model(*batch_tensors(*data, [p["p"] for p in chunk]), *batch_tensors(*data, [p["h"] for p in chunk]))
+            loss = torch.nn.functional.cross_entropy(logits, torch.tensor([p["y"] for p in chunk]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            step += 1
+            if step % 150 == 0:
+                dev_loss, dev_acc = evaluate(model, data, dev)
+                improved = dev_loss < best
+                if improved:
+                    best, stale = dev_loss, 0
+                    torch.save(model.state_dict(), feats / "head.pt")
+                else:
+                    stale += 1
+                print(f"step {step} {time.time() - start:.0f}s train loss {float(loss):.3f} dev loss {dev_loss:.4f} "
+                      f"acc {dev_acc:.4f}{' *' if improved else ''}", flush=True)
+            if time.time() - start > args.minutes * 60 or stale >= 4:
+                break
+    print(f"best dev loss {best:.4f}; weights in {feats / 'head.pt'}", flush=True)
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(1)
+    feats = Path(args.feats)
+    model = head_module()
+    model.load_state_dict(torch.load(feats / "head.pt"))
+    model.eval()
+    arrays = {f"{name}.{part}": (t.T if part == "weight" else t).detach().numpy().astype(np.float32)
+              for name, mod in model.named_children() if hasattr(mod, "weight")
+              for part, t in (("weight", mod.weight), ("bias", mod.bias))}
+    WEIGHTS.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(WEIGHTS, **arrays)
+    print(f"{WEIGHTS}: {WEIGHTS.stat().st_size} bytes, sha256 {hashlib.sha256(WEIGHTS.read_bytes()).hexdigest()}")
+    probe = np.load(feats / "probe.npz")  # token states of PROBE's texts (`features --probe`)
+    with torch.no_grad():
+        for k in range(len(PROBE)):
+            x, y = torch.from_numpy(probe[f"p{k}"])[None], torch.from_numpy(probe[f"h{k}"])[None]
+            p = torch.softmax(model(x, torch.ones(x.shape[:2]), y, torch.ones(y.shape[:2])), 1)[0]
+            print(f"torch probs {PROBE[k]}: {[round(float(v), 6) for v in p]}")
+
+
+def cmd_probe(args: argparse.Namespace) -> None:
+    """Token states of PROBE's texts for `export`'s torch probabilities (the test's expected rows)."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT))
+    from evalrun.grading.embeddings import token_states
+
+    arrays = {f"{side}{k}": token_states([pair[j]])[0] for k, pair in enumerate(PROBE) for j, side in enumerate("ph")}
+    np.savez(Path(args.out) / "probe.npz", **arrays)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("features")
+    f.add_argument("--out", default="/work/feats")
+    t = sub.add_parser("train")
+    t.add_argument("--feats", default="/work/feats")
+    t.add_argument("--minutes", type=float, default=20.0)
+    sub.add_parser("probe").add_argument("--out", default="/work/feats")
+    x = sub.add_parser("export")
+    x.add_argument("--feats", default="/work/feats")
+    a = parser.parse_args()
+    {"features": cmd_features, "probe": cmd_probe, "train": cmd_train, "export": cmd_export}[a.cmd](a)
