@@ -197,6 +197,21 @@ def offline_embed(texts: list[str] | tuple[str, ...]) -> Any:
     return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
+def token_states(texts: Sequence[str]) -> list[Any]:
+    """The offline model's last hidden states of each text, one (tokens, DIM) float32 array each ([CLS] and
+    [SEP] included, padding removed; at most MAX_TOKENS tokens), for heads that read token by token."""
+    import numpy as np
+
+    if not texts:
+        return []
+    tokenizer, session = _model()
+    enc = tokenizer.encode_batch(list(texts))
+    ids = np.array([e.ids for e in enc], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+    hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+    return [np.asarray(hidden[i, : int(mask[i].sum())], dtype=np.float32) for i in range(len(enc))]
+
+
 class MiniLMEmbedder:
     """The Embedder over the offline model; runs in a worker thread."""
 
