@@ -264,6 +264,7 @@ def _command(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return EXIT_USAGE
     debug = bool(getattr(args, "debug", False)) or bool(os.environ.get("EVALRUN_DEBUG"))
+    confine_was = os.environ.get("EVALRUN_CONFINE")
     if getattr(args, "confine", False):  # through the environment: --workers' processes load the config too
         os.environ["EVALRUN_CONFINE"] = "1"
     # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
@@ -285,6 +286,11 @@ def _command(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:  # a second Ctrl-C during the run
         print("evalrun: interrupted", file=sys.stderr)
         return 130
+    finally:  # for this command only (main() may be called again in one process: the API, the tests)
+        if confine_was is None:
+            os.environ.pop("EVALRUN_CONFINE", None)
+        else:
+            os.environ["EVALRUN_CONFINE"] = confine_was
 
 
 class _GuardedStdout:

@@ -65,3 +65,14 @@ def test_a_file_name_too_long_is_one_line(tmp_path: Path, ref: str, capsys: pyte
     assert "File name too long" in err and "Traceback" not in err and len(err.splitlines()) == 2
     if ref != "config":
         assert f"{cfg.name}:{2 if ref == 'prompt' else 3}:" in err
+
+
+def test_confine_holds_for_its_own_command_only(tmp_path: Path) -> None:
+    """`--confine` reaches --workers' processes through EVALRUN_CONFINE, and is gone once the command returns."""
+    import os
+
+    cfg = tmp_path / "evalrun.yaml"
+    cfg.write_text("prompts: ['hi']\nproviders: [echo]\ntests: [{vars: {}}]\n")
+    os.environ.pop("EVALRUN_CONFINE", None)
+    main(["validate", "--confine", str(cfg)])
+    assert "EVALRUN_CONFINE" not in os.environ
