@@ -89,7 +89,7 @@ tests:
     assert any(k.startswith("cache/responses.sqlite") for k in texts)
     leaks = [(what, name) for name, text in texts.items() for what, s in PLANTED.items() if s in text]
     assert leaks == []
-    results = next(v for k, v in texts.items() if k.startswith("suite/.evalrun/runs/"))
+    results = next(v for k, v in texts.items() if k.startswith("suite/.evalrun/runs/") and k.endswith(".jsonl"))
     assert REDACTED in results and "bob:" not in results and f"http://{host}/chat/completions" in results
     assert "thanks" in texts["cache/responses.sqlite"] or "thanks" in texts.get("cache/responses.sqlite-wal", "")
 
