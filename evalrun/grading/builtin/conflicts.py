@@ -20,11 +20,6 @@ from evalrun.grading.builtin.terms import Terms, Token, sequence, short, surface
 SAME_SUBJECT_MIN = 0.5
 #: A polarity mismatch needs a clause with this weighted share of the claim's keys.
 NEGATION_MIN = 0.8
-#: A word negated on one side and affirmed on the other (scope-aware, or by a negating prefix) in a clause that the
-#: claim restates (NEGATION_MIN of the clause's words in the claim) needs only this weighted share of the claim's
-#: keys: "Accidental damage is covered by the one-year limited warranty" against "Accidental damage is not covered
-#: by the warranty" (the claim adds detail from another sentence).
-FLIP_MIN = 0.5
 #: Prefixes that negate the word they start ("non-refundable", "unlimited", "invalid", "disallowed").
 NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 _LATIN_PREFIXES = frozenset({"in", "im", "il", "ir"})
@@ -143,7 +138,7 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
     cov = weighted_coverage(w, total, ct.keys | mine)
     parity = (negations % 2) != (other % 2)
     if (parity and (mine or theirs or _same_scope(t, ct, cseq, clause.seq)) or flipped) \
-            and (cov >= NEGATION_MIN or (parity and (flipped or mine or theirs) and cov >= FLIP_MIN
+            and (cov >= NEGATION_MIN or (parity and (flipped or mine or theirs) and cov >= SAME_SUBJECT_MIN
                                          and _within(clause, t.keys | mine | theirs) >= NEGATION_MIN)):
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
@@ -166,7 +161,8 @@ def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
 
 
 def _within(unit: Unit, keys: frozenset[str]) -> float:
-    """Share of the content keys of `unit` that `keys` has (how much of the evidence clause the claim restates)."""
+    """Share of the content keys of `unit` that `keys` has: a clause the claim restates with a word flipped needs only
+    the same subject ("Accidental damage is covered by the one-year ... warranty" / "... is not covered by ...")."""
     own = [k for k in unit.seq if k[0] != "~"]
     return sum(k in keys for k in own) / len(own) if own else 0.0
 
@@ -215,7 +211,6 @@ def _same_scope(t: Terms, ct: Terms, cseq: tuple[str, ...], eseq: tuple[str, ...
     seq, other = (cseq, eseq) if t.negations > ct.negations else (eseq, cseq)
     affirmed = _scope(other)[2]  # "decided not to indict" against "a decision not to indict": no flip
     return any(h in affirmed and h not in _scope(seq)[2] for h in _negated_heads(seq))
-
 
 
 # ------------------------------------------------------------------ quantities
