@@ -137,17 +137,8 @@ def test_a_forged_row_stays_text_in_the_browser(folder: Path, tmp_path: Path) ->
 
 @pytest.fixture
 def wide(runs: tuple[Path, str, str]) -> Iterator[server.ViewServer]:
-    srv, _ = server.start(runs[0] / ".evalrun", "0.0.0.0", 0, ["evalrun.internal"])
-    import threading
-
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(runs[0] / ".evalrun", "0.0.0.0", ("evalrun.internal",)) as srv:
         yield srv
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(10)
 
 
 def test_the_host_allow_list_holds_on_every_address(wide: server.ViewServer) -> None:

@@ -58,8 +58,8 @@ def copy_folder(src: Path, dst: Path) -> Path:
 
 
 @contextlib.contextmanager
-def serving(state: Path) -> Iterator[server.ViewServer]:
-    srv, _ = server.start(state, port=0)
+def serving(state: Path, host: str = "127.0.0.1", allow_hosts: tuple[str, ...] = ()) -> Iterator[server.ViewServer]:
+    srv, _ = server.start(state, host, 0, allow_hosts)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     try:
