@@ -50,9 +50,8 @@ def test_the_same_polarity_in_other_words_is_not_a_contradiction(claim: str, evi
     assert judge(claim, (evidence,)).verdict != "contradicted"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 22): claim support is still lexical; a similarity feature did not "
-                   "separate faithful from hallucinated claims on the dev splits (benchmarks/grading/README.md)")
 def test_a_faithful_rewording_passes_and_its_flip_fails() -> None:
+    # "-able" is a derivation ("non-refundable" = "cannot be refunded", issue 34)
     faithful = judge("Gift cards cannot be refunded.", (POLICY,))
     flipped = judge("Gift cards are refundable.", (POLICY,))
     assert faithful.verdict == "supported" and faithful.score >= 0.7, faithful

@@ -10,6 +10,7 @@ benchmarks/grading/README.md); at run time numpy only, weights from package data
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -88,18 +89,22 @@ class EntailmentHead:
         self.weights = load_weights()
         self.cache_size = cache_size
         self._states: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # cases are graded in several worker threads at once
 
     def states(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token states of `texts`, encoding (in one batch) only those not cached."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._states))
-        for text, s in zip(missing, embeddings.token_states(missing) if missing else [], strict=True):
-            self._states[text] = s
-        out = []
-        for t in texts:
-            self._states.move_to_end(t)
-            out.append(self._states[t])
-        while len(self._states) > self.cache_size:
-            self._states.popitem(last=False)
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._states))
+        encoded = embeddings.token_states(missing) if missing else []
+        with self._lock:
+            for text, s in zip(missing, encoded, strict=True):
+                self._states[text] = s
+            out = []
+            for t in texts:
+                self._states.move_to_end(t)
+                out.append(self._states[t])
+            while len(self._states) > self.cache_size:
+                self._states.popitem(last=False)
         return out
 
     def probs(self, premises: Sequence[str], hypothesis: str) -> np.ndarray:
@@ -109,3 +114,9 @@ class EntailmentHead:
         *prem, hyp = self.states([*premises, hypothesis])
         with one_blas_thread():
             return head_probs(self.weights, prem, hyp)
+
+
+@cache
+def shared() -> EntailmentHead:
+    """The process's head: one token-state cache for every case of a run."""
+    return EntailmentHead()

@@ -128,18 +128,32 @@ def _words(toks: tuple[Token, ...]) -> tuple[str, ...]:
     return tuple(tok.text.lower() for tok in toks if tok.kind == "word")
 
 
+def polarity_differs(t: Terms, toks: tuple[Token, ...], unit: Unit) -> bool:
+    """Does `unit` state a word of the claim with the other polarity ("are refundable" / "are non-refundable",
+    "points expire" / "points never expire"), whatever else either side says?"""
+    return _polarity(t, toks, unit)[0]
+
+
+def _polarity(t: Terms, toks: tuple[Token, ...], unit: Unit) -> tuple[bool, bool, frozenset[str], frozenset[str]]:
+    """(polarity differs, parity differs, the claim's affix-negated keys, the unit's) of the claim against `unit`."""
+    ct = unit.terms
+    mine, theirs = affix_negated(_words(toks), ct.keys), affix_negated(_words(tokenize(unit.text)), t.keys)
+    cseq = sequence(toks)
+    parity = ((t.negations + len(mine)) % 2) != ((ct.negations + len(theirs)) % 2)
+    differs = parity and bool(mine or theirs or _same_scope(t, ct, cseq, unit.seq)) or _flipped_head(cseq, unit.seq)
+    return differs, parity, mine, theirs
+
+
 def _clause_conflict(t: Terms, w: dict[str, float], total: float, clause: Unit,
                      toks: tuple[Token, ...]) -> str | None:
     ct = clause.terms
-    mine, theirs = affix_negated(_words(toks), ct.keys), affix_negated(_words(tokenize(clause.text)), t.keys)
-    negations, other = t.negations + len(mine), ct.negations + len(theirs)
+    differs, parity, mine, theirs = _polarity(t, toks, clause)
+    cov = weighted_coverage(w, total, ct.keys | mine)
     cseq = sequence(toks)
     flipped = _flipped_head(cseq, clause.seq)
-    cov = weighted_coverage(w, total, ct.keys | mine)
-    parity = (negations % 2) != (other % 2)
-    if (parity and (mine or theirs or _same_scope(t, ct, cseq, clause.seq)) or flipped) \
-            and (cov >= NEGATION_MIN or (parity and (flipped or mine or theirs) and cov >= SAME_SUBJECT_MIN
-                                         and _within(clause, t.keys | mine | theirs) >= NEGATION_MIN)):
+    if differs and (cov >= NEGATION_MIN
+                    or (parity and (flipped or mine or theirs) and cov >= SAME_SUBJECT_MIN
+                        and _within(clause, t.keys | mine | theirs) >= NEGATION_MIN)):
         side = "negates" if t.negations % 2 else "affirms"
         return f"the claim {side} what the evidence states the other way: \"{short(clause.text)}\""
     said = {tok.text.lower() for tok in toks}

@@ -24,11 +24,20 @@ from evalrun.grading.steps import BUILTIN, Step
 from evalrun.types import ChunkJudgement, ChunkRelevance, GraderCall, GraderTrace, Verdict
 
 if TYPE_CHECKING:
+    from evalrun.grading.entailment import EntailmentHead
     from evalrun.types import RelevanceLevel, VerdictLabel
 
 #: A claim scoring at least this is supported (more likely than not); a failing assertion's reason names its
 #: weakest claims with their support whatever their labels (assertions/rag.py claims_reason).
 SUPPORT_THRESHOLD = 0.5
+#: The most a claim scores when its closest sentence states it with the other polarity (below SUPPORT_THRESHOLD).
+UNSUPPORTED_MAX = 0.4
+#: The learned entailment head (grading/entailment.py) reads a claim the words leave `unsupported` although every
+#: name, number and date of it is in the evidence and nothing conflicts: `supported` when, against one of the two
+#: closest sentences, p(supported) >= MEANING_SUPPORTED and no closest sentence gives p(refuted) >= MEANING_REFUTED.
+#: Fitted on the dev splits (benchmarks/grading/README.md, "Issue 34, part 2").
+MEANING_SUPPORTED = 0.8
+MEANING_REFUTED = 0.2
 #: Lenient attribution (`attributes`): a chunk that does not contradict the claim and has every name of it must
 #: hold this share of the claim's weight.
 ATTRIBUTION_MIN = 0.5
@@ -45,10 +54,11 @@ class Judgement:
     items: tuple[int, ...] = ()  # evidence texts the best sentences came from
 
 
-def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
+def judge(claim: str, evidence: tuple[str, ...] | list[str], meaning: EntailmentHead | None = None) -> Judgement:
     """Verdict, support score and reason for one claim against the evidence texts. The question is never
     evidence: every word the claim asserts must be in the evidence. The reason quotes the sentence that decided
-    and names what decided it (the words it lacks there or anywhere, or the conflict)."""
+    and names what decided it (the words it lacks there or anywhere, the conflict, or the learned score).
+    `meaning`: the learned entailment head, asked only where the words leave the claim open (MEANING_SUPPORTED)."""
     ev_texts = tuple(evidence)
     ev = prepare(ev_texts)
     plain = _plain(claim)
@@ -72,6 +82,9 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
     carried = all(k in a.inserted for k in a.unverified)
     label: VerdictLabel = "supported" if score >= SUPPORT_THRESHOLD and carried else "unsupported"
     toks = tokenize(claim)
+    if a.best and a.best[0] in a.flipped:  # never supported by a sentence that says it the other way
+        return Judgement("unsupported", min(score, UNSUPPORTED_MAX), coverage,
+                         f"{where} states it with the other polarity", items)
     if not a.unverified:
         why = f"every asserted word is in {where}"
     elif carried:
@@ -82,7 +95,26 @@ def judge(claim: str, evidence: tuple[str, ...] | list[str]) -> Judgement:
         said = [f"{', '.join(surface(toks, keys))} not in the {place}"
                 for keys, place in ((missing, "context"), (apart, "closest sentence")) if keys]
         why = "; ".join(said) + (f"; closest sentence: {where}" if where else "")
+        material = {k for k, w in a.weights.items() if w >= MATERIAL_WEIGHT}
+        # not where a close sentence states a word of the claim the other way ("E-books are refundable" against
+        # "Refunds can be requested ... Digital downloads ... are non-refundable."): that is for words to decide
+        if meaning is not None and a.best and not a.flipped and not material & set(a.unverified):
+            read = _read(meaning, claim, [ev.sentences[i] for i in a.best])
+            if read is not None:
+                sentence, p = read
+                return Judgement("supported", max(score, p), coverage,
+                                 f"\"{short(sentence.text)}\" says it in other words (learned entailment {p:.2f}; "
+                                 f"{', '.join(surface(toks, list(a.unverified[:4])))} not in it)", (sentence.item,))
     return Judgement(label, score, coverage, why, items)
+
+
+def _read(meaning: EntailmentHead, claim: str, sentences: list[Unit]) -> tuple[Unit, float] | None:
+    """The closest sentence that says the claim in other words and its p(supported), or None (MEANING_SUPPORTED)."""
+    probs = meaning.probs([u.text for u in sentences], claim)
+    best = int(probs[:, 0].argmax())
+    if probs[best, 0] >= MEANING_SUPPORTED and probs[:, 1].max() < MEANING_REFUTED:
+        return sentences[best], float(probs[best, 0])
+    return None
 
 
 def _plain(text: str) -> str:
@@ -200,6 +232,13 @@ def classify(query: str, output: str, chunks: list[str]) -> tuple[ChunkRelevance
     return ChunkRelevance(chunks=tuple(judgements), missing=missing), {"chunks": record, "missing": list(missing)}
 
 
+def _meaning() -> EntailmentHead:
+    """The process's entailment head, loaded on first use (numpy and its weights only when a claim needs it)."""
+    from evalrun.grading.entailment import shared
+
+    return shared()
+
+
 def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) -> None:
     trace.calls.append(GraderCall(step=step, raw=json.dumps(raw, separators=(",", ":"), ensure_ascii=False),
                                   latency_ms=(time.perf_counter() - started) * 1000.0))
@@ -222,6 +261,8 @@ class BuiltinGrader:
     def __init__(self) -> None:
         #: What grades, for the run summary: with the semantic tier or words alone.
         self.description = f"builtin (offline, {'with all-MiniLM-L6-v2' if embeddings.offline_available() else 'words only'})"
+        #: whether the learned entailment head reads claims (it needs the offline model)
+        self.reads_meaning = embeddings.offline_available()
 
     def supports(self, step: Step[Any]) -> bool:
         """The claim pipeline (extract, verify, attribute, classify); no judge step (it needs a model)."""
@@ -237,7 +278,9 @@ class BuiltinGrader:
                      question: str | None = None) -> list[Verdict]:
         started = time.perf_counter()
         ev = tuple(evidence)
-        judged = [judge(c, ev) for c in claims]
+        # in a worker thread: the entailment head encodes sentences (~10 ms each) and must not hold up other cases
+        judged = await asyncio.to_thread(lambda: [judge(c, ev, _meaning() if self.reads_meaning else None)
+                                                  for c in claims])
         raw = [{"verdict": j.verdict, "score": round(j.score, 4), "reason": j.reason} for j in judged]
         _record(trace, "verify", {"verdicts": raw}, started)
         return [Verdict(verdict=j.verdict, reason=j.reason, evidence=j.items, support=j.score) for j in judged]

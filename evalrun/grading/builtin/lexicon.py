@@ -65,6 +65,8 @@ def base_stem(word: str) -> str:
         w = w[:-2]
     if len(w) > 7 and w.endswith(("ability", "ibility")):  # "compatibility" -> "compatible"
         w = w[:-5] + "le"
+    if len(w) > 7 and w.endswith("able"):  # "refundable" -> "refund", "returnable" -> "return"
+        w = w[:-4]
     elif len(w) > 6 and w.endswith(("thern", "stern")) and w[:-3] in _COMPASS:  # "southern" -> "south"
         w = w[:-3]
     if len(w) > 6 and w.endswith("ation"):

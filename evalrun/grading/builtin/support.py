@@ -48,6 +48,7 @@ class Analysis:
     nowhere: frozenset[str]  # those of them absent from the whole evidence
     inserted: frozenset[str]  # those of them merely added between words the evidence has (`_inserted`)
     conflict: str | None  # the reason of a precise contradiction
+    flipped: frozenset[int] = frozenset()  # near sentences that state a word of the claim with the other polarity
 
     @property
     def score(self) -> float:
@@ -92,6 +93,8 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
     inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else ()) - material
     conflict = conflicts.find(claim, t, w, ev, best, near)
+    toks = tokenize(claim)
+    flipped = frozenset(i for i in near if conflicts.polarity_differs(t, toks, ev.sentences[i]))
     features = {
         "unverified_local": _count(k for k in local if k not in material and k not in inserted),
         "unverified_global": _count(k for k in nowhere if k not in material and k not in inserted),
@@ -101,14 +104,15 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
         "phrases": _phrase_share(claim, evidence, inserted),
         "conflict": 1.0 if conflict else 0.0,
     }
-    return Analysis(w, features, best, tuple(local), frozenset(nowhere), frozenset(inserted), conflict)
+    return Analysis(w, features, best, tuple(local), frozenset(nowhere), frozenset(inserted), conflict, flipped)
 
 
 def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -> set[str]:
     """Unverified words the claim *adds* to the best evidence sentence rather than puts in place of its words:
     - between two claim words that stand next to each other there ("the capital *city* of Australia" against
       "the capital of Australia");
-    - before the claim's first found word ("A *typical* espresso shot uses ...": English puts modifiers first);
+    - before the claim's first found word, with no function word between ("A *typical* espresso shot uses ...":
+      English puts modifiers first; not "*E-books* are refundable" against "Refunds can be requested ...");
     - in a trailing phrase that a preposition opens after the claim's last found word ("lasts up to 7.5 minutes
       *at any one place*").
     Not "liquid *water*" against "liquid methane and ethane": a last word with no preposition before it is what
@@ -134,7 +138,11 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
             continue
         if right not in where:
             continue
-        if left is None or (left in where and any(b - a == 1 for a in where[left] for b in where[right])):
+        if left is None:  # a modifier before the first found word, not a subject ("E-books *are* refundable")
+            j_right = next(j for j in found if j > i)
+            if all(toks[j].kind != "stop" for j in range(i + 1, j_right)):
+                out.add(k)
+        elif left in where and any(b - a == 1 for a in where[left] for b in where[right]):
             out.add(k)
     return out
 
