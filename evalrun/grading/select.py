@@ -83,8 +83,9 @@ def normalise_spec(spec: Any, *, loc: Location | None = None, key: str = "provid
 
 @functools.cache
 def builtin_model_hash() -> str:
-    """16 hex digits of what decides the builtin grader's scores: the source of grading/builtin/, its word tables
-    (data/lexicon.json) and the offline embedding model's package version. Read only, never imported."""
+    """16 hex digits of what decides the builtin grader's scores: the source of grading/builtin/ and of the
+    entailment head (grading/entailment.py), its word tables (data/lexicon.json), the head's weights and the offline
+    embedding model's package version. Read only, never imported."""
     from importlib import metadata, resources
 
     from evalrun.grading.embeddings import PACKAGE
@@ -93,7 +94,9 @@ def builtin_model_hash() -> str:
     folder = resources.files("evalrun.grading").joinpath("builtin")
     for item in sorted((f for f in folder.iterdir() if f.name.endswith(".py")), key=lambda f: f.name):
         h.update(item.name.encode() + b"\0" + item.read_bytes())
-    h.update(resources.files("evalrun").joinpath("data/lexicon.json").read_bytes())
+    h.update(resources.files("evalrun.grading").joinpath("entailment.py").read_bytes())
+    for data in ("data/lexicon.json", "data/entail_head.npz"):
+        h.update(resources.files("evalrun").joinpath(data).read_bytes())
     try:
         h.update(f"{PACKAGE}=={metadata.version(PACKAGE.replace('_', '-'))}".encode())
     except metadata.PackageNotFoundError:

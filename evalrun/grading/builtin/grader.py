@@ -245,12 +245,14 @@ def _record(trace: GraderTrace, step: str, raw: dict[str, Any], started: float) 
 
 
 def faithfulness(answer: str, context: str | list[str], question: str | None = None) -> float | None:
-    """Mean support score of the claims of `answer` against `context` (faithfulness); None without claims."""
+    """Mean support score of the claims of `answer` against `context` (faithfulness, as BuiltinGrader grades it:
+    with the entailment head where the offline model is installed); None without claims."""
     found = split_claims(answer, question)
     if not found:
         return None
     evidence = (context,) if isinstance(context, str) else tuple(context)
-    return sum(judge(c, evidence).score for c in found) / len(found)
+    meaning = _meaning() if embeddings.offline_available() else None
+    return sum(judge(c, evidence, meaning).score for c in found) / len(found)
 
 
 class BuiltinGrader:
