@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalrun.errors import GraderError
 from evalrun.grading import embeddings
-from evalrun.grading.builtin import conflicts, support
+from evalrun.grading.builtin import quantities, support
 from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, Unit, claim_terms, prepare, weighted_coverage
 from evalrun.grading.builtin.lexicon import base_stem, stem
 from evalrun.grading.builtin.segment import claims as split_claims
@@ -131,7 +131,7 @@ def _verbatim_index(evidence: tuple[str, ...]) -> dict[str, Unit]:
 
 def clear_caches() -> None:
     """Forget every memoised result, evidence included (for cold-start benchmarks)."""
-    for cached in (prepare, support.phrase_pairs, conflicts.unit_quantities, _verbatim_index, tokenize, analyse,
+    for cached in (prepare, support.phrase_pairs, quantities.unit_quantities, _verbatim_index, tokenize, analyse,
                    stem, base_stem):
         cached.cache_clear()
 

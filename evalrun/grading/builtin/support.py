@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evalrun.grading.builtin import conflicts
+from evalrun.grading.builtin import conflicts, quantities
 from evalrun.grading.builtin.evidence import MATERIAL_WEIGHT, best_units, claim_terms, prepare
 from evalrun.grading.builtin.lexicon import LIGHT_WORDS, stem
 from evalrun.grading.builtin.terms import sequence, tokenize
@@ -87,8 +87,8 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
     best_keys = ev.sentences[best[0]].keys if best else frozenset()
     # light words only when nothing else is asserted
     asserted = [k for k in t.keys if k not in LIGHT_KEYS] or list(t.keys)
-    numbers_ok = conflicts.verified_numbers(
-        [q for q in conflicts.quantities(tokenize(claim)) if q.key in asserted], ev, near)
+    numbers_ok = quantities.verified_numbers(
+        [q for q in quantities.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
     inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else ()) - material
