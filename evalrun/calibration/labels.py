@@ -96,9 +96,10 @@ def deciding_claim(a: dict[str, Any]) -> tuple[str, str]:
 
 
 def template_rows(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per graded assertion of each (first-repeat) result, `human` and `note` empty."""
+    """One row per graded assertion of each (first-repeat) result, `human` and `note` empty, in the suite's order
+    (a results file lists cases as they finished: a template, and its seeded sample, must not depend on that)."""
     rows = []
-    for rec in records:
+    for rec in sorted(records, key=lambda r: int(r.get("index") or 0)):
         if rec.get("repeat"):
             continue
         for key, a in graded_assertions(rec):

@@ -87,6 +87,8 @@ class Aggregates:
     sums: dict[str, list[float]] = field(default_factory=dict)  # [sum, n, passed]
     case_bins: list[int] = field(default_factory=lambda: [0] * BINS)
     lower: set[str] = field(default_factory=set)  # names of lower-is-better metrics
+    #: metric name -> (case index, position) where it first appears: metrics listed in that order, as cases
+    metric_first: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def providers(self) -> list[str]:
@@ -108,8 +110,9 @@ class Aggregates:
         self.cells.setdefault(names, [0, 0, 0])[STATUS.get(str(rec.get("status")), 2)] += 1
         if isinstance(rec.get("score"), (int, float)):
             self.case_bins[_bin(rec["score"])] += 1
-        for i, a in enumerate(rec.get("assertions") or []):
-            name = str(a.get("metric") or a.get("type") or f"[{i}]")
+        for k, a in enumerate(rec.get("assertions") or []):
+            name = str(a.get("metric") or a.get("type") or f"[{k}]")
+            self.metric_first[name] = min(self.metric_first.get(name, (i, k)), (i, k))
             if a.get("lower_is_better"):
                 self.lower.add(name)
             s = self.sums.setdefault(name, [0.0, 0, 0])
@@ -125,7 +128,7 @@ class Aggregates:
         metrics = [{"name": name, "n": n, "mean": rnd(total / n) if n else None, "passed": passed,
                     "lower_is_better": name in self.lower,
                     "svg": histogram(self.scores[name], name) if name in self.scores else ""}
-                   for name, (total, n, passed) in self.sums.items()]
+                   for name, (total, n, passed) in sorted(self.sums.items(), key=lambda m: self.metric_first[m[0]])]
         providers, prompts = self.providers, self.prompts
         return {"kind": "run", "meta": meta, "summary": s, "providers": providers, "prompts_list": prompts,
                 "matrix": [[self.cells.get((p, q)) for q in prompts] for p in providers], "metrics": metrics,
