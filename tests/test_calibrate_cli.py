@@ -267,7 +267,7 @@ def test_a_negated_metric_calibrates_in_its_own_direction(folder: Path, capsys: 
 
 def test_view_shows_the_runs_calibration_and_threshold_sources(folder: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from evalrun.run.history import last_run
+    from evalrun.run.recording import last_run
     from tests.viewserver import get, serving
 
     _suite(folder)

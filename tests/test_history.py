@@ -12,7 +12,7 @@ import pytest
 
 from evalrun.cli import main
 from evalrun.errors import UsageError
-from evalrun.run import history
+from evalrun.run import recording
 from evalrun.run.history import History
 
 CONFIG = """description: history test
@@ -53,7 +53,7 @@ def test_each_run_is_recorded_next_to_the_config(cfg: Path, capsys: pytest.Captu
     assert newest.config_digest == older.config_digest and newest.config_digest.startswith("sha256:")
     assert newest.options["repeat"] == 1 and newest.description == "history test"
     # last-run.jsonl points at the newest run's own file
-    assert history.last_run(state) == newest.results_file.resolve()
+    assert recording.last_run(state) == newest.results_file.resolve()
     assert History(state).resolve("latest").id == newest.id
     assert History(state).resolve("latest~1").id == older.id
     # a unique prefix resolves (two runs in one second share 16 characters, and by chance more)
@@ -74,7 +74,7 @@ def test_no_history_records_nothing(cfg: Path) -> None:
     assert _eval(str(cfg), "--no-history") == 100
     state = cfg.parent / ".evalrun"
     assert not (state / "history.sqlite").exists()
-    assert history.last_run(state) is not None  # its results file still exists, pointed at by last-run.jsonl
+    assert recording.last_run(state) is not None  # its results file still exists, pointed at by last-run.jsonl
 
 
 def test_git_commit_is_recorded(cfg: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalrun.errors import EvalrunError
-from evalrun.run import history, store
+from evalrun.run import history, recording, store
 
 FOLDER = "calibrations"
 #: Results read for threshold sources: a suite's calibrated assertions show in its first cases.
@@ -23,7 +23,7 @@ SUMMARY_KEYS = ("metric", "grader", "n", "n_human_pass", "n_human_fail", "balanc
 def kept_path(results: Path) -> Path | None:
     """Where the calibration of a run's own results file is kept (None for any other file)."""
     if results.name == history.LAST_RUN:
-        results = history.last_run(results.parent) or results
+        results = recording.last_run(results.parent) or results
     real = results.resolve()
     if real.parent.name != "runs" or real.parent.parent.name != history.STATE_DIR:
         return None

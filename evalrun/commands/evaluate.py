@@ -19,7 +19,7 @@ from evalrun.config.checks import context_expansion_warnings
 from evalrun.config.cli_suite import CommandLineSuite, key_values
 from evalrun.errors import UsageError
 from evalrun.report import console
-from evalrun.run import history, split, store
+from evalrun.run import recording, split, store
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import LoadProgress, Progress, wanted
 from evalrun.run.runner import Runner
@@ -186,8 +186,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
         sys.stderr.write(f"warning: {warning}\n")
     results_file = args.resume or args.results_file  # --resume FILE names the results file to continue
     if (args.resume == "" or args.retry_errors) and not results_file:  # the run last-run.jsonl points at
-        state = history.state_dir(suite.files)
-        results_file = history.last_run(state)
+        state = recording.state_dir(suite.files)
+        results_file = recording.last_run(state)
         if results_file is None:
             flag = "--retry-errors" if args.retry_errors else "--resume"
             raise UsageError(f"{flag}: no previous run in {str(state)!r} to continue", key=flag, hint=_RESUME_HINT)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evalrun.cache import ResponseCache
 from evalrun.errors import UsageError
-from evalrun.run import history
+from evalrun.run import history, recording
 from evalrun.signals import interrupt_raises
 
 EXIT_REGRESSION = 100
@@ -23,7 +23,7 @@ OUTPUTS = (".json", ".md", ".html")
 
 def state_of(args: argparse.Namespace) -> Path:
     """The .evalrun folder `runs` and `compare` read: --dir, else next to -c CONFIG, else in the current folder."""
-    return history.given_state_dir(args.dir) if args.dir else history.state_dir([args.config] if args.config else [])
+    return recording.given_state_dir(args.dir) if args.dir else recording.state_dir([args.config] if args.config else [])
 
 
 def list_runs(args: argparse.Namespace) -> int:
@@ -100,7 +100,7 @@ def view(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port} is not a port", key="--port", hint="0-65535 (0: any free port)")
     if not Path(args.dir).exists():
         raise UsageError(f"no folder {args.dir!r}", key="DIR", hint="give the folder of a config that has been run")
-    state = history.given_state_dir(args.dir)  # DIR itself, the one in DIR, or the one next to a config file
+    state = recording.given_state_dir(args.dir)  # DIR itself, the one in DIR, or the one next to a config file
     if not state.is_dir():
         raise UsageError(f"no runs in {args.dir!r}: it has no {history.STATE_DIR} folder", key="DIR",
                          hint="run `evalrun eval` there first, or give the folder of the config whose runs to show")

@@ -17,7 +17,7 @@ from evalrun.assertions.engine import compile_derived
 from evalrun.errors import ConfigError
 from evalrun.providers.ids import missing_key_message
 from evalrun.pyexpr import watch_sigint
-from evalrun.run import history, split
+from evalrun.run import recording, split
 from evalrun.run.casework import CaseEnv, error_result, run_case
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
@@ -138,10 +138,10 @@ class Runner:
             cases, total = split.cases(self.suite, opts.repeat, part=opts.shard, first_n=opts.filter_first_n,
                                        select=select)
         stream = model_graded.batches(cases)
-        files = history.plan(self.suite, opts)
+        files = recording.plan(self.suite, opts)
         writer = ResultsWriter(files.results_file, append=opts.resume)
         previous = _previous(files.results_file, retry_errors=opts.retry_errors) if opts.resume else {}
-        history.begin(files, self.suite, opts)
+        recording.begin(files, self.suite, opts)
         status = "failed"
         self.progress.total = total
         timeout = opts.timeout_s
@@ -215,9 +215,9 @@ class Runner:
             tally.finished = time.time()
             await self._close(env)
             if status == "failed":
-                history.end(files, status, tally)
+                recording.end(files, status, tally)
         tally.graders = list(self.resolver.descriptions())
-        return history.finish(files, self.suite, opts, tally, status)
+        return recording.finish(files, self.suite, opts, tally, status)
 
     async def _close(self, env: CaseEnv) -> None:
         for obj in [*env.providers.values(), *env.test_providers.values(), self.transport.created]:

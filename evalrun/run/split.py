@@ -19,7 +19,7 @@ from typing import BinaryIO
 from evalrun import expand, jsonfast
 from evalrun.assertions.model_graded import batches, compares_outputs
 from evalrun.errors import UsageError
-from evalrun.run import history, store
+from evalrun.run import recording, store
 from evalrun.run.casework import error_result
 from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
@@ -257,7 +257,7 @@ class Intake:
 
     def __init__(self, suite: Suite, opts: RunOptions, progress: Progress) -> None:
         self.suite, self.opts, self.progress = suite, opts, progress
-        self.files = history.plan(suite, opts)
+        self.files = recording.plan(suite, opts)
         self.tally = Tally()
         self.failed: dict[str, str] = {}  # part -> why it failed
         path = self.files.results_file
@@ -267,7 +267,7 @@ class Intake:
             if int(rec.get("index", 0)) not in self.tally.rows:
                 self.tally.add(rec, offset, resumed=True)
                 progress.update(str(rec.get("status")))
-        history.begin(self.files, suite, opts)
+        recording.begin(self.files, suite, opts)
 
     def delivered(self) -> bytes:
         """By case index: 1 when the case is in (for a part that skips them)."""
@@ -295,11 +295,11 @@ class Intake:
         self.writer.close()
         self.progress.close()
         if status == "failed":
-            history.end(self.files, status, self.tally)
+            recording.end(self.files, status, self.tally)
 
     def outcome(self, status: str) -> RunOutcome:
         """The run's outcome (status `finished` or `interrupted`); a warning names each failed part."""
         for part, why in sorted(self.failed.items()):
             print(f"evalrun: warning: {part} failed: {why}; its undelivered cases are errors", file=sys.stderr)
         self.tally.interrupted = status == "interrupted"
-        return history.finish(self.files, self.suite, self.opts, self.tally, status)
+        return recording.finish(self.files, self.suite, self.opts, self.tally, status)

@@ -27,7 +27,8 @@ from evalrun.compare import diff, match
 from evalrun.errors import UsageError
 from evalrun.report import html
 from evalrun.run import store
-from evalrun.run.history import History, RunRecord, read_run_info
+from evalrun.run.history import History, RunRecord
+from evalrun.run.recording import read_run_info
 from evalrun.run.tally import iso_time
 from evalrun.view.index import DIFF_STATUS, Filters, RunIndex, ViewError, capped, epoch, index_value
 
@@ -53,7 +54,7 @@ class Run:
     results_file: Path
     record: RunRecord | None  # None: a results file the history does not name
     modified: float  # the file's mtime (0 when it is missing)
-    info: dict[str, Any] | None = None  # a file not in the history: its own record (history.write_run_info)
+    info: dict[str, Any] | None = None  # a file not in the history: its own record (recording.write_run_info)
 
     @property
     def own(self) -> dict[str, Any]:
