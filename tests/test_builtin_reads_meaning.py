@@ -95,3 +95,14 @@ def test_the_grader_reads_meaning_with_the_shipped_head() -> None:
     for claim, v in zip(claims, verdicts, strict=True):  # whatever the head says, its verdicts say so
         lexical = judge(claim, [POLICY])
         assert v.verdict == lexical.verdict or "learned entailment" in v.reason
+
+
+@pytest.mark.parametrize("claim", ["Marketing emails are sent to all customers.",
+                                   "Marketing emails are sent to all customers unless they opt out."])
+def test_a_word_that_sets_the_scope_is_asserted_not_merely_added(claim: str) -> None:
+    # "the capital *city* of" adds a modifier; "*all* customers", "*unless* they opt out" change what is claimed
+    j = judge(claim, ["Marketing emails are sent only to customers who opt in."])
+    assert j.verdict == "unsupported" and j.score < 0.5, j
+    assert judge("The capital city of Australia is Canberra.", ["The capital of Australia is Canberra."]).verdict \
+        == "supported"
+

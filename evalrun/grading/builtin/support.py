@@ -19,6 +19,8 @@ from evalrun.grading.builtin.terms import sequence, tokenize
 #: Weight of a frequent, low-information word ("take", "place", "make": lexicon.LIGHT_WORDS), and their keys.
 LIGHT_WEIGHT = 0.5
 LIGHT_KEYS = frozenset(stem(w) for w in LIGHT_WORDS)
+#: Words that set a claim's scope ("sent to *all* customers *unless* they opt out"): asserted, never merely added.
+SCOPE_KEYS = frozenset({"all", stem("unless"), stem("except")})
 #: Adjacent claim keys count as a phrase of the evidence when at most this many keys apart in one sentence.
 PHRASE_WINDOW = 3
 #: Words that open a trailing qualifier ("... at any one place").
@@ -127,7 +129,7 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
     out = set()
     for i in content:
         k = keys[i]
-        if k not in unverified:
+        if k not in unverified or k in SCOPE_KEYS:
             continue
         left = next((keys[j] for j in reversed(found) if j < i), None)
         right = next((keys[j] for j in found if j > i), None)
