@@ -106,3 +106,9 @@ def test_a_word_that_sets_the_scope_is_asserted_not_merely_added(claim: str) -> 
     assert judge("The capital city of Australia is Canberra.", ["The capital of Australia is Canberra."]).verdict \
         == "supported"
 
+
+def test_a_predicate_between_two_found_words_is_asserted_not_merely_added() -> None:
+    j = judge("Orders can only be cancelled once one hour has passed since they were placed.",
+              ["Orders can be changed or cancelled within one hour of being placed."])
+    assert j.verdict == "unsupported" and "passed" in j.reason, j
+

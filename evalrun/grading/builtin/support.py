@@ -111,8 +111,9 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
 
 def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -> set[str]:
     """Unverified words the claim *adds* to the best evidence sentence rather than puts in place of its words:
-    - between two claim words that stand next to each other there ("the capital *city* of Australia" against
-      "the capital of Australia");
+    - between two claim words that stand next to each other there, itself next to one of them with no function
+      word between ("the capital *city* of Australia" against "the capital of Australia"; not "one hour *has
+      passed* since it was placed" against "within one hour of being placed");
     - before the claim's first found word, with no function word between ("A *typical* espresso shot uses ...":
       English puts modifiers first; not "*E-books* are refundable" against "Refunds can be requested ...");
     - in a trailing phrase that a preposition opens after the claim's last found word ("lasts up to 7.5 minutes
@@ -140,11 +141,15 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
             continue
         if right not in where:
             continue
-        if left is None:  # a modifier before the first found word, not a subject ("E-books *are* refundable")
-            j_right = next(j for j in found if j > i)
-            if all(toks[j].kind != "stop" for j in range(i + 1, j_right)):
-                out.add(k)
-        elif left in where and any(b - a == 1 for a in where[left] for b in where[right]):
+        j_left = max((j for j in found if j < i), default=-1)
+        j_right = next(j for j in found if j > i)
+        # next to a found word, no function word between: a modifier ("the capital *city* of"), not a predicate
+        # ("E-books *are* refundable", "one hour *has passed* since ...")
+        touching = [all(toks[j].kind != "stop" for j in range(a + 1, b)) for a, b in ((j_left, i), (i, j_right))]
+        if left is None and touching[1]:  # before the first found word
+            out.add(k)
+        elif left in where and (touching[0] or touching[1]) \
+                and any(b - a == 1 for a in where[left] for b in where[right]):
             out.add(k)
     return out
 
