@@ -111,4 +111,9 @@ def test_a_predicate_between_two_found_words_is_asserted_not_merely_added() -> N
     j = judge("Orders can only be cancelled once one hour has passed since they were placed.",
               ["Orders can be changed or cancelled within one hour of being placed."])
     assert j.verdict == "unsupported" and "passed" in j.reason, j
+    # a word the context has elsewhere is background, not a new assertion (examples/rag-app)
+    j = judge("Canberra was selected as the capital in 1908 as a compromise between Sydney and Melbourne.",
+              ["Canberra is the capital of Australia. It was chosen in 1908 as a compromise between Sydney and "
+               "Melbourne."])
+    assert j.verdict == "supported", j
 

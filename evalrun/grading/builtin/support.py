@@ -93,7 +93,7 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
         [q for q in quantities.quantities(tokenize(claim)) if q.key in asserted], ev, near)
     local = sorted((k for k in asserted if k not in best_keys and k not in numbers_ok), key=lambda k: (-w[k], k))
     nowhere = [k for k in asserted if k not in ev.keys and k not in numbers_ok]
-    inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else ()) - material
+    inserted = _inserted(claim, set(local), ev.sentences[best[0]].seq if best else (), set(nowhere)) - material
     conflict = conflicts.find(claim, t, w, ev, best, near)
     toks = tokenize(claim)
     flipped = frozenset(i for i in near if conflicts.polarity_differs(t, toks, ev.sentences[i]))
@@ -109,11 +109,14 @@ def analyse(claim: str, evidence: tuple[str, ...]) -> Analysis | None:
     return Analysis(w, features, best, tuple(local), frozenset(nowhere), frozenset(inserted), conflict, flipped)
 
 
-def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -> set[str]:
+def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...],
+              nowhere: set[str] | frozenset[str] = frozenset()) -> set[str]:
     """Unverified words the claim *adds* to the best evidence sentence rather than puts in place of its words:
     - between two claim words that stand next to each other there, itself next to one of them with no function
-      word between ("the capital *city* of Australia" against "the capital of Australia"; not "one hour *has
-      passed* since it was placed" against "within one hour of being placed");
+      word between or found elsewhere in the evidence (`nowhere` are those that are not): "the capital *city* of
+      Australia" against "the capital of Australia", "selected as the *capital* in 1908" against "chosen in 1908"
+      after "Canberra is the capital"; not "one hour *has passed* since it was placed" against "within one hour of
+      being placed";
     - before the claim's first found word, with no function word between ("A *typical* espresso shot uses ...":
       English puts modifiers first; not "*E-books* are refundable" against "Refunds can be requested ...");
     - in a trailing phrase that a preposition opens after the claim's last found word ("lasts up to 7.5 minutes
@@ -148,7 +151,7 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...]) -
         touching = [all(toks[j].kind != "stop" for j in range(a + 1, b)) for a, b in ((j_left, i), (i, j_right))]
         if left is None and touching[1]:  # before the first found word
             out.add(k)
-        elif left in where and (touching[0] or touching[1]) \
+        elif left in where and (touching[0] or touching[1] or k not in nowhere) \
                 and any(b - a == 1 for a in where[left] for b in where[right]):
             out.add(k)
     return out
