@@ -149,10 +149,10 @@ def _inserted(claim: str, unverified: set[str], sentence_seq: tuple[str, ...],
         # next to a found word, no function word between: a modifier ("the capital *city* of"), not a predicate
         # ("E-books *are* refundable", "one hour *has passed* since ...")
         touching = [all(toks[j].kind != "stop" for j in range(a + 1, b)) for a, b in ((j_left, i), (i, j_right))]
-        if left is None and touching[1]:  # before the first found word
-            out.add(k)
-        elif left in where and (touching[0] or touching[1] or k not in nowhere) \
-                and any(b - a == 1 for a in where[left] for b in where[right]):
+        before_first = left is None and touching[1]
+        between = left in where and (touching[0] or touching[1] or k not in nowhere) \
+            and any(b - a == 1 for a in where[left] for b in where[right])
+        if before_first or between:
             out.add(k)
     return out
 
