@@ -1,4 +1,4 @@
-"""The torch twin of evalrun.grading.relevance_head.esim_forward and its training loop (training time only;
+"""The torch twin of benchmarks.grading.relevance_model.esim_forward and its training loop (training time only;
 called by scripts/train_relevance_head.py, which documents data, licences and splits)."""
 
 from __future__ import annotations

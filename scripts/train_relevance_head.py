@@ -1,4 +1,4 @@
-"""Rebuild evalrun/data/relevance_head.npz: an ESIM head over frozen MiniLM token states that scores
+"""Rebuild benchmarks/grading/relevance_head.npz: an ESIM head over frozen MiniLM token states that scores
 P(passage answers question) (issue 34, context relevance by meaning).
 
 Data (all from registry packages; seeded, SEED below):
@@ -53,7 +53,7 @@ SEED = 20261129
 DEV_SHARE = 0.08
 SQUAD_QUESTIONS = 16000
 BOOLQ_QUESTIONS = 5000
-WEIGHTS = Path(__file__).resolve().parents[1] / "evalrun" / "data" / "relevance_head.npz"
+WEIGHTS = Path(__file__).resolve().parents[1] / "benchmarks" / "grading" / "relevance_head.npz"
 STOP = set("""a an the of to in on at for by with from and or but is are was were be been being do does did has have
 had what which who whom whose when where why how this that these those it its i you he she we they my your his her
 our their me him us them as if than then so not no can could would should will shall may might must about into

@@ -1,18 +1,19 @@
-"""The learned relevance head (issue 34): shipped weights, numpy forward against the torch model, no torch needed."""
+"""The learned relevance head (issue 34; measured in benchmarks/grading, not shipped): weights, numpy = torch, no torch."""
 
 from __future__ import annotations
 
 import hashlib
 import subprocess
 import sys
-from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
-from evalrun.grading import embeddings, relevance_head
-from evalrun.grading.relevance_head import RelevanceHead, esim_forward, load_weights
+from benchmarks.grading import relevance_model
+from benchmarks.grading.relevance_model import RelevanceHead, esim_forward, load_weights
+from evalrun.grading import embeddings
 
-#: sha256 of evalrun/data/relevance_head.npz as scripts/train_relevance_head.py wrote it.
+#: sha256 of benchmarks/grading/relevance_head.npz as scripts/train_relevance_head.py wrote it.
 WEIGHTS_SHA256 = "c2644bd6c81157ca3a5f0dfdc0cccc3efe8fce62229fc066eec91f11fe4e16d3"
 #: The torch model's logits on scripts/relevance_head_torch.FIXED_PAIRS (written by the training run, fixed.json).
 FIXED = [
@@ -29,7 +30,7 @@ FIXED = [
 
 
 def test_shipped_weights_digest() -> None:
-    data = resources.files("evalrun").joinpath(relevance_head.WEIGHTS_FILE).read_bytes()
+    data = relevance_model.WEIGHTS_FILE.read_bytes()
     assert len(data) <= 10 * 1024 * 1024
     assert hashlib.sha256(data).hexdigest() == WEIGHTS_SHA256
 
@@ -54,7 +55,8 @@ def test_probs_rank_the_answering_passage_first_and_cache_texts() -> None:
 
 def test_loads_and_scores_without_torch() -> None:
     code = ("import sys; sys.modules['torch'] = None\n"
-            "from evalrun.grading.relevance_head import RelevanceHead\n"
+            "from benchmarks.grading.relevance_model import RelevanceHead\n"
             "print(float(RelevanceHead().probs('How long do refunds take?', ['Refunds take five days.'])[0]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert 0.0 <= float(out.stdout) <= 1.0

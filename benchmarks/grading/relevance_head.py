@@ -1,4 +1,4 @@
-"""The learned relevance head alone (evalrun.grading.relevance_head, issue 34) on the context-relevance sets, next to
+"""The learned relevance head alone (benchmarks/grading/relevance_model.py, issue 34) on the context-relevance sets, next to
 the raw cosine of question and chunk (the semantic tier's signal): AUROC, balanced accuracy at a threshold, passes
 per label and milliseconds per pair.
 
@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from benchmarks.grading import metrics, relevance, supportbot
+from benchmarks.grading.relevance_model import RelevanceHead
 from evalrun.grading import embeddings
-from evalrun.grading.relevance_head import RelevanceHead
 
 
 def measure(head: RelevanceHead, items: Iterable[dict[str, Any]], threshold: float) -> dict[str, Any]:

