@@ -12,7 +12,7 @@ import pytest
 
 from evalrun.cli import main
 from evalrun.run.history import History
-from evalrun.view import index, server
+from evalrun.view import catalogue, index, server
 from tests.viewserver import copy_folder, get, request, run_suite, serving, two_runs
 
 
@@ -62,7 +62,7 @@ def test_a_results_file_the_history_does_not_name_is_listed_and_read(folder: Pat
 def test_the_list_reads_a_big_file_in_the_background(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file the list must read (here one the history does not name) and that is big is read in the background:
     the list answers at once, saying so, and shows its figures once read."""
-    monkeypatch.setattr(server, "INLINE_BYTES", 0)
+    monkeypatch.setattr(catalogue, "INLINE_BYTES", 0)
     c = run_suite(folder, "Note:", "unrecorded", "--no-history")
     with serving(folder / ".evalrun") as srv:
         first = next(r for r in get(srv, "/api/runs")["runs"] if r["id"] == c)
