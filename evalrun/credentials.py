@@ -152,9 +152,9 @@ class Scrubber:
         provider sends as one."""
         env = dict(os.environ if environ is None else environ)
         if environ is None:
-            from evalrun import templating
+            from evalrun import template_env
 
-            env.update(templating.env_namespace())  # the config's `env:` too
+            env.update(template_env.namespace())  # the config's `env:` too
         return cls([*env_secrets(env), *(s for p in providers for s in provider_secrets(p, env))])
 
     def text(self, value: str) -> str:

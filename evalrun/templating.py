@@ -5,12 +5,12 @@ promptfoo's Nunjucks does."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from evalrun import chats, template_env
 from evalrun.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ _envs: Any = None  # (strict, lenient) Jinja2 environments (jinja_env.make_envs)
 _builtin_filters: dict[str, Any] = {}  # their own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _include_dirs: list[str] = []
-_config_env: dict[str, str] = {}  # the config's `env:`, read before os.environ by `{{ env.NAME }}`
 
 
 def environment(*, lenient: bool = False) -> Any:
@@ -40,7 +39,7 @@ def reset_config() -> None:
     """Forget a previously loaded config's `nunjucksFilters` (built-ins come back), include folders and `env:`."""
     _custom_filters.clear()
     _include_dirs.clear()
-    _config_env.clear()
+    template_env.set_config_env({})
     _changed()
 
 
@@ -238,35 +237,6 @@ def env_fallbacks(source: str) -> frozenset[str]:
 _SINGLE_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\}\}\s*$")
 
 
-class _Env(dict[str, str]):
-    """`{{ env.NAME }}`: the config's `env:` over the process environment; a missing name is an error. The whole
-    object never renders as text (`{{ env }}` is refused at load time; this holds where no check ran)."""
-
-    #: jinja_env's finalize and `dump` refuse to print an object of a class that says this
-    render_refused = "`env` is the whole environment and is not rendered: use env.NAME"
-
-    def __getattr__(self, name: str) -> str:
-        try:
-            return self[name]
-        except KeyError:
-            import jinja2
-
-            raise jinja2.UndefinedError(f"environment variable {name!r} is not set") from None
-
-
-def set_config_env(env: dict[str, str], *, add: bool = False) -> None:
-    """The config's `env:`, read before os.environ by `{{ env.NAME }}`; `add` keeps those set before."""
-    if not add:
-        _config_env.clear()
-    _config_env.update(env)
-
-
-def env_namespace() -> _Env:
-    merged = _Env(os.environ)
-    merged.update(_config_env)
-    return merged
-
-
 def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
     """`{{ env.NAME }}` in a provider id (promptfoo renders them when it loads the config); `extra` (a provider's
     own `env`) comes first. An unset NAME, or a template reading anything but `env`, is a ConfigError."""
@@ -277,7 +247,7 @@ def render_env_only(text: str, extra: dict[str, str] | None = None) -> str:
     try:
         if variables_of(text) - {"env"}:
             raise ConfigError(f"{text!r}: only {{{{ env.NAME }}}} can be used in a provider id")
-        env = env_namespace()
+        env = template_env.namespace()
         env.update(extra or {})
         return render(text, {"env": env})
     except jinja2.UndefinedError as e:
@@ -304,11 +274,6 @@ def partial_tag(source: str) -> tuple[str, int] | None:
         return None
     m = _PARTIAL_TAG.search(source)
     return None if m is None else (m.group(1)[:2], source.count("\n", 0, m.start()) + 1)
-
-
-def env_has(name: str) -> bool:
-    """Whether `{{ env.NAME }}` would find NAME (config `env:` or the process environment)."""
-    return name in _config_env or name in os.environ
 
 
 def check_syntax(source: str) -> str | None:
@@ -356,7 +321,7 @@ def render(source: str, vars: dict[str, Any], *, lenient: bool = False) -> str:
             return text
     ns = dict(vars)
     if "env" not in ns and "env" in variables_of(source):  # copying os.environ per render is costly
-        ns["env"] = env_namespace()
+        ns["env"] = template_env.namespace()
     if not lenient:
         return compile_template(source).render(ns)
     import jinja2
@@ -389,21 +354,6 @@ def render_value(value: Any, vars: dict[str, Any], *, lenient: bool = False) -> 
     return value
 
 
-def as_chat(value: Any) -> list[dict[str, Any]] | None:
-    """A copy of `value` when it is a chat (a non-empty list of mappings with a `role`), else None."""
-    if isinstance(value, list) and value and all(isinstance(m, dict) and "role" in m for m in value):
-        return [dict(m) for m in value]
-    return None
-
-
-def chat_from_json(text: str) -> list[dict[str, Any]] | None:
-    """The chat message list a (rendered) JSON text spells, or None when it is not one."""
-    try:
-        return as_chat(json.loads(text))
-    except ValueError:
-        return None
-
-
 def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
                   lenient: bool = False) -> str | list[dict[str, Any]]:
     """Render a text prompt, or each message's string content of a chat prompt. A text prompt that is a JSON
@@ -413,7 +363,7 @@ def render_prompt(raw: str | list[dict[str, Any]], vars: dict[str, Any], *,
         if "_conversation" not in vars and "_conversation" in raw:
             vars = {**vars, "_conversation": []}
         text = render(raw, vars, lenient=lenient)
-        chat = chat_from_json(text) if raw.lstrip()[:1] == "[" and has_template(raw) else None  # a JSON template
+        chat = chats.from_json(text) if raw.lstrip()[:1] == "[" and has_template(raw) else None  # a JSON template
         return text if chat is None else chat
     return [{**m, "content": render(m["content"], vars, lenient=lenient)} if isinstance(m.get("content"), str)
             else dict(m) for m in raw]

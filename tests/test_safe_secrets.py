@@ -140,10 +140,10 @@ def test_the_whole_environment_is_refused_in_a_template(tmp_path: Path, template
 def test_env_never_renders_whole_where_no_check_ran() -> None:
     import jinja2
 
-    from evalrun import templating
+    from evalrun import template_env, templating
 
     with pytest.raises(jinja2.UndefinedError, match="env.NAME"):
-        templating.render("{{ env }}", {"env": templating.env_namespace()})
+        templating.render("{{ env }}", {"env": template_env.namespace()})
 
 
 def test_userinfo_without_a_password_is_kept() -> None:

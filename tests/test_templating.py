@@ -6,7 +6,7 @@ import jinja2
 import pytest
 from jinja2.sandbox import SecurityError
 
-from evalrun import templating
+from evalrun import template_env, templating
 from evalrun.errors import ConfigError
 
 
@@ -45,13 +45,13 @@ def test_single_expression_of_a_scalar_renders_as_text() -> None:
 
 def test_env_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALRUN_T_OS", "from-os")
-    templating.set_config_env({"EVALRUN_T_CFG": "from-config", "EVALRUN_T_OS": "config-wins"})
+    template_env.set_config_env({"EVALRUN_T_CFG": "from-config", "EVALRUN_T_OS": "config-wins"})
     try:
         assert templating.render("{{ env.EVALRUN_T_CFG }} {{ env.EVALRUN_T_OS }}", {}) == "from-config config-wins"
         with pytest.raises(jinja2.UndefinedError, match="EVALRUN_T_MISSING"):
             templating.render("{{ env.EVALRUN_T_MISSING }}", {})
     finally:
-        templating.set_config_env({})
+        template_env.set_config_env({})
 
 
 def test_chat_prompt_renders_each_message() -> None:

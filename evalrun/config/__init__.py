@@ -38,7 +38,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
     current folder for a suite given on the command line alone)."""
     from dataclasses import replace
 
-    from evalrun import templating
+    from evalrun import template_env, templating
     from evalrun.config import cli_suite, files
     from evalrun.config.configfile import FileConfig, merge_configs, read
     from evalrun.config.suite import build_suite
@@ -61,7 +61,7 @@ def load(paths: Sequence[str], *, cli_vars: dict[str, Any] | None = None, strict
         merged = merge_configs(list(configs.values())) if configs else FileConfig(files=[])
         if cli is not None:
             merged = cli_suite.apply(merged, cli)
-        templating.set_config_env(merged.env)
+        template_env.set_config_env(merged.env)
         suite = build_suite(merged, cli_vars, on_progress, on_test)
         return replace(suite, warnings=lenient_warnings(), undefined_renders_empty=not is_strict())
     except RecursionError:  # a safety net behind the depth limit (readers/located.py): never a traceback

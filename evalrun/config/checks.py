@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from evalrun import templating
+from evalrun import template_env, templating
 from evalrun.errors import ConfigError, is_strict, lenient_warn
 from evalrun.types import AssertionSpec, PromptSpec, Suite, TestSpec, every_assertion
 
@@ -32,7 +32,7 @@ def needs(source: str) -> frozenset[str]:
     # `x | default(...)` and `x is defined` make x optional
     found = templating.variables_of(source) - templating.guarded_names(source)
     if "env" in found:  # the environment may change between loads: not cached
-        unset = {f"env.{n}" for n in templating.env_names_of(source) if not templating.env_has(n)}
+        unset = {f"env.{n}" for n in templating.env_names_of(source) if not template_env.has(n)}
         if templating.reads_whole_env(source):
             unset.add(WHOLE_ENV)
         if unset:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, templating
+from evalrun import jsnode, pkgref, template_env, templating
 from evalrun.config import files, prompts, providers
 from evalrun.config import tests as test_sources
 from evalrun.config.readers import load_config_file
@@ -115,7 +115,7 @@ def _read_one(doc: LDict, display: str, base_dir: str) -> FileConfig:
     cfg = FileConfig(files=[display], description=doc.get("description"))
     templating.add_include_dir(base_dir)  # `{% include %}` in its templates: before the prompts are checked
     env = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in (doc.get("env") or {}).items()}
-    templating.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
+    template_env.set_config_env(env, add=True)  # its `{{ env.NAME }}` in provider ids and configs, read below
     if doc.get("nunjucksFilters"):  # before the prompts: their syntax check knows every filter
         templating.add_custom_filters(_filters(doc["nunjucksFilters"], base_dir, doc.loc("nunjucksFilters")))
     cfg.prompts = prompts.parse(doc.get("prompts"), base_dir, loc=doc.loc("prompts"))

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evalrun import jsnode, pkgref, templating
+from evalrun import chats, jsnode, pkgref, templating
 from evalrun.config import files
 from evalrun.config.readers import read_text
 from evalrun.config.readers.located import loc_of
@@ -37,7 +37,7 @@ def _json_chat(text: str) -> Messages | None:
     s = text.strip()
     if not (s.startswith("[") and s.endswith("]")) or templating.has_template(s[:2]):
         return None
-    return templating.chat_from_json(s)
+    return chats.from_json(s)
 
 
 def check_template(raw: str | Messages, loc: Location | None, key: str) -> None:
@@ -127,14 +127,14 @@ def _from_file(ref: str, label: str | None, base_dir: str, loc: Location | None,
         if suffix == ".jsonl":
             items = []
             for n, item in enumerate(data):
-                chat = templating.as_chat(item)
+                chat = chats.as_chat(item)
                 if chat is None:
                     raise ConfigError.at(loc_of(data, n), "each line must be a chat message list", key=display)
                 items.append(chat)
         elif isinstance(data, _JsonTemplate):
             items = [str(data)]
         elif suffix in (".json", ".yaml", ".yml"):
-            chat = templating.as_chat(data)
+            chat = chats.as_chat(data)
             if chat is None and not isinstance(data, str):
                 raise ConfigError.at(loc, f"{display} must hold a chat message list [{{role, content}}, ...]",
                                      key=key, hint="or use a .txt file for a text prompt")
@@ -164,7 +164,7 @@ def _item(item: Any, label: str | None, base_dir: str, loc: Location | None, key
         if files.is_ref(item) or looks_like_path(item):
             return _from_file(item, label, base_dir, loc, key)
         return [_spec(item, label, None, loc, key)]
-    chat = templating.as_chat(item)
+    chat = chats.as_chat(item)
     if chat is not None:
         return [_spec(chat, label, None, loc, key)]
     if isinstance(item, dict):
@@ -233,9 +233,9 @@ def _result(value: Any, ref: str) -> tuple[str | Messages, dict[str, Any]]:
         config = dict(value.get("config") or {})
         value = value["prompt"]
     if isinstance(value, str):  # a JSON chat written as text, as promptfoo reads it
-        chat = templating.chat_from_json(value) if value.lstrip().startswith("[") else None
+        chat = chats.from_json(value) if value.lstrip().startswith("[") else None
         return chat or value, config
-    chat = templating.as_chat(value)
+    chat = chats.as_chat(value)
     if chat is not None:
         return chat, config
     if value is None:

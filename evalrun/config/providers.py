@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from evalrun import pkgref, templating
+from evalrun import pkgref, template_env, templating
 from evalrun.config import files
 from evalrun.config.readers.located import loc_of
 from evalrun.config.schema import PROVIDER_KEYS, check_keys
@@ -99,7 +99,7 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
             raise ConfigError.at(loc, f"{value[:60]!r} reads the whole environment (`env`): every variable, "
                                  "credentials too, would go to the provider", key=key,
                                  hint="use env.NAME for the one variable you need (docs/security.md)")
-        names = dict(templating.env_namespace())
+        names = dict(template_env.namespace())
         names.update(env)
         if templating.env_names_of(value) - names.keys() - templating.env_fallbacks(value):
             return value  # a name not set (without `or 'fallback'`): left as written, as promptfoo leaves it

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
-from evalrun import templating
+from evalrun import chats, templating
 from evalrun.errors import GraderError, ProviderError
 from evalrun.grading import steps
 from evalrun.grading.fence import block, numbered
@@ -54,7 +54,7 @@ class Transport(Protocol):
 def _as_messages(rendered: str, system: str) -> Messages:
     """A rendered prompt that is a JSON list of chat messages is used as is; text becomes system + user."""
     text = rendered.strip()
-    chat = templating.chat_from_json(text) if text.startswith("[") else None
+    chat = chats.from_json(text) if text.startswith("[") else None
     return chat or [{"role": "system", "content": system}, {"role": "user", "content": rendered}]
 
 

@@ -202,14 +202,14 @@ def judge_step(name: str, template: str, schema: Callable[..., Schema], parse: C
 def render_prompt(step: Step[Any], variables: Mapping[str, Any], *, override: str | None = None,
                   extra: Mapping[str, Any] | None = None) -> str:
     """The step's prompt: the override template (which also sees `extra`, e.g. the case's vars) or its own."""
-    from evalrun import templating
+    from evalrun import chats, templating
 
     source = override if override is not None else step.source
     if source is None:
         source = builtin_template(step.template)
     scope = {**(extra or {}), **variables}
     try:
-        chat = templating.chat_from_json(source) if override is not None and source.startswith("[{") else None
+        chat = chats.from_json(source) if override is not None and source.startswith("[{") else None
         if chat is not None:  # promptfoo's chat rubricPrompt: each content rendered, the list stays valid JSON
             import json
 
