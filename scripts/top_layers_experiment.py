@@ -2,7 +2,7 @@
 cross-encoder (premise and claim encoded together), over the frozen bottom four layers' cached states.
 
 The route the issue measured only for speed ("fine-tuning the top 2 MiniLM layers on cached layer-4 states").
-Steps (torch, onnx and the default install's packages in their own venv; run from the repository root, after
+Steps (torch, onnx and the default install's packages in their own venv, e.g. `pip install -e .[train]`; run from the repository root, after
 scripts/train_entailment_head.py `features`, whose pairs it reads):
 
     $TORCH_VENV/bin/python scripts/top_layers_experiment.py weights    # top-2 layer weights + a graph exposing layer 4
