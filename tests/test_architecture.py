@@ -24,7 +24,7 @@ PACKAGE = ROOT / "evalrun"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("evalrun", "evalrun.errors", "evalrun.types", "evalrun.jsonfast",
                     "evalrun.pkgref", "evalrun.signals")),
-    ("support", ("evalrun.templating", "evalrun.jinja_env",
+    ("support", ("evalrun.templating", "evalrun.jinja_env", "evalrun.template_env", "evalrun.chats",
                  "evalrun.jsnode", "evalrun.pyexpr",
                  "evalrun.retry", "evalrun.cache", "evalrun.credentials",
                  "evalrun.config.readers.")),  # located YAML/JSON/CSV: a leaf package (config/ uses it, so may others)
