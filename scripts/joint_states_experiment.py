@@ -200,8 +200,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
     """The head alone on benchmark items, as benchmarks/grading/head.py and relevance_head.py measure."""
     import torch
 
-    from benchmarks.grading import metrics, relevance, sets, supportbot
-    from evalrun.grading.builtin.segment import sentences
+    from benchmarks.grading import head, relevance, sets, supportbot
 
     torch.set_num_threads(1)
     model = model_for(args.task, 0.0)
@@ -226,25 +225,9 @@ def cmd_eval(args: argparse.Namespace) -> None:
             scores = [float(probs([(i["question"], i["context"])])[0, 1]) for i in items]
             passed = [s >= 0.5 for s in scores]
         else:
-            items, scores, passed = sets.items(name, args.split, args.limit), [], []
-            for it in items:
-                premises = [it["context"]] if it["set"] == "vitaminc" else sentences(it["context"]) or [it["context"]]
-                best = []
-                for claim in sentences(it["answer"]) or [it["answer"]]:
-                    p = probs([(s, claim) for s in premises])
-                    best.append(p[int(p[:, 0].argmax())])
-                scores.append(float(np.mean([b[0] for b in best])))
-                passed.append(all(int(b.argmax()) == 0 for b in best))
-        labels = [bool(i["label"]) for i in items]
-        by_type: dict[str, list[int]] = {}
-        for it, ok in zip(items, passed, strict=True):
-            kind = it.get("type") or ("+" if it["label"] else "-")
-            by_type.setdefault(kind, [0, 0])[0] += ok
-            by_type[kind][1] += 1
-        print(json.dumps({"set": name, "split": args.split, "items": len(items),
-                          "auroc": round(metrics.auroc(scores, labels), 4),
-                          "balanced_accuracy": round(metrics.balanced_accuracy(passed, labels), 4),
-                          "passed_by_type": by_type}), flush=True)
+            items = sets.items(name, args.split, args.limit)
+            scores, passed = head.verdicts(items, lambda premises, claim: probs([(s, claim) for s in premises]))
+        print(json.dumps(head.summary(name, args.split, items, scores, passed)), flush=True)
 
 
 def cmd_engine(args: argparse.Namespace, rest: list[str]) -> None:

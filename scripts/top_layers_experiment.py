@@ -2,7 +2,7 @@
 cross-encoder (premise and claim encoded together), over the frozen bottom four layers' cached states.
 
 The route the issue measured only for speed ("fine-tuning the top 2 MiniLM layers on cached layer-4 states").
-Steps (torch, onnx and the default install's packages in their own venv, e.g. `pip install -e .[train]`; run from the repository root, after
+Steps (a venv of its own with torch, onnx and the default install's packages; torch never enters the default install; run from the repository root, after
 scripts/train_entailment_head.py `features`, whose pairs it reads):
 
     $TORCH_VENV/bin/python scripts/top_layers_experiment.py weights    # top-2 layer weights + a graph exposing layer 4
@@ -221,8 +221,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
     """The fine-tuned layers alone on benchmark items, as benchmarks/grading/head.py measures the shipped head."""
     import torch
 
-    from benchmarks.grading import metrics, sets
-    from evalrun.grading.builtin.segment import sentences
+    from benchmarks.grading import head, sets
 
     out = Path(args.out)
     torch.set_num_threads(1)
@@ -230,28 +229,15 @@ def cmd_eval(args: argparse.Namespace) -> None:
     model.load_state_dict(torch.load(out / "top2.pt"))
     model.eval()
     encode = layer4(out, 1)
+    def probs(premises: list[str], claim: str) -> np.ndarray:
+        x, m = encode([(p, claim) for p in premises])
+        with torch.no_grad():
+            return torch.softmax(model(torch.from_numpy(x), torch.from_numpy(m)), 1).numpy()
+
     for name in args.sets.split(","):
-        items, scores, passed = sets.items(name, args.split, args.limit), [], []
-        for it in items:
-            premises = [it["context"]] if it["set"] == "vitaminc" else sentences(it["context"]) or [it["context"]]
-            best = []
-            for claim in sentences(it["answer"]) or [it["answer"]]:
-                with torch.no_grad():
-                    x, m = encode([(p, claim) for p in premises])
-                    p = torch.softmax(model(torch.from_numpy(x), torch.from_numpy(m)), 1).numpy()
-                best.append(p[int(p[:, 0].argmax())])
-            scores.append(float(np.mean([b[0] for b in best])))
-            passed.append(all(int(b.argmax()) == 0 for b in best))
-        labels = [bool(i["label"]) for i in items]
-        by_type: dict[str, list[int]] = {}
-        for it, ok in zip(items, passed, strict=True):
-            kind = it.get("type") or ("+" if it["label"] else "-")
-            by_type.setdefault(kind, [0, 0])[0] += ok
-            by_type[kind][1] += 1
-        print(json.dumps({"set": name, "split": args.split, "items": len(items),
-                          "auroc": round(metrics.auroc(scores, labels), 4),
-                          "balanced_accuracy": round(metrics.balanced_accuracy(passed, labels), 4),
-                          "passed_by_type": by_type}), flush=True)
+        items = sets.items(name, args.split, args.limit)
+        scores, passed = head.verdicts(items, probs)
+        print(json.dumps(head.summary(name, args.split, items, scores, passed)), flush=True)
 
 
 if __name__ == "__main__":
