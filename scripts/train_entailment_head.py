@@ -47,6 +47,7 @@ step 3,900, dev accuracy 0.73 (3 classes).
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import json
 import random
@@ -273,8 +274,8 @@ def presuppositions() -> list[tuple[str, str, str, str]]:
 
 
 def build_pairs(wordnet: bool = False, mnli: bool = False) -> list[dict[str, Any]]:
-    """Rounds one and two (the shipped head's pairs); with `wordnet`, round three after them (measured, not
-    shipped: benchmarks/grading/README.md, "Issue 34, part 4")."""
+    """Rounds one and two (the shipped head's pairs); with `wordnet` round three and with `mnli` round four after
+    them (measured, not shipped: benchmarks/grading/README.md, "Issue 34, part 4")."""
     rng = random.Random(SEED)
     base = vitaminc_training()
     pairs = [{"p": e, "h": c, "y": y, "g": g, "kind": "vitaminc"} for e, c, y, g in base]
@@ -312,8 +313,6 @@ def condaqa_pairs() -> list[dict[str, Any]]:
     """CondaQA's passage edits as sentence pairs: the sentence with the negation cue and the same sentence after a
     person's paraphrase edit support each other; after the affirmative edit (the negation undone) they refute each
     other (both ways). Scope edits are left out (what they change is not one relation)."""
-    import difflib
-
     passages: dict[int, dict[int, dict[str, Any]]] = {}
     for line in read_checked(CONDAQA, CONDAQA_SHA256).splitlines():
         row = json.loads(line)
