@@ -269,10 +269,20 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
     calibrated = None
     threshold: float | None
     if raw.get("threshold") == "calibrated" or raw.get("calibration") is not None:
+        from evalrun.assertions import registry
         from evalrun.config.calibration import threshold_from
 
-        threshold, calibrated = threshold_from(raw, str(raw.get("metric") or full_type), base_dir,
-                                               loc_of(raw, "calibration") or loc_of(raw, "threshold") or loc, key)
+        named = "calibration" if raw.get("calibration") is not None else "threshold"
+        where = loc_of(raw, named) or loc  # the line of the key, not the assertion's first line
+        cls = registry.get(type_)
+        if cls is None:  # an unknown type: its own error (with a did-you-mean) comes from the handler
+            threshold = None
+        elif not cls.graded:  # calibrate measures graded assertions only
+            raise ConfigError.at(where, f"{full_type} has no calibrated threshold: only graded assertions "
+                                 "(faithfulness, context-relevance, llm-rubric, ...) are calibrated",
+                                 key=f"{key}.{named}", hint="give a numeric threshold, or none")
+        else:
+            threshold, calibrated = threshold_from(raw, str(raw.get("metric") or full_type), base_dir, where, key)
     else:
         threshold = _number(raw, "threshold", loc, key)
     _check_threshold(type_, threshold, config, loc_of(raw, "threshold") or loc, f"{key}.threshold")
