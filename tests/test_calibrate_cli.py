@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchmarks.grading import metrics
@@ -62,6 +64,55 @@ def _best(scores: list[float], labels: list[bool]) -> float:
     return next(t for t, ba in zip(cands, bas, strict=True) if ba >= max(bas) - 1e-12)
 
 
+def _kappa(v: list[bool], h: list[bool]) -> float:
+    n = len(v)
+    chance = (v.count(True) * h.count(True) + v.count(False) * h.count(False)) / n ** 2
+    return math.nan if chance == 1 else (sum(a == b for a, b in zip(v, h, strict=True)) / n - chance) / (1 - chance)
+
+
+def _fail_share(of: list[bool], among: list[bool]) -> float:
+    """Of the items failed in `among`, the share also failed in `of` (FAIL recall; FAIL precision swapped)."""
+    both = [not a for a, b in zip(of, among, strict=True) if not b]
+    return sum(both) / len(both) if both else math.nan
+
+
+INTERVAL_OF = {  # each figure on a resample (verdicts, labels, scores), NaN where undefined
+    "balanced_accuracy": lambda v, h, s: metrics.balanced_accuracy(v, h), "kappa": lambda v, h, s: _kappa(v, h),
+    "precision_fail": lambda v, h, s: _fail_share(h, v), "recall_fail": lambda v, h, s: _fail_share(v, h),
+    "auroc": lambda v, h, s: metrics.auroc(s, h)}
+
+
+def check_intervals(m: dict[str, Any], items: dict[str, tuple[bool, bool, float]]) -> None:
+    """Each `*_ci`: the 2.5th and 97.5th percentiles of the figure over 1,000 resamples of the items with
+    replacement, drawn by numpy's seeded generator in calibrate's order (its folds list the items in it)."""
+    order = [items[i] for i in m["cv"]["fold_of"]]
+    rng = np.random.default_rng(m["cv"]["seed"])
+    draws = [rng.integers(0, len(order), len(order)) for _ in range(1000)]
+    for key, figure in INTERVAL_OF.items():
+        values = [figure(*map(list, zip(*(order[i] for i in idx), strict=True))) for idx in draws]
+        lo, hi = np.percentile([x for x in values if not math.isnan(x)], [2.5, 97.5])
+        assert m[f"{key}_ci"] == pytest.approx([lo, hi], abs=1e-4), key
+
+
+def check_text(out: str, m: dict[str, Any]) -> None:
+    """The text report prints the JSON's figures, each with its interval."""
+    def f(key: str) -> str:
+        lo, hi = m[f"{key}_ci"]
+        return f"{m[key]:.2f} [{lo:.2f}, {hi:.2f}]"
+
+    c = m["confusion"]
+    for line in (f"{m['metric']} graded by {m['grader']}: {m['n']} labels ({m['n_human_pass']} pass, "
+                 f"{m['n_human_fail']} fail)",
+                 f"human pass: grader pass {c['human_pass']['grader_pass']}, grader fail "
+                 f"{c['human_pass']['grader_fail']} | human fail: grader pass {c['human_fail']['grader_pass']}, "
+                 f"grader fail {c['human_fail']['grader_fail']}",
+                 f"balanced accuracy {f('balanced_accuracy')}   Cohen's kappa {f('kappa')}",
+                 f"FAIL precision {f('precision_fail')}   FAIL recall {f('recall_fail')}", f"AUROC {f('auroc')}",
+                 f"suggested threshold {m['suggested_yaml_threshold']:.4g}: out-of-fold balanced accuracy "
+                 f"{m['oof_balanced_accuracy']:.2f} ({m['cv']['folds']}-fold, seed {m['cv']['seed']})"):
+        assert line in out
+
+
 def check_figures(m: dict[str, Any], records: list[dict[str, Any]], human: dict[str, bool]) -> None:
     """Every figure of one metric of `calibrate --json`, recomputed from the results and the labels."""
     graded = {r["id"]: r["assertions"][0] for r in records if r["id"] in human}
@@ -84,9 +135,7 @@ def check_figures(m: dict[str, Any], records: list[dict[str, Any]], human: dict[
                        "grader_fail": sum(h and not v for v, h in zip(verdicts, labels, strict=True))},
         "human_fail": {"grader_pass": sum(v and not h for v, h in zip(verdicts, labels, strict=True)),
                        "grader_fail": both_fail}}
-    for key in ("balanced_accuracy", "kappa", "auroc", "precision_fail", "recall_fail"):
-        lo, hi = m[f"{key}_ci"]
-        assert lo <= m[key] + 1e-9 and m[key] <= hi + 1e-9
+    check_intervals(m, {i: (graded[i]["pass"], human[i], graded[i]["score"]) for i in ids})
     fold_of, fold_thr = m["cv"]["fold_of"], m["cv"]["fold_thresholds"]
     for k, thr in enumerate(fold_thr):  # each fold's threshold is the best on the other folds' labels
         train = [i for i in ids if fold_of[i] != k]
@@ -123,6 +172,9 @@ def test_template_labels_calibrate_and_use_the_threshold(folder: Path, capsys: p
     assert (m["metric"], m["grader"], data["unmatched"]) == ("faithfulness", "builtin", [])
     check_figures(m, records, human)
     assert m["n_human_pass"] + m["n_human_fail"] == 40
+    capsys.readouterr()
+    assert main(["calibrate", "r1.jsonl", "--labels", "labels.csv", "--min-labels", "10"]) == 0
+    check_text(capsys.readouterr().out, m)
     page = (folder / "page.html").read_text()
     assert "faithfulness" in page and f"{m['oof_balanced_accuracy']:.2f}" in page
     cal = json.loads((folder / "calibration.json").read_text())
@@ -216,7 +268,7 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
     a = [0.9, 0.8, 0.7, 0.2, 0.1, 0.6]
     b = [0.95, 0.3, 0.6, 0.1, 0.7, 0.55]  # disagrees on c1 (gap 0.5) and c4 (gap 0.6)
     (folder / "a.jsonl").write_text("".join(json.dumps(_graded_record(i, "builtin", s)) + "\n"
-                                            for i, s in enumerate(a)))
+                                            for i, s in enumerate([*a, 0.5])))  # c6: only in A
     (folder / "b.jsonl").write_text("".join(json.dumps(_graded_record(i, "openai:gpt-4o-mini", s)) + "\n"
                                             for i, s in enumerate(b)))
     data = _calibrate(capsys, "a.jsonl", "b.jsonl")
@@ -227,9 +279,24 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
     assert m["kappa"] == pytest.approx(0.25, abs=1e-4)
     assert [d["case"] for d in m["disagreements"]] == ["c4", "c1"]
     assert m["confusion"] == {"a_pass": {"b_pass": 3, "b_fail": 1}, "a_fail": {"b_pass": 1, "b_fail": 1}}
+    assert (m["mean_score_a"], m["mean_score_b"]) == (pytest.approx(3.3 / 6, abs=1e-4), pytest.approx(3.2 / 6, abs=1e-4))
+    assert (data["only_in_a"], data["only_in_b"]) == (1, 0)
+    va, vb = [x >= 0.5 for x in a], [x >= 0.5 for x in b]
+    rng = np.random.default_rng(0)  # the bootstrap of check_intervals, on the six pairs in suite order
+    draws = [[(va[i], vb[i]) for i in rng.integers(0, 6, 6)] for _ in range(1000)]
+    agree = [sum(x == y for x, y in d) / 6 for d in draws]
+    kappas = [k for k in (_kappa([x for x, _ in d], [y for _, y in d]) for d in draws) if not math.isnan(k)]
+    assert m["agreement_ci"] == pytest.approx(list(np.percentile(agree, [2.5, 97.5])), abs=1e-4)
+    assert m["kappa_ci"] == pytest.approx(list(np.percentile(kappas, [2.5, 97.5])), abs=1e-4)
     capsys.readouterr()
     assert main(["calibrate", "a.jsonl", "b.jsonl", "-o", "graders.html"]) == 0
-    assert "2 disagreement(s), largest score gap first" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "2 disagreement(s), largest score gap first" in out
+    lo, hi = m["kappa_ci"]
+    assert f"verdicts agree 0.67 [{m['agreement_ci'][0]:.2f}, {m['agreement_ci'][1]:.2f}]   Cohen's kappa 0.25 " \
+        f"[{lo:.2f}, {hi:.2f}]   mean score A 0.55, B 0.53" in out
+    assert "c4 case 4: A FAIL 0.10, B PASS 0.70" in out and "A pass: B pass 3, B fail 1 | A fail: B pass 1, B fail 1" in out
+    assert "Not paired: 1 graded assertion(s) only in A, 0 only in B" in out
     page = (folder / "graders.html").read_text()
     assert "builtin (A) vs openai:gpt-4o-mini (B)" in page and "verdicts agree 0.67" in page
 
