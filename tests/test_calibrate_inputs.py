@@ -5,12 +5,16 @@ the key's own line; a builtin grader of another build is warned about."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from evalrun.cli import main
 from evalrun.grading.select import grader_identity
+from tests.fakeserver import FakeOpenAI
+from tests.graderfakes import route, user_text
+from tests.test_calibrate_cli import _suite
 
 SUITE = """prompts: ['{{answer}}']
 providers: [echo]
@@ -109,3 +113,30 @@ def test_calibrated_threshold_errors_point_at_the_key(folder: Path, capsys: pyte
     (folder / "evalrun.yaml").write_text(SUITE.replace("type: faithfulness", "type: faithfulnes"))
     code, _, err = _run(capsys, "validate", "evalrun.yaml")
     assert code == 2 and "unknown assertion type 'faithfulnes'" in err and "faithfulness" in err
+
+
+def test_two_real_runs_graded_by_builtin_and_an_llm(folder: Path, fake_openai: FakeOpenAI,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The same suite run twice, by the builtin grader and by an LLM grader (the fake server: it supports every
+    claim but one about ships), paired case by case across the two results files."""
+    _suite(folder, 12)
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table", "--results-file", "a.jsonl"]) in (0, 100)
+    text = (folder / "evalrun.yaml").read_text()
+    llm = f"defaultTest: {{options: {{provider: {{id: openai:chat:fake-model, config: {{apiBaseUrl: '{fake_openai.url}'}}}}}}}}\n"
+    (folder / "evalrun.yaml").write_text(llm + text)
+    route(fake_openai, extract=lambda body: {"claims": [re.findall(r"Bridge \d+ opened[^.]*\.", user_text(body))[0]]},
+          verify=lambda body: {"verdicts": [{"verdict": "contradicted" if "ships" in user_text(body) else "supported",
+                                             "reason": "r", "evidence": [0]}]})
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table", "--results-file", "b.jsonl"]) in (0, 100)
+    a, b = ({json.loads(line)["id"]: json.loads(line)["assertions"][0] for line in (folder / f).read_text().splitlines()}
+            for f in ("a.jsonl", "b.jsonl"))
+    assert a.keys() == b.keys() and len(a) == 12 and all(r["grader"] == "openai:chat:fake-model" for r in b.values())
+    assert [r["pass"] for r in b.values()].count(False) == 3  # bridges 3, 7 and 11 carry ships
+    code, out, _ = _run(capsys, "calibrate", "a.jsonl", "b.jsonl", "--json")
+    data = json.loads(out)
+    [m] = data["metrics"]
+    differ = {i for i in a if a[i]["pass"] != b[i]["pass"]}
+    assert code == 0 and (m["n"], m["grader_a"], m["grader_b"]) == (12, "builtin", "openai:chat:fake-model")
+    assert differ and m["agreement"] == pytest.approx(1 - len(differ) / 12, abs=1e-4)
+    assert {d["case"] for d in m["disagreements"]} == differ and m["n_disagreements"] == len(differ)
+    assert (data["only_in_a"], data["only_in_b"]) == (0, 0)
