@@ -223,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     cb.add_argument("results", nargs="+", metavar="RESULTS",
                     help="results file of a run; two files: compare the graders of two runs of one suite")
     cb.add_argument("--template", action="store_true",
-                    help="write a labels file to fill in (-o FILE.csv or .jsonl) from RESULTS' graded assertions")
+                    help="write a labels file to fill in (-o FILE.csv or .jsonl) from RESULTS' graded assertions "
+                         "(two RESULTS: only where their graders disagree)")
     cb.add_argument("--labels", metavar="FILE", help="your labels (CSV or JSONL: case, assertion, human, note)")
     cb.add_argument("-o", "--output", action="append", default=[], metavar="FILE",
                     help="with --template: the labels file; else .json: a calibration file for "

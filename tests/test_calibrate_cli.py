@@ -297,6 +297,12 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
         f"[{lo:.2f}, {hi:.2f}]   mean score A 0.55, B 0.53" in out
     assert "c4 case 4: A FAIL 0.10, B PASS 0.70" in out and "A pass: B pass 3, B fail 1 | A fail: B pass 1, B fail 1" in out
     assert "Not paired: 1 graded assertion(s) only in A, 0 only in B" in out
+    many = [{**_graded_record(i, "builtin", 0.9), "id": f"d{i}"} for i in range(30)]
+    (folder / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in many))
+    (folder / "d.jsonl").write_text("".join(json.dumps({**r, "assertions": [{**r["assertions"][0], "pass": False}]})
+                                            + "\n" for r in many))
+    [m] = _calibrate(capsys, "c.jsonl", "d.jsonl")["metrics"]
+    assert m["n_disagreements"] == len(m["disagreements"]) == 30  # all listed in JSON: the ones to label
     page = (folder / "graders.html").read_text()
     assert "builtin (A) vs openai:gpt-4o-mini (B)" in page and "verdicts agree 0.67" in page
 

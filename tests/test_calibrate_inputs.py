@@ -140,3 +140,13 @@ def test_two_real_runs_graded_by_builtin_and_an_llm(folder: Path, fake_openai: F
     assert differ and m["agreement"] == pytest.approx(1 - len(differ) / 12, abs=1e-4)
     assert {d["case"] for d in m["disagreements"]} == differ and m["n_disagreements"] == len(differ)
     assert (data["only_in_a"], data["only_in_b"]) == (0, 0)
+    capsys.readouterr()
+    assert main(["calibrate", "a.jsonl", "b.jsonl"]) == 0
+    assert "to label them: evalrun calibrate --template a.jsonl b.jsonl -o labels.csv" in capsys.readouterr().out
+    code, out, _ = _run(capsys, "calibrate", "--template", "a.jsonl", "b.jsonl", "-o", "labels.jsonl")
+    rows = [json.loads(line) for line in (folder / "labels.jsonl").read_text().splitlines()]
+    assert code == 0 and f"Wrote {len(differ)} rows where a.jsonl and b.jsonl disagree" in out
+    assert {r["case"] for r in rows} == differ and all(r["grader"] == "builtin" and r["human"] == "" for r in rows)
+    assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table", "--results-file", "c.jsonl"]) in (0, 100)
+    code, out, _ = _run(capsys, "calibrate", "--template", "b.jsonl", "c.jsonl", "-o", "none.csv")
+    assert code == 0 and "agree on every paired verdict: nothing to label" in out and not (folder / "none.csv").exists()

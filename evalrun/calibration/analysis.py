@@ -186,6 +186,6 @@ def compare_graders(a_records: Sequence[dict[str, Any]], b_records: Sequence[dic
                                "score_a": p[1]["score"], "verdict_a": bool(p[1].get("pass")),
                                "score_b": p[2]["score"], "verdict_b": bool(p[2].get("pass")),
                                "claims_a": claims_text(p[1])[0], "claims_b": claims_text(p[2])[0]}
-                              for p in differ[:SHOWN]],
+                              for p in differ],  # all of them: a team labels these (--template A B)
             "n_disagreements": len(differ)})
     return {"metrics": metrics, "only_in_a": len(ia.keys() - ib.keys()), "only_in_b": len(ib.keys() - ia.keys())}

@@ -82,6 +82,9 @@ def graders_text(data: dict[str, Any], shown: int = 5) -> str:
             for d in m["disagreements"][:shown]:
                 lines.append(f"    {d['case']} {_short(d['description'], 40)}: A {'PASS' if d['verdict_a'] else 'FAIL'}"
                              f" {d['score_a']:.2f}, B {'PASS' if d['verdict_b'] else 'FAIL'} {d['score_b']:.2f}")
+            if m["n_disagreements"] > shown:
+                lines.append(f"    ... {m['n_disagreements'] - shown} more (all of them in --json)")
+            lines.append(f"  to label them: evalrun calibrate --template {data['a']} {data['b']} -o labels.csv")
     if data["only_in_a"] or data["only_in_b"]:
         lines += ["", f"Not paired: {data['only_in_a']} graded assertion(s) only in A, {data['only_in_b']} only in "
                       "B (not the same suite?)"]

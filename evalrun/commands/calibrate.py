@@ -1,4 +1,5 @@
-"""`evalrun calibrate`: a labels template from a run (`--template RESULTS -o labels.csv [--sample N --seed S]`),
+"""`evalrun calibrate`: a labels template from a run (`--template RESULTS -o labels.csv [--sample N --seed S]`; from
+two runs, `--template RESULTS_A RESULTS_B`, only where their graders disagree),
 a grader's agreement with those labels and a cross-validated threshold (`RESULTS --labels FILE [--json]
 [-o calibration.json] [-o page.html]`), or two graders' agreement on one suite (`RESULTS_A RESULTS_B`)."""
 
@@ -47,16 +48,28 @@ def _one(args: argparse.Namespace, what: str) -> str:
 
 
 def _template(args: argparse.Namespace) -> int:
-    from evalrun.calibration import labels
+    from evalrun.calibration import analysis, labels
 
-    results = _one(args, "--template")
+    if len(args.results) > 2:
+        raise UsageError(f"--template reads one results file (or two: their disagreements), not "
+                         f"{len(args.results)}", key="RESULTS", hint=USAGE)
+    results = str(args.results[0])
     if len(args.output) != 1 or Path(args.output[0]).suffix.lower() not in TEMPLATE_SUFFIXES:
         raise UsageError("--template writes one labels file: give -o FILE.csv or -o FILE.jsonl", key="--output",
                          hint="e.g. `evalrun calibrate --template RESULTS -o labels.csv --sample 50`")
-    rows = labels.template_rows(_records(results))
+    records = _records(results)
+    rows = labels.template_rows(records)
     if not rows:
         raise UsageError(f"{results!r} has no graded assertion with a score to label", key="RESULTS",
                          hint="calibrate reads a run with graded assertions (faithfulness, context-relevance, ...)")
+    if len(args.results) == 2:  # label only where two graders disagree (A's rows: its claims, score, verdict)
+        other = str(args.results[1])
+        compared = analysis.compare_graders(records, _records(other), seed=args.seed)["metrics"]
+        differ = {(d["case"], m["metric"]) for m in compared for d in m["disagreements"]}
+        rows = [r for r in rows if (r["case"], r["assertion"]) in differ]
+        if not rows:
+            print(f"{results} and {other} agree on every paired verdict: nothing to label")
+            return 0
     chosen = labels.sample(rows, args.sample, args.seed)
     out = Path(args.output[0])
     try:
@@ -64,6 +77,8 @@ def _template(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"cannot write {str(out)!r}: {e.strerror or e}", key="--output") from None
     sampled = f" (sampled by score from {len(rows)}, seed {args.seed})" if len(chosen) < len(rows) else ""
+    if len(args.results) == 2:
+        sampled += f" where {args.results[0]} and {args.results[1]} disagree"
     print(f"Wrote {len(chosen)} rows{sampled} to {out}: fill the `human` column with pass or fail (and `note` "
           f"if you like), then run `evalrun calibrate {results} --labels {out}`")
     return 0
