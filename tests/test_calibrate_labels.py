@@ -43,3 +43,16 @@ def test_matching_by_id_then_description_and_reasons_for_the_rest() -> None:
 def test_vars_digest_ignores_key_order_and_edge_whitespace_only() -> None:
     assert labels.vars_digest({"a": "x\n", "b": [1, " y"]}) == labels.vars_digest({"b": [1, "y"], "a": "x"})
     assert labels.vars_digest({"a": "x y"}) != labels.vars_digest({"a": "x  y"})
+
+
+def test_a_test_without_description_is_found_again_by_its_vars() -> None:
+    """Most suites leave `description` out: a label whose test moved (its id changed) is found by its vars digest."""
+    records = [_rec("n1", "", {"x": 2}), _rec("n2", "", {"x": 1})]
+    found = labels.match([
+        Label("f:2", True, "faithfulness", case="old1", vars_digest=labels.vars_digest({"x": 1})),
+        Label("f:3", True, "faithfulness", case="old3", vars_digest=labels.vars_digest({"x": 3})),
+        Label("f:4", True, "faithfulness", case="old4"),
+    ], records)
+    assert found[0].record is not None and found[0].record["id"] == "n2" and found[0].how == "description"
+    assert found[1].record is None and "no case without a description has these vars" in found[1].how
+    assert found[2].record is None and "no `description` or `vars_digest` to find it by" in found[2].how

@@ -4,8 +4,9 @@ matching each label to a result of a run by a stable key that survives edits to 
 A label names its case by `case` (a result's `id`: a hash of the test's position, vars, provider, prompt and
 repeat) and, as the template writes them, `description`, `vars_digest`, `provider` and `prompt`. A label whose id
 is no longer in the run (the test moved) is matched by description + vars digest (+ provider and prompt when
-given); a label matching nothing, or more than one case, is reported with why, never dropped silently. Its
-`assertion` is the assertion's `metric` name or its type (`faithfulness`, `not-faithfulness`).
+given; a test without a description by its vars digest alone); a label matching nothing, or more than one case, is
+reported with why, never dropped silently. Its `assertion` is the assertion's `metric` name or its type
+(`faithfulness`, `not-faithfulness`).
 """
 
 from __future__ import annotations
@@ -239,20 +240,22 @@ def match(labels: Sequence[Label], records: Sequence[dict[str, Any]]) -> list[Ma
     out = []
     for label in labels:
         rec, how = by_id.get(label.case), "id"
-        if rec is None:
-            if not label.description:
-                out.append(Match(label, None, None, f"no case {label.case!r} in the run, and no `description` to "
-                                 "find it by"))
+        if rec is None:  # the test moved (or the label has no id): its description and vars find it
+            if not label.description and not label.vars_digest:
+                out.append(Match(label, None, None, f"no case {label.case!r} in the run, and no `description` or "
+                                 "`vars_digest` to find it by"))
                 continue
-            same = by_text.get(label.description, [])
+            same = by_text.get(label.description, [])  # "": the tests without a description
             found = [r for r in same if digest(r) == label.vars_digest] if label.vars_digest else same
             if label.provider:
                 found = [r for r in found if r.get("provider") == label.provider]
             if label.prompt:
                 found = [r for r in found if r.get("prompt_label") == label.prompt]
             if not found:
-                why = ("its vars changed" if same else "no test has this description (removed or renamed)")
-                out.append(Match(label, None, None, f"no case with this description and vars: {why}"))
+                why = ("no case without a description has these vars (changed or removed)" if not label.description
+                       else "no case with this description and vars: " + (
+                           "its vars changed" if same else "no test has this description (removed or renamed)"))
+                out.append(Match(label, None, None, why))
                 continue
             if len(found) > 1:
                 out.append(Match(label, None, None, f"{len(found)} cases have this description: give `case`, "

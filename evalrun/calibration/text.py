@@ -43,7 +43,7 @@ def labels_text(data: dict[str, Any], shown: int = 5) -> str:
                              f"accuracy {_f(m['oof_balanced_accuracy'])} ({m['cv']['folds']}-fold, seed "
                              f"{m['cv']['seed']})")
         if m["matched_by_description"]:
-            lines.append(f"  {m['matched_by_description']} label(s) matched by description (no case id in the "
+            lines.append(f"  {m['matched_by_description']} label(s) matched by description and vars (no case id in the "
                          "label, or the case moved in the suite)")
         if m["disagreements"]:
             lines.append(f"  disagreements, worst first ({len(m['disagreements'])} listed):")
