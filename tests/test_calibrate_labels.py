@@ -56,3 +56,18 @@ def test_a_test_without_description_is_found_again_by_its_vars() -> None:
     assert found[0].record is not None and found[0].record["id"] == "n2" and found[0].how == "description"
     assert found[1].record is None and "no case without a description has these vars" in found[1].how
     assert found[2].record is None and "no `description` or `vars_digest` to find it by" in found[2].how
+
+
+def test_why_a_case_has_no_assertion_to_label() -> None:
+    twice = _rec("t1", "two", {})
+    twice["assertions"] *= 2
+    errored = _rec("e1", "err", {})
+    errored["assertions"] = [{"type": "faithfulness", "metric": None, "grader": "builtin", "score": None,
+                              "pass": False, "error": "GRADER ERROR: timeout"}]
+    found = labels.match([Label("f:2", True, "faithfulness", case="t1"), Label("f:3", True, "faithfulness", case="e1"),
+                          Label("f:4", True, "answer-relevance", case="e1")], [twice, errored])
+    assert found[0].how == "2 graded assertions 'faithfulness' in case t1: give them distinct `metric:` names and " \
+        "label each by its name"
+    assert found[1].how == "'faithfulness' in case e1 has no score to compare: it errored in this run (GRADER " \
+        "ERROR: timeout)"
+    assert found[2].how == "no graded assertion 'answer-relevance' in case e1"

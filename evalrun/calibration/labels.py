@@ -216,6 +216,20 @@ def read_labels(path: Path) -> tuple[list[Label], int, str]:
     return labels, empty, hashlib.sha256(data).hexdigest()
 
 
+def _no_assertion(name: str, rec: dict[str, Any], graded: int) -> str:
+    """Why a label's `assertion` names no single graded, scored assertion of its case."""
+    where = f"{name!r} in case {rec['id']}"
+    if graded:
+        return f"{graded} graded assertions {where}: give them distinct `metric:` names and label each by its name"
+    stack = list(rec.get("assertions") or [])
+    while stack:
+        a = stack.pop(0)
+        stack[:0] = list(a.get("children") or [])
+        if name in (a.get("metric"), a.get("type")) and a.get("error"):
+            return f"{where} has no score to compare: it errored in this run ({str(a['error'])[:80]})"
+    return f"no graded assertion {where}"
+
+
 @dataclass(frozen=True)
 class Match:
     label: Label
@@ -264,8 +278,7 @@ def match(labels: Sequence[Label], records: Sequence[dict[str, Any]]) -> list[Ma
             rec, how = found[0], "description"
         graded = [a for key, a in graded_assertions(rec) if label.assertion in (key, a.get("type"))]
         if len(graded) != 1:
-            why = "no graded assertion" if not graded else f"{len(graded)} graded assertions"
-            out.append(Match(label, rec, None, f"{why} {label.assertion!r} in case {rec['id']}"))
+            out.append(Match(label, rec, None, _no_assertion(label.assertion, rec, len(graded))))
             continue
         out.append(Match(label, rec, graded[0], how))
     return out
