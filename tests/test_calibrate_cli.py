@@ -109,7 +109,8 @@ def check_text(out: str, m: dict[str, Any]) -> None:
                  f"balanced accuracy {f('balanced_accuracy')}   Cohen's kappa {f('kappa')}",
                  f"FAIL precision {f('precision_fail')}   FAIL recall {f('recall_fail')}", f"AUROC {f('auroc')}",
                  f"suggested threshold {m['suggested_yaml_threshold']:.4g}: out-of-fold balanced accuracy "
-                 f"{m['oof_balanced_accuracy']:.2f} ({m['cv']['folds']}-fold, seed {m['cv']['seed']})"):
+                 f"{m['oof_balanced_accuracy']:.2f} ({m['cv']['folds']}-fold, seed {m['cv']['seed']})",
+                 f"{len(m['disagreements'])} disagreement(s), worst first"):
         assert line in out
 
 
@@ -136,6 +137,7 @@ def check_figures(m: dict[str, Any], records: list[dict[str, Any]], human: dict[
         "human_fail": {"grader_pass": sum(v and not h for v, h in zip(verdicts, labels, strict=True)),
                        "grader_fail": both_fail}}
     check_intervals(m, {i: (graded[i]["pass"], human[i], graded[i]["score"]) for i in ids})
+    assert {d["case"] for d in m["disagreements"]} == {i for i in ids if graded[i]["pass"] != human[i]}  # all
     fold_of, fold_thr = m["cv"]["fold_of"], m["cv"]["fold_thresholds"]
     for k, thr in enumerate(fold_thr):  # each fold's threshold is the best on the other folds' labels
         train = [i for i in ids if fold_of[i] != k]

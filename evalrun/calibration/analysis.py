@@ -13,8 +13,6 @@ from evalrun.calibration.labels import Match, claims_text, deciding_claim, grade
 
 #: Fewer labels than this in either class: no figure is printed as if it were known.
 MIN_PER_CLASS = 20
-#: Disagreements listed per metric.
-SHOWN = 20
 
 
 def higher_passes(a: dict[str, Any]) -> bool:
@@ -136,7 +134,7 @@ def calibrate(matches: Sequence[Match], *, seed: int = 0, min_per_class: int = M
         fig = metric_figures(metric, grader, items, seed=seed, min_per_class=min_per_class)
         fig["matched_by_description"] = sum(i["matched_by"] == "description" for i in items)
         fig["disagreements"] = [{k: v for k, v in i.items() if k not in ("assertion", "higher")}
-                                for i in _worst_first(items, fig["suggested_threshold"])[:SHOWN]]
+                                for i in _worst_first(items, fig["suggested_threshold"])]  # all: text shows a few
         metrics.append(fig)
     return {"metrics": metrics, "labels_matched": sum(len(v) for v in groups.values()), "unmatched": unmatched,
             "duplicates": duplicates}

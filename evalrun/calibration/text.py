@@ -46,7 +46,8 @@ def labels_text(data: dict[str, Any], shown: int = 5) -> str:
             lines.append(f"  {m['matched_by_description']} label(s) matched by description and vars (no case id in the "
                          "label, or the case moved in the suite)")
         if m["disagreements"]:
-            lines.append(f"  disagreements, worst first ({len(m['disagreements'])} listed):")
+            lines.append(f"  {len(m['disagreements'])} disagreement(s), worst first"
+                         + (f" ({shown} shown, all of them in --json):" if len(m["disagreements"]) > shown else ":"))
             for d in m["disagreements"][:shown]:
                 lines.append(f"    {d['case']} {_short(d['description'], 40)!s}: grader "
                              f"{'PASS' if d['verdict'] else 'FAIL'} {d['score']:.2f}, human "
