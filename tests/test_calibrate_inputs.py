@@ -150,3 +150,19 @@ def test_two_real_runs_graded_by_builtin_and_an_llm(folder: Path, fake_openai: F
     assert main(["eval", "evalrun.yaml", "--no-progress-bar", "--no-table", "--results-file", "c.jsonl"]) in (0, 100)
     code, out, _ = _run(capsys, "calibrate", "--template", "b.jsonl", "c.jsonl", "-o", "none.csv")
     assert code == 0 and "agree on every paired verdict: nothing to label" in out and not (folder / "none.csv").exists()
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ("{not json", "calibration 'calibration.json' is not JSON"),
+    ('{"metrics": []}', "'calibration.json' is not an evalrun calibration file"),
+    ('{"kind": "evalrun-calibration", "format": 2, "metrics": []}', "has format 2; this evalrun reads format 1"),
+    ('{"kind": "evalrun-calibration", "format": 1, "metrics": [{"metric": "faithfulness", "threshold": "high"}]}',
+     "gives faithfulness no threshold"),
+])
+def test_a_bad_calibration_file_is_a_config_error(folder: Path, capsys: pytest.CaptureFixture[str], content: str,
+                                                  says: str) -> None:
+    (folder / "evalrun.yaml").write_text(SUITE)
+    (folder / "calibration.json").write_text(content)
+    code, _, err = _run(capsys, "validate", "evalrun.yaml")
+    assert code == 2 and "evalrun.yaml:11: defaultTest.assert[0].threshold:" in err and says in err
+    assert "hint:" in err and "Traceback" not in err
