@@ -139,22 +139,33 @@ class Scrubber:
     numbers."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
-        #: Every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped).
-        self.plain_bytes = all(_verbatim_utf8(s) for s in found)
-        self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
-                              if found and self.plain_bytes else None)
+        self.secrets: frozenset[str] = frozenset()
+        self.pattern: re.Pattern[str] | None = None
+        self.plain_bytes = True
+        self.bytes_pattern: re.Pattern[bytes] | None = None
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Redact these too from now on (a grader's or a test's own provider's, built during the run)."""
+        more = {s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN} - self.secrets
+        if not more:
+            return
+        found = sorted(self.secrets | more, key=len, reverse=True)
+        # every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped)
+        plain = all(_verbatim_utf8(s) for s in found)
+        self.secrets, self.pattern, self.plain_bytes, self.bytes_pattern = (
+            frozenset(found), re.compile("|".join(map(re.escape, found))), plain,
+            re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found)) if plain else None)
+
+    def add_provider(self, spec: ProviderSpec) -> None:
+        """Redact what `spec` sends as a credential from now on (a provider built during the run)."""
+        self.add(provider_secrets(spec, _run_env(None)))
 
     @classmethod
     def for_run(cls, providers: Iterable[ProviderSpec] = (), environ: Mapping[str, str] | None = None) -> Scrubber:
         """The run's credentials: the environment's (and the config's `env:`) under credential names, and what each
         provider sends as one."""
-        env = dict(os.environ if environ is None else environ)
-        if environ is None:
-            from evalrun import template_env
-
-            env.update(template_env.namespace())  # the config's `env:` too
+        env = _run_env(environ)
         return cls([*env_secrets(env), *(s for p in providers for s in provider_secrets(p, env))])
 
     def text(self, value: str) -> str:
@@ -185,6 +196,16 @@ class Scrubber:
         if isinstance(value, (list, tuple)):
             return [self.walk(v) for v in value]
         return value
+
+
+def _run_env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """`environ`, else the process environment with the config's `env:`."""
+    env = dict(os.environ if environ is None else environ)
+    if environ is None:
+        from evalrun import template_env
+
+        env.update(template_env.namespace())
+    return env
 
 
 def _verbatim_utf8(secret: str) -> bool:
