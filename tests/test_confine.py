@@ -1,5 +1,5 @@
 """Issue 36, paths: `--confine` (EVALRUN_CONFINE=1) refuses `file://` paths outside the config's folder tree with
-FILE:LINE (prompts, test files, CSV cells, vars); without it they are read, as promptfoo reads them. A file name
+FILE:LINE (prompts, test files, CSV cells, JSONL and YAML vars); without it they are read, as promptfoo reads them. A file name
 the system refuses (over 255 bytes) is a one-line error, never a traceback."""
 
 from __future__ import annotations
@@ -25,18 +25,20 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("prompts: ['file://../outside.txt']\ntests: [{vars: {q: a}}]", 2),
     ("prompts: ['{{q}}']\ntests:\n  - vars: {q: 'file://../outside.txt'}", 4),
     ("prompts: ['{{q}}']\ntests: file://t.csv", "t.csv:3"),
+    ("prompts: ['{{q}}']\ntests: file://t.jsonl", "t.jsonl:2"),
     (f"prompts: ['{{{{q}}}}']\ntests: [{{vars: {{q: 'file://{Path('/etc/hostname')}'}}}}]", 3),
 ])
 def test_confine_refuses_paths_outside_the_tree(suite: Path, where: str, line: int | str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     (suite / "t.csv").write_text("q\nfile://sub/inside.txt\nfile://../outside.txt\n")
+    (suite / "t.jsonl").write_text('{"vars": {"q": "file://sub/inside.txt"}}\n{"vars": {"q": "file://../outside.txt"}}\n')
     cfg = suite / "c.yaml"
     cfg.write_text(f"providers: [echo]\n{where}\n")
     out = suite / "r.json"
     rc = main(["eval", str(cfg), "--no-progress-bar", "--no-history", "--confine", "-o", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "outside the config's folder" in err and "Traceback" not in err
-    where_at = f"t.csv:{line.split(':')[1]}:" if isinstance(line, str) else f"c.yaml:{line}:"
+    where_at = f"{line}:" if isinstance(line, str) else f"c.yaml:{line}:"
     assert where_at in err
     assert not out.exists()
 
