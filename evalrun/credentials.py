@@ -83,15 +83,23 @@ def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     return [v for k, v in env.items() if v and is_secret_name(k)]
 
 
-def userinfo_secrets(text: str) -> list[str]:
-    """The `user:password` (and the password) of each URL in `text` (`http://user:pw@host/x`)."""
+def url_secrets(text: str) -> list[str]:
+    """The `user:password` (and the password) of each URL in `text` (`http://user:pw@host/x`), and its query
+    parameters' values under credential names (`?api_key=...`, as written and decoded)."""
     out: list[str] = []
     for m in re.finditer(r"(?i)[a-z][a-z0-9+.-]*://[^\s'\"]+", text):
-        with_info = urllib.parse.urlsplit(m.group(0)).netloc.rpartition("@")[0]
+        try:
+            parts = urllib.parse.urlsplit(m.group(0))
+        except ValueError:  # `http://[x/`: no URL
+            continue
+        with_info = parts.netloc.rpartition("@")[0]
         if with_info:
             plain = urllib.parse.unquote(with_info)
             out += [with_info, plain.partition(":")[2],
                     base64.b64encode(plain.encode("utf-8")).decode("ascii")]  # as Basic auth sends it
+        for name, _, value in (p.partition("=") for p in parts.query.split("&")):
+            if is_secret_name(urllib.parse.unquote_plus(name)):
+                out += [value, urllib.parse.unquote_plus(value)]
     return [s for s in out if s]
 
 
@@ -113,10 +121,25 @@ def _template_env(value: str, env: Mapping[str, str]) -> list[str]:
     return [env[n] for n in names if env.get(n)]
 
 
+def _nested_secrets(value: Any) -> Iterator[str]:
+    """Strings under credential names anywhere in `value` (an http body's `api_key`, `auth.password`); a mapping
+    under such a name (a JSON schema's `password` property) is searched, not taken."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if isinstance(v, str) and isinstance(k, str) and is_secret_name(k):
+                yield v
+            else:
+                yield from _nested_secrets(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _nested_secrets(v)
+
+
 def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
     """Everything `spec` sends as a credential: credential config keys and headers (also what their
-    `{{ env.NAME }}` reads), its own `env:` values under credential names, URL userinfo in its id and config."""
-    out = [*userinfo_secrets(spec.id), *env_secrets(spec.env)]
+    `{{ env.NAME }}` reads), credential names nested in its config (an http body), its own `env:` values under
+    credential names, URL userinfo and credential query parameters in its id and config."""
+    out = [*url_secrets(spec.id), *env_secrets(spec.env)]
     cfg = spec.config if isinstance(spec.config, Mapping) else {}
     for key, value in cfg.items():
         if key in HEADER_PARAMS and isinstance(value, Mapping):
@@ -130,7 +153,10 @@ def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
             for s in _strings(value):
                 out += [s, *_template_env(s, {**env, **spec.env})]
         elif isinstance(value, str) and "://" in value:
-            out += userinfo_secrets(value)
+            out += url_secrets(value)
+        elif isinstance(value, (Mapping, list, tuple)):  # an http body's `api_key`, queryParams' `token`
+            for s in _nested_secrets(value):
+                out += [s, *_template_env(s, {**env, **spec.env})]
     return out
 
 

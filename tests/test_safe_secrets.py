@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.credentials import REDACTED, Scrubber, is_secret_name, strip_userinfo
+from evalrun.credentials import REDACTED, Scrubber, is_secret_name, provider_secrets, strip_userinfo
+from evalrun.types import ProviderSpec
 from tests.fakeserver import FakeOpenAI
 
 HEADER_LITERAL = "lit-header-secret-5150"  # written in the config: `Authorization: Bearer lit-...`
@@ -220,3 +221,17 @@ tests:
     texts = _written(suite, capsys)
     assert _leaks(planted, texts) == []
     assert f"http://{host}/chat/completions (provider grader)" in texts["stdout"]  # named without its userinfo
+
+
+def test_credentials_nested_in_a_config_or_in_a_query_string_are_known() -> None:
+    """An http provider's `body: {api_key: ...}` / `auth: {password: ...}` and a URL's `?api_key=` reach the
+    provider as credentials like a header does (they were written in clear when the server echoed them)."""
+    spec = ProviderSpec(id="http://h/x?api_key=lit-id-query-5566", config={
+        "body": {"api_key": "lit-body-key-7788", "auth": {"password": "lit-nested-pw-9900"}, "prompt": "{{prompt}}",
+                 "schema": {"password": {"description": "the password the user typed"}}},
+        "queryParams": {"token": "lit-query-token-1212"}, "url": "http://h/y?key=v&access_token=lit-url-tok-3434"})
+    found = provider_secrets(spec, {})
+    for s in ("lit-id-query-5566", "lit-body-key-7788", "lit-nested-pw-9900", "lit-query-token-1212",
+              "lit-url-tok-3434"):
+        assert s in found, s
+    assert "the password the user typed" not in found and "{{prompt}}" not in found  # a name's schema: no value
