@@ -26,6 +26,10 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("prompts: ['{{q}}']\ntests:\n  - vars: {q: 'file://../outside.txt'}", 4),
     ("prompts: ['{{q}}']\ntests: file://t.csv", "t.csv:3"),
     ("prompts: ['{{q}}']\ntests: file://t.jsonl", "t.jsonl:2"),
+    # read when grading or checking a call, not at load: checked at load all the same
+    ("prompts: [hi]\ntests:\n  - assert: [{type: llm-rubric, value: y, rubricPrompt: ['file://../outside.txt']}]", 4),
+    ("prompts: [hi]\ntests:\n  - options: {rubricPrompt: 'file://../outside.txt'}", 4),
+    ("prompts: [hi]\ntests:\n  - provider: {id: echo, config: {functions: 'file://../outside.txt'}}", 4),
     (f"prompts: ['{{{{q}}}}']\ntests: [{{vars: {{q: 'file://{Path('/etc/hostname')}'}}}}]", 3),
 ])
 def test_confine_refuses_paths_outside_the_tree(suite: Path, where: str, line: int | str,
