@@ -21,6 +21,7 @@ _envs: Any = None  # (strict, lenient) Jinja2 environments (jinja_env.make_envs)
 _builtin_filters: dict[str, Any] = {}  # their own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _include_dirs: list[str] = []
+_confined: list[str] = []  # --confine: the folder tree `{% include %}` reads in (config.files.confine sets it)
 
 
 def environment(*, lenient: bool = False) -> Any:
@@ -50,8 +51,33 @@ def add_custom_filters(filters: dict[str, Any]) -> None:
 
 
 def include_dirs() -> list[str]:
-    """The folders `{% include %}` looks in, in order."""
-    return [*_include_dirs, os.getcwd()]
+    """The folders `{% include %}` looks in, in order (under --confine not the current one)."""
+    return [*_include_dirs] if _confined else [*_include_dirs, os.getcwd()]
+
+
+def confine_includes(root: str | None) -> None:
+    """`{% include %}` reads files in `root`'s tree only, symlinks followed (None: lift it)."""
+    _confined[:] = [os.path.realpath(root)] if root is not None else []
+    _changed()
+
+
+def _loader() -> Any:
+    import jinja2
+
+    files = jinja2.FileSystemLoader(include_dirs())
+    if not _confined:
+        return files
+    root = _confined[0]
+
+    def confined(name: str) -> tuple[str, str, Any]:
+        text, path, uptodate = files.get_source(None, name)  # type: ignore[arg-type]  # unused by this loader
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, root]) != root:
+            raise jinja2.TemplateNotFound(name, f"included template {name!r} resolves to {real}, outside the "
+                                          f"config's folder {root} (--confine)")
+        return text, path, uptodate
+
+    return jinja2.FunctionLoader(confined)
 
 
 def add_include_dir(folder: str) -> None:
@@ -65,13 +91,12 @@ def add_include_dir(folder: str) -> None:
 def _changed() -> None:
     """The filters or include folders changed: the environments follow, every cache is dropped."""
     if _envs is not None:
-        import jinja2
-
         _envs[0].filters.clear()  # the lenient twin shares them
         _envs[0].filters.update(_builtin_filters)
         _envs[0].filters.update(_custom_filters)
+        loader = _loader()
         for env in _envs:
-            env.loader = jinja2.FileSystemLoader(include_dirs())
+            env.loader = loader
     for cached in (compile_template, parse, variables_of, included, guarded_names, env_names_of, env_fallbacks):
         cached.cache_clear()
 
@@ -289,7 +314,8 @@ def check_syntax(source: str) -> str | None:
     try:
         included(source)
     except jinja2.TemplateNotFound as e:
-        return f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
+        return e.message if "(--confine)" in str(e.message) else \
+            f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None

@@ -82,3 +82,25 @@ def test_confine_holds_for_its_own_command_only(tmp_path: Path) -> None:
     os.environ.pop("EVALRUN_CONFINE", None)
     main(["validate", "--confine", str(cfg)])
     assert "EVALRUN_CONFINE" not in os.environ
+
+
+@pytest.mark.parametrize("name", ["sub/link.txt", "../outside.txt", "cwd.txt"])
+def test_confine_holds_for_includes(suite: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`{% include %}` reads the config's folder, then the current one (promptfoo): under --confine, only files
+    in the tree (a symlink out of it, or the current folder elsewhere, read other files)."""
+    (suite / "sub" / "link.txt").symlink_to(suite.parent / "outside.txt")
+    elsewhere = suite.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "cwd.txt").write_text("outside-the-tree")
+    monkeypatch.chdir(elsewhere)
+    cfg = suite / "c.yaml"
+    cfg.write_text(f"providers: [echo]\nprompts: [\"{{% include '{name}' %}}\"]\n")
+    out = suite / "r.json"
+    if name != "../outside.txt":  # read without --confine, as promptfoo reads it
+        assert main(["eval", str(cfg), "--no-progress-bar", "--no-history", "-o", str(out)]) == 0
+        assert "outside-the-tree" in out.read_text()
+        out.unlink()
+    rc = main(["eval", str(cfg), "--no-progress-bar", "--no-history", "--confine", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{cfg}:2:" in err and "Traceback" not in err and not out.exists(), err
