@@ -61,25 +61,6 @@ def confine_includes(root: str | None) -> None:
     _changed()
 
 
-def _loader() -> Any:
-    import jinja2
-
-    files = jinja2.FileSystemLoader(include_dirs())
-    if not _confined:
-        return files
-    root = _confined[0]
-
-    def confined(name: str) -> tuple[str, str, Any]:
-        text, path, uptodate = files.get_source(None, name)  # type: ignore[arg-type]  # unused by this loader
-        real = os.path.realpath(path)
-        if os.path.commonpath([real, root]) != root:
-            raise jinja2.TemplateNotFound(name, f"included template {name!r} resolves to {real}, outside the "
-                                          f"config's folder {root} (--confine)")
-        return text, path, uptodate
-
-    return jinja2.FunctionLoader(confined)
-
-
 def add_include_dir(folder: str) -> None:
     """A config's folder: `{% include %}` looks there first, then where promptfoo looks (the current folder)."""
     folder = os.path.abspath(folder)
@@ -94,7 +75,9 @@ def _changed() -> None:
         _envs[0].filters.clear()  # the lenient twin shares them
         _envs[0].filters.update(_builtin_filters)
         _envs[0].filters.update(_custom_filters)
-        loader = _loader()
+        from evalrun.jinja_env import make_loader
+
+        loader = make_loader(include_dirs(), _confined[0] if _confined else None)
         for env in _envs:
             env.loader = loader
     for cached in (compile_template, parse, variables_of, included, guarded_names, env_names_of, env_fallbacks):
