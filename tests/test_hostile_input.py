@@ -148,3 +148,37 @@ def test_an_error_in_a_context_chunk_names_the_chunks_line(
                       relevant: maybe
         """, capsys)
     assert code == 2 and "c.yaml:14: tests[0].assert[0].config.contextChunks[1].relevant: " in err, err
+
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) <= 2 and len(err) < 600, err
+
+
+@pytest.mark.parametrize("ref", ["latest~²", "x" * 5000])  # `isdigit()` takes "²", `int()` does not; a name too long
+def test_compare_a_bad_run_reference_is_one_line(tmp_path: Path, ref: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text("prompts: [hi]\nproviders: [echo]\n")
+    for _ in range(2):
+        assert main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-table"]) == 0
+    capsys.readouterr()
+    assert main(["compare", ref, "latest", "--dir", str(tmp_path)]) == 2
+    _one_line(capsys)
+
+
+@pytest.mark.parametrize(("extra", "args"), [("", ["--workers", "²"]),
+                                              ("lst: [{type: contains, value: hi}]\ntests: [{assert: [{$ref: '#/lst/²'}]}]\n", [])])
+def test_a_superscript_digit_is_one_line(tmp_path: Path, extra: str, args: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text(f"prompts: [hi]\nproviders: [echo]\n{extra}")
+    assert main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-history", *args]) == 2
+    _one_line(capsys)
+
+
+def test_max_retries_env_with_a_superscript_digit_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalrun.errors import ConfigError
+    from evalrun.retry import RetryPolicy
+
+    monkeypatch.setenv("EVALRUN_MAX_RETRIES", "²")
+    with pytest.raises(ConfigError, match="EVALRUN_MAX_RETRIES"):
+        RetryPolicy.from_env()
