@@ -182,3 +182,15 @@ def test_max_retries_env_with_a_superscript_digit_is_a_config_error(monkeypatch:
     monkeypatch.setenv("EVALRUN_MAX_RETRIES", "²")
     with pytest.raises(ConfigError, match="EVALRUN_MAX_RETRIES"):
         RetryPolicy.from_env()
+
+
+@pytest.mark.parametrize("args", [["view", "{L}"], ["runs", "--dir", "{L}"], ["compare", "--dir", "{L}"],
+                                  ["report", "{L}.jsonl"], ["init", "{L}"],
+                                  ["eval", "{cfg}", "--filter-failing", "{L}.jsonl"], ["eval", "{cfg}", "--env-file", "{L}"]])
+def test_a_name_too_long_in_any_argument_is_one_line(tmp_path: Path, args: list[str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A path the system refuses (a name over 255 bytes: File name too long) is a user error, never a traceback."""
+    (tmp_path / "c.yaml").write_text("prompts: [hi]\nproviders: [echo]\n")
+    filled = [a.format(L=str(tmp_path / ("y" * 300)), cfg=tmp_path / "c.yaml") for a in args]
+    assert main(filled) == 2
+    _one_line(capsys)
