@@ -149,6 +149,8 @@ def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
                     scheme, _, token = hv.strip().partition(" ")
                     if token and scheme.isalpha():
                         out.append(token.strip())  # `Bearer lit-...`: the token alone too
+        elif key == "apiKeyEnvar" and isinstance(value, str):  # the variable holding the key, whatever its name
+            out += [v for v in ({**env, **spec.env}.get(value),) if v]
         elif is_secret_name(key):
             for s in _strings(value):
                 out += [s, *_template_env(s, {**env, **spec.env})]

@@ -234,4 +234,6 @@ def test_credentials_nested_in_a_config_or_in_a_query_string_are_known() -> None
     for s in ("lit-id-query-5566", "lit-body-key-7788", "lit-nested-pw-9900", "lit-query-token-1212",
               "lit-url-tok-3434"):
         assert s in found, s
+    keyed = ProviderSpec(id="openai:chat:x", config={"apiKeyEnvar": "TEAMKEY"})  # the key's variable, any name
+    assert "sk-team-key-5678" in provider_secrets(keyed, {"TEAMKEY": "sk-team-key-5678"})
     assert "the password the user typed" not in found and "{{prompt}}" not in found  # a name's schema: no value
