@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -269,11 +270,20 @@ def _command(argv: Sequence[str] | None) -> int:
     if getattr(args, "confine", False):  # through the environment: --workers' processes load the config too
         os.environ["EVALRUN_CONFINE"] = "1"
     # imported after parsing: `--help` and usage errors need neither (errors.py imports dataclasses)
-    from evalrun.errors import ConfigError, EvalrunError
+    from evalrun.errors import ConfigError, EvalrunError, UsageError
     guard_stdout()
     try:
         module, function = _COMMANDS[args.command]
-        return int(getattr(importlib.import_module(f"evalrun.commands.{module}"), function)(args))
+        try:
+            return int(getattr(importlib.import_module(f"evalrun.commands.{module}"), function)(args))
+        except OSError as e:
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            # a path the system refuses, from any argument (DIR, --dir, --env-file, ...): a user error
+            name = str(e.filename)
+            shown = name if len(name) <= 80 else f"{name[:60]}…{name[-16:]}"
+            raise UsageError(f"cannot use the path {shown!r}: {e.strerror}",
+                             hint="shorten the file name (at most 255 bytes a name on most systems)") from e
     except EvalrunError as e:
         if debug:  # the traceback; the exit code stays the same
             import traceback  # only with --debug: not on every start-up

@@ -83,15 +83,23 @@ def env_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     return [v for k, v in env.items() if v and is_secret_name(k)]
 
 
-def userinfo_secrets(text: str) -> list[str]:
-    """The `user:password` (and the password) of each URL in `text` (`http://user:pw@host/x`)."""
+def url_secrets(text: str) -> list[str]:
+    """The `user:password` (and the password) of each URL in `text` (`http://user:pw@host/x`), and its query
+    parameters' values under credential names (`?api_key=...`, as written and decoded)."""
     out: list[str] = []
     for m in re.finditer(r"(?i)[a-z][a-z0-9+.-]*://[^\s'\"]+", text):
-        with_info = urllib.parse.urlsplit(m.group(0)).netloc.rpartition("@")[0]
+        try:
+            parts = urllib.parse.urlsplit(m.group(0))
+        except ValueError:  # `http://[x/`: no URL
+            continue
+        with_info = parts.netloc.rpartition("@")[0]
         if with_info:
             plain = urllib.parse.unquote(with_info)
             out += [with_info, plain.partition(":")[2],
                     base64.b64encode(plain.encode("utf-8")).decode("ascii")]  # as Basic auth sends it
+        for name, _, value in (p.partition("=") for p in parts.query.split("&")):
+            if is_secret_name(urllib.parse.unquote_plus(name)):
+                out += [value, urllib.parse.unquote_plus(value)]
     return [s for s in out if s]
 
 
@@ -113,10 +121,25 @@ def _template_env(value: str, env: Mapping[str, str]) -> list[str]:
     return [env[n] for n in names if env.get(n)]
 
 
+def _nested_secrets(value: Any) -> Iterator[str]:
+    """Strings under credential names anywhere in `value` (an http body's `api_key`, `auth.password`); a mapping
+    under such a name (a JSON schema's `password` property) is searched, not taken."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if isinstance(v, str) and isinstance(k, str) and is_secret_name(k):
+                yield v
+            else:
+                yield from _nested_secrets(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _nested_secrets(v)
+
+
 def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
     """Everything `spec` sends as a credential: credential config keys and headers (also what their
-    `{{ env.NAME }}` reads), its own `env:` values under credential names, URL userinfo in its id and config."""
-    out = [*userinfo_secrets(spec.id), *env_secrets(spec.env)]
+    `{{ env.NAME }}` reads), credential names nested in its config (an http body), its own `env:` values under
+    credential names, URL userinfo and credential query parameters in its id and config."""
+    out = [*url_secrets(spec.id), *env_secrets(spec.env)]
     cfg = spec.config if isinstance(spec.config, Mapping) else {}
     for key, value in cfg.items():
         if key in HEADER_PARAMS and isinstance(value, Mapping):
@@ -126,11 +149,16 @@ def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
                     scheme, _, token = hv.strip().partition(" ")
                     if token and scheme.isalpha():
                         out.append(token.strip())  # `Bearer lit-...`: the token alone too
+        elif key == "apiKeyEnvar" and isinstance(value, str):  # the variable holding the key, whatever its name
+            out += [v for v in ({**env, **spec.env}.get(value),) if v]
         elif is_secret_name(key):
             for s in _strings(value):
                 out += [s, *_template_env(s, {**env, **spec.env})]
         elif isinstance(value, str) and "://" in value:
-            out += userinfo_secrets(value)
+            out += url_secrets(value)
+        elif isinstance(value, (Mapping, list, tuple)):  # an http body's `api_key`, queryParams' `token`
+            for s in _nested_secrets(value):
+                out += [s, *_template_env(s, {**env, **spec.env})]
     return out
 
 
@@ -139,22 +167,33 @@ class Scrubber:
     numbers."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        found = sorted({s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN}, key=len, reverse=True)
-        self.pattern = re.compile("|".join(map(re.escape, found))) if found else None
-        #: Every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped).
-        self.plain_bytes = all(_verbatim_utf8(s) for s in found)
-        self.bytes_pattern = (re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found))
-                              if found and self.plain_bytes else None)
+        self.secrets: frozenset[str] = frozenset()
+        self.pattern: re.Pattern[str] | None = None
+        self.plain_bytes = True
+        self.bytes_pattern: re.Pattern[bytes] | None = None
+        self.add(secrets)
+
+    def add(self, secrets: Iterable[str]) -> None:
+        """Redact these too from now on (a grader's or a test's own provider's, built during the run)."""
+        more = {s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN} - self.secrets
+        if not more:
+            return
+        found = sorted(self.secrets | more, key=len, reverse=True)
+        # every secret appears verbatim in the results file's encoding (jsonfast: UTF-8, nothing escaped)
+        plain = all(_verbatim_utf8(s) for s in found)
+        self.secrets, self.pattern, self.plain_bytes, self.bytes_pattern = (
+            frozenset(found), re.compile("|".join(map(re.escape, found))), plain,
+            re.compile(b"|".join(re.escape(s.encode("utf-8")) for s in found)) if plain else None)
+
+    def add_provider(self, spec: ProviderSpec) -> None:
+        """Redact what `spec` sends as a credential from now on (a provider built during the run)."""
+        self.add(provider_secrets(spec, _run_env(None)))
 
     @classmethod
     def for_run(cls, providers: Iterable[ProviderSpec] = (), environ: Mapping[str, str] | None = None) -> Scrubber:
         """The run's credentials: the environment's (and the config's `env:`) under credential names, and what each
         provider sends as one."""
-        env = dict(os.environ if environ is None else environ)
-        if environ is None:
-            from evalrun import template_env
-
-            env.update(template_env.namespace())  # the config's `env:` too
+        env = _run_env(environ)
         return cls([*env_secrets(env), *(s for p in providers for s in provider_secrets(p, env))])
 
     def text(self, value: str) -> str:
@@ -185,6 +224,16 @@ class Scrubber:
         if isinstance(value, (list, tuple)):
             return [self.walk(v) for v in value]
         return value
+
+
+def _run_env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """`environ`, else the process environment with the config's `env:`."""
+    env = dict(os.environ if environ is None else environ)
+    if environ is None:
+        from evalrun import template_env
+
+        env.update(template_env.namespace())
+    return env
 
 
 def _verbatim_utf8(secret: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from typing import Any
 
 import jinja2
@@ -115,3 +116,21 @@ def make_envs() -> tuple[SandboxedEnvironment, SandboxedEnvironment]:
     for name in _FAIL_ON_UNDEFINED:
         env.filters[name] = _failing_on_undefined(name, env.filters[name])
     return env, env.overlay(undefined=_EmptyUndefined)
+
+
+def make_loader(folders: list[str], root: str | None) -> jinja2.BaseLoader:
+    """`{% include %}`'s loader over `folders`; with `root` (--confine), a file whose real path (symlinks followed)
+    lies outside that tree is not found, and says why."""
+    files = jinja2.FileSystemLoader(folders)
+    if root is None:
+        return files
+
+    def confined(name: str) -> tuple[str, str, Any]:
+        text, path, uptodate = files.get_source(None, name)  # type: ignore[arg-type]  # unused by this loader
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, root]) != root:
+            raise jinja2.TemplateNotFound(name, f"included template {name!r} resolves to {real}, outside the "
+                                          f"config's folder {root} (--confine)")
+        return text, path, uptodate
+
+    return jinja2.FunctionLoader(confined)

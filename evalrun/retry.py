@@ -77,7 +77,7 @@ class RetryPolicy:
         raw = os.environ.get("EVALRUN_MAX_RETRIES", "").strip()
         if not raw:
             return cls()
-        attempts = int(raw) if raw.lstrip("+-").isdigit() else 0
+        attempts = int(raw) if raw.isascii() and raw.lstrip("+-").isdigit() else 0  # not "²"
         if attempts < 1:
             raise ConfigError(f"EVALRUN_MAX_RETRIES={raw!r} is not a whole number >= 1", key="EVALRUN_MAX_RETRIES",
                               hint="it is the total number of attempts per request, e.g. 5; 1 disables retries")

@@ -21,6 +21,7 @@ _envs: Any = None  # (strict, lenient) Jinja2 environments (jinja_env.make_envs)
 _builtin_filters: dict[str, Any] = {}  # their own filters, as made
 _custom_filters: dict[str, Any] = {}  # the config's `nunjucksFilters`, over those
 _include_dirs: list[str] = []
+_confined: list[str] = []  # --confine: the folder tree `{% include %}` reads in (config.files.confine sets it)
 
 
 def environment(*, lenient: bool = False) -> Any:
@@ -50,8 +51,14 @@ def add_custom_filters(filters: dict[str, Any]) -> None:
 
 
 def include_dirs() -> list[str]:
-    """The folders `{% include %}` looks in, in order."""
-    return [*_include_dirs, os.getcwd()]
+    """The folders `{% include %}` looks in, in order (under --confine not the current one)."""
+    return [*_include_dirs] if _confined else [*_include_dirs, os.getcwd()]
+
+
+def confine_includes(root: str | None) -> None:
+    """`{% include %}` reads files in `root`'s tree only, symlinks followed (None: lift it)."""
+    _confined[:] = [os.path.realpath(root)] if root is not None else []
+    _changed()
 
 
 def add_include_dir(folder: str) -> None:
@@ -65,13 +72,14 @@ def add_include_dir(folder: str) -> None:
 def _changed() -> None:
     """The filters or include folders changed: the environments follow, every cache is dropped."""
     if _envs is not None:
-        import jinja2
-
         _envs[0].filters.clear()  # the lenient twin shares them
         _envs[0].filters.update(_builtin_filters)
         _envs[0].filters.update(_custom_filters)
+        from evalrun.jinja_env import make_loader
+
+        loader = make_loader(include_dirs(), _confined[0] if _confined else None)
         for env in _envs:
-            env.loader = jinja2.FileSystemLoader(include_dirs())
+            env.loader = loader
     for cached in (compile_template, parse, variables_of, included, guarded_names, env_names_of, env_fallbacks):
         cached.cache_clear()
 
@@ -289,7 +297,8 @@ def check_syntax(source: str) -> str | None:
     try:
         included(source)
     except jinja2.TemplateNotFound as e:
-        return f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
+        return e.message if "(--confine)" in str(e.message) else \
+            f"included template {e.name!r} not found (looked in {', '.join(include_dirs())})"
     except jinja2.TemplateSyntaxError as e:
         return f"template syntax error in included template {e.name!r}: {e.message} (line {e.lineno})"
     return None

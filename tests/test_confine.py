@@ -1,5 +1,5 @@
 """Issue 36, paths: `--confine` (EVALRUN_CONFINE=1) refuses `file://` paths outside the config's folder tree with
-FILE:LINE (prompts, test files, CSV cells, vars); without it they are read, as promptfoo reads them. A file name
+FILE:LINE (prompts, test files, CSV cells, JSONL and YAML vars); without it they are read, as promptfoo reads them. A file name
 the system refuses (over 255 bytes) is a one-line error, never a traceback."""
 
 from __future__ import annotations
@@ -25,18 +25,24 @@ def suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ("prompts: ['file://../outside.txt']\ntests: [{vars: {q: a}}]", 2),
     ("prompts: ['{{q}}']\ntests:\n  - vars: {q: 'file://../outside.txt'}", 4),
     ("prompts: ['{{q}}']\ntests: file://t.csv", "t.csv:3"),
+    ("prompts: ['{{q}}']\ntests: file://t.jsonl", "t.jsonl:2"),
+    # read when grading or checking a call, not at load: checked at load all the same
+    ("prompts: [hi]\ntests:\n  - assert: [{type: llm-rubric, value: y, rubricPrompt: ['file://../outside.txt']}]", 4),
+    ("prompts: [hi]\ntests:\n  - options: {rubricPrompt: 'file://../outside.txt'}", 4),
+    ("prompts: [hi]\ntests:\n  - provider: {id: echo, config: {functions: 'file://../outside.txt'}}", 4),
     (f"prompts: ['{{{{q}}}}']\ntests: [{{vars: {{q: 'file://{Path('/etc/hostname')}'}}}}]", 3),
 ])
 def test_confine_refuses_paths_outside_the_tree(suite: Path, where: str, line: int | str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     (suite / "t.csv").write_text("q\nfile://sub/inside.txt\nfile://../outside.txt\n")
+    (suite / "t.jsonl").write_text('{"vars": {"q": "file://sub/inside.txt"}}\n{"vars": {"q": "file://../outside.txt"}}\n')
     cfg = suite / "c.yaml"
     cfg.write_text(f"providers: [echo]\n{where}\n")
     out = suite / "r.json"
     rc = main(["eval", str(cfg), "--no-progress-bar", "--no-history", "--confine", "-o", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "outside the config's folder" in err and "Traceback" not in err
-    where_at = f"t.csv:{line.split(':')[1]}:" if isinstance(line, str) else f"c.yaml:{line}:"
+    where_at = f"{line}:" if isinstance(line, str) else f"c.yaml:{line}:"
     assert where_at in err
     assert not out.exists()
 
@@ -76,3 +82,25 @@ def test_confine_holds_for_its_own_command_only(tmp_path: Path) -> None:
     os.environ.pop("EVALRUN_CONFINE", None)
     main(["validate", "--confine", str(cfg)])
     assert "EVALRUN_CONFINE" not in os.environ
+
+
+@pytest.mark.parametrize("name", ["sub/link.txt", "../outside.txt", "cwd.txt"])
+def test_confine_holds_for_includes(suite: Path, name: str, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`{% include %}` reads the config's folder, then the current one (promptfoo): under --confine, only files
+    in the tree (a symlink out of it, or the current folder elsewhere, read other files)."""
+    (suite / "sub" / "link.txt").symlink_to(suite.parent / "outside.txt")
+    elsewhere = suite.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "cwd.txt").write_text("outside-the-tree")
+    monkeypatch.chdir(elsewhere)
+    cfg = suite / "c.yaml"
+    cfg.write_text(f"providers: [echo]\nprompts: [\"{{% include '{name}' %}}\"]\n")
+    out = suite / "r.json"
+    if name != "../outside.txt":  # read without --confine, as promptfoo reads it
+        assert main(["eval", str(cfg), "--no-progress-bar", "--no-history", "-o", str(out)]) == 0
+        assert "outside-the-tree" in out.read_text()
+        out.unlink()
+    rc = main(["eval", str(cfg), "--no-progress-bar", "--no-history", "--confine", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{cfg}:2:" in err and "Traceback" not in err and not out.exists(), err

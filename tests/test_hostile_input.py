@@ -148,3 +148,49 @@ def test_an_error_in_a_context_chunk_names_the_chunks_line(
                       relevant: maybe
         """, capsys)
     assert code == 2 and "c.yaml:14: tests[0].assert[0].config.contextChunks[1].relevant: " in err, err
+
+
+
+def _one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) <= 2 and len(err) < 600, err
+
+
+@pytest.mark.parametrize("ref", ["latest~²", "x" * 5000])  # `isdigit()` takes "²", `int()` does not; a name too long
+def test_compare_a_bad_run_reference_is_one_line(tmp_path: Path, ref: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text("prompts: [hi]\nproviders: [echo]\n")
+    for _ in range(2):
+        assert main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-table"]) == 0
+    capsys.readouterr()
+    assert main(["compare", ref, "latest", "--dir", str(tmp_path)]) == 2
+    _one_line(capsys)
+
+
+@pytest.mark.parametrize(("extra", "args"), [("", ["--workers", "²"]),
+                                              ("lst: [{type: contains, value: hi}]\ntests: [{assert: [{$ref: '#/lst/²'}]}]\n", [])])
+def test_a_superscript_digit_is_one_line(tmp_path: Path, extra: str, args: list[str],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.yaml").write_text(f"prompts: [hi]\nproviders: [echo]\n{extra}")
+    assert main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-history", *args]) == 2
+    _one_line(capsys)
+
+
+def test_max_retries_env_with_a_superscript_digit_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalrun.errors import ConfigError
+    from evalrun.retry import RetryPolicy
+
+    monkeypatch.setenv("EVALRUN_MAX_RETRIES", "²")
+    with pytest.raises(ConfigError, match="EVALRUN_MAX_RETRIES"):
+        RetryPolicy.from_env()
+
+
+@pytest.mark.parametrize("args", [["view", "{L}"], ["runs", "--dir", "{L}"], ["compare", "--dir", "{L}"],
+                                  ["report", "{L}.jsonl"], ["init", "{L}"],
+                                  ["eval", "{cfg}", "--filter-failing", "{L}.jsonl"], ["eval", "{cfg}", "--env-file", "{L}"]])
+def test_a_name_too_long_in_any_argument_is_one_line(tmp_path: Path, args: list[str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A path the system refuses (a name over 255 bytes: File name too long) is a user error, never a traceback."""
+    (tmp_path / "c.yaml").write_text("prompts: [hi]\nproviders: [echo]\n")
+    filled = [a.format(L=str(tmp_path / ("y" * 300)), cfg=tmp_path / "c.yaml") for a in args]
+    assert main(filled) == 2
+    _one_line(capsys)

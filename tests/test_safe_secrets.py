@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from evalrun.cli import main
-from evalrun.credentials import REDACTED, Scrubber, is_secret_name, strip_userinfo
+from evalrun.credentials import REDACTED, Scrubber, is_secret_name, provider_secrets, strip_userinfo
+from evalrun.types import ProviderSpec
 from tests.fakeserver import FakeOpenAI
 
 HEADER_LITERAL = "lit-header-secret-5150"  # written in the config: `Authorization: Bearer lit-...`
@@ -40,6 +41,27 @@ def _every_file(folder: Path) -> dict[str, str]:
         if p.is_file():
             out[str(p.relative_to(folder))] = p.read_bytes().decode("utf-8", "replace")
     return out
+
+
+def _every_format(suite: Path) -> list[str]:
+    return [a for ext in (".json", ".jsonl", ".csv", ".xml", ".html", ".yaml", ".txt")
+            for a in ("-o", str(suite / "out" / f"r{ext}"))]
+
+
+def _written(suite: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    """What a run printed, and every file it wrote in the suite's folder and the cache (not the config: ours)."""
+    printed = capsys.readouterr()
+    cache = Path(os.environ["EVALRUN_CACHE_DIR"])
+    texts = {"stdout": printed.out, "stderr": printed.err,
+             **{f"suite/{k}": v for k, v in _every_file(suite).items() if k != "c.yaml"},
+             **{f"cache/{k}": v for k, v in _every_file(cache).items()}}
+    assert any(k.startswith("suite/.evalrun/runs/") for k in texts) and "suite/.evalrun/history.sqlite" in texts
+    assert sum(k.startswith("suite/out/") for k in texts) == 7
+    return texts
+
+
+def _leaks(planted: dict[str, str], texts: dict[str, str]) -> list[tuple[str, str]]:
+    return [(what, name) for name, text in texts.items() for what, s in planted.items() if s in text]
 
 
 def test_planted_credentials_never_reach_disk_or_the_console(tmp_path: Path, fake_openai: FakeOpenAI,
@@ -75,20 +97,13 @@ tests:
   - vars: {{q: hello}}
     assert: [{{type: contains, value: thanks}}]
 """)
-    outs = [str(suite / "out" / f"r{ext}") for ext in (".json", ".jsonl", ".csv", ".xml", ".html")]
-    rc = main(["eval", str(cfg), "--no-progress-bar", *sum((["-o", o] for o in outs), [])])
+    rc = main(["eval", str(cfg), "--no-progress-bar", *_every_format(suite)])
     assert rc == 100  # the two http providers error
     sent = " ".join(v for h in fake_openai.headers for v in h.values())
     assert [w for w, s in PLANTED.items() if s not in sent] == ["URL userinfo"]  # sent (as Basic), so echoed
-    printed = capsys.readouterr()
-    cache = Path(os.environ["EVALRUN_CACHE_DIR"])
-    texts = {"stdout": printed.out, "stderr": printed.err,
-             **{f"suite/{k}": v for k, v in _every_file(suite).items() if k != "c.yaml"},  # the config is ours
-             **{f"cache/{k}": v for k, v in _every_file(cache).items()}}
-    assert any(k.startswith("suite/.evalrun/runs/") for k in texts) and "suite/.evalrun/history.sqlite" in texts
+    texts = _written(suite, capsys)
     assert any(k.startswith("cache/responses.sqlite") for k in texts)
-    leaks = [(what, name) for name, text in texts.items() for what, s in PLANTED.items() if s in text]
-    assert leaks == []
+    assert _leaks(PLANTED, texts) == []
     results = next(v for k, v in texts.items() if k.startswith("suite/.evalrun/runs/") and k.endswith(".jsonl"))
     assert REDACTED in results and "bob:" not in results and f"http://{host}/chat/completions" in results
     assert "thanks" in texts["cache/responses.sqlite"] or "thanks" in texts.get("cache/responses.sqlite-wal", "")
@@ -159,3 +174,66 @@ def test_the_whole_environment_is_refused_in_a_provider_config(tmp_path: Path,
     assert main(["eval", str(cfg), "--no-progress-bar", "--no-history"]) == 2
     err = capsys.readouterr().err
     assert f"{cfg}:" in err and "providers[0].config.x" in err and "use env.NAME" in err
+
+
+GRADER_KEY = "sk-grader-apikey-8642"  # an llm-rubric's own provider's apiKey (echoed in a 400)
+GRADER_HEADER = "lit-grader-header-9753"  # a provider grader's Authorization header (echoed in a 400)
+GRADER_URL_PASSWORD = "urlpass-grader-3344"  # the config's `grader:` id with userinfo
+TEST_PROVIDER_KEY = "sk-test-provider-1122"  # a test's own provider's apiKey, quoted in its 200 reply
+
+
+def test_graders_and_a_tests_own_provider_are_redacted_too(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Credentials of providers that are not the config's `providers:` (graders, a test's `provider:`), and a
+    grader id's userinfo, are as absent as the others (they were written in clear: the scrubber knew only
+    `providers:`)."""
+    fake_openai.default = lambda body: ({"content": f"key {TEST_PROVIDER_KEY} ok"} if body.get("model") == "fake-model"
+                                        else {"status": 400, "echo_headers": True})
+    host = fake_openai.url.split("//", 1)[1]
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    cfg = suite / "c.yaml"
+    cfg.write_text(f"""prompts: ['say {{{{q}}}}']
+providers: [echo]
+tests:
+  - vars: {{q: a}}
+    provider: {{id: 'openai:chat:fake-model', config: {{apiBaseUrl: "{fake_openai.url}", apiKey: {TEST_PROVIDER_KEY},
+                                                  maxRetries: 0}}}}
+  - vars: {{q: b}}
+    assert:
+      - {{type: llm-rubric, value: good}}
+      - type: llm-rubric
+        value: good
+        provider: {{id: 'openai:chat:judge', config: {{apiBaseUrl: "{fake_openai.url}", apiKey: {GRADER_KEY},
+                                                   maxRetries: 0}}}}
+      - type: llm-rubric
+        value: good
+        provider:
+          id: {fake_openai.url}/chat/completions
+          config: {{headers: {{Authorization: "Bearer {GRADER_HEADER}"}}, maxRetries: 0}}
+""")
+    grader = f"http://gus:{GRADER_URL_PASSWORD}@{host}/chat/completions"
+    assert main(["eval", str(cfg), "--no-progress-bar", "--grader", grader, *_every_format(suite)]) == 100
+    planted = {"grader apiKey": GRADER_KEY, "grader header": GRADER_HEADER, "grader id userinfo": GRADER_URL_PASSWORD,
+               "test provider apiKey": TEST_PROVIDER_KEY}
+    sent = " ".join(v for h in fake_openai.headers for v in h.values())
+    assert [w for w, s in planted.items() if s not in sent] == ["grader id userinfo"]  # sent as Basic auth
+    texts = _written(suite, capsys)
+    assert _leaks(planted, texts) == []
+    assert f"http://{host}/chat/completions (provider grader)" in texts["stdout"]  # named without its userinfo
+
+
+def test_credentials_nested_in_a_config_or_in_a_query_string_are_known() -> None:
+    """An http provider's `body: {api_key: ...}` / `auth: {password: ...}` and a URL's `?api_key=` reach the
+    provider as credentials like a header does (they were written in clear when the server echoed them)."""
+    spec = ProviderSpec(id="http://h/x?api_key=lit-id-query-5566", config={
+        "body": {"api_key": "lit-body-key-7788", "auth": {"password": "lit-nested-pw-9900"}, "prompt": "{{prompt}}",
+                 "schema": {"password": {"description": "the password the user typed"}}},
+        "queryParams": {"token": "lit-query-token-1212"}, "url": "http://h/y?key=v&access_token=lit-url-tok-3434"})
+    found = provider_secrets(spec, {})
+    for s in ("lit-id-query-5566", "lit-body-key-7788", "lit-nested-pw-9900", "lit-query-token-1212",
+              "lit-url-tok-3434"):
+        assert s in found, s
+    keyed = ProviderSpec(id="openai:chat:x", config={"apiKeyEnvar": "TEAMKEY"})  # the key's variable, any name
+    assert "sk-team-key-5678" in provider_secrets(keyed, {"TEAMKEY": "sk-team-key-5678"})
+    assert "the password the user typed" not in found and "{{prompt}}" not in found  # a name's schema: no value

@@ -4,10 +4,16 @@ answer, escaped in the page (headless Chromium); the Host allow-list holds on 0.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
+import socket
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,10 +40,11 @@ def folder(runs: tuple[Path, str, str], tmp_path: Path) -> Path:
     return tmp_path / "suite"
 
 
-def _read_everything(state: Path, b: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["runs", "--dir", str(state)]) == 0
-    assert b in capsys.readouterr().out
-    assert main(["compare", "latest~1", "latest", "--dir", str(state)]) == 0
+def _read_everything(state: Path, b: str) -> None:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["runs", "--dir", str(state)]) == 0
+        assert main(["compare", "latest~1", "latest", "--dir", str(state)]) == 0
+    assert b in out.getvalue()
     with serving(state) as srv:
         listed = request(srv, "/api/runs")
         page = request(srv, f"/api/runs/{b}")
@@ -51,26 +58,42 @@ def _snapshot(state: Path) -> tuple[list[str], bytes, int, int]:
     return sorted(p.name for p in state.iterdir()), db.read_bytes(), db.stat().st_mtime_ns, state.stat().st_mtime_ns
 
 
-def test_runs_compare_and_view_write_nothing(folder: Path, runs: tuple[Path, str, str],
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_runs_compare_and_view_write_nothing(folder: Path, runs: tuple[Path, str, str]) -> None:
     state = folder / ".evalrun"
     before = _snapshot(state)
     assert not [n for n in before[0] if n.endswith(("-wal", "-shm"))]
     time.sleep(0.01)
-    _read_everything(state, runs[2], capsys)
+    _read_everything(state, runs[2])
     assert _snapshot(state) == before  # no -wal / -shm made (nor made and deleted), the database unchanged
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through a read-only mode: the no-write check above "
-                                               "(immutable, mode=ro) is what holds there")
-def test_a_read_only_folder_is_read(folder: Path, runs: tuple[Path, str, str],
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_read_only_folder_is_read(folder: Path, runs: tuple[Path, str, str]) -> None:
+    """As root (CI), in a process without capabilities: root's CAP_DAC_OVERRIDE writes through any mode."""
     state = folder / ".evalrun"
+    os.chmod(state / "history.sqlite", stat.S_IRUSR)
     os.chmod(state, stat.S_IRUSR | stat.S_IXUSR)
     try:
-        _read_everything(state, runs[2], capsys)
+        if os.geteuid() != 0:
+            _read_everything(state, runs[2])
+            return
+        setpriv = shutil.which("setpriv")  # util-linux
+        if setpriv is None:
+            pytest.skip("root writes through a read-only mode, and no setpriv to drop that right")
+        code = ("import sys; from pathlib import Path; from tests.test_view_safe import _read_everything, _unwritable;"
+                " _unwritable(Path(sys.argv[1])); _read_everything(Path(sys.argv[1]), sys.argv[2])")
+        done = subprocess.run([setpriv, "--bounding-set", "-all", "--inh-caps", "-all", sys.executable, "-c", code,
+                               str(state), runs[2]], cwd=Path(__file__).parents[1], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
     finally:
         os.chmod(state, stat.S_IRWXU)
+        os.chmod(state / "history.sqlite", stat.S_IRUSR | stat.S_IWUSR)
+    assert not [p.name for p in state.iterdir() if p.name.endswith(("-wal", "-shm"))]
+
+
+def _unwritable(state: Path) -> None:
+    """This process cannot write in `state` (so what follows reads a truly read-only folder)."""
+    with pytest.raises(PermissionError):
+        (state / "probe").touch()
 
 
 def test_an_unreadable_history_is_one_line_naming_it(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,9 +158,11 @@ def test_a_forged_row_stays_text_in_the_browser(folder: Path, tmp_path: Path) ->
         assert [e for e in page.errors if "422" not in e] == []
 
 
-@pytest.fixture
-def wide(runs: tuple[Path, str, str]) -> Iterator[server.ViewServer]:
-    with serving(runs[0] / ".evalrun", "0.0.0.0", ("evalrun.internal",)) as srv:
+@pytest.fixture(params=["0.0.0.0", "::"])
+def wide(runs: tuple[Path, str, str], request: pytest.FixtureRequest) -> Iterator[server.ViewServer]:
+    if request.param == "::" and not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    with serving(runs[0] / ".evalrun", request.param, ("evalrun.internal",)) as srv:
         yield srv
 
 

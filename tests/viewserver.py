@@ -6,6 +6,7 @@ import contextlib
 import http.client
 import json
 import shutil
+import socket
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -73,7 +74,8 @@ def serving(state: Path, host: str = "127.0.0.1", allow_hosts: tuple[str, ...] =
 def request(srv: server.ViewServer, path: str, *, method: str = "GET",
             headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], Any]:
     """(status, headers, body: parsed JSON when the answer is JSON, else text)."""
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=30)
+    ipv6 = srv.address_family == socket.AF_INET6  # `::`: connect over IPv6 (bindv6only may refuse IPv4)
+    conn = http.client.HTTPConnection("::1" if ipv6 else "127.0.0.1", srv.server_address[1], timeout=30)
     try:
         conn.request(method, path, headers=headers or {})
         resp = conn.getresponse()

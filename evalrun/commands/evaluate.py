@@ -301,10 +301,11 @@ def _dry_run(suite: Suite, opts: RunOptions) -> int:
     elif costs:
         lines.append("Estimated provider cost: unknown (no price known for these providers)")
     if sum(grader_calls.values()):
+        from evalrun.credentials import strip_userinfo
         from evalrun.grading.select import GraderResolver
 
         chosen, origin = GraderResolver(suite, opts.grader, None).spec_for(None, None)
-        lines.append(f"Grader: {chosen if isinstance(chosen, str) else chosen.get('id')} ({origin})")
+        lines.append(f"Grader: {strip_userinfo(chosen if isinstance(chosen, str) else chosen['id'])} ({origin})")
     print("\n".join(lines))
     if n_cases == 0 and (opts.filter_pattern or opts.filter_failing):
         print(no_match_message(opts.filter_pattern, opts.filter_failing), file=sys.stderr)

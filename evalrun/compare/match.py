@@ -48,9 +48,13 @@ def _read(path: Path) -> list[dict[str, Any]]:
 def load(ref: str, history: History) -> LoadedRun:
     """A results file when `ref` names an existing file, else a run from the history."""
     path = Path(ref)
-    if path.is_file() and (path.suffix or "/" in ref or "\\" in ref):  # any file: store.records refuses the wrong kind
+    try:
+        is_file = path.is_file()
+    except OSError:  # a name the system refuses (over 255 bytes): no file, perhaps a run id
+        is_file = False
+    if is_file and (path.suffix or "/" in ref or "\\" in ref):  # any file: store.records refuses the wrong kind
         return LoadedRun(ref, path.name, _read(path))
-    if path.suffix.lower() in (".json", ".jsonl") and not path.exists() and ("/" in ref or "\\" in ref):
+    if path.suffix.lower() in (".json", ".jsonl") and not is_file and ("/" in ref or "\\" in ref):
         raise UsageError(f"no results file {ref!r}", hint="pass an existing results file or a run id")
     record = history.resolve(ref)
     if not record.results_file.is_file():

@@ -38,6 +38,20 @@ def resolve_file_value(value: Any, *, type_: str, base_dir: str, loc: Location |
     return files.read_value(found, files.display_path(found), loc=loc, key=key)
 
 
+def check_rubric_files(rubric: Any, base_dir: str, loc: Location | None, key: str) -> None:
+    """The `file://` templates of a rubricPrompt read when grading (a list's, a mapping's, a test's option) exist,
+    and lie in the tree under --confine: a ConfigError now, not a file read from anywhere later."""
+    if isinstance(rubric, str):
+        refs = [("", rubric)]
+    elif isinstance(rubric, list):
+        refs = [(f"[{i}]", t) for i, t in enumerate(rubric)]
+    else:
+        refs = [(f".{k}", t) for k, t in rubric.items()] if isinstance(rubric, dict) else []
+    for sub, ref in refs:
+        if files.is_ref(ref):
+            files.expand(ref, base_dir, loc=loc, key=f"{key}{sub}")
+
+
 def _number(raw: dict[str, Any], name: str, loc: Location | None, key: str) -> float | None:
     v = raw.get(name)
     if v is None:
@@ -265,6 +279,8 @@ def _build(raw: dict[str, Any], *, base_dir: str, loc: Location | None, key: str
     rubric = raw.get("rubricPrompt")
     if files.is_ref(rubric):
         rubric = resolve_file_value(rubric, type_="", base_dir=base_dir, loc=loc, key=f"{key}.rubricPrompt")
+    else:
+        check_rubric_files(rubric, base_dir, loc_of(raw, "rubricPrompt") or loc, f"{key}.rubricPrompt")
     weight = _number(raw, "weight", loc, key)
     calibrated = None
     threshold: float | None

@@ -206,7 +206,7 @@ def _target(doc: Any, pointer: str, loc: Location | None, key: str) -> Any:
         part = raw.replace("~1", "/").replace("~0", "~")  # JSON Pointer escapes
         if isinstance(node, dict) and part in node:
             node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        elif isinstance(node, list) and part.isascii() and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
             close = did_you_mean(part, [str(k) for k in node]) if isinstance(node, dict) else None

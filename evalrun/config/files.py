@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from evalrun import pkgref
+from evalrun import pkgref, templating
 from evalrun.config.readers import read_data, read_text
 from evalrun.errors import ConfigError, Location, lenient_warn
 
@@ -63,6 +63,7 @@ _confined: list[Path] = []
 def confine(root: Path | None) -> None:
     """Confine `file://` paths to `root`'s tree (None: lift it)."""
     _confined[:] = [root.resolve()] if root is not None else []
+    templating.confine_includes(str(root) if root is not None else None)  # `{% include %}` too
 
 
 def _check_confined(found: list[Path], ref: str, loc: Location | None, key: str | None) -> None:

@@ -115,7 +115,7 @@ def _render_env(value: Any, env: dict[str, str], loc: Location | None, key: str)
 
 
 def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str,
-                  env: dict[str, str]) -> ProviderSpec:
+                  env: dict[str, str], base_dir: str) -> ProviderSpec:
     delay = opts.get("delay") or 0
     prompts = opts.get("prompts")
     if isinstance(prompts, str):
@@ -124,6 +124,8 @@ def _from_options(id_: str, opts: dict[str, Any], loc: Location | None, key: str
     if not isinstance(config, dict):
         raise ConfigError.at(loc, "provider `config` must be a mapping", key=f"{key}.config")
     _check_numbers(config, loc_of(opts, "config") or loc, f"{key}.config")
+    if files.is_ref(config.get("functions")):  # read when is-valid-openai-function-call checks a call: check it now
+        files.expand(config["functions"], base_dir, loc=loc_of(opts, "config") or loc, key=f"{key}.config.functions")
     return ProviderSpec(id=id_, label=opts.get("label"), config=_render_env(dict(config), env, loc, f"{key}.config"),
                         prompts=tuple(str(p) for p in prompts) if prompts is not None else None,
                         transform=opts.get("transform"), delay_ms=int(delay), loc=loc, env=env)
@@ -145,7 +147,7 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
             check_keys(item, PROVIDER_KEYS, what="provider", key=key, loc=loc)
             env = _env_of(item, loc, key)
             return [_keep_written(_from_options(_id(item["id"], base_dir, loc, f"{key}.id", env), item, loc, key,
-                                                env), item["id"])]
+                                                env, base_dir), item["id"])]
         if len(item) == 1:
             [(pid, opts)] = item.items()
             opts = opts or {}
@@ -154,7 +156,8 @@ def _item(item: Any, base_dir: str, loc: Location | None, key: str) -> list[Prov
             check_keys(opts, [k for k in PROVIDER_KEYS if k != "id"], what="provider", key=f"{key}.{pid}",
                        loc=loc_of(opts) or loc)
             env = _env_of(opts, loc, f"{key}.{pid}")
-            return [_keep_written(_from_options(_id(pid, base_dir, loc, key, env), opts, loc, key, env), pid)]
+            return [_keep_written(_from_options(_id(pid, base_dir, loc, key, env), opts, loc, key, env, base_dir),
+                                  pid)]
         raise ConfigError.at(loc, "a provider mapping needs an `id`", key=key,
                              hint="write `- id: openai:gpt-4o-mini` with `label`, `config` ... beside it")
     raise ConfigError.at(loc, f"cannot read a provider from {item!r}", key=key)

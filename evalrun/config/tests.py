@@ -109,6 +109,9 @@ def part_from_node(node: dict[str, Any], base_dir: str, *, loc: Location | None,
                                  key=join(key, "options.storeOutputAs"), hint="e.g. storeOutputAs: favoriteFruit")
         if "postprocess" in options:  # promptfoo's deprecated name of transform
             options.setdefault("transform", options.pop("postprocess"))
+        if "rubricPrompt" in options:
+            asserts.check_rubric_files(options["rubricPrompt"], base_dir, loc_of(node, "options") or loc,
+                                       join(key, "options.rubricPrompt"))
     return TestPart(
         description=node.get("description"), asserts=specs, options=options, loc=loc, key_path=key, provider=provider,
         vars=load_vars(node.get("vars"), base_dir, loc_of(node, "vars") or loc, join(key, "vars")),

@@ -13,10 +13,11 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalrun import __version__
+from evalrun.credentials import strip_userinfo
 from evalrun.errors import ConfigError, GraderError, Location, UsageError
 from evalrun.grading.llm import LLMGrader, ProviderTransport, Transport
 from evalrun.types import AssertionSpec, Output, ProviderSpec, Suite, TestSpec, every_assertion
@@ -113,8 +114,10 @@ def grader_identity(grader_id: str) -> dict[str, str | None]:
 
 
 def grader_id_of(chosen: str | dict[str, Any]) -> str:
-    """The id a grader spec's grader reports (as results record it): its label, else its id."""
-    return chosen if isinstance(chosen, str) else str(chosen.get("label") or chosen["id"])
+    """The id a grader spec's grader reports (as results record it): its label, else its id without userinfo
+    (`http://user:pw@host/x` is `http://host/x`)."""
+    return strip_userinfo(chosen) if isinstance(chosen, str) else str(chosen.get("label")
+                                                                      or strip_userinfo(chosen["id"]))
 
 
 class _NoTransport:
@@ -130,8 +133,11 @@ class _NoTransport:
 class GraderResolver:
     """Resolves the grader of each assertion; caches one grader per distinct spec."""
 
-    def __init__(self, suite: Suite | None, cli_grader: str | None, transport: Transport | None) -> None:
+    def __init__(self, suite: Suite | None, cli_grader: str | None, transport: Transport | None, *,
+                 on_provider: Callable[[ProviderSpec], None] | None = None) -> None:
         self._suite = suite
+        #: Told of each grader's and embedder's provider when built (the run redacts its credentials)
+        self._on_provider = on_provider or (lambda spec: None)
         self._cli = cli_grader
         self._transport: Transport = transport if transport is not None else _NoTransport()
         self._cache: dict[str, Grader] = {}
@@ -182,6 +188,7 @@ class GraderResolver:
             if chosen.offline:
                 embedder = MiniLMEmbedder()
             else:
+                self._on_provider(ProviderSpec(id=chosen.id, config=dict(chosen.config)))
                 model, params = litellm_target(chosen.id, chosen.config)
                 embedder = LiteLLMEmbedder(chosen.id, model, params, self._transport)  # type: ignore[arg-type]
             self._embedders[key] = embedder
@@ -286,14 +293,16 @@ class GraderResolver:
         pid = chosen if isinstance(chosen, str) else chosen["id"]
         label = None if isinstance(chosen, str) else chosen.get("label")
         config: Mapping[str, Any] = {} if isinstance(chosen, str) else chosen.get("config", {})
+        self._on_provider(ProviderSpec(id=pid, config=dict(config)))
+        name = grader_id_of(chosen)
         if providers.is_builtin(pid):  # any evalrun provider as grader; a relative file:// is the config's folder's
             spec = ProviderSpec(id=pid, label=label, config=dict(config))
             provider = providers.build(spec, self._suite.base_dir if self._suite is not None else ".")
-            grader = LLMGrader(pid, ProviderTransport(provider), grader_id=label or pid, response_format=False)
+            grader = LLMGrader(pid, ProviderTransport(provider), grader_id=name, response_format=False)
             grader.description = f"{grader.id} (provider grader)"
             return grader
         params = {**ids.default_params(pid), **ids.normalise_params(dict(config))}
-        return LLMGrader(ids.to_litellm_model(pid), self._transport, grader_id=label or pid, params=params)
+        return LLMGrader(ids.to_litellm_model(pid), self._transport, grader_id=name, params=params)
 
 
 def _key(spec: AssertionSpec, name: str) -> str:

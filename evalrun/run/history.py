@@ -169,22 +169,23 @@ class History:
         (a unique prefix will do)."""
         runs = self.list()
         done = [r for r in runs if r.status in ("finished", "interrupted", "died")]
+        shown = ref if len(ref) <= 80 else f"{ref[:60]}…"
         if ref == "latest" or ref.startswith("latest~"):
             back_text = ref.partition("~")[2] or "0"
-            if not back_text.isdigit():
-                raise UsageError(f"{ref!r} is not a run reference", hint="write latest, latest~1, latest~2, ...")
+            if not (back_text.isascii() and back_text.isdigit()):  # "²" is a digit to isdigit(), not int()
+                raise UsageError(f"{shown!r} is not a run reference", hint="write latest, latest~1, latest~2, ...")
             back = int(back_text)
             if back >= len(done):
-                raise UsageError(f"{ref!r}: the history in {str(self.state)!r} has {len(done)} finished "
+                raise UsageError(f"{shown!r}: the history in {str(self.state)!r} has {len(done)} finished "
                                  f"run{'s' if len(done) != 1 else ''}", hint="`evalrun runs` lists them")
             return done[back]
         matches = [r for r in runs if r.id == ref] or [r for r in runs if r.id.startswith(ref)]
         if len(matches) == 1:
             return matches[0]
         if not matches:
-            raise UsageError(f"no run {ref!r} in {str(self.path)!r}",
+            raise UsageError(f"no run {shown!r} in {str(self.path)!r}",
                              hint="`evalrun runs` lists the run ids; a results file path works too")
-        raise UsageError(f"{ref!r} matches {len(matches)} runs", hint="give more of the run id")
+        raise UsageError(f"{shown!r} matches {len(matches)} runs", hint="give more of the run id")
 
     def _record(self, row: dict[str, Any]) -> RunRecord:
         """The row as a RunRecord, every field's type checked (ValueError naming the first that is wrong): a

@@ -19,6 +19,7 @@ from typing import Any
 
 from evalrun import __version__
 from evalrun.assertions.engine import compile_derived
+from evalrun.credentials import strip_userinfo
 from evalrun.run.history import DB_NAME, LAST_RUN, STATE_DIR, History, config_folder
 from evalrun.run.options import RunOptions
 from evalrun.run.tally import RunOutcome, Tally, iso_time, summarise
@@ -147,7 +148,8 @@ def begin(files: RunFiles, suite: Suite, opts: RunOptions) -> None:
         return
     try:
         files.history.start(files.run_id, description=suite.description, config_files=suite.files,
-                            options={k: v for k, v in dataclasses.asdict(opts).items()
+                            options={k: strip_userinfo(v) if isinstance(v, str) else v  # --grader URL
+                                     for k, v in dataclasses.asdict(opts).items()
                                      if k not in ("results_file", "progress", "history")},
                             results_file=files.results_file, version=__version__)
     except (sqlite3.Error, OSError) as e:

@@ -14,6 +14,7 @@ from typing import Any
 
 from evalrun.assertions import model_graded
 from evalrun.assertions.engine import compile_derived
+from evalrun.credentials import Scrubber
 from evalrun.errors import ConfigError
 from evalrun.providers.ids import missing_key_message
 from evalrun.pyexpr import watch_sigint
@@ -82,6 +83,8 @@ class Runner:
         self.progress = progress or Progress(None, enabled=options.progress)
         self.transport = _LazyTransport(options, self.progress)
         self.resolver: Any = None
+        #: What records and messages redact: `providers:`' credentials, and each grader's and test provider's once built
+        self.scrub = Scrubber.for_run(suite.providers)
         self.build_provider = build_provider
         self.cases = cases
 
@@ -102,7 +105,8 @@ class Runner:
         if self.resolver is None:
             from evalrun.grading.select import GraderResolver
 
-            self.resolver = GraderResolver(self.suite, self.options.grader, self.transport)
+            self.resolver = GraderResolver(self.suite, self.options.grader, self.transport,
+                                           on_provider=self.scrub.add_provider)
             if getattr(self.suite.tests, "graded", True):  # a streamed TestList knows it has no graded test
                 self.resolver.check(self.suite.tests, keys=True)  # a bad grader id is a config error before any call
         from evalrun import providers as providers_pkg
@@ -110,6 +114,7 @@ class Runner:
         make = self.build_provider or providers_pkg.build
 
         def build(spec: ProviderSpec) -> Any:
+            self.scrub.add_provider(spec)  # a test's own provider: its credentials too
             provider = make(spec, self.suite.base_dir, self.transport)
             missing = provider.missing_key() if hasattr(provider, "missing_key") else []
             if missing:  # found now, not after every case's retries
@@ -146,7 +151,7 @@ class Runner:
         self.progress.total = total
         timeout = opts.timeout_s
 
-        records = Records(self.suite)
+        records = Records(self.suite, self.scrub)
 
         def finish(result: CaseResult, case: Case) -> None:
             rec, data = records.encoded(result, case.prompt)

@@ -61,8 +61,8 @@ def result_dict(r: CaseResult) -> dict[str, Any]:
 class Records:
     """A run's results as the results file holds them: the prompt's position and digest added, scrubbed."""
 
-    def __init__(self, suite: Suite) -> None:
-        self.scrub = Scrubber.for_run(suite.providers)
+    def __init__(self, suite: Suite, scrub: Scrubber | None = None) -> None:
+        self.scrub = scrub if scrub is not None else Scrubber.for_run(suite.providers)
         self._positions = {p.id: i for i, p in enumerate(suite.prompts)}
         self._prompts: dict[str, tuple[int | None, str]] = {}  # prompt id -> (prompt_index, prompt_sha)
 

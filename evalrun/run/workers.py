@@ -41,7 +41,7 @@ def parse(text: str) -> int:
     if text.strip().lower() == "auto":  # macOS and Windows have no affinity mask
         affinity = getattr(os, "sched_getaffinity", None)
         return max(1, len(affinity(0)) if affinity else os.cpu_count() or 1)
-    n = int(text) if text.strip().isdigit() else 0
+    n = int(text) if text.strip().isascii() and text.strip().isdigit() else 0  # not "²"
     if not 1 <= n <= MAX_WORKERS:
         raise UsageError(f"--workers {text!r} is not a number of processes between 1 and {MAX_WORKERS}",
                          key="--workers", hint="e.g. --workers 4, or --workers auto for one per CPU")
