@@ -40,6 +40,10 @@ CASES: dict[str, dict[str, Any]] = {
     # the report's format: promptfoo writes .yaml and .txt alike, as YAML of its JSON output (read back here)
     "output-yaml": {"args": ["--filter-range", ":1"], "ext": ".yaml"},
     "output-txt": {"args": ["--filter-range", ":1"], "ext": ".txt"},
+    # envsuite.yaml renders {{env.CLI_TEAM}}: a later file wins. (promptfoo 0.121.20 means a comma list too, but its
+    # launcher hands `--env-file a,b` to Node.js 20, which refuses it: tests/test_eval_cli_options.py covers it)
+    "env-file": {"args": ["--env-file", "one.env"], "suite": "envsuite.yaml"},
+    "env-file-repeated": {"args": ["--env-file", "one.env", "--env-file", "two.env"], "suite": "envsuite.yaml"},
     # tests/compat/cli/flaky.yaml: one test fails its assertion, one errors (its provider fails) in every cell
     "filter-failing-only": {"args": ["--filter-failing-only", "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
     "filter-errors-only": {"args": ["--filter-errors-only", "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
