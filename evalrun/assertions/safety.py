@@ -4,6 +4,7 @@ call) and guardrails (the guardrail verdict a provider returns with its output).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score, binary
@@ -64,6 +65,15 @@ class Moderation(Assertion):
     config_keys = frozenset()
     value_hint = "e.g. `value: [harassment, hate, violence]`, or no value for every category"
 
+    def missing_key(self, test_options: Mapping[str, Any]) -> str | None:
+        from evalrun.providers import ids
+        model, config = moderation_provider(self.spec.provider, dict(test_options))
+        params = ids.normalise_params(config)
+        if params.get("api_key") or params.get("api_base") or os.environ.get("OPENAI_API_KEY"):
+            return None
+        return (f"moderation needs OPENAI_API_KEY for {model} (or a moderation provider with config "
+                "{apiBaseUrl, apiKey})")
+
     def parse(self, value: Any) -> list[str]:
         if value is None:
             return []
@@ -77,11 +87,11 @@ class Moderation(Assertion):
             return binary(True, "No output to moderate")
         from evalrun.providers import ids
         from evalrun.providers.litellm_ import moderate
+        missing = self.missing_key(ctx.case.test.options)
+        if missing:
+            raise GraderError(missing)
         model, config = moderation_provider(self.spec.provider, ctx.case.test.options)
         params = ids.normalise_params(config)
-        if not params.get("api_key") and not params.get("api_base") and not os.environ.get("OPENAI_API_KEY"):
-            raise GraderError(f"moderation needs OPENAI_API_KEY for {model} (or a moderation provider with config "
-                              "{apiBaseUrl, apiKey})")
         try:
             reply = await moderate(model, ctx.output, params)
         except ProviderError as e:
