@@ -139,3 +139,18 @@ def test_a_hosted_assertion_without_its_key_is_a_config_error_before_any_call(
     keyed.write_text("prompts: ['']\nproviders: [echo]\ntests:\n  - assert:\n      - type: moderation\n"
                      "        provider: {id: 'openai:moderation:m', config: {apiKey: k}}\n")
     assert main(["eval", str(keyed), "--no-history", "--no-progress-bar"]) == 0  # empty output: nothing to moderate
+
+
+def test_an_embedding_model_without_its_key_is_a_config_error_before_any_call(
+        tmp_path: Path, no_keys: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`similar` through a hosted embedding model with no key: stopped at the assertion's line before the run (it
+    was an authentication ERROR in every case); `validate`, which calls nothing, still passes."""
+    cfg = tmp_path / "suite.yaml"
+    cfg.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
+                   "      - type: similar\n        value: hello\n"
+                   "        provider: openai:embedding:text-embedding-3-small\n")
+    assert main(["eval", str(cfg), "--no-history", "--no-progress-bar"]) == 2
+    captured = capsys.readouterr()
+    assert "suite.yaml:6" in captured.err and "OPENAI_API_KEY is not set" in captured.err
+    assert "Results:" not in captured.out
+    assert main(["validate", str(cfg)]) == 0
