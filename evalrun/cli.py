@@ -103,6 +103,12 @@ def _eval_options(ev: argparse.ArgumentParser) -> None:
                          "combine the shards with `evalrun merge`")
     ou = ev.add_argument_group("output")
     _results(ou)
+    ou.add_argument("--table-cell-max-length", type=int, default=None, metavar="N",
+                    help="cut each table cell line at N characters (as promptfoo) and wrap it whole, instead of "
+                         "fitting cells to the terminal")
+    ou.add_argument("--verbose", action="store_true",
+                    help="after the table, print each case that did not pass in full: every failing assertion with "
+                         "its graded claims, verdicts and evidence (as `pytest evalrun.yaml` does)")
     ou.add_argument("--no-progress-bar", action="store_true", help="no progress bar")
     ou.add_argument("--results-file", metavar="JSONL", default=None,
                     help="where results are appended as cases finish (default: a file of this run's own, "
@@ -154,13 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run a suite and report results")
     _eval_options(ev)
 
-    # issue 37's everyday loop: what a failing case shows on the console
-    ev.add_argument("--verbose", action="store_true",
-                    help="after the table, print each case that did not pass in full: every failing assertion with "
-                         "its graded claims, verdicts and evidence (as `pytest evalrun.yaml` does)")
-    ev.add_argument("--table-cell-max-length", type=int, default=None, metavar="N",
-                    help="cut each table cell line at N characters (as promptfoo) and wrap it whole, instead of "
-                         "fitting cells to the terminal")
 
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")

@@ -276,7 +276,12 @@ def _import_file(full: str, *, loc: Location | None, key: str | None) -> Any:
     except SyntaxError as e:
         raise ConfigError.at(loc, f"{full}:{e.lineno}: Python syntax error: {e.msg}", key=key) from None
     except Exception as e:  # noqa: BLE001 - importing user code may raise anything
-        raise ConfigError.at(loc, f"importing {full} failed: {type(e).__name__}: {e}", key=key) from None
+        import traceback  # only when the import raised
+
+        line = next((f.lineno for f in reversed(traceback.extract_tb(e.__traceback__))
+                     if os.path.abspath(f.filename) == full), None)
+        where = f"{full}:{line}: importing it failed" if line else f"importing {full} failed"
+        raise ConfigError.at(loc, f"{where}: {type(e).__name__}: {e}", key=key) from None
     except BaseException as e:
         msg = user_exit_message(e)
         if msg is None:

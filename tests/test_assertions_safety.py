@@ -113,9 +113,13 @@ def test_guardrails() -> None:
     assert _guard({"flagged": True, "flaggedOutput": True}).reason == "Output failed safety checks"
     assert _guard({"flagged": True, "reason": "PII"}).reason == "PII"
     r = _guard({"flagged": True, "flaggedOutput": True}, negate=True)
-    assert r.pass_ and r.score == 1.0 and r.reason == "Guardrail blocked: Output failed safety checks"
-    assert not _guard(None, negate=True).pass_
+    assert r.pass_ and r.score == 1.0 and r.reason == "Guardrail correctly blocked: Output failed safety checks"
+    r = _guard(None, negate=True)  # promptfoo 0.121.20's reasons under not-
+    assert not r.pass_ and r.score == 0 and r.reason == "Content was not blocked by guardrails (expected to be blocked)"
     from evalrun.types import Output as O
     meta = run("guardrails", "x", ctx_kw={"response": O(text="x", metadata={"guardrails": {"flagged": True}})})
     assert not meta.pass_
+    history = [{"guardrails": {"flagged": False}}, {"guardrails": {"flagged": True, "flaggedInput": True}}]
+    red = run("guardrails", "x", ctx_kw={"response": O(text="x", metadata={"redteamHistory": history})})
+    assert not red.pass_ and red.reason == "Prompt failed safety checks"  # the last red-team turn's verdict
     assert "takes no value" in bad("guardrails", "x").message

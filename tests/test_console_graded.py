@@ -183,3 +183,14 @@ def test_verbose_prints_each_failing_case_as_pytest_does(tmp_path: Path, capsys:
     assert re.search(r"- contradicted: 'The refund takes 60 days\.' — .+", out)  # claim, verdict, evidence
     assert out.index("--- FAIL") < out.index("Results:")
     assert "--- FAIL" not in _run(tmp_path, capsys)  # not without --verbose
+
+
+def test_verbose_prints_an_assertions_error_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--verbose prints an erroring assertion's whole message (its `error_detail`), not the table's one-line cut
+    that ends in "(full text in error_detail)"."""
+    (tmp_path / "c.yaml").write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hello}\n"
+                                     "    assert: [{type: perplexity-score, threshold: 0.5}]\n")
+    main(["eval", str(tmp_path / "c.yaml"), "--no-progress-bar", "--no-history", "--verbose"])
+    out = capsys.readouterr().out.split("--- ERROR")[1]
+    line = next(x for x in out.splitlines() if x.startswith("  [ERROR] perplexity-score"))
+    assert "full text in error_detail" not in line and line.rstrip().endswith("return `logProbs: [...]` with the output")

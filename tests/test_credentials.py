@@ -115,3 +115,42 @@ def test_client_side_missing_credentials_is_not_retried(no_keys: None, monkeypat
         asyncio.run(transport.chat("openai/gpt-4o-mini", [{"role": "user", "content": "x"}], {}))
     assert "authentication failed" in str(info.value)
     assert transport.stats()["requests"] == 1
+
+
+@pytest.mark.parametrize(("assertion", "variable"), [
+    ("{type: moderation}", "OPENAI_API_KEY"),
+    ("{type: not-moderation, value: [hate]}", "OPENAI_API_KEY"),
+    ("{type: pi, value: Is it polite?}", "WITHPI_API_KEY"),
+])
+def test_a_hosted_assertion_without_its_key_is_a_config_error_before_any_call(
+        tmp_path: Path, no_keys: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        assertion: str, variable: str) -> None:
+    """moderation's and pi's hosted services, as a grader's: a missing key stops the run at the assertion's line,
+    not as an ERROR in every case."""
+    monkeypatch.delenv("WITHPI_API_KEY", raising=False)
+    cfg = tmp_path / "suite.yaml"
+    cfg.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
+                   f"      - {{type: contains, value: hi}}\n      - {assertion}\n")
+    assert main(["eval", str(cfg), "--no-history", "--no-progress-bar"]) == 2
+    captured = capsys.readouterr()
+    assert "suite.yaml:7" in captured.err and variable in captured.err and "Traceback" not in captured.err
+    assert "Results:" not in captured.out  # nothing ran
+    keyed = tmp_path / "keyed.yaml"  # a compatible server with its own key needs no variable
+    keyed.write_text("prompts: ['']\nproviders: [echo]\ntests:\n  - assert:\n      - type: moderation\n"
+                     "        provider: {id: 'openai:moderation:m', config: {apiKey: k}}\n")
+    assert main(["eval", str(keyed), "--no-history", "--no-progress-bar"]) == 0  # empty output: nothing to moderate
+
+
+def test_an_embedding_model_without_its_key_is_a_config_error_before_any_call(
+        tmp_path: Path, no_keys: None, capsys: pytest.CaptureFixture[str]) -> None:
+    """`similar` through a hosted embedding model with no key: stopped at the assertion's line before the run (it
+    was an authentication ERROR in every case); `validate`, which calls nothing, still passes."""
+    cfg = tmp_path / "suite.yaml"
+    cfg.write_text("prompts: ['{{q}}']\nproviders: [echo]\ntests:\n  - vars: {q: hi}\n    assert:\n"
+                   "      - type: similar\n        value: hello\n"
+                   "        provider: openai:embedding:text-embedding-3-small\n")
+    assert main(["eval", str(cfg), "--no-history", "--no-progress-bar"]) == 2
+    captured = capsys.readouterr()
+    assert "suite.yaml:6" in captured.err and "OPENAI_API_KEY is not set" in captured.err
+    assert "Results:" not in captured.out
+    assert main(["validate", str(cfg)]) == 0

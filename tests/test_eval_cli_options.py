@@ -75,7 +75,8 @@ def test_help_is_grouped() -> None:
     by_group = {g.title: {a.dest for a in g._group_actions} for g in ev._action_groups}
     assert {"filter_range", "filter_sample", "filter_metadata", "filter_prompts", "filter_providers",
             "filter_failing_only", "filter_errors_only"} <= by_group["select"]
-    assert {"output", "no_write"} <= by_group["output"] and {"retry_errors", "watch"} <= by_group["run"]
+    assert {"output", "no_write", "table_cell_max_length", "verbose"} <= by_group["output"]
+    assert {"retry_errors", "watch"} <= by_group["run"]
 
 
 def test_failing_only_and_errors_only(suite: Path) -> None:

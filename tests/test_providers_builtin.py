@@ -173,3 +173,11 @@ def test_python_provider_exception_names_the_users_file_and_line(tmp_path: Path,
     assert main(["eval", "s.yaml", "--no-history", "--no-progress-bar", "--debug"]) == 100
     out = capsys.readouterr().out
     assert "--- ERROR" in out and 'boom.py", line 2, in helper' in out and "return x + undefined_name" in out
+
+
+def test_python_provider_exception_at_import_names_the_users_line(tmp_path: Path) -> None:
+    """An exception while the provider's file is imported names file:LINE, as one at call time does."""
+    _write(tmp_path, "import os\n\nSETTING = os.environ['EVALRUN_NO_SUCH_VARIABLE']\n"
+                     "def call_api(prompt, options, context):\n    return 'x'\n")
+    with pytest.raises(ConfigError, match=r"prov\.py:3: importing it failed: KeyError: 'EVALRUN_NO_SUCH_VARIABLE'"):
+        providers.build(ProviderSpec("file://prov.py"), str(tmp_path))

@@ -159,6 +159,11 @@ class Assertion:
         """The YAML keys a family of types shares, added to each type's docstring by `evalrun list`."""
         return ""
 
+    def missing_key(self, test_options: Mapping[str, Any]) -> str | None:
+        """Why this assertion's hosted service cannot be called (its API key is not set), checked before a run
+        (run/runner.py); None when nothing is missing. `test_options`: the test's `options`."""
+        return None
+
     def check(self) -> None:
         """Validate arguments at load time (raise self.error()); the default parses a value without templates."""
         if self.value_script is None and not is_template(self.spec.value):

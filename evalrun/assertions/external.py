@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from evalrun.assertions.base import Assertion, AssertionContext, Score
@@ -82,6 +83,11 @@ class Pi(Assertion):
     config_keys = frozenset()
     value_hint = "e.g. `value: Does the reply answer the question politely?`"
 
+    def missing_key(self, test_options: Mapping[str, Any]) -> str | None:
+        if os.environ.get("WITHPI_API_KEY"):
+            return None
+        return "Env var WITHPI_API_KEY must be set for the pi assertion (https://docs.withpi.ai)"
+
     def parse(self, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f'"pi" assertion type must have a string value, got {value!r}')
@@ -91,7 +97,7 @@ class Pi(Assertion):
         question = self.value_of(ctx)
         key = os.environ.get("WITHPI_API_KEY")
         if not key:
-            raise GraderError("Env var WITHPI_API_KEY must be set for the pi assertion (https://docs.withpi.ai)")
+            raise GraderError(str(self.missing_key({})))
         url = os.environ.get("WITHPI_API_URL") or PI_URL
         body = {"llm_input": ctx.prompt, "llm_output": ctx.output, "scoring_spec": [{"question": question}]}
         try:

@@ -212,7 +212,7 @@ def _evaluate(args: argparse.Namespace) -> tuple[int, Suite, list[str]]:
     if getattr(suite.tests, "graded", True):  # llm-rubric with no LLM grader, `similar` with no embedding model:
         from evalrun.grading.select import GraderResolver  # one config error before any call
 
-        GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests)
+        GraderResolver(suite, opts.grader, None).check_capabilities(suite.tests, keys=True)
     runner: Any = Runner(suite, opts, progress=Progress(None, enabled=progress_on))
     if ray is not None:
         from evalrun.run.workers import RayExecutor, job_for

@@ -196,12 +196,13 @@ class GraderResolver:
             self._embedders_used.append(chosen.describe())
         return embedder
 
-    def check_capabilities(self, tests: Iterable[TestSpec]) -> list[str]:
+    def check_capabilities(self, tests: Iterable[TestSpec], *, keys: bool = False) -> list[str]:
         """Before any call, in one pass: every graded assertion's grader can perform its steps (llm-rubric with the
         builtin grader is a ConfigError at the assertion), every embedding metric has an embedding model (returned,
-        described, in first-use order)."""
+        described, in first-use order); with `keys` (before a run), a hosted one whose API key is set."""
         from evalrun.grading.embeddings import HINT, choose, litellm_target
         from evalrun.grading.steps import CHOOSE_LLM, unsupported
+        from evalrun.providers.ids import missing_key, missing_key_message
 
         described: list[str] = []
         for test in tests:
@@ -218,7 +219,11 @@ class GraderResolver:
                 try:
                     chosen = choose(spec.provider, test.options.get("provider"))
                     if chosen is not None and not chosen.offline:
-                        litellm_target(chosen.id, chosen.config)
+                        model, params = litellm_target(chosen.id, chosen.config)
+                        missing = missing_key(model, params) if keys else []
+                        if missing:
+                            message, hint = missing_key_message(f"the embedding model {chosen.id}", missing)
+                            raise ConfigError(message, hint=hint)
                 except ConfigError as e:
                     raise ConfigError.at(spec.loc, e.message, key=_key(spec, "provider"), hint=e.hint) from None
                 if chosen is None:

@@ -107,8 +107,9 @@ def _assertion_lines(a: dict[str, Any], indent: str) -> Iterator[str]:
     """The assertion's verdict and reason, its claims and chunks, then its children (assert-set)."""
     score = f" (score {a['score']:.3g})" if _is_number(a.get("score")) else ""
     grader = f" [grader {a['grader']}]" if a.get("grader") else ""
-    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {a.get('error') or a.get('reason') or ''}"
     details: dict[str, Any] = a["details"] if isinstance(a.get("details"), dict) else {}
+    text = (a.get("error") and details.get("error_detail")) or a.get("error") or a.get("reason") or ""  # whole
+    yield f"{indent}[{mark(a)}] {a.get('type')}{score}{grader}: {text}"
     more = indent + "    "
     for c in details.get("claims") or []:
         if isinstance(c, dict):

@@ -24,7 +24,7 @@ from evalrun.run.options import RunOptions
 from evalrun.run.progress import Progress
 from evalrun.run.store import RESUME_HINT, Records, ResultsWriter, read_records
 from evalrun.run.tally import RunOutcome, Tally
-from evalrun.types import Case, CaseResult, ProviderSpec, Suite
+from evalrun.types import Case, CaseResult, ProviderSpec, Suite, every_assertion
 
 
 def release_free_memory() -> bool:
@@ -129,6 +129,11 @@ class Runner:
             for test in self.suite.tests:
                 if test.provider is not None:
                     env.test_provider(test.provider)
+                for spec in every_assertion(test.asserts):  # a hosted service's key (moderation, pi), as a grader's
+                    missing = spec.handler.missing_key(test.options) if spec.handler is not None else None
+                    if missing:
+                        raise ConfigError.at(spec.loc, missing, key=spec.key_path or None,
+                                             hint="set it before running: the assertion calls a hosted service")
         return env
 
     async def run(self) -> RunOutcome:

@@ -20,7 +20,8 @@ from tests.compat.compare import promptfoo_bin
 HERE = Path(__file__).parent / "cli"
 RECORDED = HERE / "recorded.json"
 
-#: name -> the options (the same for both tools); "config": False runs without -c suite.yaml
+#: name -> the options (the same for both tools); "config": False runs without -c suite.yaml, "suite" names another
+#: config; with "previous", each tool first runs the suite alone and {PREVIOUS} in the options is its own report
 CASES: dict[str, dict[str, Any]] = {
     "filter-metadata": {"args": ["--filter-metadata", "team=red"]},
     "filter-metadata-and": {"args": ["--filter-metadata", "team=red", "--filter-metadata", "env=prod"]},
@@ -39,6 +40,16 @@ CASES: dict[str, dict[str, Any]] = {
     # the report's format: promptfoo writes .yaml and .txt alike, as YAML of its JSON output (read back here)
     "output-yaml": {"args": ["--filter-range", ":1"], "ext": ".yaml"},
     "output-txt": {"args": ["--filter-range", ":1"], "ext": ".txt"},
+    # envsuite.yaml renders {{env.CLI_TEAM}}: a later file wins. (promptfoo 0.121.20 means a comma list too, but its
+    # launcher hands `--env-file a,b` to Node.js 20, which refuses it: tests/test_eval_cli_options.py covers it)
+    "env-file": {"args": ["--env-file", "one.env"], "suite": "envsuite.yaml"},
+    "env-file-repeated": {"args": ["--env-file", "one.env", "--env-file", "two.env"], "suite": "envsuite.yaml"},
+    # tests/compat/cli/flaky.yaml: one test fails its assertion, one errors (its provider fails) in every cell
+    "filter-failing-only": {"args": ["--filter-failing-only", "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
+    "filter-errors-only": {"args": ["--filter-errors-only", "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
+    "filter-failing": {"args": ["--filter-failing", "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
+    "filter-failing-and-errors-only": {"args": ["--filter-failing-only", "{PREVIOUS}", "--filter-errors-only",
+                                                "{PREVIOUS}"], "suite": "flaky.yaml", "previous": True},
 }
 
 
@@ -48,13 +59,24 @@ def _key(vars: Any, provider: Any, output: Any, success: Any) -> list[Any]:
     return [json.dumps(vars or {}, sort_keys=True), provider or "", str(output), bool(success)]
 
 
-def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+def _previous(run: Any, args: list[str], case: dict[str, Any], workdir: Path) -> list[str]:
+    """The options with {PREVIOUS} replaced by the report of a first run of the suite alone (by the same tool)."""
+    if not case.get("previous"):
+        return args
+    previous = workdir / "previous"
+    previous.mkdir(parents=True, exist_ok=True)
+    run([], previous, suite=case.get("suite", "suite.yaml"))
+    return [str(next(previous.glob("*.json"))) if a == "{PREVIOUS}" else a for a in args]
+
+
+def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path, ext: str = ".json",
+                  suite: str = "suite.yaml") -> list[list[Any]]:
     out = workdir / f"pf{ext}"
     out.unlink(missing_ok=True)
     env = dict(os.environ, PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
                PROMPTFOO_DISABLE_SHARING="1", PROMPTFOO_CONFIG_DIR=str(workdir / "pf-home"),
                PROMPTFOO_DISABLE_REMOTE_GENERATION="1")
-    cmd = [binary, "eval", *(["-c", "suite.yaml"] if config else []), *args, "-o", str(out), "--no-cache",
+    cmd = [binary, "eval", *(["-c", suite] if config else []), *args, "-o", str(out), "--no-cache",
            "--no-table", "--no-progress-bar", "--no-write"]
     subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True, timeout=300, check=False)
     data = yaml.safe_load(out.read_text())
@@ -65,9 +87,10 @@ def run_promptfoo(binary: str, args: list[str], config: bool, workdir: Path, ext
     return sorted(rows)
 
 
-def run_evalrun(args: list[str], config: bool, workdir: Path, ext: str = ".json") -> list[list[Any]]:
+def run_evalrun(args: list[str], config: bool, workdir: Path, ext: str = ".json",
+                suite: str = "suite.yaml") -> list[list[Any]]:
     out = workdir / f"er{ext}"
-    cmd = [sys.executable, "-m", "evalrun", "eval", *(["suite.yaml"] if config else []), *args, "-o", str(out),
+    cmd = [sys.executable, "-m", "evalrun", "eval", *([suite] if config else []), *args, "-o", str(out),
            "--no-cache", "--no-table", "--no-progress-bar", "--no-write"]
     done = subprocess.run(cmd, cwd=HERE, capture_output=True, text=True, timeout=300, check=False,
                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])))
@@ -82,12 +105,15 @@ def run_evalrun(args: list[str], config: bool, workdir: Path, ext: str = ".json"
 def test_same_cases_as_promptfoo(name: str, tmp_path: Path) -> None:
     case = CASES[name]
     expected = json.loads(RECORDED.read_text())[name]
-    ext = case.get("ext", ".json")
-    got = run_evalrun(case["args"], case.get("config", True), tmp_path, ext)
+    ext, suite = case.get("ext", ".json"), case.get("suite", "suite.yaml")
+    args = _previous(lambda a, w, suite: run_evalrun(a, True, w, suite=suite), case["args"], case, tmp_path / "er")
+    got = run_evalrun(args, case.get("config", True), tmp_path, ext, suite)
     assert got == expected
     binary = promptfoo_bin()
     if binary is not None and os.environ.get("EVALRUN_SKIP_COMPAT") != "1":
-        assert got == run_promptfoo(binary, case["args"], case.get("config", True), tmp_path, ext)
+        args = _previous(lambda a, w, suite: run_promptfoo(binary, a, True, w, suite=suite), case["args"], case,
+                         tmp_path / "pf")
+        assert got == run_promptfoo(binary, args, case.get("config", True), tmp_path, ext, suite)
 
 
 def _record() -> None:  # pragma: no cover - run by hand with promptfoo installed
@@ -96,8 +122,14 @@ def _record() -> None:  # pragma: no cover - run by hand with promptfoo installe
     binary = promptfoo_bin()
     assert binary, "promptfoo is not installed (PROMPTFOO_BIN)"
     with tempfile.TemporaryDirectory() as tmp:
-        data = {name: run_promptfoo(binary, c["args"], c.get("config", True), Path(tmp), c.get("ext", ".json"))
-                for name, c in CASES.items()}
+        data = {}
+        for name, c in CASES.items():
+            work = Path(tmp) / name
+            work.mkdir()
+            suite = c.get("suite", "suite.yaml")
+            args = _previous(lambda a, w, suite: run_promptfoo(binary, a, True, w, suite=suite), c["args"], c,
+                             work / "pf")
+            data[name] = run_promptfoo(binary, args, c.get("config", True), work, c.get("ext", ".json"), suite)
     RECORDED.write_text(json.dumps(data, indent=1) + "\n")
 
 
