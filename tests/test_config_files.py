@@ -65,5 +65,5 @@ def test_load_function_errors(tmp_path: Path) -> None:
     assert load_function(str(tmp_path / "good.py"), "generate_tests")() == []
     with pytest.raises(ConfigError, match="did you mean `generate_tests`"):
         load_function(str(tmp_path / "good.py"), "generate_test")
-    with pytest.raises(ConfigError, match="bad.py failed: RuntimeError: nope"):
+    with pytest.raises(ConfigError, match=r"bad.py:1: importing it failed: RuntimeError: nope"):
         load_function(str(tmp_path / "bad.py"), "x")
