@@ -5,7 +5,9 @@ redact the values (docs/security.md). Also fixes non-finite numbers in a result 
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
+import json
 import math
 import os
 import re
@@ -175,7 +177,8 @@ class Scrubber:
 
     def add(self, secrets: Iterable[str]) -> None:
         """Redact these too from now on (a grader's or a test's own provider's, built during the run)."""
-        more = {s.strip() for s in secrets if len(s.strip()) >= MIN_SECRET_LEN} - self.secrets
+        more = {form for s in secrets if len(s.strip()) >= MIN_SECRET_LEN for form in _written_forms(s.strip())}
+        more -= self.secrets
         if not more:
             return
         found = sorted(self.secrets | more, key=len, reverse=True)
@@ -234,6 +237,15 @@ def _run_env(environ: Mapping[str, str] | None) -> dict[str, str]:
 
         env.update(template_env.namespace())
     return env
+
+
+def _written_forms(secret: str) -> set[str]:
+    """The secret and the forms an endpoint echoes it in: escaped inside a JSON string (a `"` or `\\` in it) and
+    percent-encoded in a URL; each is redacted where it appears."""
+    forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}
+    with contextlib.suppress(UnicodeEncodeError):  # a lone surrogate has no URL form
+        forms |= {urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret, safe="")}
+    return forms
 
 
 def _verbatim_utf8(secret: str) -> bool:

@@ -179,6 +179,7 @@ def test_template_labels_calibrate_and_use_the_threshold(folder: Path, capsys: p
     check_text(capsys.readouterr().out, m)
     page = (folder / "page.html").read_text()
     assert "faithfulness" in page and f"{m['oof_balanced_accuracy']:.2f}" in page
+    assert CSP in page[:1000] and "<script" not in page  # a static page holds the view's line: no script runs
     cal = json.loads((folder / "calibration.json").read_text())
     [entry] = cal["metrics"]
     assert entry["threshold"] == m["suggested_yaml_threshold"] == m["suggested_threshold"]
@@ -307,6 +308,11 @@ def test_two_graders_side_by_side(folder: Path, capsys: pytest.CaptureFixture[st
     assert m["n_disagreements"] == len(m["disagreements"]) == 30  # all listed in JSON: the ones to label
     page = (folder / "graders.html").read_text()
     assert "builtin (A) vs openai:gpt-4o-mini (B)" in page and "verdicts agree 0.67" in page
+    assert CSP in page[:1000]
+
+
+#: The calibration pages' policy: nothing loaded, no script (they have none), styles inline.
+CSP = """<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline';"""
 
 
 def _fill(path: Path, passes: str) -> None:

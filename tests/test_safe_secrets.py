@@ -5,8 +5,10 @@ URL userinfo is stripped from provider names; the cache is private (docs/securit
 from __future__ import annotations
 
 import base64
+import json
 import os
 import stat
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,40 @@ tests:
     results = next(v for k, v in texts.items() if k.startswith("suite/.evalrun/runs/") and k.endswith(".jsonl"))
     assert REDACTED in results and "bob:" not in results and f"http://{host}/chat/completions" in results
     assert "thanks" in texts["cache/responses.sqlite"] or "thanks" in texts.get("cache/responses.sqlite-wal", "")
+
+
+def test_a_secret_an_endpoint_echoes_escaped_is_redacted(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A password with a quote comes back JSON-escaped in an echoed error body; neither form, nor the results file's
+    own escaping of it, is written anywhere. (The fake server quotes headers as a Python dict, which doubles a
+    backslash; a backslash and a URL's percent-encoding are checked on an echo written as JSON and as a query.)"""
+    secret = 'pw"with-quote-8642'
+    monkeypatch.setenv("MYDB_PASSWORD", secret)
+    fake_openai.default = _reply
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    cfg = suite / "c.yaml"
+    cfg.write_text(f"""prompts: ['say {{{{q}}}}']
+providers:
+  - id: {fake_openai.url}/chat/completions
+    config:
+      headers: {{X-Db-Password: "{{{{ env.MYDB_PASSWORD }}}}"}}
+      maxRetries: 0
+tests:
+  - vars: {{q: hello}}
+""")
+    assert main(["eval", str(cfg), "--no-progress-bar", *_every_format(suite)]) == 100
+    assert any(secret in v for h in fake_openai.headers for v in h.values())
+    texts = _written(suite, capsys)
+    escaped = json.dumps(secret)[1:-1]
+    forms = {"as sent": secret, "JSON-escaped": escaped, "escaped twice": json.dumps(escaped)[1:-1],
+             "percent-encoded": urllib.parse.quote(secret, safe="")}
+    assert any(REDACTED in v for v in texts.values())
+    assert _leaks(forms, texts) == []
+    slashed = 'pw"with\\back-slash 8642'
+    echoed = f'http 400: {{"X-Db-Password": {json.dumps(slashed)}}} GET /x?p={urllib.parse.quote_plus(slashed)}'
+    assert "with" not in Scrubber([slashed]).text(echoed) and echoed.count("with") == 2
 
 
 def test_the_cache_folder_and_files_are_private(tmp_path: Path, fake_openai: FakeOpenAI,
