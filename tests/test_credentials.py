@@ -68,6 +68,16 @@ def test_provider_without_key_is_a_config_error_before_any_call(
     assert not (tmp_path / ".evalrun").exists() or not list((tmp_path / ".evalrun").rglob("*.jsonl"))
 
 
+def test_an_api_key_that_is_not_a_string_is_a_config_error(tmp_path: Path, server: FakeOpenAI,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    provider = f"{{id: 'openai:chat:m', config: {{apiBaseUrl: '{server.url}', apiKey: [sk-a, sk-b]}}}}"
+    started = time.monotonic()
+    code = main(["eval", _suite(tmp_path, provider), "--no-history", "--no-progress-bar"])
+    err = capsys.readouterr().err
+    assert code == 2 and "suite.yaml:3" in err and "apiKey must be a string, got list" in err, err
+    assert "Traceback" not in err and time.monotonic() - started < 10
+
+
 def test_grader_without_key_is_a_usage_error(tmp_path: Path, no_keys: None,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     cfg = _suite(tmp_path, "echo", "{type: llm-rubric, value: is polite}")

@@ -117,6 +117,9 @@ def normalise_params(config: Mapping[str, Any] | None, *, env: Mapping[str, str]
                 raise ConfigError.at(loc, f"apiKeyEnvar names {var!r}, which is not set", key=f"{key}.apiKeyEnvar",
                                      hint=f"export {var}=... before running, or set apiKey in the provider config")
             out.setdefault("api_key", secret)
+        elif name in ("apiKey", "api_key") and not isinstance(value, str):
+            raise ConfigError.at(loc, f"{name} must be a string, got {type(value).__name__}", key=f"{key}.{name}",
+                                 hint="write the key itself, or `{{ env.NAME }}`, or name its variable in apiKeyEnvar")
         elif name == "apiHost":
             host = str(value).rstrip("/")
             out.setdefault("api_base", host if "://" in host else f"https://{host}")
