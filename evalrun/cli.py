@@ -160,7 +160,6 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run a suite and report results")
     _eval_options(ev)
 
-
     me = sub.add_parser("merge", help="combine the results files of shards (--shard K/N) into one report")
     me.add_argument("results", nargs="+", metavar="RESULTS_JSONL", help="results files of the shards")
     me.add_argument("--results-file", metavar="JSONL", default=None,

@@ -142,25 +142,26 @@ def provider_secrets(spec: ProviderSpec, env: Mapping[str, str]) -> list[str]:
     `{{ env.NAME }}` reads), credential names nested in its config (an http body), its own `env:` values under
     credential names, URL userinfo and credential query parameters in its id and config."""
     out = [*url_secrets(spec.id), *env_secrets(spec.env)]
+    both = {**env, **spec.env}  # what its `{{ env.NAME }}` and apiKeyEnvar read
     cfg = spec.config if isinstance(spec.config, Mapping) else {}
     for key, value in cfg.items():
         if key in HEADER_PARAMS and isinstance(value, Mapping):
             for name, hv in value.items():
                 if is_secret_header(name) and isinstance(hv, str):
-                    out += [hv, *_template_env(hv, {**env, **spec.env})]
+                    out += [hv, *_template_env(hv, both)]
                     scheme, _, token = hv.strip().partition(" ")
                     if token and scheme.isalpha():
                         out.append(token.strip())  # `Bearer lit-...`: the token alone too
         elif key == "apiKeyEnvar" and isinstance(value, str):  # the variable holding the key, whatever its name
-            out += [v for v in ({**env, **spec.env}.get(value),) if v]
+            out += [both[value]] if both.get(value) else []
         elif is_secret_name(key):
             for s in _strings(value):
-                out += [s, *_template_env(s, {**env, **spec.env})]
+                out += [s, *_template_env(s, both)]
         elif isinstance(value, str) and "://" in value:
             out += url_secrets(value)
         elif isinstance(value, (Mapping, list, tuple)):  # an http body's `api_key`, queryParams' `token`
             for s in _nested_secrets(value):
-                out += [s, *_template_env(s, {**env, **spec.env})]
+                out += [s, *_template_env(s, both)]
     return out
 
 

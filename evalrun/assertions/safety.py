@@ -65,14 +65,18 @@ class Moderation(Assertion):
     config_keys = frozenset()
     value_hint = "e.g. `value: [harassment, hate, violence]`, or no value for every category"
 
-    def missing_key(self, test_options: Mapping[str, Any]) -> str | None:
+    def target(self, test_options: Mapping[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+        """The moderation model, its call parameters, and what it lacks to be called (None: nothing)."""
         from evalrun.providers import ids
         model, config = moderation_provider(self.spec.provider, dict(test_options))
         params = ids.normalise_params(config)
         if params.get("api_key") or params.get("api_base") or os.environ.get("OPENAI_API_KEY"):
-            return None
-        return (f"moderation needs OPENAI_API_KEY for {model} (or a moderation provider with config "
-                "{apiBaseUrl, apiKey})")
+            return model, params, None
+        return model, params, (f"moderation needs OPENAI_API_KEY for {model} (or a moderation provider with config "
+                               "{apiBaseUrl, apiKey})")
+
+    def missing_key(self, test_options: Mapping[str, Any]) -> str | None:
+        return self.target(test_options)[2]
 
     def parse(self, value: Any) -> list[str]:
         if value is None:
@@ -85,13 +89,10 @@ class Moderation(Assertion):
         categories = self.value_of(ctx)
         if not ctx.output:
             return binary(True, "No output to moderate")
-        from evalrun.providers import ids
         from evalrun.providers.litellm_ import moderate
-        missing = self.missing_key(ctx.case.test.options)
+        model, params, missing = self.target(ctx.case.test.options)
         if missing:
             raise GraderError(missing)
-        model, config = moderation_provider(self.spec.provider, ctx.case.test.options)
-        params = ids.normalise_params(config)
         try:
             reply = await moderate(model, ctx.output, params)
         except ProviderError as e:
